@@ -1,0 +1,91 @@
+"""The `giok` command line: a thin edge over the library. Each command opens a Workspace,
+calls one library function and prints text or, with --json, one JSON document. Library
+errors become one line on stderr and a non-zero exit."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from ..errors import GiokError
+from ..home import Home
+from ..workspace import Workspace
+
+
+class GiokGroup(click.Group):
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except GiokError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            ctx.exit(exc.exit_code)
+        except BrokenPipeError:
+            ctx.exit(0)
+
+
+def _store_workspace(ctx, param, value):
+    if value:
+        values = value if isinstance(value, tuple) else (value,)
+        obj = ctx.find_root().ensure_object(dict)
+        obj.setdefault("workspaces", [])
+        obj["workspaces"].extend(v for v in values if v)
+    return value
+
+
+def workspace_option(multiple: bool = False):
+    """-w/--workspace NAME|PATH, accepted before or after the subcommand."""
+    help_text = "Workspace name or path (default: $GIOK_WORKSPACE, else the one the current folder is in)."
+    if multiple:
+        help_text += " Repeat to search several."
+    return click.option("-w", "--workspace", "workspace_arg", multiple=multiple, expose_value=False,
+                        callback=_store_workspace, is_eager=True, metavar="NAME|PATH", help=help_text)
+
+
+def json_option(f):
+    return click.option("--json", "as_json", is_flag=True, help="Print one JSON document (for agents).")(f)
+
+
+def chosen_workspaces() -> list[str]:
+    ctx = click.get_current_context()
+    return list(ctx.find_root().ensure_object(dict).get("workspaces", []))
+
+
+def open_workspace() -> Workspace:
+    names = chosen_workspaces()
+    if len(names) > 1:
+        raise click.UsageError("this command takes one workspace; -w was given more than once")
+    return Workspace.open(names[0] if names else None, home=Home())
+
+
+def emit(data, as_json: bool, text=None) -> None:
+    """Print data as JSON, or as text via text(data) (or str)."""
+    if as_json:
+        click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    else:
+        out = text(data) if text else str(data)
+        if out:
+            click.echo(out)
+
+
+def read_text_arg(text: str) -> str:
+    """`-` reads the text from stdin."""
+    return sys.stdin.read() if text == "-" else text
+
+
+@click.group(cls=GiokGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@workspace_option(multiple=True)
+@click.version_option(package_name="giok")
+def main():
+    """giok — long-term memory for AI agents.
+
+    Each agent has a workspace: markdown files under git (SOUL, USER, AGENTS, MEMORY with
+    layers M0/M365/M90/M30, daily diaries, lessons, state memo, tasks, decisions). giok
+    writes them safely, commits every change at once, and searches them.
+
+    Start with `giok quickstart` or `giok init PATH --name NAME`.
+    """
+
+
+from . import memory  # noqa: E402,F401  (registers commands)

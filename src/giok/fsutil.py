@@ -1,0 +1,111 @@
+"""Safe file handling: atomic writes, one lock per workspace, input checks, path confinement."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from .errors import DirtyFileError, InvalidInput, LockTimeout
+
+MAX_ENTRY_BYTES = 8 * 1024
+
+
+def checksum(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return b""
+
+
+def atomic_write(path: Path, data: bytes, expected_checksum: str | None = None) -> None:
+    """Write via temp file + fsync + rename. When expected_checksum is given, refuse to
+    replace a file whose bytes changed since they were read (someone edited it by hand)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if expected_checksum is not None and checksum(read_bytes(path)) != expected_checksum:
+        raise DirtyFileError(f"{path.name} changed on disk while giok was writing it; nothing was written, try again")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def file_lock(lock_path: Path, timeout: float = 30.0):
+    """An exclusive advisory lock (flock) held for the duration of the block. The kernel
+    releases it when the process dies, so a killed writer never leaves a stale lock."""
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
+                if time.monotonic() >= deadline:
+                    raise LockTimeout(
+                        f"another giok writer has held {lock_path} for over {timeout:.0f}s; nothing was written"
+                    ) from None
+                time.sleep(0.01)
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def clean_text(text: str, what: str = "text", limit: int = MAX_ENTRY_BYTES, multiline: bool = False) -> str:
+    """Validate one piece of memory text: not empty, not binary, not huge. Returns it with
+    whitespace normalised (runs collapsed, unless multiline)."""
+    if text is None:
+        raise InvalidInput(f"{what} is empty")
+    if "\x00" in text or any(ord(c) < 32 and c not in "\t\n\r" for c in text):
+        raise InvalidInput(f"{what} contains binary or control characters")
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > limit:
+        raise InvalidInput(f"{what} is {size} bytes; the limit is {limit} bytes")
+    if multiline:
+        lines = [" ".join(line.split()) for line in text.replace("\r\n", "\n").split("\n")]
+        cleaned = "\n".join(lines).strip("\n")
+    else:
+        cleaned = " ".join(text.split())
+    if not cleaned.strip():
+        raise InvalidInput(f"{what} is empty")
+    return cleaned
+
+
+def confine(root: Path, relative: str) -> Path:
+    """Resolve a path given by a user or agent inside root; refuse traversal and symlinks out."""
+    if not relative or "\x00" in relative:
+        raise InvalidInput("empty path")
+    candidate = Path(relative)
+    if candidate.is_absolute():
+        raise InvalidInput(f"path {relative!r} must be relative to the workspace")
+    if any(part == ".." for part in candidate.parts):
+        raise InvalidInput(f"path {relative!r} escapes the workspace")
+    root_resolved = root.resolve()
+    resolved = (root_resolved / candidate).resolve()
+    if resolved != root_resolved and root_resolved not in resolved.parents:
+        raise InvalidInput(f"path {relative!r} leads outside the workspace (symlink?)")
+    return resolved

@@ -1,0 +1,354 @@
+"""MEMORY.md as a model: layers of entries, parsed tolerantly and rendered back byte for byte.
+
+The grammar (see docs/formats.md):
+
+    ## 🔮 M0 : core memory (permanent)          a heading naming a layer (M0, M365, M90, M30)
+    - I am Zeon.                                an entry: bullet, optional [date], text,
+    - [2026-02-22] Decided X <!-- expires: 2026-05-21; id: m-7f3a2c; type: decision -->
+                                                optional trailing comment of `key: value` fields
+
+Anything else is kept verbatim. A line that looks like an entry but cannot be read (a bad
+date, a broken comment) is kept verbatim too and reported in `problems`. Unchanged lines are
+rendered from their original text, so rendering an unchanged file returns the same bytes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+import secrets
+from dataclasses import dataclass, field
+
+from .clock import parse_date
+from .errors import InvalidInput
+
+LAYERS = ("M0", "M365", "M90", "M30")
+LAYER_DAYS = {"M0": None, "M365": 365, "M90": 90, "M30": 30}
+LAYER_TITLES = {
+    "en": {
+        "M0": "## 🔮 M0 : core memory (permanent)",
+        "M365": "## 🌳 M365 : 1-year memory",
+        "M90": "## 📚 M90 : 90-day memory",
+        "M30": "## 📝 M30 : 30-day memory",
+    },
+    "ko": {
+        "M0": "## 🔮 M0 : 코어 메모리 (영구)",
+        "M365": "## 🌳 M365 : 1년 기억",
+        "M90": "## 📚 M90 : 90일 기억",
+        "M30": "## 📝 M30 : 30일 기억",
+    },
+}
+# Machine fields, in the order they are rendered after `expires`.
+FIELD_ORDER = ("id", "type", "scope", "source", "confidence", "supersedes", "superseded_by", "refs", "status")
+ID_RE = re.compile(r"^m-[0-9a-f]{6,12}$")
+
+_HEADING_RE = re.compile(r"^\s{0,3}(#{1,6})\s*(.*?)\s*$")
+_LAYER_RE = re.compile(r"(?<![A-Za-z0-9])[Mm]\s?(0|30|90|365)(?![0-9])")
+_ENTRY_RE = re.compile(r"^(\s*)([-*+])\s+(.*?)\s*$")
+_DATE_PREFIX_RE = re.compile(r"^\[([^\]]*)\]\s*")
+_COMMENT_RE = re.compile(r"\s*<!\s*[-–—]*\s*(?P<body>.*?)\s*[-–—]*\s*(?:>|→)\s*$")
+_BROKEN_COMMENT_RE = re.compile(r"<!\s*[-–—]")
+_DATEISH_RE = re.compile(r"^\d{4}\s*[-–—‒−]\s*\d{1,2}\s*[-–—‒−]\s*\d{1,2}$")
+
+
+def new_id(taken: set[str] = frozenset()) -> str:
+    while True:
+        candidate = "m-" + secrets.token_hex(3)
+        if candidate not in taken:
+            return candidate
+
+
+def derived_id(text: str, date: dt.date | None) -> str:
+    """The id of a hand-written entry that has none: stable while its text and date are."""
+    digest = hashlib.sha1(f"{date or ''}|{text}".encode("utf-8")).hexdigest()
+    return "m-" + digest[:6]
+
+
+@dataclass
+class MemoryEntry:
+    text: str
+    layer: str | None = None
+    date: dt.date | None = None
+    expires: dt.date | None = None
+    fields: dict[str, str] = field(default_factory=dict)
+    raw: str | None = None          # original line text; None once changed
+    indent: str = ""
+    bullet: str = "-"
+    line_no: int = 0                # 1-based, in the file as last parsed
+
+    @property
+    def id(self) -> str:
+        return self.fields.get("id") or derived_id(self.text, self.date)
+
+    @property
+    def type(self) -> str | None:
+        return self.fields.get("type")
+
+    @property
+    def scope(self) -> str:
+        return self.fields.get("scope") or "workspace"
+
+    @property
+    def refs(self) -> int:
+        try:
+            return int(self.fields.get("refs", "0"))
+        except ValueError:
+            return 0
+
+    @property
+    def superseded(self) -> bool:
+        return bool(self.fields.get("superseded_by")) or self.fields.get("status") == "superseded"
+
+    def expired(self, today: dt.date) -> bool:
+        return self.expires is not None and self.expires < today
+
+    def set(self, key: str, value) -> None:
+        """Change a machine field; the line is re-rendered canonically."""
+        if value is None or value == "":
+            self.fields.pop(key, None)
+        else:
+            self.fields[key] = str(value)
+        self.raw = None
+
+    def touch(self) -> None:
+        self.raw = None
+
+    def __str__(self) -> str:
+        if self.raw is not None:
+            return self.raw
+        parts = [f"{self.indent}{self.bullet} "]
+        if self.date:
+            parts.append(f"[{self.date.isoformat()}] ")
+        parts.append(self.text)
+        meta = []
+        if self.expires:
+            meta.append(f"expires: {self.expires.isoformat()}")
+        keys = [k for k in FIELD_ORDER if k in self.fields] + sorted(k for k in self.fields if k not in FIELD_ORDER)
+        meta += [f"{k}: {self.fields[k]}" for k in keys]
+        if meta:
+            parts.append(" <!-- " + "; ".join(meta) + " -->")
+        return "".join(parts)
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id, "layer": self.layer, "date": self.date.isoformat() if self.date else None,
+            "text": self.text, "expires": self.expires.isoformat() if self.expires else None,
+            "type": self.type, "scope": self.scope, "source": self.fields.get("source"),
+            "confidence": _float(self.fields.get("confidence")), "supersedes": self.fields.get("supersedes"),
+            "superseded_by": self.fields.get("superseded_by"), "refs": self.refs, "line": self.line_no,
+        }
+
+
+def _float(value):
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+@dataclass
+class Heading:
+    raw: str
+    layer: str | None
+
+    def __str__(self) -> str:
+        return self.raw
+
+
+@dataclass
+class RawLine:
+    raw: str
+    problem: str | None = None
+
+    def __str__(self) -> str:
+        return self.raw
+
+
+Line = MemoryEntry | Heading | RawLine
+
+
+def parse_entry(raw: str, layer: str | None) -> MemoryEntry | RawLine | None:
+    """One line → an entry, a verbatim line with a problem, or None when it is no entry."""
+    match = _ENTRY_RE.match(raw)
+    if not match:
+        return None
+    indent, bullet, body = match.groups()
+    if not body:
+        return None
+    date = expires = None
+    fields: dict[str, str] = {}
+    dm = _DATE_PREFIX_RE.match(body)
+    if dm and _DATEISH_RE.match(dm.group(1).strip()):
+        try:
+            date = parse_date(re.sub(r"\s+", "", dm.group(1)))
+        except InvalidInput as exc:
+            return RawLine(raw, f"bad date in entry: {exc}")
+        body = body[dm.end():]
+    cm = _COMMENT_RE.search(body)
+    if cm:
+        for part in re.split(r"\s*[;|]\s*", cm.group("body")):
+            if not part:
+                continue
+            key, sep, value = part.partition(":")
+            key, value = key.strip().lower(), value.strip()
+            if not sep or not re.match(r"^[a-z_][a-z0-9_]*$", key):
+                return RawLine(raw, f"unreadable comment field {part!r}")
+            if key == "expires":
+                try:
+                    expires = parse_date(value)
+                except InvalidInput as exc:
+                    return RawLine(raw, f"bad expiry: {exc}")
+            else:
+                fields[key] = value
+        body = body[: cm.start()]
+    elif _BROKEN_COMMENT_RE.search(body):
+        return RawLine(raw, "comment marker is not closed")
+    text = body.strip()
+    if not text:
+        return RawLine(raw, "entry has no text")
+    return MemoryEntry(text=text, layer=layer, date=date, expires=expires, fields=fields,
+                       raw=raw, indent=indent, bullet=bullet)
+
+
+class MemoryFile:
+    """The parsed MEMORY.md. `lines` holds every line; entries are MemoryEntry objects."""
+
+    def __init__(self, lines: list[Line], eols: list[str], bom: bool, newline: str, lang: str = "en"):
+        self.lines = lines
+        self.eols = eols
+        self.bom = bom
+        self.newline = newline
+        self.lang = lang
+
+    # -- parse / render -------------------------------------------------------------------
+    @classmethod
+    def parse(cls, data: bytes | str) -> "MemoryFile":
+        text = data.decode("utf-8", errors="surrogateescape") if isinstance(data, bytes) else data
+        bom = text.startswith("\ufeff")
+        if bom:
+            text = text[1:]
+        pieces = re.findall(r"[^\n]*\n|[^\n]+$", text)
+        lines: list[Line] = []
+        eols: list[str] = []
+        layer = None
+        for piece in pieces:
+            body = piece.rstrip("\n")
+            eol = piece[len(body):]
+            if body.endswith("\r"):
+                body, eol = body[:-1], "\r" + eol
+            eols.append(eol)
+            lines.append(cls._parse_line(body, layer))
+            if isinstance(lines[-1], Heading):
+                layer = lines[-1].layer
+        crlf = sum(1 for e in eols if e == "\r\n")
+        newline = "\r\n" if crlf > len(eols) / 2 else "\n"
+        lang = "ko" if re.search(r"[가-힣]", text) else "en"
+        mf = cls(lines, eols, bom, newline, lang)
+        mf._number()
+        return mf
+
+    @staticmethod
+    def _parse_line(body: str, layer: str | None) -> Line:
+        hm = _HEADING_RE.match(body)
+        if hm and body.lstrip().startswith("#"):
+            lm = _LAYER_RE.search(hm.group(2))
+            return Heading(body, f"M{lm.group(1)}" if lm else None)
+        entry = parse_entry(body, layer)
+        return entry if entry is not None else RawLine(body)
+
+    def render(self) -> bytes:
+        out = []
+        for line, eol in zip(self.lines, self.eols):
+            out.append(str(line) + eol)
+        text = ("\ufeff" if self.bom else "") + "".join(out)
+        return text.encode("utf-8", errors="surrogateescape")
+
+    def _number(self) -> None:
+        for i, line in enumerate(self.lines, 1):
+            if isinstance(line, MemoryEntry):
+                line.line_no = i
+
+    # -- queries --------------------------------------------------------------------------
+    def entries(self, layer: str | None = None) -> list[MemoryEntry]:
+        return [l for l in self.lines if isinstance(l, MemoryEntry) and (layer is None or l.layer == layer)]
+
+    def find(self, entry_id: str) -> MemoryEntry | None:
+        for entry in self.entries():
+            if entry.id == entry_id:
+                return entry
+        return None
+
+    def ids(self) -> set[str]:
+        return {e.id for e in self.entries()}
+
+    @property
+    def problems(self) -> list[tuple[int, str, str]]:
+        """(line number, problem, the line) for every line kept verbatim for a reason."""
+        found = [(i, l.problem, l.raw) for i, l in enumerate(self.lines, 1) if isinstance(l, RawLine) and l.problem]
+        for i, l in enumerate(self.lines, 1):
+            if isinstance(l, MemoryEntry) and l.layer is None:
+                found.append((i, "entry outside any layer heading (treated as M30)", l.raw or str(l)))
+        return sorted(found)
+
+    # -- changes --------------------------------------------------------------------------
+    def add(self, entry: MemoryEntry) -> MemoryEntry:
+        """Insert entry at the end of its layer's section, creating the heading if missing."""
+        layer = entry.layer or "M30"
+        entry.layer = layer
+        entry.raw = None
+        start = next((i for i, l in enumerate(self.lines) if isinstance(l, Heading) and l.layer == layer), None)
+        if start is None:
+            start = self._add_heading(layer)
+        end = start + 1
+        while end < len(self.lines) and not isinstance(self.lines[end], Heading):
+            end += 1
+        pos = end
+        while pos > start + 1 and isinstance(self.lines[pos - 1], RawLine) and not self.lines[pos - 1].raw.strip():
+            pos -= 1
+        self._insert(pos, entry)
+        self._number()
+        return entry
+
+    def _insert(self, pos: int, line: Line) -> None:
+        if pos > 0 and self.eols[pos - 1] == "":
+            self.eols[pos - 1] = self.newline
+        self.lines.insert(pos, line)
+        self.eols.insert(pos, self.newline)
+
+    def _add_heading(self, layer: str) -> int:
+        """Place a missing layer heading after the headings of deeper layers."""
+        order = LAYERS.index(layer)
+        pos = len(self.lines)
+        for i, l in enumerate(self.lines):
+            if isinstance(l, Heading) and l.layer in LAYERS and LAYERS.index(l.layer) > order:
+                pos = i
+                break
+        title = LAYER_TITLES[self.lang][layer]
+        if pos > 0 and str(self.lines[pos - 1]).strip():
+            self._insert(pos, RawLine(""))
+            pos += 1
+        self._insert(pos, Heading(title, layer))
+        return pos
+
+    def remove(self, entry_id: str) -> MemoryEntry:
+        for i, line in enumerate(self.lines):
+            if isinstance(line, MemoryEntry) and line.id == entry_id:
+                del self.lines[i]
+                eol = self.eols.pop(i)
+                if i == len(self.lines) and i > 0:
+                    self.eols[i - 1] = eol if eol else self.eols[i - 1]
+                self._number()
+                return line
+        raise KeyError(entry_id)
+
+    def move(self, entry_id: str, layer: str) -> MemoryEntry:
+        entry = self.remove(entry_id)
+        entry.layer = layer
+        return self.add(entry)
+
+
+def empty(lang: str = "en", title: str | None = None) -> str:
+    head = title or ("# MEMORY.md : 장기 기억" if lang == "ko" else "# MEMORY.md : long-term memory")
+    body = "\n\n".join(LAYER_TITLES[lang][layer] for layer in LAYERS)
+    return f"{head}\n\n{body}\n"

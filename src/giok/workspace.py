@@ -1,0 +1,527 @@
+"""A workspace: one agent's folder of markdown files under git, and every write to it.
+
+Each write takes the workspace lock, reads the file, changes it, writes it atomically
+(refusing if the file changed underneath) and commits at once (write-on-decision)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import git, templates
+from .clock import now, parse_date, today
+from .errors import DirtyFileError, GitError, InvalidInput, NotFound, WorkspaceError
+from .fsutil import atomic_write, checksum, clean_text, file_lock, read_bytes
+from .home import Home, check_name
+from .memoryfile import ID_RE, LAYER_DAYS, LAYERS, MemoryEntry, MemoryFile, new_id
+from .sections import Doc, append_item
+
+MEMORY = "MEMORY.md"
+LESSONS = "compound/lessons.md"
+DECISIONS = "state/decisions.md"
+TASKS = "state/tasks.md"
+MEMO = "state/memo.md"
+HEARTBEAT = "HEARTBEAT.md"
+TYPES = ("preference", "fact", "workflow", "episode", "lesson", "decision")
+_SCOPE_RE = re.compile(r"^(workspace|user:[^\s:;|]{1,64}|thread:[^\s:;|]{1,64}|task:[^\s:;|]{1,64})$")
+_DECISION_RE = re.compile(r"^##\s+(D-(\d{3,}))\b")
+_TASK_RE = re.compile(r"^-\s+(?:\[[ x~!]\]\s+)?(T-(\d{3,}))\s+(.*)$")
+_TASK_MARK = {"todo": "[ ]", "doing": "[~]", "done": "[x]", "blocked": "[!]"}
+
+
+@dataclass
+class WriteResult:
+    """What a write did: action is written, refused, duplicate, superseded, removed, unchanged."""
+    action: str
+    entry: MemoryEntry | None = None
+    reason: str = ""
+    commit: str | None = None
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"action": self.action, "reason": self.reason, "commit": self.commit, "notes": list(self.notes),
+                "entry": self.entry.to_dict() if self.entry else None}
+
+
+def check_layer(layer: str) -> str:
+    value = (layer or "").strip().upper()
+    if value not in LAYERS:
+        raise InvalidInput(f"invalid layer {layer!r}: choose one of {', '.join(LAYERS)}")
+    return value
+
+
+def check_scope(scope: str | None) -> str:
+    scope = (scope or "workspace").strip()
+    if not _SCOPE_RE.match(scope):
+        raise InvalidInput(f"invalid scope {scope!r}: use workspace, user:NAME, thread:ID or task:ID")
+    return scope
+
+
+def check_id(entry_id: str) -> str:
+    if not entry_id or not ID_RE.match(entry_id.strip()):
+        raise InvalidInput(f"malformed memory id {entry_id!r}: ids look like m-7f3a2c")
+    return entry_id.strip()
+
+
+class Workspace:
+    def __init__(self, root: Path | str, name: str | None = None, home: Home | None = None):
+        self.root = Path(root).resolve()
+        self.home = home or Home()
+        self.name = name or self.home.name_for(self.root) or self.root.name
+        if not self.root.is_dir():
+            raise WorkspaceError(f"workspace folder {self.root} does not exist")
+
+    def __repr__(self) -> str:
+        return f"Workspace({self.name!r}, {str(self.root)!r})"
+
+    # -- opening --------------------------------------------------------------------------
+    @classmethod
+    def open(cls, spec: str | None = None, home: Home | None = None, cwd: Path | None = None) -> "Workspace":
+        """Resolve NAME|PATH, else $GIOK_WORKSPACE, else the workspace containing cwd."""
+        home = home or Home()
+        spec = spec or os.environ.get("GIOK_WORKSPACE") or None
+        if spec:
+            return cls._from_spec(spec, home)
+        here = Path(cwd or os.getcwd()).resolve()
+        for candidate in (here, *here.parents):
+            if home.name_for(candidate) or (candidate / MEMORY).is_file() and (candidate / ".git").exists():
+                return cls(candidate, home=home)
+        raise WorkspaceError("no workspace given: use -w NAME|PATH, set $GIOK_WORKSPACE, or cd into a workspace")
+
+    @classmethod
+    def _from_spec(cls, spec: str, home: Home) -> "Workspace":
+        spaces = home.workspaces()
+        if spec in spaces:
+            path = Path(spaces[spec]["path"])
+            if not path.is_dir():
+                raise WorkspaceError(f"workspace {spec!r} points to {path}, which no longer exists")
+            return cls(path, name=spec, home=home)
+        if "/" in spec or spec.startswith("."):
+            path = Path(spec).expanduser().resolve()
+            if path.is_dir() and ((path / MEMORY).is_file() or home.name_for(path)):
+                return cls(path, home=home)
+            raise WorkspaceError(f"{spec} is not a giok workspace (no MEMORY.md); run `giok init {spec}`")
+        check_name(spec)
+        known = ", ".join(sorted(spaces)) or "none yet"
+        raise WorkspaceError(f"unknown workspace {spec!r} (known: {known}); create it with `giok init PATH --name {spec}`")
+
+    @classmethod
+    def init(cls, path: Path | str, name: str | None = None, lang: str = "en", user: str | None = None,
+             home: Home | None = None) -> tuple["Workspace", list[str]]:
+        """Create (or adopt) a workspace: add only missing files, never overwrite. Returns
+        the workspace and the files it created."""
+        if lang not in ("en", "ko"):
+            raise InvalidInput(f"invalid language {lang!r}: use en or ko")
+        home = home or Home()
+        root = Path(path).expanduser().resolve()
+        if root.exists() and not root.is_dir():
+            raise WorkspaceError(f"{root} exists and is not a folder")
+        name = check_name(name or re.sub(r"[^A-Za-z0-9._-]", "-", root.name).strip("-.") or "agent")
+        user = clean_text(user or ("사용자" if lang == "ko" else "my user"), "user name", limit=200)
+        root.mkdir(parents=True, exist_ok=True)
+        home.register(name, root)
+        ws = cls(root, name=name, home=home)
+        created = ws._scaffold(lang, user)
+        return ws, created
+
+    def _scaffold(self, lang: str, user: str) -> list[str]:
+        with self.lock():
+            if not git.is_repo(self.root):
+                git.init(self.root)
+            if not git.has_identity(self.root):
+                git.set_local_identity(self.root, f"{self.name} (giok)", f"{self.name}@giok.local")
+            created = []
+            for rel, content in templates.files(lang, self.name, user, today().isoformat()).items():
+                path = self.root / rel
+                if rel.startswith("memory/") and any((self.root / "memory").glob("*.md")):
+                    continue  # an adopted diary folder already has its days
+                if not path.exists():
+                    atomic_write(path, content.encode("utf-8"))
+                    created.append(rel)
+            created += self._ensure_gitignore()
+            if created:
+                git.commit(self.root, created, f"giok: init workspace {self.name}\n\nCreated: {', '.join(created)}")
+            return created
+
+    def _ensure_gitignore(self) -> list[str]:
+        path = self.root / ".gitignore"
+        text = path.read_text("utf-8") if path.exists() else ""
+        if any(line.strip() in (".giok/", ".giok", "/.giok/") for line in text.splitlines()):
+            return []
+        sep = "" if not text or text.endswith("\n") else "\n"
+        atomic_write(path, (text + sep + "# giok derived data (index, caches, locks)\n.giok/\n").encode())
+        return [".gitignore"]
+
+    # -- plumbing -------------------------------------------------------------------------
+    @property
+    def data_dir(self) -> Path:
+        """Derived data (index, caches, locks): ignored by git, rebuildable from the files."""
+        path = self.root / ".giok"
+        path.mkdir(exist_ok=True)
+        return path
+
+    def lock(self, timeout: float = 30.0):
+        return file_lock(self.data_dir / "lock", timeout=timeout)
+
+    def path(self, rel: str) -> Path:
+        return self.root / rel
+
+    def read_text(self, rel: str) -> str:
+        return read_bytes(self.root / rel).decode("utf-8", errors="replace")
+
+    def edit(self, rel: str, change, message) -> tuple[object, str | None]:
+        """Under the lock: read rel, apply change(text) → (new text, result), write atomically
+        if anything changed, commit. `message` is a string or a function of the result."""
+        with self.lock():
+            self._require_git()
+            path = self.root / rel
+            before = read_bytes(path)
+            new_text, result = change(before.decode("utf-8", errors="surrogateescape"))
+            after = new_text.encode("utf-8", errors="surrogateescape")
+            if after == before:
+                return result, None
+            atomic_write(path, after, expected_checksum=checksum(before))
+            msg = message(result) if callable(message) else message
+            return result, git.commit(self.root, [rel], msg)
+
+    def _require_git(self) -> None:
+        if not (self.root / ".git").exists():
+            raise GitError(f"{self.root} is not a git repository; run `giok init {self.root}` to adopt it")
+
+    # -- MEMORY.md ------------------------------------------------------------------------
+    def memory(self) -> MemoryFile:
+        return MemoryFile.parse(read_bytes(self.root / MEMORY))
+
+    def remember(self, text: str, layer: str = "M30", expires: str | dt.date | None = None,
+                 type: str | None = None, scope: str | None = None, source: str | None = None,
+                 confidence: float | None = None) -> WriteResult:
+        """Add an entry to MEMORY.md and commit. Default expiry: today + the layer's days."""
+        text = clean_text(text, "memory text")
+        layer = check_layer(layer)
+        entry = MemoryEntry(text=text, layer=layer, date=today())
+        entry.expires = self._expiry(layer, expires)
+        if type is not None and type not in TYPES:
+            raise InvalidInput(f"invalid type {type!r}: choose one of {', '.join(TYPES)}")
+        fields = {"type": type, "scope": check_scope(scope), "source": source,
+                  "confidence": _confidence(confidence)}
+
+        def change(old: str):
+            mf = MemoryFile.parse(old) if old else MemoryFile.parse(_empty_memory())
+            entry.fields = {"id": new_id(mf.ids()), **{k: str(v) for k, v in fields.items() if v is not None}}
+            mf.add(entry)
+            return mf.render().decode("utf-8", errors="surrogateescape"), entry
+
+        _, sha = self.edit(MEMORY, change, lambda e: f"memory: remember {e.id} ({e.layer}) {_short(e.text)}")
+        return WriteResult("written", entry, "stored", sha)
+
+    def _expiry(self, layer: str, expires) -> dt.date | None:
+        if layer == "M0":
+            if expires:
+                raise InvalidInput("M0 is permanent: it takes no expiry")
+            return None
+        if expires:
+            date = expires if isinstance(expires, dt.date) else parse_date(str(expires))
+            if date < today():
+                raise InvalidInput(f"expiry {date} is in the past")
+            return date
+        return today() + dt.timedelta(days=LAYER_DAYS[layer])
+
+    def get(self, entry_id: str) -> MemoryEntry:
+        entry = self.memory().find(check_id(entry_id))
+        if entry is None:
+            raise NotFound(f"no memory with id {entry_id} in {self.name}")
+        return entry
+
+    def forget(self, entry_id: str, reason: str) -> WriteResult:
+        """Remove an entry; the reason goes into the commit message."""
+        entry_id = check_id(entry_id)
+        reason = clean_text(reason, "reason", limit=1000)
+
+        def change(old: str):
+            mf = MemoryFile.parse(old)
+            try:
+                removed = mf.remove(entry_id)
+            except KeyError:
+                raise NotFound(f"no memory with id {entry_id} in {self.name}") from None
+            return mf.render().decode("utf-8", errors="surrogateescape"), removed
+
+        removed, sha = self.edit(MEMORY, change, lambda e: f"memory: forget {entry_id} ({e.layer})\n\nReason: {reason}")
+        return WriteResult("removed", removed, reason, sha)
+
+    # -- diary, lessons, decisions ----------------------------------------------------------
+    def diary_path(self, day: dt.date | None = None) -> str:
+        return f"memory/{(day or today()).isoformat()}.md"
+
+    def diary(self, text: str, when: dt.datetime | None = None) -> str:
+        """Append a timestamped line to today's diary; earlier lines are never rewritten."""
+        text = clean_text(text, "diary text")
+        when = when or now()
+        rel = self.diary_path(when.date())
+        line = f"- {when:%H:%M} {text}"
+
+        def change(old: str):
+            head = old if old else f"# {when.date().isoformat()}\n\n"
+            sep = "" if head.endswith("\n") else "\n"
+            return head + sep + line + "\n", line
+
+        self.edit(rel, change, f"diary: {when.date().isoformat()} {_short(text)}")
+        return line
+
+    def lesson(self, title: str, body: str) -> str:
+        title = clean_text(title, "lesson title", limit=300)
+        body = clean_text(body, "lesson body", multiline=True)
+        heading = f"## [{today().isoformat()}] {title}"
+        lines = [l if l.lstrip().startswith(("-", "*")) else f"- {l}" for l in body.split("\n") if l.strip()]
+
+        def change(old: str):
+            base = old or f"# lessons.md : {self.name}\n"
+            base = base if base.endswith("\n") else base + "\n"
+            return base + "\n" + heading + "\n" + "\n".join(lines) + "\n", heading
+
+        self.edit(LESSONS, change, f"lesson: {title}")
+        return heading
+
+    def decisions(self) -> list[dict]:
+        doc = Doc.parse(self.read_text(DECISIONS))
+        out = []
+        for section in doc.sections:
+            m = _DECISION_RE.match(section.heading)
+            if not m:
+                continue
+            rest = section.heading[m.end():].strip()
+            date_m = re.match(r"^\[([^\]]+)\]\s*", rest)
+            fields = {}
+            for line in section.lines:
+                km = re.match(r"^-\s+(why|supersedes|이유|대체)\s*:\s*(.*)$", line.strip())
+                if km:
+                    fields[{"이유": "why", "대체": "supersedes"}.get(km.group(1), km.group(1))] = km.group(2)
+            out.append({"id": m.group(1), "date": date_m.group(1) if date_m else None,
+                        "text": rest[date_m.end():] if date_m else rest, **fields})
+        superseded = {d.get("supersedes") for d in out if d.get("supersedes")}
+        for d in out:
+            d["superseded"] = d["id"] in superseded
+        return out
+
+    def decide(self, text: str, why: str, supersedes: str | None = None) -> str:
+        """Append D-NNN with date and reason; earlier entries are never edited."""
+        text = clean_text(text, "decision")
+        why = clean_text(why, "reason")
+
+        def change(old: str):
+            doc = Doc.parse(old or "# Decision log\n")
+            known = [int(m.group(2)) for s in doc.sections if (m := _DECISION_RE.match(s.heading))]
+            ids = {f"D-{n:03d}" for n in known}
+            if supersedes and supersedes not in ids:
+                raise NotFound(f"no decision {supersedes} to supersede (known: {', '.join(sorted(ids)) or 'none'})")
+            did = f"D-{max(known, default=0) + 1:03d}"
+            block = [f"## {did} [{today().isoformat()}] {text}", f"- why: {why}"]
+            if supersedes:
+                block.append(f"- supersedes: {supersedes}")
+            base = old if old.endswith("\n") else old + "\n"
+            return base + "\n" + "\n".join(block) + "\n", did
+
+        did, _ = self.edit(DECISIONS, change, lambda d: f"decision: {d} {_short(text)}" + (f" (supersedes {supersedes})" if supersedes else ""))
+        return did
+
+    # -- tasks --------------------------------------------------------------------------
+    def tasks(self) -> list[dict]:
+        doc = Doc.parse(self.read_text(TASKS))
+        out = []
+        for status in templates.TASK_STATUSES:
+            section = doc.find(status)
+            for line in section.lines if section else []:
+                m = _TASK_RE.match(line.strip())
+                if m:
+                    out.append({"id": m.group(1), "status": status, "text": m.group(3)})
+        return out
+
+    def task_add(self, text: str) -> str:
+        text = clean_text(text, "task")
+
+        def change(old: str):
+            doc = Doc.parse(old or "# Tasks\n")
+            numbers = [int(m.group(2)) for s in doc.sections for l in s.lines if (m := _TASK_RE.match(l.strip()))]
+            tid = f"T-{max(numbers, default=0) + 1:03d}"
+            append_item(doc.ensure("todo"), f"- {_TASK_MARK['todo']} {tid} {text}")
+            return doc.render(), tid
+
+        tid, _ = self.edit(TASKS, change, lambda t: f"task: add {t} {_short(text)}")
+        return tid
+
+    def task_move(self, task_id: str, status: str, note: str | None = None) -> dict:
+        if status not in templates.TASK_STATUSES:
+            raise InvalidInput(f"invalid task status {status!r}")
+        task_id = task_id.strip().upper()
+        if not re.match(r"^T-\d{3,}$", task_id):
+            raise InvalidInput(f"malformed task id {task_id!r}: ids look like T-001")
+        note = clean_text(note, "note", limit=1000) if note else None
+
+        def change(old: str):
+            doc = Doc.parse(old)
+            for section in doc.sections:
+                for i, line in enumerate(section.lines):
+                    m = _TASK_RE.match(line.strip())
+                    if m and m.group(1) == task_id:
+                        del section.lines[i]
+                        text = m.group(3)
+                        if note:
+                            text = f"{re.sub(r' — .*$', '', text)} — {note}"
+                        append_item(doc.ensure(status), f"- {_TASK_MARK[status]} {task_id} {text}")
+                        return doc.render(), {"id": task_id, "status": status, "text": text}
+            raise NotFound(f"no task {task_id} in {TASKS}")
+
+        task, _ = self.edit(TASKS, change, lambda t: f"task: {status} {task_id} {_short(t['text'])}")
+        return task
+
+    # -- state memo ---------------------------------------------------------------------
+    def state(self) -> dict[str, str]:
+        doc = Doc.parse(self.read_text(MEMO))
+        out = {}
+        for key in templates.STATE_SECTIONS:
+            titles = [templates.STATE_TITLES[lang][key] for lang in ("en", "ko")]
+            section = doc.find(*titles, key)
+            out[key] = section.body() if section else ""
+        return out
+
+    def state_set(self, section: str, text: str) -> dict[str, str]:
+        key = _state_key(section)
+        text = clean_text(text, "state text", multiline=True)
+
+        def change(old: str):
+            doc = Doc.parse(old or "# State memo\n")
+            lang = "ko" if re.search(r"[가-힣]", old) else "en"
+            titles = [templates.STATE_TITLES[l][key] for l in ("en", "ko")]
+            target = doc.find(*titles, key) or doc.ensure(templates.STATE_TITLES[lang][key])
+            target.lines = [""] + text.split("\n") + [""]
+            stamp = f"{now():%Y-%m-%d %H:%M}"
+            if doc.preamble and doc.preamble[0].startswith("# "):
+                doc.preamble[0] = re.sub(r"\s+—\s+updated .*$", "", doc.preamble[0]) + f" — updated {stamp}"
+            return doc.render(), key
+
+        self.edit(MEMO, change, f"state: {key} — {_short(text)}")
+        return self.state()
+
+    # -- heartbeat ----------------------------------------------------------------------
+    def heartbeat(self) -> list[str]:
+        return [l.strip()[2:].strip() for l in self.read_text(HEARTBEAT).splitlines() if re.match(r"^\s*[-*]\s+\S", l)]
+
+    def heartbeat_add(self, text: str) -> str:
+        text = clean_text(text, "heartbeat item")
+
+        def change(old: str):
+            base = old or "# HEARTBEAT.md\n\n"
+            base = base if base.endswith("\n") else base + "\n"
+            return base + f"- {text}\n", text
+
+        self.edit(HEARTBEAT, change, f"heartbeat: add {_short(text)}")
+        return text
+
+    def heartbeat_done(self, item: str) -> str:
+        """Remove an open item, by its 1-based number or by its exact text."""
+        item = clean_text(item, "heartbeat item")
+
+        def change(old: str):
+            lines = old.split("\n")
+            items = [i for i, l in enumerate(lines) if re.match(r"^\s*[-*]\s+\S", l)]
+            pick = None
+            if item.isdigit() and 1 <= int(item) <= len(items):
+                pick = items[int(item) - 1]
+            else:
+                matches = [i for i in items if lines[i].strip()[2:].strip() == item] or \
+                          [i for i in items if item.lower() in lines[i].lower()]
+                if len(matches) > 1:
+                    raise InvalidInput(f"{item!r} matches {len(matches)} heartbeat items; give its number")
+                pick = matches[0] if matches else None
+            if pick is None:
+                raise NotFound(f"no open heartbeat item {item!r}")
+            removed = lines.pop(pick).strip()[2:].strip()
+            return "\n".join(lines), removed
+
+        removed, _ = self.edit(HEARTBEAT, change, lambda r: f"heartbeat: done {_short(r)}")
+        return removed
+
+    # -- reading ------------------------------------------------------------------------
+    def show(self) -> dict:
+        mf = self.memory()
+        day = today()
+        layers = {}
+        for layer in LAYERS:
+            entries = mf.entries(layer)
+            layers[layer] = {"count": len(entries), "entries": [e.to_dict() for e in entries]}
+        soon = [e.to_dict() for e in mf.entries()
+                if e.expires and day <= e.expires <= day + dt.timedelta(days=7)]
+        expired = [e.to_dict() for e in mf.entries() if e.expired(day)]
+        return {"workspace": self.name, "path": str(self.root), "today": day.isoformat(), "layers": layers,
+                "expiring_soon": soon, "expired": expired, "problems": len(mf.problems)}
+
+    def log(self, limit: int = 50) -> list[dict]:
+        return git.log(self.root, [MEMORY, "memory", "compound", "state", HEARTBEAT, "AGENTS.md", "SOUL.md", "USER.md"], limit)
+
+    def check(self) -> list[dict]:
+        """Problems in the files: {severity, path, line, message}."""
+        found = []
+        for rel in ("SOUL.md", "USER.md", "AGENTS.md", MEMORY):
+            if not (self.root / rel).is_file():
+                found.append({"severity": "error", "path": rel, "line": None, "message": "missing file"})
+        mf = self.memory()
+        for line_no, problem, raw in mf.problems:
+            found.append({"severity": "warning", "path": MEMORY, "line": line_no, "message": f"{problem}: {raw.strip()}"})
+        seen: dict[str, int] = {}
+        for e in mf.entries():
+            if e.id in seen and e.fields.get("id"):
+                found.append({"severity": "error", "path": MEMORY, "line": e.line_no,
+                              "message": f"duplicate id {e.id} (also line {seen[e.id]})"})
+            seen.setdefault(e.id, e.line_no)
+            if e.expired(today()):
+                found.append({"severity": "info", "path": MEMORY, "line": e.line_no,
+                              "message": f"{e.id} expired on {e.expires}; `giok distill` archives it"})
+            if e.layer == "M0" and e.expires:
+                found.append({"severity": "warning", "path": MEMORY, "line": e.line_no,
+                              "message": f"{e.id} is in M0 (permanent) but carries an expiry"})
+        rules = tier1_rules(self.read_text("AGENTS.md"))
+        if len(rules) > 7:
+            found.append({"severity": "warning", "path": "AGENTS.md", "line": None,
+                          "message": f"TIER 1 has {len(rules)} rules; keep it to 7 or fewer (it is injected every session)"})
+        if not git.is_repo(self.root):
+            found.append({"severity": "error", "path": ".", "line": None, "message": "not a git repository"})
+        return found
+
+
+def tier1_rules(agents_md: str) -> list[str]:
+    doc = Doc.parse(agents_md)
+    section = next((s for s in doc.sections if re.match(r"^tier\s*1\b", s.title.strip(), re.I)), None)
+    return [l.strip() for l in section.lines if re.match(r"^\s*[-*]\s+\S", l)] if section else []
+
+
+def _state_key(section: str) -> str:
+    wanted = (section or "").strip().lower().replace("_", "-")
+    for key in templates.STATE_SECTIONS:
+        titles = [templates.STATE_TITLES[lang][key].lower() for lang in ("en", "ko")]
+        if wanted == key or wanted in titles or wanted == key.replace("-", " "):
+            return key
+    raise InvalidInput(f"unknown state section {section!r}: choose one of {', '.join(templates.STATE_SECTIONS)}")
+
+
+def _confidence(value) -> str | None:
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"invalid confidence {value!r}: a number between 0 and 1") from None
+    if not 0.0 <= number <= 1.0:
+        raise InvalidInput(f"invalid confidence {value!r}: a number between 0 and 1")
+    return f"{number:g}"
+
+
+def _short(text: str, width: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _empty_memory() -> str:
+    from .memoryfile import empty
+    return empty("en")

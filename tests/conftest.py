@@ -1,0 +1,49 @@
+"""Shared fixtures: every test gets its own giok home in a temp dir; workspaces are real
+folders with real git repositories."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from giok import Home, Workspace
+from giok.cli import main
+
+
+@pytest.fixture(autouse=True)
+def giok_home(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    monkeypatch.setenv("GIOK_HOME", str(home))
+    monkeypatch.delenv("GIOK_WORKSPACE", raising=False)
+    monkeypatch.delenv("GIOK_NOW", raising=False)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "gitconfig"))  # no user identity leaks in
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    return Home(home)
+
+
+@pytest.fixture
+def ws(tmp_path, giok_home) -> Workspace:
+    workspace, _ = Workspace.init(tmp_path / "zeon", name="zeon", user="Seojun", home=giok_home)
+    return workspace
+
+
+@pytest.fixture
+def cli():
+    runner = CliRunner()
+
+    def invoke(*args, input=None):
+        return runner.invoke(main, [str(a) for a in args], input=input, catch_exceptions=False)
+
+    return invoke
+
+
+def run_giok(*args, cwd=None, env=None, input=None, timeout=60) -> subprocess.CompletedProcess:
+    """Run the real `giok` entry point in a subprocess."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, "-m", "giok", *map(str, args)], cwd=cwd, env=full_env,
+                          input=input, capture_output=True, text=True, timeout=timeout)
