@@ -5,6 +5,7 @@ the MCP server returns a tool error with the same message.
     ├── WorkspaceError          unknown / invalid / not-a-workspace
     │   └── PermissionDenied    a read the allow-list refuses
     ├── InvalidInput            empty, too long, binary, bad date, bad id, path traversal
+    │   └── LoopRefused         a cross-view reply to a reply, or a relay of a relay
     ├── NotFound                unknown entry id, task, decision, heartbeat item
     ├── ConflictError           concurrent change
     │   ├── LockTimeout         another writer held the workspace lock too long
@@ -31,6 +32,10 @@ class PermissionDenied(WorkspaceError):
 
 class InvalidInput(GiokError):
     exit_code = 2
+
+
+class LoopRefused(InvalidInput):
+    """The cross-view loop rule refused a message (a reply to a reply, a relay of a relay)."""
 
 
 class NotFound(GiokError):
