@@ -178,6 +178,8 @@ class Workspace:
         with self.lock():
             self._require_git()
             path = self.root / rel
+            for stale in path.parent.glob(f".{path.name}.*.tmp"):
+                stale.unlink(missing_ok=True)  # left by a writer killed mid-write; we hold the lock
             before = read_bytes(path)
             new_text, result = change(before.decode("utf-8", errors="surrogateescape"))
             after = new_text.encode("utf-8", errors="surrogateescape")

@@ -1,0 +1,95 @@
+"""The CLI over the library: workspace selection, --json, one-line errors, --help everywhere."""
+
+import json
+
+import click
+import pytest
+
+from giok.cli import main
+from conftest import run_giok
+
+
+def test_workspace_option_before_or_after_subcommand(ws, cli):
+    a = cli("-w", "zeon", "remember", "Prefers green tea in the morning", "--json")
+    assert a.exit_code == 0, a.output
+    entry_id = json.loads(a.output)["entry"]["id"]
+    for args in (["-w", "zeon", "show", "--json"], ["show", "-w", "zeon", "--json"], ["show", "--json", "-w", str(ws.root)]):
+        out = cli(*args)
+        assert out.exit_code == 0, out.output
+        assert entry_id in out.output
+
+
+def test_workspace_from_env_and_from_cwd(ws, tmp_path):
+    r = run_giok("remember", "Deploys happen on Fridays", env={"GIOK_WORKSPACE": "zeon"})
+    assert r.returncode == 0, r.stderr
+    entry_id = r.stdout.strip()
+    assert entry_id.startswith("m-")
+    sub = ws.root / "drafts"
+    r = run_giok("show", "--json", cwd=sub)
+    assert r.returncode == 0, r.stderr
+    assert entry_id in r.stdout
+
+
+def test_errors_are_one_line_and_nonzero(ws, tmp_path):
+    cases = [
+        (["-w", "nobody", "show"], "unknown workspace"),
+        (["-w", "zeon", "remember", ""], "empty"),
+        (["-w", "zeon", "remember", "x", "--layer", "M5"], "invalid layer"),
+        (["-w", "zeon", "remember", "x", "--expires", "2026-02-31"], "no such day"),
+        (["-w", "zeon", "forget", "m-zzzzzz", "--reason", "r"], "malformed"),
+        (["-w", "zeon", "forget", "m-abcdef", "--reason", "r"], "no memory"),
+        (["-w", "zeon", "decide", "x", "--why", "y", "--supersedes", "D-404"], "no decision"),
+        (["-w", "zeon", "task", "done", "T-404"], "no task"),
+        (["-w", "../..", "show"], "not a giok workspace"),
+    ]
+    for args, needle in cases:
+        r = run_giok(*args, cwd=tmp_path)
+        assert r.returncode != 0, args
+        assert r.stderr.strip().count("\n") == 0, r.stderr
+        assert r.stderr.startswith("Error: ") and needle in r.stderr, (args, r.stderr)
+        assert "Traceback" not in r.stderr
+
+
+def test_no_workspace_anywhere(tmp_path):
+    r = run_giok("show", cwd=tmp_path)
+    assert r.returncode != 0 and "no workspace given" in r.stderr
+
+
+def test_binary_text_from_stdin_is_refused(ws):
+    r = run_giok("-w", "zeon", "remember", "-", input="abc\x00def")
+    assert r.returncode == 2 and "binary" in r.stderr
+
+
+def test_json_outputs_parse(ws, cli):
+    cli("-w", "zeon", "task", "add", "write docs")
+    cli("-w", "zeon", "decide", "Use SQLite", "--why", "simple")
+    for args in (["workspaces"], ["show"], ["log"], ["check"], ["task", "list"], ["state", "show"], ["heartbeat", "list"]):
+        out = cli("-w", "zeon", *args, "--json")
+        assert out.exit_code == 0, (args, out.output)
+        json.loads(out.output)
+
+
+def test_log_shows_memory_timeline(ws, cli):
+    cli("-w", "zeon", "remember", "The essay draft is finished")
+    cli("-w", "zeon", "diary", "Wrote the essay")
+    out = cli("-w", "zeon", "log")
+    lines = out.output.splitlines()
+    assert "diary:" in lines[0] and "memory: remember" in lines[1]
+
+
+def _commands(group, prefix=()):
+    for name, command in group.commands.items():
+        yield prefix + (name,), command
+        if isinstance(command, click.Group):
+            yield from _commands(command, prefix + (name,))
+
+
+def test_every_command_has_help_text():
+    for path, command in _commands(main):
+        assert (command.help or "").strip(), f"`giok {' '.join(path)}` has no help text"
+
+
+def test_quickstart_runs_on_embedded_defaults(tmp_path):
+    r = run_giok("quickstart", "--path", tmp_path / "demo", env={"GIOK_HOME": str(tmp_path / "h")}, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "remember [M0]" in r.stdout and "M30: 1" in r.stdout

@@ -1,0 +1,60 @@
+"""Many writers at once, and writers killed mid-write: nothing lost, files always valid."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from giok.memoryfile import MemoryFile
+
+WRITER = r"""
+import hashlib, sys
+from giok import Workspace
+ws = Workspace.open(sys.argv[1])
+worker = int(sys.argv[2])
+for i in range(int(sys.argv[3])):
+    words = [hashlib.sha1(f"{worker}-{i}-{k}".encode()).hexdigest()[:8] for k in range(6)]
+    ws.remember("Note " + " ".join(words), layer="M30", type="fact")
+"""
+
+
+def _spawn(ws, worker, count):
+    return subprocess.Popen([sys.executable, "-c", WRITER, str(ws.root), str(worker), str(count)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def git(ws, *args):
+    return subprocess.run(["git", "-C", str(ws.root), *args], capture_output=True, text=True, check=True).stdout
+
+
+def test_eight_processes_writing_25_entries_each_lose_nothing(ws):
+    procs = [_spawn(ws, w, 25) for w in range(8)]
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    mf = MemoryFile.parse((ws.root / "MEMORY.md").read_bytes())
+    assert len(mf.entries("M30")) == 200
+    assert len(mf.ids()) == 200
+    assert mf.problems == []
+    assert git(ws, "status", "--porcelain") == ""
+    subjects = git(ws, "log", "--format=%s").splitlines()
+    assert len([s for s in subjects if s.startswith("memory: remember")]) == 200
+    git(ws, "fsck", "--no-progress")
+
+
+def test_writer_killed_mid_write_leaves_valid_files(ws):
+    for round_ in range(6):
+        proc = _spawn(ws, 100 + round_, 1000)
+        time.sleep(0.4 + 0.13 * round_)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        mf = MemoryFile.parse((ws.root / "MEMORY.md").read_bytes())
+        assert mf.problems == []
+    written = len(ws.memory().entries())
+    assert written > 0
+    result = ws.remember("written after the crashes", layer="M90")
+    assert result.entry.id in ws.memory().ids()
+    assert len(ws.memory().entries()) == written + 1
+    assert git(ws, "status", "--porcelain") == ""
+    assert not list(ws.root.glob(".MEMORY.md.*.tmp"))
