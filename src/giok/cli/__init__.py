@@ -89,3 +89,4 @@ def main():
 
 
 from . import memory  # noqa: E402,F401  (registers commands)
+from . import agents  # noqa: E402,F401
