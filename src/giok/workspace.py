@@ -199,25 +199,52 @@ class Workspace:
 
     def remember(self, text: str, layer: str = "M30", expires: str | dt.date | None = None,
                  type: str | None = None, scope: str | None = None, source: str | None = None,
-                 confidence: float | None = None) -> WriteResult:
-        """Add an entry to MEMORY.md and commit. Default expiry: today + the layer's days."""
+                 confidence: float | None = None, force: bool = False, user: str | None = None,
+                 thread: str | None = None, task: str | None = None, via: str | None = "api") -> WriteResult:
+        """Decide (giok.policy), then add an entry to MEMORY.md and commit, with the decision in
+        the commit message. Greetings, questions and guesses are refused (force=True overrides);
+        an exact duplicate is not written again; an update or contradiction supersedes the old
+        entry; secrets are redacted first. Default expiry: today + the layer's days."""
+        from . import policy, refs, trace
         text = clean_text(text, "memory text")
         layer = check_layer(layer)
-        entry = MemoryEntry(text=text, layer=layer, date=today())
-        entry.expires = self._expiry(layer, expires)
+        expiry = self._expiry(layer, expires)
         if type is not None and type not in TYPES:
             raise InvalidInput(f"invalid type {type!r}: choose one of {', '.join(TYPES)}")
-        fields = {"type": type, "scope": check_scope(scope), "source": source,
-                  "confidence": _confidence(confidence)}
+        scope = check_scope(policy.scope_for(scope, user, thread, task))
+        conf = _confidence(confidence)
 
         def change(old: str):
             mf = MemoryFile.parse(old) if old else MemoryFile.parse(_empty_memory())
-            entry.fields = {"id": new_id(mf.ids()), **{k: str(v) for k, v in fields.items() if v is not None}}
+            decision = policy.decide(mf, text, type, scope, None if conf is None else float(conf), force, today())
+            if decision.action in ("refuse", "duplicate"):
+                return old, (decision, None)
+            entry = MemoryEntry(text=decision.text, layer=layer, date=today(), expires=expiry)
+            fields = {"id": new_id(mf.ids()), "type": decision.type, "scope": scope, "source": source,
+                      "confidence": conf}
+            if decision.action == "supersede":
+                fields["supersedes"] = decision.target.id
+                mf.find(decision.target.id).set("superseded_by", fields["id"])
+            entry.fields = {k: str(v) for k, v in fields.items() if v is not None}
             mf.add(entry)
-            return mf.render().decode("utf-8", errors="surrogateescape"), entry
+            return mf.render().decode("utf-8", errors="surrogateescape"), (decision, entry)
 
-        _, sha = self.edit(MEMORY, change, lambda e: f"memory: remember {e.id} ({e.layer}) {_short(e.text)}")
-        return WriteResult("written", entry, "stored", sha)
+        def message(result) -> str:
+            decision, e = result
+            return f"memory: remember {e.id} ({e.layer}) {_short(e.text)}\n\n" + trace.trailers(decision, source, via)
+
+        (decision, entry), sha = self.edit(MEMORY, change, message)
+        notes = [f"redacted {len(decision.redactions)} secret(s) before writing: "
+                 f"{', '.join(sorted(set(decision.redactions)))}"] if decision.redactions else []
+        if entry is not None:
+            if decision.action == "supersede":
+                notes.append(f"{decision.target.id} is now superseded by {entry.id}")
+            return WriteResult(trace.ACTIONS[decision.action], entry, decision.reason, sha, tuple(notes))
+        if decision.action == "duplicate":
+            refs.record(self, [decision.target.id], "duplicate")
+        rid, sha = trace.record(self, decision, source, via)
+        notes.append(f"decision recorded as {rid} (`giok trace {rid}`)")
+        return WriteResult(trace.ACTIONS[decision.action], decision.target, decision.reason, sha, tuple(notes))
 
     def _expiry(self, layer: str, expires) -> dt.date | None:
         if layer == "M0":

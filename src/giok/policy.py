@@ -1,0 +1,331 @@
+"""The write policy (seed 001): should this be written, as what, for whom, and does it repeat,
+update or contradict what is already there?
+
+    event → should_write? → type + scope → normalize → redact → dedup / supersede → write
+
+`decide(memory, text, ...)` returns a `Decision` (write, refuse, duplicate, supersede) with its
+reason; `Workspace.remember` carries it out and records it (see trace.py). Everything here is
+pure: no files, no git.
+
+Scopes: `workspace` (default), `user:NAME`, `thread:ID`, `task:ID`. `visible(scope, ...)` is the
+one rule for retrieval and boot: a user's memory is seen only by that user, a thread's only in
+that thread, a task's only while that task is asked for.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+from .memoryfile import MemoryEntry, MemoryFile
+
+TYPES = ("preference", "fact", "workflow", "episode", "lesson", "decision")
+LOW_CONFIDENCE = 0.5        # speculation is kept only when marked with a type and at most this
+NEAR_DUPLICATE = 0.82       # similarity at or above which a new entry updates an old one
+
+# -- should_write -----------------------------------------------------------------------------
+_GREETING = re.compile(
+    r"^(hi|hello|hey|yo|good (morning|afternoon|evening|night)|morning|bye|goodbye|see you|ok(ay)?|"
+    r"sure|cool|great|nice|lol|haha+|thanks?( you)?( so much| a lot)?|thx|ty|you'?re welcome|no problem|np|"
+    r"안녕(하세요|하십니까)?|반가워(요)?|반갑습니다|고마워(요)?|감사(합니다|해요)?|수고(하셨습니다|했어|하세요)?|"
+    r"잘 ?자|좋은 아침|네|넵|응|ㅇㅋ|오케이|알겠(어|습니다|어요)|ㅋ+|ㅎ+)"
+    r"([\s,!.~^;:)(\-]*(there|everyone|all|guys|zeon|buddy|friend|다들|여러분))?[\s,!.~^;:)(\-ㅋㅎ]*$",
+    re.I,
+)
+_GREETING_WORDS = re.compile(r"^(hi|hello|hey|thanks|thank you|안녕|고마워|감사합니다)\b[\s,!.]*", re.I)
+_QUESTION_START = re.compile(
+    r"^(what|who|whom|whose|when|where|why|how|which|is|are|am|do|does|did|can|could|would|will|should|"
+    r"shall|may|have|has|had|isn'?t|aren'?t|don'?t|doesn'?t|won'?t|wouldn'?t)\b", re.I)
+_QUESTION_KO = re.compile(r"(까|나요|니|냐|는지|을까요|할까|인가요|인가|어때|뭐야|뭐지|어디야|언제야)[\s?.!~]*$")
+_SPECULATION = re.compile(
+    r"\b(maybe|perhaps|probably|possibly|presumably|apparently|i think|i guess|i suppose|i believe|"
+    r"i assume|i'?m not sure|not sure|might be|might have|may be|could be|seems? (like|to)|it seems|"
+    r"likely|unlikely|i suspect|my guess|guessing|supposedly|i wonder)\b"
+    r"|아마|추측|것 ?같(다|아|은|습니다|네|음|아요)|듯(하다|해|합니다|싶다)?$|듯하|일지도|ㄹ지도|지도 몰라|모르겠|인가 봐|나 봐|싶기도",
+    re.I,
+)
+
+
+@dataclass
+class Decision:
+    """What the policy decided about one write."""
+    action: str                     # write, refuse, duplicate, supersede
+    reason: str
+    text: str = ""                  # normalized and redacted
+    type: str | None = None
+    scope: str = "workspace"
+    confidence: str | None = None
+    target: MemoryEntry | None = None      # the existing entry (duplicate) or the one superseded
+    redactions: list[str] = field(default_factory=list)
+    forced: bool = False
+
+    def to_dict(self) -> dict:
+        return {"action": self.action, "reason": self.reason, "type": self.type, "scope": self.scope,
+                "confidence": self.confidence, "target": self.target.id if self.target else None,
+                "redactions": list(self.redactions), "forced": self.forced}
+
+
+def should_write(text: str, type: str | None = None, confidence: float | None = None) -> tuple[bool, str]:
+    """(True, why) for text worth keeping; (False, why) for greetings, thanks, questions and
+    guesses. A guess passes only when the caller marks it with a type and low confidence."""
+    body = text.strip()
+    if _GREETING.match(body):
+        return False, "greeting or small talk: nothing to remember"
+    rest = _GREETING_WORDS.sub("", body)
+    if rest != body and len(_words(rest)) < 2:
+        return False, "greeting or small talk: nothing to remember"
+    if _is_question(body):
+        return False, "a question, not a fact: answer it or search memory instead"
+    if _SPECULATION.search(body):
+        if type and confidence is not None and confidence <= LOW_CONFIDENCE:
+            return True, f"speculation kept as a low-confidence {type} ({confidence:g})"
+        return False, ("speculation, not a fact: store it only with an explicit --type and a "
+                       f"--confidence of {LOW_CONFIDENCE:g} or less")
+    return True, "worth keeping"
+
+
+def _is_question(body: str) -> bool:
+    if body.endswith(("?", "？")):
+        return True
+    if "?" in body:
+        return False                      # a fact that quotes a question
+    if _QUESTION_KO.search(body) and not re.search(r"(다|요|음|함|됨|임)[.!]?$", body):
+        return True
+    return bool(_QUESTION_START.match(body)) and len(_words(body)) <= 12 and not body.endswith(".")
+
+
+# -- type and scope ----------------------------------------------------------------------------
+_TYPE_RULES = (
+    ("decision", re.compile(r"\b(decided|decision|we chose|agreed to|settled on|going with)\b|결정|합의", re.I)),
+    ("lesson", re.compile(r"\b(lesson|learned|learnt|never again|always (check|use|run)|next time|"
+                          r"mistake was|pattern:)\b|교훈|배운|다음부터|실수", re.I)),
+    ("preference", re.compile(r"\b(prefers?|preferred|likes?|loves?|hates?|dislikes?|wants?|favou?rite|"
+                              r"would rather|enjoys?)\b|선호|좋아|싫어|원한다|원함|즐겨", re.I)),
+    ("workflow", re.compile(r"\b(pending|in progress|waiting (for|on)|blocked|next step|todo|to do|"
+                            r"half[- ]done|unfinished|resume|awaiting)\b|진행 ?중|대기|다음 단계|미완|보류|재개", re.I)),
+    ("episode", re.compile(r"\b(yesterday|today|this morning|last (week|night|month)|finished|completed|"
+                           r"shipped|released|met|happened|did)\b|어제|오늘|완료|했다|끝냈", re.I)),
+)
+
+
+def classify(text: str) -> str:
+    """The memory type a text most likely is (fact when nothing more specific fits)."""
+    for name, pattern in _TYPE_RULES:
+        if pattern.search(text):
+            return name
+    return "fact"
+
+
+def scope_for(scope: str | None = None, user: str | None = None, thread: str | None = None,
+              task: str | None = None) -> str:
+    """The scope string from explicit parts; an explicit scope wins; default workspace."""
+    if scope:
+        return scope
+    if thread:
+        return f"thread:{thread}"
+    if task:
+        return f"task:{task}"
+    if user:
+        return f"user:{user}"
+    return "workspace"
+
+
+def visible(scope: str | None, user: str | None = None, thread: str | None = None,
+            tasks: tuple[str, ...] | list[str] | set[str] = ()) -> bool:
+    """May an entry of `scope` be returned or injected for this user, thread and tasks?"""
+    scope = scope or "workspace"
+    kind, _, name = scope.partition(":")
+    if kind == "workspace":
+        return True
+    if kind == "user":
+        return user is not None and name.casefold() == user.casefold()
+    if kind == "thread":
+        return thread is not None and name == thread
+    if kind == "task":
+        return name in set(tasks)
+    return False
+
+
+# -- normalize ---------------------------------------------------------------------------------
+_DATE_FORMS = (
+    re.compile(r"\b(\d{4})\s*[./–—‒−]\s*(\d{1,2})\s*[./–—‒−]\s*(\d{1,2})\b"),
+    re.compile(r"(\d{4})년\s*(\d{1,2})월\s*(\d{1,2})일"),
+)
+
+
+def normalize(text: str) -> str:
+    """NFC, one space between words, ISO dates (2026.3.5, 2026/03/05, 2026–03–05, 2026년 3월 5일)."""
+    text = unicodedata.normalize("NFC", text)
+    text = " ".join(text.split())
+    for pattern in _DATE_FORMS:
+        text = pattern.sub(_iso, text)
+    return text
+
+
+def _iso(m: re.Match) -> str:
+    y, mo, d = (int(g) for g in m.groups())
+    if 1 <= mo <= 12 and 1 <= d <= 31:
+        return f"{y:04d}-{mo:02d}-{d:02d}"
+    return m.group(0)
+
+
+def key(text: str) -> str:
+    """The comparison key: case-folded words without punctuation."""
+    return " ".join(_words(normalize(text).casefold()))
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[\w가-힣]+", text)
+
+
+# -- secrets -----------------------------------------------------------------------------------
+SECRET_PATTERNS = (
+    ("private-key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(-----END [A-Z ]*PRIVATE KEY-----|$)", re.S)),
+    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{16,}")),
+    ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}")),
+    ("stripe-key", re.compile(r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}")),
+    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})")),
+    ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}")),
+    ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}")),
+    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}")),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
+    ("bearer-token", re.compile(r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/\-]{16,}=*")),
+    ("url-password", re.compile(r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)")),
+    ("password", re.compile(
+        r"(?i)(?<![\w])(?:password|passwd|passphrase|pwd|pw|비밀번호|비번|암호)"
+        r"(?:\s*(?:is|was|=|:|는|은|이|가)\s*|\s+)[\"'`]?(?P<value>[^\s\"'`,;]{4,})")),
+    ("secret", re.compile(
+        r"(?i)(?<![\w])(?:api[_\- ]?key|secret(?:[_\- ]?key)?|access[_\- ]?token|auth[_\- ]?token|token|토큰|키)"
+        r"\s*(?:is|=|:|는|은)\s*[\"'`]?(?P<value>[A-Za-z0-9_\-./+=]{12,})")),
+)
+
+
+def redact(text: str) -> tuple[str, list[str]]:
+    """Replace secrets with `[REDACTED:kind]`; returns the new text and the kinds found."""
+    found: list[str] = []
+    for kind, pattern in SECRET_PATTERNS:
+        def swap(m: re.Match, kind=kind) -> str:
+            found.append(kind)
+            if "value" in pattern.groupindex and m.group("value"):
+                start, end = m.span("value")
+                return m.group(0)[: start - m.start()] + f"[REDACTED:{kind}]" + m.group(0)[end - m.start():]
+            return f"[REDACTED:{kind}]"
+        text = pattern.sub(swap, text)
+    return text, found
+
+
+# -- dedup, near-duplicates, contradictions ----------------------------------------------------
+_CHANGE_WORDS = re.compile(r"\b(now|currently|actually|instead|anymore|these days|no longer|from now on|"
+                           r"switched|changed|moved)\b|"
+                           r"이제|요즘|지금은|현재는|더 이상|앞으로는|대신", re.I)
+_PREDICATES = (
+    ("prefer", re.compile(r"\b(prefers?|preferred|would rather)\b|선호", re.I)),
+    ("like", re.compile(r"\b(likes?|loves?|enjoys?|favou?rite)\b|좋아", re.I)),
+    ("dislike", re.compile(r"\b(hates?|dislikes?|can'?t stand)\b|싫어", re.I)),
+    ("want", re.compile(r"\b(wants?)\b|원한다|원함", re.I)),
+    ("use", re.compile(r"\b(uses?|using|runs? on|deploys? to|works? (at|for))\b|사용|쓴다|쓰고", re.I)),
+    ("live", re.compile(r"\b(lives? in|moved to|based in)\b|산다|살고|이사", re.I)),
+    ("call", re.compile(r"\b(call(s|ed)? (him|her|them|me)|address(es|ed)? as|goes by)\b|호칭|부른다|불러", re.I)),
+)
+_KO_PARTICLE = re.compile(r"(은|는|이|가|께서|의)$")
+_STOP = {"the", "a", "an", "my", "our", "his", "her", "their", "now", "currently", "actually", "still",
+         "also", "really", "very", "no", "longer", "instead", "these", "days", "이제", "요즘", "지금은", "현재는"}
+
+
+def subject(text: str) -> tuple[str, str, frozenset] | None:
+    """(who or what, predicate, object words) of a statement like "Seojun prefers tea" or
+    "서준은 차를 좋아한다"; None when there is no preference-like predicate."""
+    for name, pattern in _PREDICATES:
+        m = pattern.search(text)
+        if not m:
+            continue
+        head = [w for w in _words(text[: m.start()].casefold()) if w not in _STOP]
+        if not head:
+            return None
+        first = head[0]
+        who = _KO_PARTICLE.sub("", first) if re.match(r"[가-힣]", first) else " ".join(head[-3:])
+        if re.match(r"[가-힣]", first):
+            objects = head[1:]
+        else:
+            objects = [w for w in _words(text[m.end():].casefold()) if w not in _STOP]
+        return (who, name, frozenset(objects)) if who else None
+    return None
+
+
+def contradicts(new: str, old: str) -> bool:
+    """Does `new` replace `old`: same subject and predicate with a change word ("now",
+    "이제", "no longer"), or the same subject and object with the opposite leaning?"""
+    a, b = subject(new), subject(old)
+    if not a or not b or a[0] != b[0]:
+        return False
+    if a[1] == b[1] and _CHANGE_WORDS.search(new):
+        return True
+    polar = {"prefer": 1, "like": 1, "want": 1, "dislike": -1}
+    opposite = polar.get(a[1], 0) * polar.get(b[1], 0) < 0
+    return opposite and bool(a[2] & b[2])
+
+
+def similarity(a: str, b: str) -> float:
+    """Dice similarity of character trigrams of the comparison keys (works for Korean too)."""
+    ga, gb = _grams(key(a)), _grams(key(b))
+    if not ga or not gb:
+        return 0.0
+    common = sum(min(ga[g], gb[g]) for g in ga if g in gb)
+    return 2.0 * common / (sum(ga.values()) + sum(gb.values()))
+
+
+def _numbers(text: str) -> list[str]:
+    return re.findall(r"\d+", text)
+
+
+def _grams(text: str) -> dict[str, int]:
+    padded = f"  {text} "
+    out: dict[str, int] = {}
+    for i in range(len(padded) - 2):
+        gram = padded[i:i + 3]
+        out[gram] = out.get(gram, 0) + 1
+    return out
+
+
+def compare(memory: MemoryFile, text: str, scope: str, today=None) -> tuple[str, MemoryEntry | None, str]:
+    """Against live entries of the same scope: ("duplicate"|"supersede"|"new", entry, why)."""
+    wanted = key(text)
+    live = [e for e in memory.entries() if not e.superseded and e.scope == scope
+            and not (today and e.expired(today))]
+    for entry in live:
+        if key(entry.text) == wanted:
+            return "duplicate", entry, f"same as {entry.id}"
+    mine = subject(text)
+    best, best_score = None, 0.0
+    for entry in reversed(live):
+        if mine and contradicts(text, entry.text):
+            return "supersede", entry, f"replaces {entry.id} (same subject: {mine[0]}, {mine[1]}; changed)"
+        score = similarity(text, entry.text)
+        if score > best_score and _numbers(text) == _numbers(entry.text):
+            best, best_score = entry, score
+    if best is not None and best_score >= NEAR_DUPLICATE and len(wanted) >= 12:
+        return "supersede", best, f"near-duplicate of {best.id} (similarity {best_score:.2f})"
+    return "new", None, ""
+
+
+def decide(memory: MemoryFile, text: str, type: str | None = None, scope: str = "workspace",
+           confidence: float | None = None, force: bool = False, today=None) -> Decision:
+    """The whole write policy for one text against the current MEMORY.md."""
+    text = normalize(text)
+    text, redactions = redact(text)
+    ok, why = should_write(text, type, confidence)
+    conf = None if confidence is None else f"{float(confidence):g}"
+    base = dict(text=text, type=type or classify(text), scope=scope, confidence=conf, redactions=redactions)
+    if not ok and not force:
+        return Decision("refuse", why, **base)
+    forced = not ok and force
+    verdict, target, because = compare(memory, text, scope, today)
+    if verdict == "duplicate":
+        return Decision("duplicate", f"exact duplicate: {because}; not written again", target=target, **base)
+    if forced:
+        why = f"forced past the policy ({why})"
+    if verdict == "supersede":
+        return Decision("supersede", because, target=target, forced=forced, **base)
+    return Decision("write", why, forced=forced, **base)

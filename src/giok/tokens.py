@@ -1,0 +1,104 @@
+"""The one token counter giok uses everywhere (boot budgets, watchdog, reports).
+
+`count(text)` uses tiktoken when both the package and its encoding file are already on
+this machine (tiktoken's cache: $TIKTOKEN_CACHE_DIR, $DATA_GYM_CACHE_DIR or
+<tmp>/data-gym-cache). It never triggers a download: when the encoding file is not cached,
+a conservative estimate runs instead. The estimate is calibrated against cl100k_base and
+o200k_base on English and Korean prose and over-counts rather than under-counts (better to
+leave room than to overflow a context window).
+
+`$GIOK_TOKENIZER` chooses: `auto` (default), `estimate`, or a tiktoken encoding name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+import tempfile
+
+_URLS = {
+    "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+    "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
+}
+_encoder = None          # a tiktoken Encoding, False when unavailable, None before the first look
+_name = "estimate"
+
+# Runs of one kind of character, each weighted by what BPE tokenizers spend on it.
+_RUN_RE = re.compile(
+    r"(?P<latin>[A-Za-z]+)|(?P<digit>[0-9]+)|(?P<hangul>[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]+)"
+    r"|(?P<cjk>[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+)|(?P<nl>\n)|(?P<space>[ \t\r\f\v]+)|(?P<other>.)",
+    re.S,
+)
+
+
+def count(text: str) -> int:
+    """Tokens in text: exact with a cached tiktoken encoding, else a conservative estimate."""
+    if not text:
+        return 0
+    encoder = _load()
+    if encoder:
+        return len(encoder.encode(text, disallowed_special=()))
+    return estimate(text)
+
+
+def counter() -> str:
+    """Which counter runs: `tiktoken:<encoding>` or `estimate`."""
+    _load()
+    return _name
+
+
+def estimate(text: str) -> int:
+    """Upper-leaning estimate: Latin words ~1 token per 4 letters (at least 1), digits 1 per
+    3, capitals 1 per 2.5, Hangul 1.45 per syllable, other CJK 1.5 per character, other symbols 1 per UTF-8 pair
+    of bytes (at least 1), newlines 1 each; spaces ride with the next word."""
+    total = 0.0
+    for m in _RUN_RE.finditer(text):
+        kind, run = m.lastgroup, m.group()
+        if kind == "latin":
+            total += max(1.0, len(run) / (2.5 if run.isupper() and len(run) > 1 else 4.2))
+        elif kind == "digit":
+            total += math.ceil(len(run) / 3)
+        elif kind == "hangul":
+            total += 1.45 * len(run)
+        elif kind == "cjk":
+            total += 1.5 * len(run)
+        elif kind == "nl":
+            total += 1.0
+        elif kind == "other":
+            total += max(1.0, len(run.encode("utf-8")) / 2)
+    return math.ceil(total * 1.05)
+
+
+def _load():
+    global _encoder, _name
+    if _encoder is not None:
+        return _encoder
+    _encoder = False
+    wanted = os.environ.get("GIOK_TOKENIZER", "auto").strip() or "auto"
+    if wanted == "estimate":
+        return _encoder
+    for name in ([wanted] if wanted != "auto" else list(_URLS)):
+        if name in _URLS and _cached(_URLS[name]):
+            try:
+                import tiktoken
+                _encoder, _name = tiktoken.get_encoding(name), f"tiktoken:{name}"
+                break
+            except Exception:  # a broken cache file or package: the estimate is still right enough
+                _encoder = False
+    return _encoder
+
+
+def _cached(url: str) -> bool:
+    """Is tiktoken's cache already holding this encoding file (so no download happens)?"""
+    cache_dir = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR") \
+        or os.path.join(tempfile.gettempdir(), "data-gym-cache")
+    key = hashlib.sha1(url.encode()).hexdigest()
+    return os.path.isfile(os.path.join(cache_dir, key))
+
+
+def reset() -> None:
+    """Forget the chosen counter (tests, or after installing an encoding)."""
+    global _encoder, _name
+    _encoder, _name = None, "estimate"
