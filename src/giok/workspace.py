@@ -518,6 +518,17 @@ class Workspace:
             found.append({"severity": "error", "path": ".", "line": None, "message": "not a git repository"})
         return found
 
+    # -- search (giok.search) ------------------------------------------------------------
+    def search(self, query: str, k: int = 5, **opts):
+        """Hybrid search of this workspace (or opts workspaces=[...]); see giok.search."""
+        from .search import search
+        return search(self, query, k, **opts)
+
+    def recall(self, query: str, **opts):
+        """The seed's agentic recall: decide, search, retry once, else "no memory"."""
+        from .search import recall
+        return recall(self, query, **opts)
+
 
 def tier1_rules(agents_md: str) -> list[str]:
     doc = Doc.parse(agents_md)

@@ -90,3 +90,4 @@ def main():
 
 from . import memory  # noqa: E402,F401  (registers commands)
 from . import agents  # noqa: E402,F401
+from . import search  # noqa: E402,F401

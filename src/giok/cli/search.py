@@ -1,0 +1,157 @@
+"""`giok search`, `giok recall`, `giok index`: thin edges over giok.search and giok.index."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import click
+
+from .. import index as index_mod
+from ..errors import GiokError, WorkspaceError
+from ..home import Home
+from ..search import MIN_SCORE, MODES, recall, search_full
+from ..workspace import Workspace
+from . import chosen_workspaces, emit, json_option, main, workspace_option
+
+
+def _asker_and_targets(as_name: str | None) -> tuple[Workspace, list[str]]:
+    """The workspace asking (--as, else the current one, else the first -w) and the ones searched."""
+    home = Home()
+    names = chosen_workspaces()
+    if as_name:
+        asker = Workspace.open(as_name, home=home)
+    else:
+        try:
+            asker = Workspace.open(None, home=home)
+        except WorkspaceError:
+            if not names:
+                raise
+            asker = Workspace.open(names[0], home=home)
+    return asker, names
+
+
+def _search_opts(k, min_score, mode, user, thread, superseded, as_name, names) -> dict:
+    opts = {"k": k, "min_score": min_score, "mode": mode, "user": user, "thread": thread,
+            "include_superseded": superseded, "workspaces": tuple(names)}
+    if as_name:
+        opts["as_"] = as_name
+    return opts
+
+
+def _text(data: dict) -> str:
+    lines = [f"{n}" for n in data.get("notes", [])]
+    if not data["results"]:
+        lines.append("no results above the cut-off")
+    for r in data["results"]:
+        where = f"{r['workspace']}:{r['path']}:{r['start_line']}" + (f"-{r['end_line']}" if r["end_line"] != r["start_line"] else "")
+        tag = " ".join(x for x in (r["layer"], r["date"], r["source"]) if x)
+        lines.append(f"{r['score']:.3f}  {where}  [{tag}]\n       {r['text'][:300]}")
+    return "\n".join(lines)
+
+
+@main.command("search")
+@click.argument("query", required=False)
+@workspace_option(multiple=True)
+@click.option("-k", "--k", "k", type=int, default=5, show_default=True, help="How many results at most.")
+@click.option("--min-score", type=float, default=MIN_SCORE, show_default=True, help="Drop results scoring under this (0–1).")
+@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True, help="Evidence to use.")
+@click.option("--user", help="Search on behalf of this user (entries scoped to other users are hidden).")
+@click.option("--thread", help="Search within this thread (entries scoped to other threads are hidden).")
+@click.option("--include-superseded", "superseded", is_flag=True, help="Also return superseded entries.")
+@click.option("--as", "as_name", metavar="NAME", help="Search as this workspace (permissions are checked for it).")
+@click.option("--batch", "batch", type=click.File("r", encoding="utf-8"), help="One query per line (- for stdin); one JSON line out per query.")
+@json_option
+def search_cmd(query, k, min_score, mode, user, thread, superseded, as_name, batch, as_json):
+    """Search memories: MEMORY.md entries, diaries, archive, lessons, decisions, other notes.
+
+    Hybrid keyword (Korean-aware) + vector search with the seed's cut-offs: results under
+    0.35 are dropped, and a gap of 0.15 between results drops everything below it. Repeat
+    -w to search several workspaces (the home config decides who may read whom).
+    """
+    asker, names = _asker_and_targets(as_name)
+    opts = _search_opts(k, min_score, mode, user, thread, superseded, as_name, names)
+    if batch is not None:
+        if query:
+            raise click.UsageError("give either QUERY or --batch, not both")
+        _batch(asker, batch, opts)
+        return
+    if not query:
+        raise click.UsageError("missing QUERY (or --batch FILE)")
+    response = search_full(asker, query, **opts)
+    emit(response.to_dict(), as_json, _text)
+
+
+def _batch(asker: Workspace, stream, opts: dict) -> None:
+    """Each line → one JSON object; a bad query gets {"query", "error"} and the run goes on."""
+    for line in stream:
+        query = line.rstrip("\n")
+        if not query.strip():
+            continue
+        started = time.perf_counter()
+        try:
+            data = search_full(asker, query, **opts).to_dict()
+        except GiokError as exc:
+            data = {"query": query, "error": str(exc), "results": []}
+        data["ms"] = round((time.perf_counter() - started) * 1000, 2)
+        sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
+
+@main.command("recall")
+@click.argument("query")
+@workspace_option(multiple=True)
+@click.option("-k", "--k", "k", type=int, default=5, show_default=True, help="How many results at most.")
+@click.option("--user", help="Recall on behalf of this user.")
+@click.option("--thread", help="Recall within this thread.")
+@click.option("--as", "as_name", metavar="NAME", help="Recall as this workspace.")
+@json_option
+def recall_cmd(query, k, user, thread, as_name, as_json):
+    """Agentic recall: decide whether QUERY needs memory at all; if so search, retry once
+    with reformulated keywords when nothing passes the cut-off, else answer "no memory".
+    Never more than two searches; --json shows the decision and both attempts."""
+    asker, names = _asker_and_targets(as_name)
+    opts = _search_opts(k, MIN_SCORE, "hybrid", user, thread, False, as_name, names)
+    opts.pop("min_score"), opts.pop("mode")
+    result = recall(asker, query, **opts)
+    emit(result.to_dict(), as_json, _recall_text)
+
+
+def _recall_text(data: dict) -> str:
+    head = f"{data['decision']}: {data['reason']}"
+    attempts = [f"  attempt {i}: {a['query']!r} → {a['kept']} result(s)" for i, a in enumerate(data["attempts"], 1)]
+    body = _text({"results": data["results"], "notes": []}) if data["results"] else data["answer"]
+    return "\n".join([head, *attempts, body])
+
+
+@main.command("index")
+@click.argument("action", type=click.Choice(["sync", "status"]), default="sync", required=False)
+@workspace_option()
+@click.option("--rebuild", is_flag=True, help="Drop the index and rebuild it from the files (needed after a model change).")
+@json_option
+def index_cmd(action, rebuild, as_json):
+    """Bring the search index up to date (sync, the default), rebuild it, or show its status.
+
+    The index lives in the workspace's ignored .giok/index.sqlite and is derived from the
+    files; searches sync it automatically."""
+    from . import open_workspace
+    ws = open_workspace()
+    if action == "status" and not rebuild:
+        data = index_mod.status(ws)
+    else:
+        stats = index_mod.rebuild(ws) if rebuild else index_mod.sync(ws)
+        data = {**index_mod.status(ws), "sync": stats, "rebuilt": rebuild}
+    emit(data, as_json, _index_text)
+
+
+def _index_text(data: dict) -> str:
+    lines = [*data.get("notes", [])]
+    if data.get("error"):
+        lines.append(f"warning: {data['error']}")
+    if "sync" in data:
+        s = data["sync"]
+        verb = "rebuilt" if data.get("rebuilt") else "synced"
+        lines.append(f"{verb}: {s['changed']} file(s) changed, {s['removed']} removed, {s['embedded']} text(s) embedded in {s['ms']} ms")
+    lines.append(f"{data['chunks']} chunks from {data['files']} files; model {data['model'] or '(none yet)'}; {data['bytes']:,} bytes at {data['path']}")
+    return "\n".join(lines)

@@ -1,0 +1,415 @@
+"""The search index: one SQLite file per workspace, `.giok/index.sqlite` (WAL mode).
+
+Everything in it is derived from the workspace files and can be rebuilt (`giok index
+--rebuild`). `sync` brings it up to date before every search, synchronously: files whose
+size and mtime are unchanged are skipped, changed files are re-chunked, only chunks whose
+embedding input is not already cached are embedded, and deleted files and entries leave the
+index, the vectors and the embedding cache at once. Schema: see docs/search.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import embeddings
+from .chunks import Chunk, chunk_file
+from .clock import now
+from .errors import IndexError_
+
+SCHEMA_VERSION = "1"
+FILENAME = "index.sqlite"
+_SKIP_DIRS = {".giok", ".git", "node_modules", "__pycache__"}
+_MAX_FILE = 4 * 1024 * 1024
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, hash TEXT);
+CREATE TABLE IF NOT EXISTS memories (
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL,
+    path TEXT NOT NULL, start_line INTEGER, end_line INTEGER,
+    text TEXT NOT NULL, category TEXT, priority INTEGER, tags TEXT,
+    layer TEXT, scope TEXT, date TEXT, expires TEXT, superseded INTEGER DEFAULT 0,
+    source TEXT, hash TEXT NOT NULL, created_at TEXT, embedding BLOB);
+CREATE INDEX IF NOT EXISTS memories_path ON memories(path);
+CREATE INDEX IF NOT EXISTS memories_source ON memories(source);
+CREATE INDEX IF NOT EXISTS memories_hash ON memories(hash);
+CREATE TABLE IF NOT EXISTS embedding_cache (hash TEXT, model TEXT, vector BLOB, PRIMARY KEY (hash, model));
+CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(terms, grams);
+CREATE VIRTUAL TABLE IF NOT EXISTS memories_vocab USING fts5vocab(memories_fts, 'row');
+"""
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", errors="surrogateescape")).hexdigest()[:32]
+
+
+class Index:
+    """An open index for one workspace. `Index.for_workspace(ws)` reuses one per process."""
+
+    _open: dict[str, "Index"] = {}
+
+    def __init__(self, root: Path, db_path: Path, embedder: embeddings.Embedder):
+        self.root = Path(root)
+        self.db_path = Path(db_path)
+        self.embedder = embedder
+        self.notes: list[str] = []
+        self._matrix = None
+        self._matrix_gen = None
+        self._connect()
+
+    # -- opening ---------------------------------------------------------------------------
+    @classmethod
+    def for_workspace(cls, ws, embedder: embeddings.Embedder | None = None) -> "Index":
+        embedder = embedder or embeddings.get(embeddings.settings(ws.home))
+        db = ws.data_dir / FILENAME
+        cached = cls._open.get(str(db))
+        if cached and cached.embedder is embedder and cached._same_file():
+            return cached
+        if cached:
+            cached.close()
+        index = cls(ws.root, db, embedder)
+        cls._open[str(db)] = index
+        return index
+
+    def _same_file(self) -> bool:
+        try:
+            return os.stat(self.db_path).st_ino == self._inode
+        except FileNotFoundError:
+            return False
+
+    def _connect(self) -> None:
+        existed = self.db_path.exists()
+        try:
+            self._open_db()
+        except sqlite3.DatabaseError as exc:
+            self.close()
+            self._remove_files()
+            self.notes.append(f"index file {self.db_path} was unreadable ({exc}); rebuilt it from the files")
+            self._open_db()
+        if not existed:
+            self.notes.append("index created")
+
+    def _open_db(self) -> None:
+        self.db = sqlite3.connect(self.db_path, timeout=30, isolation_level=None, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA secure_delete=ON")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        version = self._meta_raw("schema")
+        if version not in (None, SCHEMA_VERSION):
+            self.db.close()
+            raise sqlite3.DatabaseError(f"schema version {version}, expected {SCHEMA_VERSION}")
+        self.db.executescript(SCHEMA)
+        self.db.execute("SELECT count(*) FROM memories_fts").fetchone()
+        if version is None:
+            self._set_meta("schema", SCHEMA_VERSION)
+        self._inode = os.stat(self.db_path).st_ino
+
+    def _meta_raw(self, key: str):
+        try:
+            row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return None
+            raise
+        return row[0] if row else None
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    def _remove_files(self) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                os.unlink(str(self.db_path) + suffix)
+            except FileNotFoundError:
+                pass
+
+    def close(self) -> None:
+        try:
+            self.db.close()
+        except Exception:
+            pass
+
+    # -- model identity --------------------------------------------------------------------
+    @property
+    def model(self) -> str | None:
+        return self._meta_raw("model")
+
+    def check_model(self) -> None:
+        built = self.model
+        wanted = self.embedder.identity
+        if built and built != wanted:
+            raise IndexError_(f"the index was built with embedding model {built}, but the configured model is "
+                              f"{wanted}; run `giok index --rebuild` (vectors of two models are never mixed)")
+
+    # -- sync ------------------------------------------------------------------------------
+    def sync(self) -> dict:
+        """Bring the index up to date with the files. Returns counts of what changed."""
+        self.check_model()
+        started = time.perf_counter()
+        on_disk = dict(self._scan())
+        known = {row[0]: row[1:] for row in self.db.execute("SELECT path, size, mtime_ns, hash FROM files")}
+        stats = {"files": len(on_disk), "changed": 0, "removed": 0, "embedded": 0}
+        changed = [rel for rel, st in on_disk.items() if known.get(rel, (None, None))[:2] != st]
+        gone = [rel for rel in known if rel not in on_disk]
+        if changed or gone:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                if self.model is None:
+                    self._set_meta("model", self.embedder.identity)
+                for rel in gone:
+                    self._drop_path(rel)
+                    self.db.execute("DELETE FROM files WHERE path=?", (rel,))
+                    stats["removed"] += 1
+                for rel in changed:
+                    stats["embedded"] += self._sync_file(rel, on_disk[rel], known.get(rel))
+                    stats["changed"] += 1
+                self._prune_cache()
+                self._bump()
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+        stats["ms"] = round((time.perf_counter() - started) * 1000, 1)
+        return stats
+
+    def _scan(self):
+        root = str(self.root)
+        stack = [root]
+        while stack:
+            folder = stack.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.name.startswith(".") or entry.name in _SKIP_DIRS:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                elif entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
+                    st = entry.stat(follow_symlinks=False)
+                    if st.st_size <= _MAX_FILE:
+                        yield os.path.relpath(entry.path, root).replace(os.sep, "/"), (st.st_size, st.st_mtime_ns)
+
+    def _sync_file(self, rel: str, stat: tuple, known) -> int:
+        try:
+            data = (self.root / rel).read_bytes()
+        except OSError:
+            return 0
+        digest = content_hash(data.decode("utf-8", errors="replace"))
+        if known and known[2] == digest:
+            self.db.execute("UPDATE files SET size=?, mtime_ns=? WHERE path=?", (*stat, rel))
+            return 0
+        text = data.decode("utf-8", errors="replace")
+        chunks = chunk_file(rel, text) if b"\x00" not in data else []
+        self._drop_path(rel)
+        embedded = self._insert(chunks)
+        self.db.execute("INSERT OR REPLACE INTO files(path, size, mtime_ns, hash) VALUES (?, ?, ?, ?)", (rel, *stat, digest))
+        return embedded
+
+    def _insert(self, chunks: list[Chunk]) -> int:
+        if not chunks:
+            return 0
+        from .tokenize import grams, terms
+        model = self.embedder.identity
+        hashes = [content_hash(c.embed_text) for c in chunks]
+        vectors = self._cached(hashes, model)
+        missing = [i for i, h in enumerate(hashes) if h not in vectors]
+        todo = list(dict.fromkeys(hashes[i] for i in missing))
+        if todo:
+            texts = {hashes[i]: chunks[i].embed_text for i in missing}
+            fresh = self.embedder.embed([texts[h] for h in todo], "passage")
+            for h, vec in zip(todo, fresh):
+                blob = vec.astype(np.float32).tobytes()
+                vectors[h] = blob
+                self.db.execute("INSERT OR REPLACE INTO embedding_cache(hash, model, vector) VALUES (?, ?, ?)", (h, model, blob))
+        stamp = now().isoformat(timespec="seconds")
+        for chunk, h in zip(chunks, hashes):
+            cur = self.db.execute(
+                "INSERT INTO memories(key, path, start_line, end_line, text, category, priority, tags, layer, scope, date,"
+                " expires, superseded, source, hash, created_at, embedding) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (chunk.key, chunk.path, chunk.start_line, chunk.end_line, chunk.text, chunk.category, chunk.priority,
+                 None, chunk.layer, chunk.scope, chunk.date, chunk.expires, int(chunk.superseded), chunk.source, h,
+                 chunk.date or stamp, vectors[h]))
+            self.db.execute("INSERT INTO memories_fts(rowid, terms, grams) VALUES (?, ?, ?)",
+                            (cur.lastrowid, " ".join(terms(chunk.text)), " ".join(grams(chunk.text))))
+        return len(todo)
+
+    def _cached(self, hashes: list[str], model: str) -> dict[str, bytes]:
+        found = {}
+        unique = list(dict.fromkeys(hashes))
+        for start in range(0, len(unique), 500):
+            part = unique[start:start + 500]
+            marks = ",".join("?" * len(part))
+            for h, blob in self.db.execute(f"SELECT hash, vector FROM embedding_cache WHERE model=? AND hash IN ({marks})",
+                                           (model, *part)):
+                found[h] = blob
+        return found
+
+    def _drop_path(self, rel: str) -> None:
+        ids = [r[0] for r in self.db.execute("SELECT id FROM memories WHERE path=?", (rel,))]
+        self._drop_ids(ids)
+
+    def _drop_ids(self, ids: list[int]) -> None:
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            marks = ",".join("?" * len(part))
+            self.db.execute(f"DELETE FROM memories_fts WHERE rowid IN ({marks})", part)
+            self.db.execute(f"DELETE FROM memories WHERE id IN ({marks})", part)
+
+    def _prune_cache(self) -> None:
+        """Vectors of texts no chunk holds any more leave the cache with them."""
+        self.db.execute("DELETE FROM embedding_cache WHERE model != ? OR hash NOT IN (SELECT hash FROM memories)",
+                        (self.embedder.identity,))
+
+    def _bump(self) -> None:
+        gen = int(self._meta_raw("generation") or 0) + 1
+        self._set_meta("generation", str(gen))
+
+    # -- rebuild / purge / status -------------------------------------------------------------
+    def rebuild(self) -> dict:
+        """Drop every derived row (keeping cached vectors of the configured model) and re-sync."""
+        self.db.execute("BEGIN IMMEDIATE")
+        self._drop_ids([r[0] for r in self.db.execute("SELECT id FROM memories")])
+        self.db.execute("DELETE FROM files")
+        self.db.execute("DELETE FROM embedding_cache WHERE model != ?", (self.embedder.identity,))
+        self._set_meta("model", self.embedder.identity)
+        self._bump()
+        self.db.execute("COMMIT")
+        self._matrix = None
+        return self.sync()
+
+    def purge(self, texts, ids=()) -> int:
+        """Remove every chunk containing one of `texts` or whose source id is in `ids`, their
+        vectors and cache rows, and scrub the bytes from the file."""
+        texts = [t for t in texts if t]
+        clauses = ["instr(text, ?) > 0"] * len(texts) + ["source = ?"] * len(list(ids))
+        if not clauses:
+            return 0
+        params = [*texts, *ids]
+        self.db.execute("BEGIN IMMEDIATE")
+        rows = self.db.execute(f"SELECT id, path, hash FROM memories WHERE {' OR '.join(clauses)}", params).fetchall()
+        self._drop_ids([r[0] for r in rows])
+        for h in {r[2] for r in rows}:
+            self.db.execute("DELETE FROM embedding_cache WHERE hash=?", (h,))
+        for path in {r[1] for r in rows}:
+            self.db.execute("UPDATE files SET size=-1 WHERE path=?", (path,))  # re-read at the next sync
+        self._bump()
+        self.db.execute("COMMIT")
+        self.scrub()
+        return len(rows)
+
+    def scrub(self) -> None:
+        self.db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+        self.db.execute("VACUUM")
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def status(self) -> dict:
+        one = lambda sql: self.db.execute(sql).fetchone()[0]  # noqa: E731
+        size = sum(os.path.getsize(str(self.db_path) + s) for s in ("", "-wal") if os.path.exists(str(self.db_path) + s))
+        return {"path": str(self.db_path), "model": self.model, "configured_model": self.embedder.identity,
+                "files": one("SELECT count(*) FROM files"), "chunks": one("SELECT count(*) FROM memories"),
+                "cached_vectors": one("SELECT count(*) FROM embedding_cache"), "bytes": size,
+                "schema": SCHEMA_VERSION, "notes": list(self.notes)}
+
+    # -- retrieval ---------------------------------------------------------------------------
+    def generation(self) -> int:
+        return int(self._meta_raw("generation") or 0)
+
+    def matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, vectors) of every chunk, cached in memory until the index changes."""
+        gen = self.generation()
+        if self._matrix is None or self._matrix_gen != gen:
+            rows = self.db.execute("SELECT id, embedding FROM memories ORDER BY id").fetchall()
+            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            dim = self.embedder.dim
+            mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim) if rows \
+                else np.zeros((0, dim), dtype=np.float32)
+            self._matrix, self._matrix_gen = (ids, mat), gen
+        return self._matrix
+
+    def vector_search(self, qvec: np.ndarray, limit: int) -> list[tuple[int, float]]:
+        ids, mat = self.matrix()
+        if not len(ids):
+            return []
+        cos = mat @ qvec.astype(np.float32)
+        limit = min(limit, len(ids))
+        top = np.argpartition(-cos, limit - 1)[:limit]
+        top = top[np.argsort(-cos[top], kind="stable")]
+        return [(int(ids[i]), float(cos[i])) for i in top]
+
+    def keyword_search(self, fts_query: str, limit: int) -> list[tuple[int, float]]:
+        if not fts_query:
+            return []
+        sql = ("SELECT rowid, bm25(memories_fts, 1.0, 0.3) AS r FROM memories_fts WHERE memories_fts MATCH ? "
+               "ORDER BY r LIMIT ?")
+        return [(int(r[0]), -float(r[1])) for r in self.db.execute(sql, (fts_query, limit))]
+
+    def doc_freq(self, terms: list[str]) -> tuple[dict[str, int], int]:
+        if not terms:
+            return {}, 0
+        marks = ",".join("?" * len(terms))
+        df = dict(self.db.execute(f"SELECT term, doc FROM memories_vocab WHERE term IN ({marks})", terms).fetchall())
+        total = self.db.execute("SELECT count(*) FROM memories").fetchone()[0]
+        return df, total
+
+    def rows(self, ids: list[int]) -> dict[int, dict]:
+        out = {}
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            marks = ",".join("?" * len(part))
+            cur = self.db.execute(
+                f"SELECT m.id, m.key, m.path, m.start_line, m.end_line, m.text, m.layer, m.scope, m.date, m.expires,"
+                f" m.superseded, m.source, m.priority, f.terms FROM memories m JOIN memories_fts f ON f.rowid = m.id"
+                f" WHERE m.id IN ({marks})", part)
+            names = [d[0] for d in cur.description]
+            for row in cur:
+                out[row[0]] = dict(zip(names, row))
+        return out
+
+
+def open_index(ws, embedder=None) -> Index:
+    return Index.for_workspace(ws, embedder)
+
+
+def purge(ws, texts: list[str], ids=()) -> int:
+    """Remove from ws's index every chunk whose text contains one of `texts` or whose source id
+    is in `ids`, with their vectors and embedding-cache rows, leaving no byte of them in the
+    SQLite file. Returns the number of chunks removed. (`forget` calls this.)"""
+    db = ws.data_dir / FILENAME
+    if not db.exists():
+        return 0
+    cached = Index._open.get(str(db))
+    if cached and cached._same_file():
+        return cached.purge(list(texts), list(ids))
+    try:
+        index = Index.for_workspace(ws)
+    except embeddings.ProviderError:
+        index = Index(ws.root, db, embeddings.Fake())  # purging needs no model
+    return index.purge(list(texts), list(ids))
+
+
+def sync(ws, embedder=None) -> dict:
+    return Index.for_workspace(ws, embedder).sync()
+
+
+def rebuild(ws, embedder=None) -> dict:
+    index = Index.for_workspace(ws, embedder)
+    return index.rebuild()
+
+
+def status(ws, embedder=None) -> dict:
+    """What the index holds; `error` says when it was built by another model."""
+    index = Index.for_workspace(ws, embedder)
+    try:
+        index.check_model()
+    except IndexError_ as exc:
+        return {**index.status(), "error": str(exc)}
+    return index.status()

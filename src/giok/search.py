@@ -1,0 +1,365 @@
+"""Hybrid search over one or more workspaces, and the seed's agentic recall.
+
+Score. Each candidate gets two pieces of evidence in [0, 1]:
+- vector: the provider's cosine, calibrated (`Embedder.calibrate`) so that unrelated text
+  sits at 0 and a close paraphrase near 1;
+- keyword: the IDF-weighted share of the query's terms the chunk contains (all of a query's
+  rare words present → 1), lightly scaled by BM25 rank among the keyword hits.
+They fuse as a noisy-OR, `1 - (1 - W_VEC·v)(1 - W_KW·k)`: either strong piece of evidence
+alone passes the 0.35 noise floor (a keyword-only hit survives), and agreement lifts a result
+above either. Then the seed's cut-offs: results under MIN_SCORE are noise; where the gap
+between consecutive results reaches DYNAMIC_GAP everything below it is dropped. Candidates
+are scored independently of k, so results are monotonic in k.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import refs
+from .clock import today
+from .errors import InvalidInput, PermissionDenied
+from .index import Index
+from .tokenize import language, quote_fts, query_terms
+
+MIN_SCORE = 0.35
+DYNAMIC_GAP = 0.15
+W_VEC = 0.85
+W_KW = 0.80
+POOL = 100
+MAX_QUERY = 4000
+MODES = ("hybrid", "keyword", "vector")
+
+
+@dataclass
+class Result:
+    id: str
+    workspace: str
+    path: str
+    start_line: int
+    end_line: int
+    layer: str | None
+    date: str | None
+    score: float
+    text: str
+    source: str | None
+    priority: int = 0
+    evidence: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "workspace": self.workspace, "path": self.path, "start_line": self.start_line,
+                "end_line": self.end_line, "layer": self.layer, "date": self.date, "score": round(self.score, 4),
+                "text": self.text, "source": self.source}
+
+
+@dataclass
+class Options:
+    k: int = 5
+    min_score: float = MIN_SCORE
+    gap: float | None = DYNAMIC_GAP
+    mode: str = "hybrid"
+    user: str | None = None
+    thread: str | None = None
+    include_superseded: bool = False
+    recency_days: float | None = None   # half-life for diary results; None = no decay
+    workspaces: tuple = ()
+    as_: str | None = None
+    prefix: bool = False                # keyword terms as prefixes (recall's second attempt)
+    record: str | None = "search"       # reference-log kind, None = do not log
+
+    @classmethod
+    def make(cls, k=5, **opts) -> "Options":
+        if "as" in opts:
+            opts["as_"] = opts.pop("as")
+        unknown = set(opts) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise InvalidInput(f"unknown search option(s): {', '.join(sorted(unknown))}")
+        o = cls(k=k, **opts)
+        o.check()
+        return o
+
+    def check(self) -> None:
+        if not isinstance(self.k, int) or not 1 <= self.k <= 1000:
+            raise InvalidInput(f"k must be a whole number from 1 to 1000, not {self.k!r}")
+        if not 0.0 <= float(self.min_score) <= 1.0:
+            raise InvalidInput(f"min score must be between 0 and 1, not {self.min_score!r}")
+        if self.mode not in MODES:
+            raise InvalidInput(f"unknown search mode {self.mode!r}: choose one of {', '.join(MODES)}")
+
+
+@dataclass
+class Response:
+    query: str
+    results: list[Result]
+    cut_noise: int = 0
+    cut_gap: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"query": self.query, "results": [r.to_dict() for r in self.results], "cut": {"noise": self.cut_noise, "gap": self.cut_gap},
+                "notes": self.notes}
+
+
+def check_query(query) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput("empty query: say what to search for")
+    if len(query) > MAX_QUERY:
+        raise InvalidInput(f"query too long ({len(query):,} characters; at most {MAX_QUERY:,}): search with a few key words")
+    if "\x00" in query:
+        raise InvalidInput("query contains a NUL byte")
+    return " ".join(query.split())
+
+
+# -- permissions ------------------------------------------------------------------------------
+def can_read(home, reader: str, target: str) -> bool:
+    """Default: workspaces of one home read each other. A workspace's config entry may say
+    `private: true` (only itself) or `readers: [names]` (an explicit allow-list)."""
+    if reader == target:
+        return True
+    spec = home.workspaces().get(target, {})
+    readers = spec.get("readers")
+    if readers is not None:
+        return reader in readers or "*" in readers
+    return not spec.get("private", False)
+
+
+def _targets(ws, opts: Options) -> list:
+    from .workspace import Workspace
+    reader = opts.as_ or ws.name
+    targets = [ws] if not opts.workspaces else []
+    for spec in opts.workspaces:
+        target = spec if isinstance(spec, Workspace) else (ws if spec == ws.name else Workspace.open(spec, home=ws.home))
+        if not can_read(ws.home, reader, target.name):
+            raise PermissionDenied(f"workspace {reader!r} may not read workspace {target.name!r} "
+                                   f"(its config entry is private or lists other readers)")
+        if all(t.root != target.root for t in targets):
+            targets.append(target)
+    return targets
+
+
+# -- search -----------------------------------------------------------------------------------
+def search_full(ws, query: str, k: int = 5, **opts) -> Response:
+    """Search ws (or opts.workspaces); Response carries results and what the cut-offs removed."""
+    query = check_query(query)
+    o = Options.make(k=k, **opts)
+    response = Response(query, [])
+    ranked: list[Result] = []
+    for target in _targets(ws, o):
+        index = Index.for_workspace(target)
+        index.sync()
+        response.notes += index.notes
+        index.notes = []
+        ranked += _score(index, target.name, query, o)
+    ranked.sort(key=lambda r: (-round(r.score, 6), -r.priority, r.workspace, r.path, r.start_line))
+    kept = _cut(ranked, o, response)
+    response.results = kept[: o.k]
+    if not query_terms(query) and not re.search(r"\w", query):
+        response.notes.append("the query has no words to search for")
+    if o.record:
+        _record(ws, response.results, o.record)
+    return response
+
+
+def search(ws, query: str, k: int = 5, **opts) -> list[Result]:
+    return search_full(ws, query, k, **opts).results
+
+
+def _cut(ranked: list[Result], o: Options, response: Response) -> list[Result]:
+    kept = [r for r in ranked if r.score >= o.min_score]
+    response.cut_noise = len(ranked) - len(kept)
+    if o.gap:
+        for i in range(len(kept) - 1):
+            if kept[i].score - kept[i + 1].score >= o.gap - 1e-9:
+                response.cut_gap = len(kept) - i - 1
+                kept = kept[: i + 1]
+                break
+    return kept
+
+
+def _record(ws, results: list[Result], kind: str) -> None:
+    from .workspace import Workspace
+    by_ws: dict[str, list[str]] = {}
+    for r in results:
+        if r.path == "MEMORY.md" and r.source:
+            by_ws.setdefault(r.workspace, []).append(r.source)
+    for name, ids in by_ws.items():
+        target = ws if name == ws.name else Workspace.open(name, home=ws.home)
+        refs.record(target, ids, kind)
+
+
+def _score(index: Index, ws_name: str, query: str, o: Options) -> list[Result]:
+    terms = query_terms(query)
+    cos_all = kw_hits = None
+    ids, _ = index.matrix()
+    if not len(ids):
+        return []
+    if o.mode != "keyword":
+        qvec = index.embedder.embed([query], "query")[0]
+        cos_all = index.matrix()[1] @ qvec
+    if o.mode != "vector" and terms:
+        kw_hits = index.keyword_search(quote_fts(terms, prefix=o.prefix), POOL)
+    candidates = _candidates(ids, cos_all, kw_hits)
+    rows = index.rows(candidates)
+    kw = _keyword_evidence(index, terms, rows, kw_hits, o.prefix)
+    vec = {}
+    if cos_all is not None:
+        pos = np.searchsorted(ids, np.array(candidates, dtype=np.int64))
+        cal = index.embedder.calibrate(cos_all[pos])
+        vec = {c: float(v) for c, v in zip(candidates, cal)}
+    out = []
+    for cid in candidates:
+        row = rows.get(cid)
+        if row is None or not _visible(row, o):
+            continue
+        v, k = vec.get(cid, 0.0), kw.get(cid, 0.0)
+        score = _fuse(v, k, o.mode) * _recency(row, o)
+        out.append(Result(row["key"], ws_name, row["path"], row["start_line"], row["end_line"], row["layer"], row["date"],
+                          score, row["text"], row["source"], row["priority"] or 0, {"vector": v, "keyword": k}))
+    return out
+
+
+def _candidates(ids: np.ndarray, cos_all, kw_hits) -> list[int]:
+    found: dict[int, None] = {}
+    if cos_all is not None:
+        limit = min(POOL, len(ids))
+        top = np.argpartition(-cos_all, limit - 1)[:limit]
+        found.update((int(ids[i]), None) for i in top)
+    for cid, _ in kw_hits or []:
+        found[cid] = None
+    return sorted(found)
+
+
+def _keyword_evidence(index: Index, terms: list[str], rows: dict, kw_hits, prefix: bool) -> dict[int, float]:
+    """IDF-weighted share of query terms present, times a mild BM25-rank factor."""
+    if not kw_hits:
+        return {}
+    df, total = index.doc_freq(terms)
+    idf = {t: math.log(1 + (total + 1) / (df.get(t, 0) + 0.5)) for t in terms}
+    whole = sum(idf.values()) or 1.0
+    rank = {cid: i for i, (cid, _) in enumerate(kw_hits)}
+    out = {}
+    for cid in rank:
+        row = rows.get(cid)
+        if row is None:
+            continue
+        have = set((row["terms"] or "").split())
+        hit = sum(w for t, w in idf.items() if t in have or (prefix and any(h.startswith(t) for h in have)))
+        out[cid] = (hit / whole) * (1.0 - 0.15 * min(rank[cid], 20) / 20)
+    return out
+
+
+def _fuse(v: float, k: float, mode: str) -> float:
+    if mode == "vector":
+        return v
+    if mode == "keyword":
+        return k
+    return 1.0 - (1.0 - W_VEC * v) * (1.0 - W_KW * k)
+
+
+def _visible(row: dict, o: Options) -> bool:
+    if row["superseded"] and not o.include_superseded:
+        return False
+    scope = row["scope"] or "workspace"
+    if scope.startswith("user:") and o.user is not None and scope[5:] != o.user:
+        return False
+    if scope.startswith("thread:") and o.thread is not None and scope[7:] != o.thread:
+        return False
+    return True
+
+
+def _recency(row: dict, o: Options) -> float:
+    if not o.recency_days or row["layer"] != "diary" or not row["date"]:
+        return 1.0
+    try:
+        age = (today() - dt.date.fromisoformat(row["date"])).days
+    except ValueError:
+        return 1.0
+    return 0.7 + 0.3 * 0.5 ** (max(age, 0) / o.recency_days)
+
+
+__all__ = ["DYNAMIC_GAP", "MIN_SCORE", "Options", "Response", "Result", "can_read", "search", "search_full", "language"]
+
+
+# -- agentic recall ------------------------------------------------------------------------------
+_GREETING = re.compile(
+    r"^(hi|hello|hey|yo|thanks|thank you|thx|ok(ay)?|cool|nice|great|bye|good (morning|night|evening|afternoon)|"
+    r"how are you|what'?s up|lol|haha|안녕|안녕하세요|고마워|고맙습니다|감사합니다|감사해요|ㅎㅎ|ㅋㅋ|좋은 아침|잘 ?자|반가워|수고|네|응|그래)"
+    r"[\s!.?~ㅎㅋ요]*$", re.I)
+_MEMORY_CUE = re.compile(
+    r"\b(remember|recall|last time|previous(ly)?|before|earlier|again|did (i|we|you)|have (i|we)|we (decided|agreed|said)|"
+    r"my|our|i|we|me|us|yesterday|last (week|month|year))\b|기억|지난|전에|예전|어제|그때|우리|내가|제가|나의|저의|했었|했던|결정|약속|말했",
+    re.I)
+_TASK = re.compile(
+    r"^(please\s+)?(fix|write|implement|run|refactor|add|create|translate|summari[sz]e|rename|delete|format|test|build|deploy|"
+    r"convert|generate|draft|review)\b|(고쳐|작성해|만들어|구현해|실행해|번역해|요약해|정리해|바꿔|지워|테스트해)\s*(줘|주세요|줄래)?[.!?]*$", re.I)
+_GENERAL = re.compile(
+    r"^(what|who|when|where)\s+(is|are|was|were)\s+(a|an|the)\s|capital of|how many .* in a |what does .* mean|"
+    r"\bdefin(e|ition)\b|meaning of|formula|수도|뜻이|정의|공식|란 무엇|이란\??$", re.I)
+
+
+@dataclass
+class Recall:
+    query: str
+    decision: str                  # "search" or "skip"
+    reason: str
+    attempts: list[dict] = field(default_factory=list)
+    results: list[Result] = field(default_factory=list)
+
+    @property
+    def answer(self) -> str:
+        if self.decision == "skip":
+            return "not needed"
+        return "found" if self.results else "no memory"
+
+    def to_dict(self) -> dict:
+        return {"query": self.query, "decision": self.decision, "reason": self.reason, "answer": self.answer,
+                "attempts": self.attempts, "results": [r.to_dict() for r in self.results]}
+
+
+def needs_memory(query: str) -> tuple[bool, str]:
+    """The seed's first step: does this query need memory at all? (needed, why)."""
+    q = query.strip()
+    if _GREETING.match(q):
+        return False, "greeting or small talk"
+    cue = _MEMORY_CUE.search(q)
+    if _TASK.search(q) and not cue:
+        return False, "an instruction about the current task"
+    if _GENERAL.search(q) and not cue:
+        return False, "a general-knowledge question"
+    if not query_terms(q):
+        return False, "no words to look up"
+    return True, "mentions remembered things" if cue else "may concern something remembered"
+
+
+def reformulate(query: str) -> str:
+    """Keywords for the second attempt: stopwords and question words out, Korean particles
+    stripped, each word kept with its stem (the query's own synonyms)."""
+    return " ".join(query_terms(query))
+
+
+def recall(ws, query: str, k: int = 5, **opts) -> Recall:
+    """Decide, search, retry once with reformulated keywords, else "no memory" (≤ 2 searches)."""
+    query = check_query(query)
+    needed, why = needs_memory(query)
+    result = Recall(query, "search" if needed else "skip", why)
+    if not needed:
+        return result
+    opts.setdefault("record", "recall")
+    first = search_full(ws, query, k, **opts)
+    result.attempts.append({"query": query, "kind": "as asked", "kept": len(first.results)})
+    result.results = first.results
+    if first.results:
+        return result
+    second_query = reformulate(query)
+    if not second_query or second_query == query:
+        result.attempts.append({"query": second_query, "kind": "reformulated", "kept": 0, "skipped": "nothing new to try"})
+        return result
+    second = search_full(ws, second_query, k, prefix=True, **opts)
+    result.attempts.append({"query": second_query, "kind": "reformulated", "kept": len(second.results)})
+    result.results = second.results
+    return result
