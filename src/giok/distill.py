@@ -1,0 +1,493 @@
+"""Nightly distillation: the agent's sleep. One run
+
+1. reads every diary day not yet distilled (a missed night is caught up) and the reference
+   log since the last run;
+2. asks the judges about each new diary item (drop, M30, M90, M365, M0, lesson) and about the
+   entries whose references, links and role relevance make them candidates for promotion;
+3. expires what is past its date into memory/archive/YYYY-MM.md (searchable, never injected);
+4. review pass: merges duplicates (the copy goes to the archive, marked merged_into), flags
+   contradictions and stale workflow state without touching them;
+5. writes the reference totals into the entries, a report line into the diary, the ledger
+   memory/distilled.txt, and makes ONE commit `nightly-distill: YYYY-MM-DD`.
+
+The ledger is the truth about what was judged: `YYYY-MM-DD N` says the first N diary items of
+that day were judged, so items appended after a run are judged the next night, and a rerun
+with nothing new changes nothing. Writes go file by file with atomic renames (archive first,
+MEMORY.md before the ledger), so a crash halfway leaves every file valid and the next run
+finishes the job without duplicating entries."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from . import git, judges, refs
+from .clock import now, parse_date, today
+from .errors import ConflictError, DirtyFileError, GitError, InvalidInput
+from .fsutil import atomic_write, checksum, read_bytes
+from .memoryfile import LAYER_DAYS, MemoryEntry, MemoryFile, empty, new_id
+from .workspace import LESSONS, MEMO, MEMORY
+
+LEDGER = "memory/distilled.txt"
+ARCHIVE_DIR = "memory/archive"
+DIARY_FILE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
+DIARY_LINE_RE = re.compile(r"^\s*[-*]\s+(\d{1,2}:\d{2})\s+(.*\S)\s*$")
+OWN_LINE_RE = re.compile(r"^(nightly-distill|routine)\b", re.I)
+_STOP = set("the and for with that this from have has was were are been into onto about what when "
+            "then than them they their there will would should could not but our you your its".split())
+_KO_SUFFIX = re.compile(r"(으로|에서|까지|부터|에게|은|는|이|가|을|를|에|의|도|로|와|과|만)$")
+_NEGATION_RE = re.compile(r"\b(not|no|never|don't|doesn't|isn't|won't|cannot|can't|stopped|dislikes?)\b|안 |않|못 |없|말자|금지", re.I)
+
+
+# -- small text tools ------------------------------------------------------------------------
+def tokens(text: str) -> frozenset[str]:
+    words = re.findall(r"[a-z][a-z0-9_-]{2,}|[가-힣]{2,}|\d{2,}", text.lower())
+    return frozenset(_KO_SUFFIX.sub("", w) if w[0] >= "가" else w for w in words if w not in _STOP)
+
+
+def normal(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
+
+
+def similar(a: frozenset, b: frozenset) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def diary_items(text: str) -> list[tuple[str, str]]:
+    """The (HH:MM, text) items of a diary day, in file order."""
+    return [(m.group(1), m.group(2)) for line in text.splitlines() if (m := DIARY_LINE_RE.match(line))]
+
+
+# -- the ledger -------------------------------------------------------------------------------
+@dataclass
+class Ledger:
+    days: dict[str, int] = field(default_factory=dict)
+    refs_until: dt.datetime | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> "Ledger":
+        ledger = cls()
+        for line in text.splitlines():
+            m = re.match(r"^(\d{4}-\d{2}-\d{2})\s+(\d+)\b", line.strip())
+            if m:
+                ledger.days[m.group(1)] = int(m.group(2))
+            m = re.match(r"^refs-read-until:\s*(\S+)", line.strip())
+            if m:
+                try:
+                    ledger.refs_until = dt.datetime.fromisoformat(m.group(1))
+                except ValueError:
+                    pass
+        return ledger
+
+    def render(self) -> str:
+        lines = ["# giok distillation ledger: `DAY N` = the first N items of memory/DAY.md were judged.",
+                 "# Delete a day's line to have it judged again."]
+        if self.refs_until:
+            lines.append(f"refs-read-until: {self.refs_until.isoformat(timespec='seconds')}")
+        lines += [f"{day} {n}" for day, n in sorted(self.days.items())]
+        return "\n".join(lines) + "\n"
+
+
+# -- the report -------------------------------------------------------------------------------
+@dataclass
+class Report:
+    workspace: str
+    date: str
+    dry_run: bool = False
+    commit: str | None = None
+    days: list[dict] = field(default_factory=list)
+    judged: int = 0
+    decisions: Counter = field(default_factory=Counter)
+    added: list[dict] = field(default_factory=list)
+    lessons: list[dict] = field(default_factory=list)
+    dropped: list[dict] = field(default_factory=list)
+    skipped: list[dict] = field(default_factory=list)
+    promoted: list[dict] = field(default_factory=list)
+    expired: list[dict] = field(default_factory=list)
+    merged: list[dict] = field(default_factory=list)
+    flagged: list[dict] = field(default_factory=list)
+    refs_written: dict[str, int] = field(default_factory=dict)
+    judges: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    changed: bool = False
+
+    def summary(self) -> str:
+        kept = sum(self.decisions[k] for k in ("M0", "M365", "M90", "M30"))
+        return (f"nightly-distill: {len(self.days)} day(s), {self.judged} item(s) judged → {kept} kept, "
+                f"{self.decisions['lesson']} lesson(s), {self.decisions['drop']} dropped; "
+                f"promoted {len(self.promoted)}, expired {len(self.expired)}, merged {len(self.merged)}, "
+                f"flagged {len(self.flagged)}")
+
+    def to_dict(self) -> dict:
+        data = {k: v for k, v in self.__dict__.items()}
+        data["decisions"] = dict(self.decisions)
+        data["summary"] = self.summary()
+        return data
+
+
+# -- the run ----------------------------------------------------------------------------------
+class _Snapshot:
+    """The bytes of every file the plan read, to check nothing changed before writing."""
+
+    def __init__(self, ws):
+        self.ws = ws
+        self.seen: dict[str, bytes] = {}
+
+    def read(self, rel: str) -> bytes:
+        if rel not in self.seen:
+            self.seen[rel] = read_bytes(self.ws.root / rel)
+        return self.seen[rel]
+
+    def text(self, rel: str) -> str:
+        return self.read(rel).decode("utf-8", errors="surrogateescape")
+
+
+def distill(ws, day: dt.date | str | None = None, panel: judges.Panel | None = None,
+            dry_run: bool = False) -> Report:
+    """Distil the workspace as of `day` (default today). Returns the report; writes nothing
+    when dry_run or when there is nothing to do."""
+    day = parse_date(day) if isinstance(day, str) else (day or today())
+    if day > today():
+        raise InvalidInput(f"cannot distill {day}: it is in the future (today is {today()})")
+    panel = panel or judges.from_config(ws)
+    cache: dict[str, judges.Verdict] = {}
+    for _ in range(3):
+        snap = _Snapshot(ws)
+        run = _Run(ws, snap, day, panel, cache)
+        report, writes = run.plan()
+        report.dry_run = dry_run
+        if dry_run or not writes:
+            return report
+        try:
+            report.commit = write_together(ws, snap.seen, writes, f"nightly-distill: {day.isoformat()}\n\n{report.summary()}")
+            return report
+        except DirtyFileError:
+            continue  # someone wrote meanwhile: plan again (verdicts are cached)
+    raise ConflictError("the workspace kept changing during distillation; nothing was written, try again")
+
+
+def write_together(ws, before: dict[str, bytes], writes: dict[str, bytes], message: str) -> str | None:
+    """Under the workspace lock: refuse if any file changed since it was read, write each file
+    atomically in the given order, commit them all at once."""
+    with ws.lock():
+        if not (ws.root / ".git").exists():
+            raise GitError(f"{ws.root} is not a git repository; run `giok init {ws.root}` to adopt it")
+        for rel in writes:
+            if rel in before and checksum(read_bytes(ws.root / rel)) != checksum(before[rel]):
+                raise DirtyFileError(f"{rel} changed on disk while giok was writing; nothing was written")
+        for rel, data in writes.items():
+            atomic_write(ws.root / rel, data)
+        return git.commit(ws.root, list(writes), message)
+
+
+class _Run:
+    def __init__(self, ws, snap: _Snapshot, day: dt.date, panel: judges.Panel, cache: dict):
+        self.ws, self.snap, self.day, self.panel, self.cache = ws, snap, day, panel, cache
+        self.at = now() if day == today() else dt.datetime.combine(day, dt.time(23, 59, 59))
+        self.report = Report(ws.name, day.isoformat(), judges=panel.names or ["offline"])
+        self.ledger = Ledger.parse(snap.text(LEDGER))
+        self.mf = MemoryFile.parse(snap.read(MEMORY) or empty().encode())
+        self.archives: dict[str, MemoryFile] = {}
+        self.lesson_blocks: list[str] = []
+        self.touched_memory = False
+
+    def plan(self) -> tuple[Report, dict[str, bytes]]:
+        self._write_back_refs()
+        diary = self._diary_items()
+        candidates = self._candidates()
+        decided = self._judge(diary + candidates)
+        self._apply_diary(diary, decided)
+        self._apply_promotions(candidates, decided)
+        self._expire()
+        self._review()
+        return self.report, self._writes()
+
+    # -- references ---------------------------------------------------------------------------
+    def _write_back_refs(self) -> None:
+        events30 = refs.events(self.ws, self.at - dt.timedelta(days=30), self.at)
+        self.window30 = Counter(e["id"] for e in events30)
+        self.window14 = Counter(e["id"] for e in events30 if e["at"] >= self.at - dt.timedelta(days=14))
+        self.days30 = Counter(i for i, _ in {(e["id"], e["at"].date()) for e in events30})
+        since = self.ledger.refs_until
+        if since and since >= self.at:
+            return
+        fresh = refs.counts(self.ws, since, self.at)
+        for entry in self.mf.entries():
+            if fresh.get(entry.id):
+                entry.set("refs", entry.refs + fresh[entry.id])
+                self.report.refs_written[entry.id] = entry.refs
+                self.touched_memory = True
+
+    # -- diary items --------------------------------------------------------------------------
+    def _diary_items(self) -> list[judges.Item]:
+        items = []
+        for rel, day in self._diary_days():
+            found = diary_items(self.snap.text(rel))
+            start = self.ledger.days.get(day, 0)
+            if len(found) <= start:
+                continue
+            new = [(n, text) for n, (_, text) in enumerate(found[start:], start) if not OWN_LINE_RE.match(text)]
+            self.ledger.days[day] = len(found)
+            if new:
+                self.report.days.append({"day": day, "items": len(new)})
+            items += [judges.Item(key=f"diary:{day}#{n}", kind="diary", text=text, day=day) for n, text in new]
+        return items
+
+    def _diary_days(self) -> list[tuple[str, str]]:
+        folder = self.ws.root / "memory"
+        days = []
+        for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+            m = DIARY_FILE_RE.match(path.name)
+            if m and m.group(1) <= self.day.isoformat():
+                days.append((f"memory/{path.name}", m.group(1)))
+        return days
+
+    # -- promotion candidates -----------------------------------------------------------------
+    def _candidates(self) -> list[judges.Item]:
+        live = [e for e in self.mf.entries() if not e.superseded]
+        self.token_of = {e.id: tokens(e.text) for e in self.mf.entries()}
+        links = self._links(live)
+        role = tokens(self.snap.text("SOUL.md") + "\n" + self.snap.text("AGENTS.md"))
+        out = []
+        for e in live:
+            if e.layer not in ("M30", "M90", "M365"):
+                continue
+            item = judges.Item(
+                key=f"entry:{e.id}", kind="entry", text=e.text, day=e.date.isoformat() if e.date else "",
+                layer=e.layer, type=e.type, refs_14d=self.window14.get(e.id, 0), refs_30d=self.window30.get(e.id, 0),
+                ref_days_30=self.days30.get(e.id, 0), refs_total=e.refs, links=links.get(e.id, 0),
+                role=len(self.token_of[e.id] & role) / max(1, len(self.token_of[e.id])), expired=e.expired(self.day))
+            if _worth_asking(item):
+                out.append(item)
+        return out
+
+    def _links(self, live: list[MemoryEntry]) -> Counter:
+        """How many other live entries share two or more words with each entry, plus explicit
+        supersedes links."""
+        postings: dict[str, list[str]] = {}
+        for e in live:
+            for t in self.token_of[e.id]:
+                postings.setdefault(t, []).append(e.id)
+        limit = max(5, len(live) // 5)
+        links = Counter()
+        for e in live:
+            shared = Counter(o for t in self.token_of[e.id] if len(postings[t]) <= limit for o in postings[t] if o != e.id)
+            links[e.id] = sum(1 for n in shared.values() if n >= 2)
+            for key in ("supersedes", "superseded_by"):
+                if e.fields.get(key):
+                    links[e.id] += 1
+        return links
+
+    # -- judging ------------------------------------------------------------------------------
+    def _judge(self, items: list[judges.Item]) -> dict[str, judges.Verdict]:
+        ask = [i for i in items if f"{i.key}|{i.text}|{i.layer}" not in self.cache]
+        context = {"workspace": self.ws.name, "today": self.day.isoformat(),
+                   "role": (self.snap.text("SOUL.md") + "\n" + self.snap.text("AGENTS.md")).strip()}
+        decisions = self.panel.decide(ask, context)
+        self.report.notes += decisions.notes
+        for item in ask:
+            self.cache[f"{item.key}|{item.text}|{item.layer}"] = decisions.verdicts[item.key]
+        return {i.key: self.cache[f"{i.key}|{i.text}|{i.layer}"] for i in items}
+
+    def _apply_diary(self, items: list[judges.Item], decided: dict) -> None:
+        index = _DupIndex(self.mf)
+        lessons_text = self.snap.text(LESSONS)
+        for item in items:
+            verdict = decided[item.key]
+            self.report.judged += 1
+            self.report.decisions[verdict.decision] += 1
+            if verdict.decision == "drop":
+                self.report.dropped.append({"day": item.day, "text": item.text, "reason": verdict.reason})
+            elif verdict.decision == "lesson":
+                self._add_lesson(item, verdict, lessons_text)
+            else:
+                same = index.find(item.text)
+                if same:
+                    self.report.skipped.append({"day": item.day, "text": item.text, "duplicate_of": same})
+                    continue
+                entry = self._add_entry(item, verdict)
+                index.add(entry)
+
+    def _add_entry(self, item: judges.Item, verdict: judges.Verdict) -> MemoryEntry:
+        date = dt.date.fromisoformat(item.day)
+        days = LAYER_DAYS[verdict.decision]
+        entry = MemoryEntry(text=item.text, layer=verdict.decision, date=date,
+                            expires=date + dt.timedelta(days=days) if days else None)
+        entry.fields = {"id": new_id(self.mf.ids()), "type": judges.guess_type(item.text), "scope": "workspace",
+                        "source": f"diary:{item.day}"}
+        self.mf.add(entry)
+        self.touched_memory = True
+        self.report.added.append({**entry.to_dict(), "reason": verdict.reason, "judge": verdict.judge})
+        return entry
+
+    def _add_lesson(self, item: judges.Item, verdict: judges.Verdict, existing: str) -> None:
+        line = f"- {item.text}"
+        if line in existing.splitlines() or any(line in b for b in self.lesson_blocks):
+            self.report.skipped.append({"day": item.day, "text": item.text, "duplicate_of": LESSONS})
+            return
+        title = item.text if len(item.text) <= 60 else item.text[:59] + "…"
+        self.lesson_blocks.append(f"## [{item.day}] {title}\n{line}\n- source: diary:{item.day}\n")
+        self.report.lessons.append({"day": item.day, "text": item.text, "reason": verdict.reason, "judge": verdict.judge})
+
+    def _apply_promotions(self, items: list[judges.Item], decided: dict) -> None:
+        for item in items:
+            verdict = decided[item.key]
+            if verdict.decision == "keep" or verdict.decision not in item.choices():
+                continue
+            if verdict.decision == "M0" and verdict.judge == "offline":
+                continue  # never to M0 without a judge's explicit decision
+            entry_id = item.key.split(":", 1)[1]
+            entry = self.mf.move(entry_id, verdict.decision)
+            days = LAYER_DAYS[verdict.decision]
+            entry.expires = self.day + dt.timedelta(days=days) if days else None
+            self.touched_memory = True
+            self.report.promoted.append({"id": entry_id, "from": item.layer, "to": verdict.decision,
+                                         "text": item.text, "reason": verdict.reason, "judge": verdict.judge})
+
+    # -- expiry and review --------------------------------------------------------------------
+    def _expire(self) -> None:
+        for entry in list(self.mf.entries()):
+            if entry.expired(self.day):
+                where = self._archive(entry, status="expired")
+                self.report.expired.append({"id": entry.id, "layer": entry.layer, "text": entry.text,
+                                            "expires": entry.expires.isoformat(), "archive": where})
+
+    def _archive(self, entry: MemoryEntry, status: str, **extra) -> str:
+        month = (entry.expires or self.day).strftime("%Y-%m") if status == "expired" else self.day.strftime("%Y-%m")
+        rel = f"{ARCHIVE_DIR}/{month}.md"
+        if rel not in self.archives:
+            header = f"# Archive {month} : memories that left MEMORY.md (searchable, never injected)\n"
+            self.archives[rel] = MemoryFile.parse(self.snap.read(rel) or header.encode())
+        self.mf.remove(entry.id)
+        self.touched_memory = True
+        archive = self.archives[rel]
+        if archive.find(entry.id) is None:  # a rerun after a crash does not archive twice
+            entry.fields.setdefault("id", entry.id)
+            entry.set("status", status)
+            entry.set("archived", self.day.isoformat())
+            for key, value in extra.items():
+                entry.set(key, value)
+            archive.add(entry)
+        return rel
+
+    def _review(self) -> None:
+        live = [e for e in self.mf.entries() if not e.superseded]
+        self.token_of.update({e.id: tokens(e.text) for e in live if e.id not in self.token_of})
+        self._merge_duplicates(live)
+        live = [e for e in self.mf.entries() if not e.superseded]
+        self._flag_contradictions(live)
+        self._flag_stale(live)
+
+    def _merge_duplicates(self, live: list[MemoryEntry]) -> None:
+        order = sorted(live, key=lambda e: (-judges.RANK.get(e.layer or "M30", 1), e.date or dt.date.min, e.line_no))
+        index = _DupIndex(None)
+        for entry in order:
+            keep_id = index.find(entry.text, entry.scope)
+            if not keep_id:
+                index.add(entry)
+                continue
+            keeper = self.mf.find(keep_id)
+            keeper.set("refs", keeper.refs + entry.refs or None)
+            self._archive(entry, status="merged", merged_into=keep_id)
+            self.report.merged.append({"id": entry.id, "into": keep_id, "text": entry.text})
+
+    def _flag_contradictions(self, live: list[MemoryEntry]) -> None:
+        for a, b in _pairs(live, self.token_of, 0.5):
+            if a.scope != b.scope:
+                continue
+            neg = bool(_NEGATION_RE.search(a.text)) != bool(_NEGATION_RE.search(b.text))
+            nums_a, nums_b = set(re.findall(r"\d+", a.text)), set(re.findall(r"\d+", b.text))
+            if neg or (nums_a and nums_b and nums_a != nums_b):
+                self.report.flagged.append({"kind": "contradiction", "ids": [a.id, b.id],
+                                            "message": f"{a.id} and {b.id} may disagree: {a.text!r} / {b.text!r}"})
+
+    def _flag_stale(self, live: list[MemoryEntry]) -> None:
+        cutoff = self.day - dt.timedelta(days=14)
+        for e in live:
+            if e.type == "workflow" and e.date and e.date < cutoff:
+                self.report.flagged.append({"kind": "stale-workflow", "ids": [e.id],
+                                            "message": f"{e.id} is workflow state from {e.date}: still true?"})
+        m = re.search(r"updated (\d{4}-\d{2}-\d{2})", self.snap.text(MEMO))
+        if m and m.group(1) < cutoff.isoformat():
+            self.report.flagged.append({"kind": "stale-memo", "ids": [],
+                                        "message": f"{MEMO} was last updated {m.group(1)}: review it"})
+
+    # -- output -------------------------------------------------------------------------------
+    def _writes(self) -> dict[str, bytes]:
+        r = self.report
+        if not (r.days or self.touched_memory or self.lesson_blocks):
+            return {}
+        r.changed = True
+        writes: dict[str, bytes] = {rel: mf.render() for rel, mf in sorted(self.archives.items())}
+        if self.lesson_blocks:
+            base = self.snap.text(LESSONS) or f"# lessons.md : {self.ws.name}\n"
+            base = base if base.endswith("\n") else base + "\n"
+            writes[LESSONS] = (base + "".join("\n" + b for b in self.lesson_blocks)).encode("utf-8", "surrogateescape")
+        writes[MEMORY] = self.mf.render()
+        rel = self.ws.diary_path(self.day)
+        old = self.snap.text(rel) or f"# {self.day.isoformat()}\n\n"
+        old = old if old.endswith("\n") else old + "\n"
+        writes[rel] = (old + f"- {self.at:%H:%M} {r.summary()}\n").encode("utf-8", "surrogateescape")
+        self.ledger.days[self.day.isoformat()] = len(diary_items(writes[rel].decode("utf-8", "surrogateescape")))
+        if not self.ledger.refs_until or self.ledger.refs_until < self.at:
+            self.ledger.refs_until = self.at
+        writes[LEDGER] = self.ledger.render().encode()
+        return writes
+
+
+def _worth_asking(item: judges.Item) -> bool:
+    """Entries the judges look at: those the references put near a promotion."""
+    if item.layer == "M30":
+        return item.refs_14d >= 2
+    if item.layer == "M90":
+        return item.ref_days_30 >= 3
+    return item.refs_30d >= 8  # M365 → M0 only by an LLM judge's explicit decision
+
+
+class _DupIndex:
+    """Finds a live entry with the same text (normalised) or nearly the same words."""
+
+    def __init__(self, mf: MemoryFile | None):
+        self.exact: dict[tuple, str] = {}
+        self.postings: dict[str, list[tuple[str, frozenset, str]]] = {}
+        for e in (mf.entries() if mf else []):
+            if not e.superseded:
+                self.add(e)
+
+    def add(self, entry: MemoryEntry) -> None:
+        self.exact[(normal(entry.text), entry.scope)] = entry.id
+        toks = tokens(entry.text)
+        for t in toks:
+            self.postings.setdefault(t, []).append((entry.id, toks, entry.scope))
+
+    def find(self, text: str, scope: str = "workspace") -> str | None:
+        hit = self.exact.get((normal(text), scope))
+        if hit:
+            return hit
+        toks = tokens(text)
+        if len(toks) < 4:
+            return None
+        for t in sorted(toks, key=lambda t: len(self.postings.get(t, ())))[:3]:
+            for entry_id, other, other_scope in self.postings.get(t, ()):
+                if other_scope == scope and similar(toks, other) >= 0.85:
+                    return entry_id
+        return None
+
+
+def _pairs(entries: list[MemoryEntry], token_of: dict, threshold: float):
+    """Pairs of entries whose words overlap at least `threshold` (Jaccard)."""
+    postings: dict[str, list[int]] = {}
+    for n, e in enumerate(entries):
+        for t in token_of[e.id]:
+            postings.setdefault(t, []).append(n)
+    seen = set()
+    for n, e in enumerate(entries):
+        for t in token_of[e.id]:
+            for m in postings[t]:
+                if m <= n or (n, m) in seen:
+                    continue
+                seen.add((n, m))
+                if similar(token_of[e.id], token_of[entries[m].id]) >= threshold and len(token_of[e.id]) >= 3:
+                    yield e, entries[m]
