@@ -1,0 +1,381 @@
+"""The MCP server (Model Context Protocol, stdio): a thin edge over the library.
+
+Each tool is one entry in TOOLS: a name, a description that tells a model when to use it,
+a JSON input schema, read-only/destructive hints and a handler that calls the same library
+function as the CLI command (never the CLI). `call()` runs a tool synchronously and is the
+whole of the logic; `serve()` wraps it in the official `mcp` SDK (`pip install giok[mcp]`),
+which is imported only here, when the server starts. A GiokError becomes a tool error whose
+text is the CLI's line: `Error: <message>`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Callable
+
+from . import refs
+from .crossview import Bus
+from .errors import GiokError, InvalidInput, NotFound
+from .fsutil import confine
+from .workspace import MEMORY, Workspace
+
+SERVER_NAME = "giok"
+INSTRUCTIONS = (
+    "giok is this agent's long-term memory: markdown files under git. Call memory_boot once at the "
+    "start of a session. Before answering about past work, decisions, preferences or people, call "
+    "memory_recall (it decides whether memory is needed and searches at most twice). Keep what must "
+    "outlive the session with memory_remember / memory_decide / memory_lesson; track work with "
+    "memory_task and memory_state. Messages from sibling agents arrive in crossview_inbox."
+)
+MEMORY_DIRS = ("memory", "compound", "state", "archive", "drafts")
+MEMORY_FILES = ("MEMORY.md", "SOUL.md", "USER.md", "AGENTS.md", "TOOLS.md", "HEARTBEAT.md")
+MAX_GET_LINES = 2000
+_ID_IN_TEXT = re.compile(r"\bm-[0-9a-f]{6,12}\b")
+
+
+@dataclass
+class Tool:
+    name: str
+    description: str
+    properties: dict
+    handler: Callable[[Workspace, dict], object]
+    required: tuple[str, ...] = ()
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    open_world: bool = False
+    title: str = ""
+    text: Callable[[dict], str] | None = field(default=None, repr=False)
+
+    @property
+    def schema(self) -> dict:
+        return {"type": "object", "properties": self.properties, "required": list(self.required),
+                "additionalProperties": False}
+
+    def annotations(self) -> dict:
+        return {"title": self.title or self.name.replace("_", " "), "readOnlyHint": self.read_only,
+                "destructiveHint": self.destructive, "idempotentHint": self.idempotent,
+                "openWorldHint": self.open_world}
+
+
+TOOLS: dict[str, Tool] = {}
+
+
+def tool(name: str, description: str, properties: dict, required=(), text=None, **hints):
+    def register(handler):
+        TOOLS[name] = Tool(name, description, properties, handler, tuple(required), text=text, **hints)
+        return handler
+    return register
+
+
+def _str(description: str, **extra) -> dict:
+    return {"type": "string", "description": description, **extra}
+
+
+def _int(description: str, minimum: int, maximum: int, **extra) -> dict:
+    return {"type": "integer", "description": description, "minimum": minimum, "maximum": maximum, **extra}
+
+
+def _to_dict(value):
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if isinstance(value, (list, tuple)):
+        return [_to_dict(v) for v in value]
+    return value
+
+
+# -- reading ------------------------------------------------------------------------------
+@tool("memory_boot",
+      "Load this agent's boot context: TIER 1 rules, SOUL, USER, MEMORY.md by layer, today's and "
+      "yesterday's diary, the state memo and open tasks, within a token budget (what did not fit is "
+      "listed). Call once at the start of a session, before anything else.",
+      {"budget": _int("Token budget for the context (default: the workspace's setting).", 200, 200000)},
+      read_only=True, idempotent=True, text=lambda d: d.get("text") or json.dumps(d, ensure_ascii=False))
+def _boot(ws: Workspace, args: dict):
+    from . import boot  # built alongside; imported when used
+    kwargs = {"budget": args["budget"]} if "budget" in args else {}
+    result = boot.build(ws, **kwargs)
+    data = _to_dict(result)
+    if isinstance(data, dict):
+        data.setdefault("text", getattr(result, "text", ""))
+    return data
+
+
+@tool("memory_recall",
+      "Answer 'do I remember anything about X?' with giok's agentic protocol: it first decides whether "
+      "the question needs memory at all (greetings and general knowledge do not), searches, retries once "
+      "with other keywords, and otherwise says there is no such memory. Use this before answering about "
+      "past work, decisions, preferences or people.",
+      {"query": _str("The question or topic, in the user's words (Korean or English).", minLength=1)},
+      required=("query",), read_only=True)
+def _recall(ws: Workspace, args: dict):
+    return _to_dict(ws.recall(args["query"]))
+
+
+@tool("memory_search",
+      "Raw hybrid search (full text + vectors) over this workspace's memory files. Returns scored chunks "
+      "with path, lines, layer, date and entry id; open one with memory_get. Prefer memory_recall for "
+      "questions; use this to look up a term or browse.",
+      {"query": _str("What to look for (Korean or English).", minLength=1),
+       "k": _int("How many results at most.", 1, 50, default=5)},
+      required=("query",), read_only=True)
+def _search(ws: Workspace, args: dict):
+    return {"results": _to_dict(list(ws.search(args["query"], k=args.get("k", 5))))}
+
+
+@tool("memory_get",
+      "Read a memory file, or a range of its lines, e.g. a search hit's path and line. Only the "
+      "workspace's memory files can be read (MEMORY.md, SOUL.md, USER.md, AGENTS.md, TOOLS.md, "
+      "HEARTBEAT.md, memory/, compound/, state/, archive/, drafts/).",
+      {"path": _str("Path relative to the workspace, e.g. MEMORY.md or memory/2026-03-01.md."),
+       "from": _int("First line, 1-based (default 1).", 1, 10_000_000),
+       "lines": _int(f"How many lines (default: to the end, at most {MAX_GET_LINES}).", 1, MAX_GET_LINES)},
+      required=("path",), read_only=True, idempotent=True, text=lambda d: d["text"])
+def _get(ws: Workspace, args: dict):
+    rel = memory_path(ws, args["path"])
+    all_lines = (ws.root / rel).read_text("utf-8", errors="replace").splitlines()
+    start = args.get("from", 1)
+    if all_lines and start > len(all_lines) or not all_lines and start > 1:
+        raise InvalidInput(f"line {start} is past the end of {rel} ({len(all_lines)} lines)")
+    chosen = all_lines[start - 1: start - 1 + args.get("lines", MAX_GET_LINES)]
+    text = "\n".join(chosen)
+    if rel == MEMORY:
+        refs.record(ws, _ID_IN_TEXT.findall(text), "get")
+    return {"path": rel, "from": start, "to": start + len(chosen) - 1, "total_lines": len(all_lines), "text": text}
+
+
+def memory_path(ws: Workspace, path: str) -> str:
+    """The workspace-relative path of a memory file the agent may read; refuses anything else."""
+    target = confine(ws.root, (path or "").strip())
+    rel = target.relative_to(ws.root.resolve()).as_posix()
+    allowed = rel in MEMORY_FILES or (rel.split("/", 1)[0] in MEMORY_DIRS and rel.endswith(".md"))
+    if not allowed:
+        raise InvalidInput(f"{path!r} is not a memory file: use MEMORY.md, SOUL.md, USER.md, AGENTS.md, "
+                           f"TOOLS.md, HEARTBEAT.md or a .md file under {', '.join(d + '/' for d in MEMORY_DIRS)}")
+    if not target.is_file():
+        raise NotFound(f"no file {rel} in workspace {ws.name}")
+    return rel
+
+
+# -- writing ------------------------------------------------------------------------------
+@tool("memory_remember",
+      "Keep one fact, preference, decision or episode in MEMORY.md (committed to git at once). Use for "
+      "what must outlive this session; giok refuses small talk and questions, redacts secrets and "
+      "merges duplicates. Layers: M0 permanent (identity, core rules), M365 a year, M90 90 days, M30 30 "
+      "days (default).",
+      {"text": _str("The memory, one self-contained sentence.", minLength=1),
+       "layer": _str("M0, M365, M90 or M30.", enum=["M0", "M365", "M90", "M30"], default="M30"),
+       "type": _str("What kind of memory.", enum=["preference", "fact", "workflow", "episode", "lesson", "decision"]),
+       "scope": _str("workspace (default), user:NAME, thread:ID or task:ID."),
+       "source": _str("Where it came from (a session, message id or file)."),
+       "confidence": {"type": "number", "minimum": 0, "maximum": 1, "description": "How sure, 0..1."},
+       "expires": _str("Expiry date YYYY-MM-DD (default: today + the layer's days; never for M0).")},
+      required=("text",))
+def _remember(ws: Workspace, args: dict):
+    return ws.remember(args["text"], layer=args.get("layer", "M30"), expires=args.get("expires"),
+                       type=args.get("type"), scope=args.get("scope"), source=args.get("source"),
+                       confidence=args.get("confidence")).to_dict()
+
+
+@tool("memory_decide",
+      "Record a decision in the decision log (state/decisions.md) with its reason; earlier decisions "
+      "are never edited, a new one may supersede one. Use when the user or you settle on an approach.",
+      {"text": _str("The decision.", minLength=1), "why": _str("The reason.", minLength=1),
+       "supersedes": _str("The decision it replaces, D-NNN.", pattern=r"^D-\d{3,}$")},
+      required=("text", "why"))
+def _decide(ws: Workspace, args: dict):
+    return {"id": ws.decide(args["text"], args["why"], supersedes=args.get("supersedes"))}
+
+
+@tool("memory_lesson",
+      "Add a dated lesson (what went wrong or right, and what to do next time) to compound/lessons.md.",
+      {"title": _str("Short title.", minLength=1), "body": _str("What was learned; one point per line.", minLength=1)},
+      required=("title", "body"))
+def _lesson(ws: Workspace, args: dict):
+    return {"heading": ws.lesson(args["title"], args["body"])}
+
+
+_TASK_MOVES = {"start": "doing", "done": "done", "block": "blocked"}
+
+
+@tool("memory_task",
+      "Track work in state/tasks.md. action=list shows tasks; add creates a todo (returns T-NNN); "
+      "start, done and block move a task (block with a note saying why).",
+      {"action": _str("What to do.", enum=["list", "add", "start", "done", "block"]),
+       "text": _str("The task (for add)."), "id": _str("Task id T-NNN (for start/done/block)."),
+       "note": _str("A note kept with the task."),
+       "status": _str("Only tasks with this status (for list).", enum=["todo", "doing", "done", "blocked"])},
+      required=("action",))
+def _task(ws: Workspace, args: dict):
+    action = args["action"]
+    if action == "list":
+        return {"tasks": [t for t in ws.tasks() if not args.get("status") or t["status"] == args["status"]]}
+    if action == "add":
+        return {"id": ws.task_add(_need(args, "text", action))}
+    return ws.task_move(_need(args, "id", action), _TASK_MOVES[action], args.get("note"))
+
+
+@tool("memory_state",
+      "The state memo (state/memo.md): where the work stands. action=show returns the sections; "
+      "action=set replaces one section (phase, last-done, next-step, failure-modes). Update it before a "
+      "long pause or when the context is about to be compacted.",
+      {"action": _str("show or set.", enum=["show", "set"]),
+       "section": _str("phase, last-done, next-step or failure-modes (for set)."),
+       "text": _str("The section's new text (for set).")},
+      required=("action",), destructive=True, idempotent=True)
+def _state(ws: Workspace, args: dict):
+    if args["action"] == "show":
+        return ws.state()
+    return ws.state_set(_need(args, "section", "set"), _need(args, "text", "set"))
+
+
+@tool("memory_heartbeat",
+      "Open background items in HEARTBEAT.md, worked through when the agent wakes up. action=list shows "
+      "them numbered; add appends one; done removes one (by number or text) once handled.",
+      {"action": _str("list, add or done.", enum=["list", "add", "done"]),
+       "text": _str("The item (for add)."), "item": {"type": ["string", "integer"], "description": "Its number from list, or its text (for done)."}},
+      required=("action",), destructive=True)
+def _heartbeat(ws: Workspace, args: dict):
+    if args["action"] == "list":
+        return {"items": ws.heartbeat()}
+    if args["action"] == "add":
+        return {"added": ws.heartbeat_add(_need(args, "text", "add"))}
+    return {"removed": ws.heartbeat_done(str(_need(args, "item", "done")))}
+
+
+@tool("memory_forget",
+      "Delete one MEMORY.md entry for good, with a reason (kept in the git history). Only when the user "
+      "asks to forget something or an entry is wrong; never to tidy up.",
+      {"id": _str("The entry id, m-xxxxxx.", pattern=r"^m-[0-9a-f]{6,12}$"),
+       "reason": _str("Why it must go.", minLength=1)},
+      required=("id", "reason"), destructive=True)
+def _forget(ws: Workspace, args: dict):
+    return ws.forget(args["id"], args["reason"]).to_dict()
+
+
+# -- cross-view ---------------------------------------------------------------------------
+@tool("crossview_send",
+      "Tell your sibling agents (the other workspaces of this home) what you posted or decided: a post "
+      "goes to all of them, or to `to`. To answer a message from crossview_inbox, give reply_to: the "
+      "answer goes to its sender only. Never relay a message you received, and never answer a reply: "
+      "giok refuses both (loop rule).",
+      {"text": _str("The message.", minLength=1),
+       "to": {"type": "array", "items": {"type": "string"}, "minItems": 1,
+              "description": "Recipient workspace names (default: every other workspace)."},
+       "reply_to": _str("The message id you answer, cv-NNNNNN.")},
+      required=("text",), open_world=True)
+def _cv_send(ws: Workspace, args: dict):
+    return Bus(ws.home).send(args["text"], ws.name, to=args.get("to"), reply_to=args.get("reply_to"))
+
+
+@tool("crossview_inbox",
+      "Messages your sibling agents sent you (tagged [단톡방 크로스뷰]), oldest first. Check it when you "
+      "wake up; acknowledge handled ones with crossview_ack.",
+      {"unread": {"type": "boolean", "default": True, "description": "Only messages not acked yet."},
+       "limit": _int("At most this many (the newest).", 1, 500, default=50)},
+      read_only=True)
+def _cv_inbox(ws: Workspace, args: dict):
+    return {"workspace": ws.name,
+            "messages": Bus(ws.home).inbox(ws.name, unread=args.get("unread", True), limit=args.get("limit", 50))}
+
+
+@tool("crossview_ack",
+      "Mark inbox messages as handled: the given ids, or all unread ones when ids is omitted.",
+      {"ids": {"type": "array", "items": {"type": "string"}, "description": "Message ids cv-NNNNNN."}},
+      idempotent=True)
+def _cv_ack(ws: Workspace, args: dict):
+    return {"acked": Bus(ws.home).ack(ws.name, args.get("ids") or None)}
+
+
+def _need(args: dict, key: str, action: str):
+    value = args.get(key)
+    if value is None or value == "":
+        raise InvalidInput(f"{key} is required for action {action}")
+    return value
+
+
+# -- running ------------------------------------------------------------------------------
+_LIBRARY_CHECKS = ("enum", "pattern", "minLength")
+_OWN_CHOICES = ("action", "status")
+
+
+def _loose(schema: dict) -> dict:
+    """The schema minus the value checks the library makes itself (layer, ids, empty text),
+    so that those errors carry the same message as the CLI's."""
+    props = {k: (v if k in _OWN_CHOICES else {a: b for a, b in v.items() if a not in _LIBRARY_CHECKS})
+             for k, v in schema["properties"].items()}
+    return {**schema, "properties": props}
+
+
+def check_arguments(spec: Tool, arguments: dict | None) -> dict:
+    import jsonschema  # a dependency of the mcp SDK
+    arguments = arguments or {}
+    try:
+        jsonschema.validate(arguments, _loose(spec.schema))
+    except jsonschema.ValidationError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path)
+        raise InvalidInput(f"invalid arguments for {spec.name}: {(where + ': ') if where else ''}{exc.message}") from None
+    return arguments
+
+
+def call(ws: Workspace, name: str, arguments: dict | None = None) -> tuple[object, str]:
+    """Run tool `name`; returns (structured result, text for the model). Raises GiokError."""
+    spec = TOOLS.get(name)
+    if spec is None:
+        raise NotFound(f"unknown tool {name!r} (tools: {', '.join(TOOLS)})")
+    result = spec.handler(ws, check_arguments(spec, arguments))
+    text = spec.text(result) if spec.text else json.dumps(result, ensure_ascii=False, indent=1, default=str)
+    return result, text
+
+
+def _sdk():
+    try:
+        import anyio
+        import mcp_types
+        from mcp.server.lowlevel import Server
+        from mcp.server.stdio import stdio_server
+    except ImportError:
+        raise GiokError("the MCP server needs the mcp package: pip install 'giok[mcp]'") from None
+    return anyio, mcp_types, Server, stdio_server
+
+
+def build_server(ws: Workspace):
+    """An `mcp` lowlevel Server whose tools run `call()` in a worker thread."""
+    anyio, types, Server, _ = _sdk()
+    from . import __version__
+
+    tools = [types.Tool(name=t.name, description=t.description, input_schema=t.schema,
+                        annotations=types.ToolAnnotations.model_validate(t.annotations())) for t in TOOLS.values()]
+
+    async def list_tools(ctx, params):
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx, params):
+        try:
+            result, text = await anyio.to_thread.run_sync(call, ws, params.name, params.arguments)
+        except GiokError as exc:
+            return types.CallToolResult(content=[types.TextContent(text=f"Error: {exc}")], is_error=True)
+        except Exception as exc:  # a bug, not bad input: say so, keep serving
+            print(f"giok mcp: {params.name} failed: {exc!r}", file=sys.stderr)
+            return types.CallToolResult(content=[types.TextContent(text=f"Error: internal error in {params.name}: {exc}")],
+                                        is_error=True)
+        structured = json.loads(json.dumps(result, default=str)) if isinstance(result, dict) else {"result": result}
+        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured)
+
+    return Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
+                  on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def serve(ws: Workspace) -> None:
+    """Serve MCP over stdin/stdout until the client closes the connection."""
+    anyio, _, _, stdio_server = _sdk()
+    server = build_server(ws)
+
+    async def main():
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(main)

@@ -1,0 +1,196 @@
+"""The MCP server end to end: `python -m giok mcp` in a subprocess, driven by the official
+`mcp` client over stdio. One server process serves the whole module."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from anyio.from_thread import start_blocking_portal  # noqa: E402
+from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+
+from giok import Home, Workspace  # noqa: E402
+from giok.crossview import Bus  # noqa: E402
+
+EXPECTED = {"memory_boot", "memory_recall", "memory_search", "memory_get", "memory_remember", "memory_decide",
+            "memory_lesson", "memory_task", "memory_state", "memory_heartbeat", "memory_forget",
+            "crossview_send", "crossview_inbox", "crossview_ack"}
+READ_ONLY = {"memory_boot", "memory_recall", "memory_search", "memory_get", "crossview_inbox"}
+DESTRUCTIVE = {"memory_forget", "memory_state", "memory_heartbeat"}
+
+
+@contextlib.asynccontextmanager
+async def _session(params):
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
+
+
+class Client:
+    """Synchronous calls into one MCP session that runs in a portal thread."""
+
+    def __init__(self, portal, session, env, ws):
+        self.portal, self.session, self.env, self.ws = portal, session, env, ws
+
+    def tools(self):
+        return self.portal.call(self.session.list_tools).tools
+
+    def call(self, name, **arguments):
+        result = self.portal.call(self.session.call_tool, name, arguments)
+        return result
+
+    def ok(self, name, **arguments):
+        result = self.call(name, **arguments)
+        assert not result.is_error, result.content[0].text
+        return result.structured_content
+
+    def error(self, name, **arguments) -> str:
+        result = self.call(name, **arguments)
+        assert result.is_error, result
+        return result.content[0].text
+
+    def cli(self, *args) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "giok", *args], env={**os.environ, **self.env},
+                              capture_output=True, text=True, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    base = tmp_path_factory.mktemp("mcp")
+    env = {"GIOK_HOME": str(base / "home"), "GIT_CONFIG_GLOBAL": str(base / "gitconfig"), "GIT_CONFIG_NOSYSTEM": "1"}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)  # so the fixtures below write to the same home as the server
+    try:
+        home = Home(base / "home")
+        ws, _ = Workspace.init(base / "zeon", name="zeon", user="Seojun", home=home)
+        Workspace.init(base / "sion", name="sion", home=home)
+        (base / "outside.md").write_text("secret outside the workspace\n")
+        (ws.root / "memory" / "evil.md").symlink_to(base / "outside.md")
+        params = StdioServerParameters(command=sys.executable, args=["-m", "giok", "mcp", "-w", "zeon"],
+                                       env=env, cwd=str(base))
+        with start_blocking_portal() as portal:
+            with portal.wrap_async_context_manager(_session(params)) as session:
+                yield Client(portal, session, env, ws)
+    finally:
+        for k, v in saved.items():
+            os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+
+
+@pytest.fixture(autouse=True)
+def giok_home(server):  # overrides conftest's per-test home: this module shares the server's
+    return Home(server.env["GIOK_HOME"])
+
+
+def test_lists_every_tool_with_schema_description_and_hints(server):
+    tools = {t.name: t for t in server.tools()}
+    assert set(tools) == EXPECTED
+    for name, t in tools.items():
+        assert len(t.description) > 60, name
+        assert t.input_schema["type"] == "object" and t.input_schema["additionalProperties"] is False
+        assert set(t.input_schema.get("required", [])) <= set(t.input_schema["properties"])
+        assert t.annotations.read_only_hint is (name in READ_ONLY), name
+        assert t.annotations.destructive_hint is (name in DESTRUCTIVE), name
+    assert tools["memory_search"].input_schema["required"] == ["query"]
+    assert tools["memory_remember"].input_schema["properties"]["layer"]["enum"] == ["M0", "M365", "M90", "M30"]
+
+
+def test_remember_get_and_forget(server):
+    result = server.ok("memory_remember", text="Seojun prefers answers with the result first.", layer="M365",
+                       type="preference", scope="user:seojun")
+    entry = result["entry"]
+    assert result["action"] == "written" and entry["layer"] == "M365" and entry["id"].startswith("m-")
+    got = server.ok("memory_get", path="MEMORY.md")
+    assert entry["id"] in got["text"] and got["from"] == 1 and got["to"] == got["total_lines"]
+    line = entry["line"]
+    one = server.ok("memory_get", path="MEMORY.md", lines=1, **{"from": line})
+    assert one["text"].startswith("- ") and "result first" in one["text"] and one["to"] == line
+    assert server.ok("memory_forget", id=entry["id"], reason="user asked")["action"] == "removed"
+    assert entry["id"] not in server.ok("memory_get", path="MEMORY.md")["text"]
+    assert "memory: forget" in server.ws.log(1)[0]["message"]
+
+
+def test_tool_errors_carry_the_cli_message(server):
+    text = server.error("memory_forget", id="m-abcdef", reason="gone")
+    cli = server.cli("-w", "zeon", "forget", "m-abcdef", "--reason", "gone")
+    assert cli.returncode == 4
+    assert text == cli.stderr.strip() == "Error: no memory with id m-abcdef in zeon"
+    text = server.error("memory_remember", text="x y z", layer="M7")
+    cli = server.cli("-w", "zeon", "remember", "x y z", "--layer", "M7")
+    assert text == cli.stderr.strip() == "Error: invalid layer 'M7': choose one of M0, M365, M90, M30"
+    assert server.error("memory_remember", text=" ") == "Error: memory text is empty"
+    assert server.error("memory_search") == "Error: invalid arguments for memory_search: 'query' is a required property"
+    assert "Additional properties" in server.error("memory_decide", text="a", why="b", bogus=1)
+    assert server.error("memory_task", action="start") == "Error: id is required for action start"
+    assert server.error("no_such_tool").startswith("Error: unknown tool 'no_such_tool'")
+
+
+def test_memory_get_stays_inside_the_memory_files(server):
+    assert server.error("memory_get", path="../sion/MEMORY.md") == "Error: path '../sion/MEMORY.md' escapes the workspace"
+    assert "must be relative" in server.error("memory_get", path="/etc/passwd")
+    assert "leads outside the workspace" in server.error("memory_get", path="memory/evil.md")
+    assert "is not a memory file" in server.error("memory_get", path=".git/config")
+    assert "is not a memory file" in server.error("memory_get", path=".giok/refs.jsonl")
+    assert server.error("memory_get", path="memory/1999-01-01.md") == "Error: no file memory/1999-01-01.md in workspace zeon"
+    assert "past the end of SOUL.md" in server.error("memory_get", path="SOUL.md", **{"from": 100000})
+    soul = server.ok("memory_get", path="SOUL.md")
+    assert soul["text"] == (server.ws.root / "SOUL.md").read_text().rstrip("\n")
+
+
+def test_decide_lesson_task_state_heartbeat(server):
+    d1 = server.ok("memory_decide", text="Use SQLite for the index", why="no server needed")["id"]
+    d2 = server.ok("memory_decide", text="Use SQLite with WAL", why="concurrent readers", supersedes=d1)["id"]
+    assert d2 == f"D-{int(d1[2:]) + 1:03d}"
+    assert server.error("memory_decide", text="x", why="y", supersedes="D-999").startswith("Error: no decision D-999")
+    assert server.ok("memory_lesson", title="Commit at once", body="buffered writes were lost")["heading"].endswith("Commit at once")
+    tid = server.ok("memory_task", action="add", text="draft the essay")["id"]
+    assert server.ok("memory_task", action="start", id=tid)["status"] == "doing"
+    assert server.ok("memory_task", action="block", id=tid, note="waiting for data")["status"] == "blocked"
+    listed = server.ok("memory_task", action="list", status="blocked")["tasks"]
+    assert [t["id"] for t in listed] == [tid] and "waiting for data" in listed[0]["text"]
+    state = server.ok("memory_state", action="set", section="next-step", text="Finish the draft")
+    assert state["next-step"] == "Finish the draft" == server.ok("memory_state", action="show")["next-step"]
+    assert "unknown state section" in server.error("memory_state", action="set", section="mood", text="x")
+    server.ok("memory_heartbeat", action="add", text="QRT pool empty")
+    items = server.ok("memory_heartbeat", action="list")["items"]
+    assert items[-1] == "QRT pool empty"
+    assert server.ok("memory_heartbeat", action="done", item=len(items))["removed"] == "QRT pool empty"
+    assert server.error("memory_heartbeat", action="done", item="nothing like this") == \
+        "Error: no open heartbeat item 'nothing like this'"
+    messages = [c["message"].splitlines()[0] for c in server.ws.log(12)]
+    assert any(m.startswith("decision: D-") for m in messages) and any(m.startswith("task: blocked") for m in messages)
+
+
+def test_crossview_send_inbox_ack(server, giok_home):
+    bus = Bus(giok_home)
+    sent = server.ok("crossview_send", text="브리핑 초안 올림")
+    assert sent["sender"] == "zeon" and sent["recipients"] == ["sion"]
+    [got] = bus.inbox("sion", unread=True)
+    answer = bus.reply(got["id"], "확인했어", "sion")
+    inbox = server.ok("crossview_inbox")["messages"]
+    assert [m["id"] for m in inbox] == [answer["id"]] and inbox[0]["rendered"].startswith("[단톡방 크로스뷰] sion ↩")
+    assert "reply to a reply" in server.error("crossview_send", text="고마워", reply_to=answer["id"])
+    assert "relay of a relay" in server.error("crossview_send", text=inbox[0]["rendered"])
+    assert server.ok("crossview_ack")["acked"] == [answer["id"]]
+    assert server.ok("crossview_inbox")["messages"] == []
+    assert len(server.ok("crossview_inbox", unread=False)["messages"]) == 1
+
+
+def test_server_without_the_sdk_says_how_to_install_it(tmp_path):
+    code = ("import sys; sys.modules['mcp'] = None; sys.modules['mcp_types'] = None\n"
+            "from giok.cli import main; main(['mcp', '-w', 'zeon'])")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == "Error: the MCP server needs the mcp package: pip install 'giok[mcp]'"
+
+
+def test_core_modules_do_not_import_the_sdk():
+    code = "import sys, giok, giok.cli, giok.crossview, giok.mcp; print('mcp' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "False", out.stderr
