@@ -23,7 +23,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from . import git, judges, refs
+from . import git, judges, policy, refs
 from .clock import now, parse_date, today
 from .errors import ConflictError, DirtyFileError, GitError, InvalidInput
 from .fsutil import atomic_write, checksum, read_bytes
@@ -34,7 +34,7 @@ LEDGER = "memory/distilled.txt"
 ARCHIVE_DIR = "memory/archive"
 DIARY_FILE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
 DIARY_LINE_RE = re.compile(r"^\s*[-*]\s+(\d{1,2}:\d{2})\s+(.*\S)\s*$")
-OWN_LINE_RE = re.compile(r"^(nightly-distill|routine)\b", re.I)
+OWN_LINE_RE = re.compile(r"^(nightly-distill|routine|context-flush)\b", re.I)
 _STOP = set("the and for with that this from have has was were are been into onto about what when "
             "then than them they their there will would should could not but our you your its".split())
 _KO_SUFFIX = re.compile(r"(으로|에서|까지|부터|에게|은|는|이|가|을|를|에|의|도|로|와|과|만)$")
@@ -228,7 +228,8 @@ class _Run:
             start = self.ledger.days.get(day, 0)
             if len(found) <= start:
                 continue
-            new = [(n, text) for n, (_, text) in enumerate(found[start:], start) if not OWN_LINE_RE.match(text)]
+            new = [(n, policy.redact(text)[0]) for n, (_, text) in enumerate(found[start:], start)
+                   if not OWN_LINE_RE.match(text)]
             self.ledger.days[day] = len(found)
             if new:
                 self.report.days.append({"day": day, "items": len(new)})
@@ -394,12 +395,14 @@ class _Run:
             self.report.merged.append({"id": entry.id, "into": keep_id, "text": entry.text})
 
     def _flag_contradictions(self, live: list[MemoryEntry]) -> None:
-        for a, b in _pairs(live, self.token_of, 0.5):
+        for a, b in _pairs(live, self.token_of, 0.3):
             if a.scope != b.scope:
                 continue
+            close = similar(self.token_of[a.id], self.token_of[b.id]) >= 0.5
             neg = bool(_NEGATION_RE.search(a.text)) != bool(_NEGATION_RE.search(b.text))
             nums_a, nums_b = set(re.findall(r"\d+", a.text)), set(re.findall(r"\d+", b.text))
-            if neg or (nums_a and nums_b and nums_a != nums_b):
+            numbers = bool(nums_a and nums_b and nums_a != nums_b)
+            if (close and (neg or numbers)) or policy.contradicts(a.text, b.text) or policy.contradicts(b.text, a.text):
                 self.report.flagged.append({"kind": "contradiction", "ids": [a.id, b.id],
                                             "message": f"{a.id} and {b.id} may disagree: {a.text!r} / {b.text!r}"})
 
