@@ -194,3 +194,41 @@ def test_core_modules_do_not_import_the_sdk():
     code = "import sys, giok, giok.cli, giok.crossview, giok.mcp; print('mcp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_search_then_get_the_hit(server):
+    server.ok("memory_remember", text="Decided to use SQLite with FTS5 for the memory index.", layer="M90")
+    server.ok("memory_remember", text="서준은 결과부터 말하는 짧은 답을 좋아한다.", layer="M365", type="preference")
+    found = server.ok("memory_search", query="which database did we pick for the index?", k=3)
+    top = found["results"][0]
+    assert "SQLite" in top["text"] and top["path"] == "MEMORY.md" and top["score"] >= 0.35
+    hit = server.ok("memory_get", path=top["path"], lines=top["end_line"] - top["start_line"] + 1,
+                    **{"from": top["start_line"]})
+    assert "SQLite with FTS5" in hit["text"]
+    ko = server.ok("memory_search", query="서준이 좋아하는 답변 스타일", k=3)["results"]
+    assert ko and "짧은 답" in ko[0]["text"]
+    assert server.error("memory_search", query="x", k=0).startswith("Error: invalid arguments for memory_search")
+
+
+def test_recall_decides_then_searches(server):
+    skip = server.ok("memory_recall", query="안녕!")
+    assert skip["decision"] == "skip" and skip["attempts"] == []
+    server.ok("memory_remember", text="The launch checklist lives in drafts/launch.md.", layer="M30")
+    found = server.ok("memory_recall", query="where did we keep the launch checklist?")
+    assert found["decision"] == "search" and found["answer"] == "found"
+    assert any("launch checklist" in r["text"] for r in found["results"])
+    assert 1 <= len(found["attempts"]) <= 2
+
+
+def test_search_a_sibling_when_the_home_allows_it(server, giok_home):
+    sion = Workspace.open("sion", home=giok_home)
+    sion.remember("시온의 다음 글감은 기억 증류에 관한 에세이다.", layer="M30")
+    hits = server.ok("memory_search", query="시온 글감", workspaces=["sion"])["results"]
+    assert hits and hits[0]["workspace"] == "sion" and "에세이" in hits[0]["text"]
+    giok_home.update(lambda c: c["workspaces"]["sion"].update(private=True))
+    try:
+        text = server.error("memory_search", query="시온 글감", workspaces=["sion"])
+        cli = server.cli("search", "시온 글감", "-w", "sion", "--as", "zeon")
+        assert text == cli.stderr.strip() and "may not read workspace 'sion'" in text
+    finally:
+        giok_home.update(lambda c: c["workspaces"]["sion"].pop("private"))

@@ -104,26 +104,49 @@ def _boot(ws: Workspace, args: dict):
     return data
 
 
+_SIBLINGS = {"type": "array", "items": {"type": "string"}, "minItems": 1,
+             "description": "Search these workspaces of the home instead (e.g. a sibling agent's); the home "
+                            "config decides who may read whom. Default: this workspace."}
+_USER = _str("Answer on behalf of this user: memories scoped to other users are hidden.")
+_THREAD = _str("Within this thread: memories scoped to other threads are hidden.")
+
+
+def _search_opts(args: dict) -> dict:
+    opts = {"k": args.get("k", 5)}
+    for key in ("user", "thread"):
+        if args.get(key):
+            opts[key] = args[key]
+    if args.get("workspaces"):
+        opts["workspaces"] = tuple(args["workspaces"])
+    return opts
+
+
 @tool("memory_recall",
       "Answer 'do I remember anything about X?' with giok's agentic protocol: it first decides whether "
-      "the question needs memory at all (greetings and general knowledge do not), searches, retries once "
-      "with other keywords, and otherwise says there is no such memory. Use this before answering about "
-      "past work, decisions, preferences or people.",
-      {"query": _str("The question or topic, in the user's words (Korean or English).", minLength=1)},
+      "the question needs memory at all (greetings, instructions and general knowledge do not), searches, "
+      "retries once with other keywords, and otherwise answers 'no memory' - never more than two searches. "
+      "Use this before answering about past work, decisions, preferences or people.",
+      {"query": _str("The question or topic, in the user's words (Korean or English).", minLength=1),
+       "k": _int("How many results at most.", 1, 50, default=5),
+       "workspaces": _SIBLINGS, "user": _USER, "thread": _THREAD},
       required=("query",), read_only=True)
 def _recall(ws: Workspace, args: dict):
-    return _to_dict(ws.recall(args["query"]))
+    from .search import recall
+    return recall(ws, args["query"], **_search_opts(args)).to_dict()
 
 
 @tool("memory_search",
-      "Raw hybrid search (full text + vectors) over this workspace's memory files. Returns scored chunks "
-      "with path, lines, layer, date and entry id; open one with memory_get. Prefer memory_recall for "
-      "questions; use this to look up a term or browse.",
+      "Raw hybrid search (keywords + vectors) over this workspace's memory files, with the seed's "
+      "cut-offs (scores under 0.35 are noise). Returns scored chunks with path, lines, layer, date and "
+      "entry id; open one with memory_get. Prefer memory_recall for questions; use this to look up a "
+      "term, browse, or read a sibling agent's memory (workspaces).",
       {"query": _str("What to look for (Korean or English).", minLength=1),
-       "k": _int("How many results at most.", 1, 50, default=5)},
+       "k": _int("How many results at most.", 1, 50, default=5),
+       "workspaces": _SIBLINGS, "user": _USER, "thread": _THREAD},
       required=("query",), read_only=True)
 def _search(ws: Workspace, args: dict):
-    return {"results": _to_dict(list(ws.search(args["query"], k=args.get("k", 5))))}
+    from .search import search_full
+    return search_full(ws, args["query"], **_search_opts(args)).to_dict()
 
 
 @tool("memory_get",
