@@ -264,21 +264,24 @@ class Workspace:
             raise NotFound(f"no memory with id {entry_id} in {self.name}")
         return entry
 
-    def forget(self, entry_id: str, reason: str) -> WriteResult:
-        """Remove an entry; the reason goes into the commit message."""
-        entry_id = check_id(entry_id)
-        reason = clean_text(reason, "reason", limit=1000)
-
-        def change(old: str):
-            mf = MemoryFile.parse(old)
-            try:
-                removed = mf.remove(entry_id)
-            except KeyError:
-                raise NotFound(f"no memory with id {entry_id} in {self.name}") from None
-            return mf.render().decode("utf-8", errors="surrogateescape"), removed
-
-        removed, sha = self.edit(MEMORY, change, lambda e: f"memory: forget {entry_id} ({e.layer})\n\nReason: {reason}")
-        return WriteResult("removed", removed, reason, sha)
+    def forget(self, entry_id: str | None = None, reason: str = "", match: str | None = None,
+               purge: bool = False, rewrite_history: bool = False, dry_run: bool = False) -> WriteResult:
+        """Forget an entry (by id) or every line holding `match`: from the files, the search
+        index, the embedding cache and .giok/ caches, in one commit whose message carries the
+        reason. purge reports the commits still holding it; rewrite_history removes it from git
+        history too. See giok.forget."""
+        from .forget import forget
+        done = forget(self, entry_id, reason, match=match, purge=purge, rewrite_history=rewrite_history,
+                      dry_run=dry_run)
+        notes = [f"{'would remove' if dry_run else 'removed'} {r['path']}:{r['line']}" for r in done.removed]
+        if done.index_chunks is not None:
+            notes.append(f"search index: {done.index_chunks} chunk(s) purged")
+        notes += [f"cache scrubbed: {c}" for c in done.caches] + done.notes
+        if done.history:
+            notes.append(f"git history: {len(done.history['commits'])} commit(s) hold it"
+                         + (" (rewritten)" if done.history.get("rewritten") else "") + f"; {done.history['how']}")
+        action = "unchanged" if dry_run else "removed"
+        return WriteResult(action, done.entry, done.reason, done.commit, tuple(notes))
 
     # -- diary, lessons, decisions ----------------------------------------------------------
     def diary_path(self, day: dt.date | None = None) -> str:

@@ -45,17 +45,25 @@ def workspaces(as_json):
 @click.argument("text")
 @click.option("--layer", default="M30", show_default=True, help="M0 (permanent), M365, M90 or M30.")
 @click.option("--expires", help="Expiry date YYYY-MM-DD (default: today + the layer's days; M0 never expires).")
-@click.option("--type", "type_", help="preference, fact, workflow, episode, lesson or decision.")
+@click.option("--type", "type_", help="preference, fact, workflow, episode, lesson or decision (default: guessed).")
 @click.option("--scope", help="workspace (default), user:NAME, thread:ID or task:ID.")
+@click.option("--user", help="Shorthand for --scope user:NAME (a memory only this user's sessions see).")
+@click.option("--thread", help="Shorthand for --scope thread:ID (temporary state of one thread).")
 @click.option("--source", help="Where this came from (a session, a message id, a file).")
-@click.option("--confidence", type=float, help="How sure, 0..1.")
+@click.option("--confidence", type=float, help="How sure, 0..1. A guess is kept only with --type and --confidence <= 0.5.")
+@click.option("--force", is_flag=True, help="Write even what the policy refuses (the trace records that it was forced).")
 @workspace_option()
 @json_option
-def remember(text, layer, expires, type_, scope, source, confidence, as_json):
-    """Keep TEXT in MEMORY.md (`-` reads stdin) and commit at once. Prints the new id."""
+def remember(text, layer, expires, type_, scope, user, thread, source, confidence, force, as_json):
+    """Keep TEXT in MEMORY.md (`-` reads stdin) and commit at once. Prints the new id.
+
+    The write policy decides first: greetings, thanks, questions and guesses are refused
+    (with the reason); an exact duplicate is not written again; an update or contradiction of
+    an entry of the same subject supersedes it; secrets are redacted. `giok trace ID` shows why.
+    """
     ws = open_workspace()
     result = ws.remember(read_text_arg(text), layer=layer, expires=expires, type=type_, scope=scope,
-                         source=source, confidence=confidence)
+                         user=user, thread=thread, source=source, confidence=confidence, force=force, via="cli")
     emit(result.to_dict(), as_json, _result_text)
 
 
@@ -72,14 +80,30 @@ def _result_text(d: dict) -> str:
 
 
 @main.command()
-@click.argument("entry_id")
+@click.argument("entry_id", required=False)
 @click.option("--reason", required=True, help="Why it must go; recorded in the commit message.")
+@click.option("--match", help="Instead of an id: forget every line (memory, diary, lessons, …) containing TEXT.")
+@click.option("--dry-run", is_flag=True, help="Show what would be removed; change nothing.")
+@click.option("--purge", is_flag=True, help="Also list the git commits that still hold the text, and how to remove it.")
+@click.option("--rewrite-history", is_flag=True, help="Also remove it from every commit of git history (rewrites history).")
 @workspace_option()
 @json_option
-def forget(entry_id, reason, as_json):
-    """Remove memory ENTRY_ID for good, with a reason. Nothing else deletes entries."""
-    result = open_workspace().forget(entry_id, reason)
-    emit(result.to_dict(), as_json, lambda d: f"forgot {d['entry']['id']}: {d['entry']['text']}")
+def forget(entry_id, reason, match, dry_run, purge, rewrite_history, as_json):
+    """Remove memory ENTRY_ID (or every line matching --match) for good, with a reason.
+
+    It leaves the files, the search index, the embedding cache and giok's caches, in one
+    commit. Nothing else deletes entries. --purge / --rewrite-history deal with git history.
+    """
+    result = open_workspace().forget(entry_id, reason, match=match, purge=purge,
+                                     rewrite_history=rewrite_history, dry_run=dry_run)
+    emit(result.to_dict(), as_json, _forget_text)
+
+
+def _forget_text(d: dict) -> str:
+    entry = d.get("entry")
+    head = f"forgot {entry['id']}: {entry['text']}" if entry and d["action"] == "removed" else \
+        ("dry run: nothing changed" if d["action"] == "unchanged" else "forgot the matching lines")
+    return "\n".join([head] + [f"  {n}" for n in d.get("notes", [])])
 
 
 @main.command()
