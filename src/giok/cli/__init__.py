@@ -91,3 +91,5 @@ def main():
 from . import memory  # noqa: E402,F401  (registers commands)
 from . import agents  # noqa: E402,F401
 from . import search  # noqa: E402,F401
+from . import routines  # noqa: E402,F401
+from . import boot  # noqa: E402,F401
