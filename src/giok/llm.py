@@ -18,8 +18,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-import httpx
-
 from .errors import InvalidInput, ProviderError
 
 # provider → (wire format, default base URL, key variable or None when no key is needed)
@@ -90,6 +88,8 @@ class ChatClient:
         return f"{self.base_url}/messages", headers, body
 
     def _post(self, url: str, headers: dict, body: dict) -> dict:
+        import httpx  # imported on first use: most giok commands never talk to a model
+
         try:
             response = httpx.post(url, headers=headers, json=body, timeout=self.timeout)
         except httpx.TimeoutException:
