@@ -232,3 +232,16 @@ def test_search_a_sibling_when_the_home_allows_it(server, giok_home):
         assert text == cli.stderr.strip() and "may not read workspace 'sion'" in text
     finally:
         giok_home.update(lambda c: c["workspaces"]["sion"].pop("private"))
+
+
+def test_boot_gives_the_session_context(server):
+    server.ok("memory_remember", text="I am Zeon, the orchestrator of four agents.", layer="M0")
+    result = server.call("memory_boot", budget=4000)
+    assert not result.is_error, result.content[0].text
+    boot = result.structured_content
+    assert result.content[0].text == boot["text"]  # the model reads the context itself
+    assert "orchestrator of four agents" in boot["text"] and boot["budget"] == 4000
+    assert boot["tokens"] <= 4000
+    group = server.ok("memory_boot", context="group")
+    assert "orchestrator of four agents" not in group["text"]
+    assert server.error("memory_boot", context="party") == "Error: invalid context 'party': use private or group"

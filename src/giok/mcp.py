@@ -79,29 +79,22 @@ def _int(description: str, minimum: int, maximum: int, **extra) -> dict:
     return {"type": "integer", "description": description, "minimum": minimum, "maximum": maximum, **extra}
 
 
-def _to_dict(value):
-    if hasattr(value, "to_dict"):
-        return value.to_dict()
-    if isinstance(value, (list, tuple)):
-        return [_to_dict(v) for v in value]
-    return value
-
-
 # -- reading ------------------------------------------------------------------------------
 @tool("memory_boot",
-      "Load this agent's boot context: TIER 1 rules, SOUL, USER, MEMORY.md by layer, today's and "
-      "yesterday's diary, the state memo and open tasks, within a token budget (what did not fit is "
-      "listed). Call once at the start of a session, before anything else.",
-      {"budget": _int("Token budget for the context (default: the workspace's setting).", 200, 200000)},
-      read_only=True, idempotent=True, text=lambda d: d.get("text") or json.dumps(d, ensure_ascii=False))
+      "Load this agent's boot context: TIER 1 rules, SOUL, USER, the state memo, open tasks, MEMORY.md "
+      "(M0 always, then the other layers as the budget allows) and yesterday's and today's diary, within "
+      "a token budget; what did not fit is listed, never cut silently. Call once at the start of a "
+      "session, before anything else.",
+      {"budget": _int("Token budget (default: the workspace's boot_budget setting, else 4000).", 200, 200000),
+       "context": _str("private (default) or group: a group chat leaves MEMORY.md and user-scoped entries out.",
+                       enum=["private", "group"]),
+       "user": _str("Whose session this is (default: the name in USER.md)."),
+       "thread": _str("The thread id: that thread's entries are included, no other thread's.")},
+      read_only=True, idempotent=True, text=lambda d: d["text"])
 def _boot(ws: Workspace, args: dict):
-    from . import boot  # built alongside; imported when used
-    kwargs = {"budget": args["budget"]} if "budget" in args else {}
-    result = boot.build(ws, **kwargs)
-    data = _to_dict(result)
-    if isinstance(data, dict):
-        data.setdefault("text", getattr(result, "text", ""))
-    return data
+    from .boot import build
+    return build(ws, budget=args.get("budget"), context=args.get("context", "private"),
+                 user=args.get("user"), thread=args.get("thread")).to_dict()
 
 
 _SIBLINGS = {"type": "array", "items": {"type": "string"}, "minItems": 1,
