@@ -32,6 +32,7 @@ from .workspace import LESSONS, MEMO, MEMORY
 
 LEDGER = "memory/distilled.txt"
 ARCHIVE_DIR = "memory/archive"
+OWN_PATHS = (MEMORY, LEDGER, ARCHIVE_DIR, LESSONS)
 DIARY_FILE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
 DIARY_LINE_RE = re.compile(r"^\s*[-*]\s+(\d{1,2}:\d{2})\s+(.*\S)\s*$")
 OWN_LINE_RE = re.compile(r"^(nightly-distill|routine|context-flush)\b", re.I)
@@ -158,19 +159,35 @@ def distill(ws, day: dt.date | str | None = None, panel: judges.Panel | None = N
         run = _Run(ws, snap, day, panel, cache)
         report, writes = run.plan()
         report.dry_run = dry_run
-        if dry_run or not writes:
+        if dry_run:
+            return report
+        if not writes:
+            report.commit = _finish_interrupted(ws, day)
             return report
         try:
-            report.commit = write_together(ws, snap.seen, writes, f"nightly-distill: {day.isoformat()}\n\n{report.summary()}")
+            report.commit = write_together(ws, snap.seen, writes, f"nightly-distill: {day.isoformat()}\n\n{report.summary()}",
+                                           also=OWN_PATHS)
             return report
         except DirtyFileError:
             continue  # someone wrote meanwhile: plan again (verdicts are cached)
     raise ConflictError("the workspace kept changing during distillation; nothing was written, try again")
 
 
-def write_together(ws, before: dict[str, bytes], writes: dict[str, bytes], message: str) -> str | None:
+def _finish_interrupted(ws, day: dt.date) -> str | None:
+    """Commit what an interrupted run left written but uncommitted."""
+    with ws.lock():
+        status = git.run(ws.root, "status", "--porcelain", "--", *OWN_PATHS, check=False).stdout
+        if not status.strip():
+            return None
+        paths = [p for p in OWN_PATHS if (ws.root / p).exists()]
+        return git.commit(ws.root, paths, f"nightly-distill: {day.isoformat()}\n\nFinishing an interrupted run.")
+
+
+def write_together(ws, before: dict[str, bytes], writes: dict[str, bytes], message: str,
+                   also: tuple[str, ...] = ()) -> str | None:
     """Under the workspace lock: refuse if any file changed since it was read, write each file
-    atomically in the given order, commit them all at once."""
+    atomically in the given order, commit them all at once (with `also`: paths whose changes
+    an interrupted earlier run left uncommitted)."""
     with ws.lock():
         if not (ws.root / ".git").exists():
             raise GitError(f"{ws.root} is not a git repository; run `giok init {ws.root}` to adopt it")
@@ -179,7 +196,8 @@ def write_together(ws, before: dict[str, bytes], writes: dict[str, bytes], messa
                 raise DirtyFileError(f"{rel} changed on disk while giok was writing; nothing was written")
         for rel, data in writes.items():
             atomic_write(ws.root / rel, data)
-        return git.commit(ws.root, list(writes), message)
+        paths = list(writes) + [p for p in also if p not in writes and (ws.root / p).exists()]
+        return git.commit(ws.root, paths, message)
 
 
 class _Run:
@@ -472,9 +490,10 @@ class _DupIndex:
         toks = tokens(text)
         if len(toks) < 4:
             return None
+        numbers = {t for t in toks if t.isdigit()}
         for t in sorted(toks, key=lambda t: len(self.postings.get(t, ())))[:3]:
             for entry_id, other, other_scope in self.postings.get(t, ()):
-                if other_scope == scope and similar(toks, other) >= 0.85:
+                if other_scope == scope and similar(toks, other) >= 0.85 and numbers == {o for o in other if o.isdigit()}:
                     return entry_id
         return None
 

@@ -1,0 +1,249 @@
+"""Nightly distillation over real workspaces, real git, simulated days ($GIOK_NOW)."""
+
+import json
+import os
+
+import pytest
+
+from giok import distill as distill_mod
+from giok import git, refs
+from giok.distill import LEDGER, Ledger, distill
+from giok.errors import InvalidInput
+from giok.memoryfile import MemoryFile
+
+
+def at(monkeypatch, stamp):
+    monkeypatch.setenv("GIOK_NOW", stamp)
+
+
+def distill_commits(ws):
+    return [c for c in git.log(ws.root, ["."], 200) if c["message"].startswith("nightly-distill:")]
+
+
+def test_judges_new_diary_items_and_commits_once(ws, monkeypatch):
+    at(monkeypatch, "2026-03-05T10:00")
+    ws.diary("Decided to use SQLite WAL for the index")
+    ws.diary("hi")
+    ws.diary("Lesson: never deploy on Friday evening, the release broke twice")
+    ws.diary("First draft of the memory essay is done, 3,200 words")
+    at(monkeypatch, "2026-03-05T23:00")
+    report = distill(ws)
+    assert report.changed and report.commit
+    assert report.decisions == {"M90": 1, "drop": 1, "lesson": 1, "M30": 1}
+    mf = ws.memory()
+    (m90,) = mf.entries("M90")
+    assert m90.text == "Decided to use SQLite WAL for the index"
+    assert str(m90.date) == "2026-03-05" and str(m90.expires) == "2026-06-03"
+    assert m90.fields["source"] == "diary:2026-03-05" and m90.type == "decision"
+    (m30,) = mf.entries("M30")
+    assert str(m30.expires) == "2026-04-04"
+    assert "never deploy on Friday" in ws.read_text("compound/lessons.md")
+    diary = ws.read_text("memory/2026-03-05.md")
+    assert diary.rstrip().splitlines()[-1].startswith("- 23:00 nightly-distill: 1 day(s), 4 item(s) judged")
+    (commit,) = distill_commits(ws)
+    assert commit["message"].startswith("nightly-distill: 2026-03-05")
+    assert set(commit["files"]) == {"MEMORY.md", "compound/lessons.md", "memory/2026-03-05.md", LEDGER}
+    assert Ledger.parse(ws.read_text(LEDGER)).days == {"2026-03-05": 5}
+
+
+def test_second_run_changes_nothing(ws, monkeypatch):
+    at(monkeypatch, "2026-03-05T10:00")
+    ws.diary("Decided to use SQLite WAL for the index")
+    ws.remember("Seojun reads the news at 7", layer="M30")
+    refs.record(ws, [ws.memory().entries("M30")[0].id], "search")
+    at(monkeypatch, "2026-03-05T23:00")
+    first = distill(ws)
+    before = {p: (ws.root / p).read_bytes() for p in ("MEMORY.md", LEDGER, "memory/2026-03-05.md")}
+    second = distill(ws)
+    assert first.changed and not second.changed and second.commit is None
+    assert {p: (ws.root / p).read_bytes() for p in before} == before
+    assert len(distill_commits(ws)) == 1
+    assert not git.run(ws.root, "status", "--porcelain").stdout.strip()
+
+
+def test_missed_nights_are_caught_up_and_late_items_judged(ws, monkeypatch):
+    for day in ("2026-03-01", "2026-03-02", "2026-03-03"):
+        at(monkeypatch, f"{day}T12:00")
+        ws.diary(f"Decided the plan for {day}: ship the parser")
+    at(monkeypatch, "2026-03-03T23:00")
+    report = distill(ws)
+    assert [d["day"] for d in report.days] == ["2026-03-01", "2026-03-02", "2026-03-03"]
+    assert len(ws.memory().entries("M90")) == 3
+    at(monkeypatch, "2026-03-03T23:30")
+    ws.diary("Seojun launched the parser beta tonight")  # after the run: judged the next night
+    at(monkeypatch, "2026-03-04T23:00")
+    report = distill(ws)
+    assert report.days == [{"day": "2026-03-03", "items": 1}]
+    assert [e.text for e in ws.memory().entries("M365")] == ["Seojun launched the parser beta tonight"]
+
+
+def test_m30_referenced_three_times_in_14_days_moves_to_m90(ws, monkeypatch):
+    at(monkeypatch, "2026-03-01T09:00")
+    hot = ws.remember("The staging server lives at stage.local", layer="M30").entry.id
+    cold = ws.remember("Minsu's birthday is in May", layer="M30").entry.id
+    for day in ("2026-03-02", "2026-03-06", "2026-03-10"):
+        at(monkeypatch, f"{day}T10:00")
+        refs.record(ws, [hot], "search")
+    refs.record(ws, [cold], "boot")
+    at(monkeypatch, "2026-03-10T23:00")
+    report = distill(ws)
+    mf = ws.memory()
+    assert mf.find(hot).layer == "M90" and str(mf.find(hot).expires) == "2026-06-08"
+    assert mf.find(cold).layer == "M30"
+    assert mf.find(hot).refs == 3 and mf.find(cold).refs == 1  # totals written back into the file
+    assert report.promoted == [{"id": hot, "from": "M30", "to": "M90", "text": mf.find(hot).text,
+                                "reason": "referenced 3 times in 14 days", "judge": "offline"}]
+
+
+def test_references_older_than_14_days_do_not_promote(ws, monkeypatch):
+    at(monkeypatch, "2026-03-01T09:00")
+    entry = ws.remember("The staging server lives at stage.local", layer="M30").entry.id
+    for day in ("2026-03-02", "2026-03-03", "2026-03-20"):
+        at(monkeypatch, f"{day}T10:00")
+        refs.record(ws, [entry], "search")
+    at(monkeypatch, "2026-03-25T23:00")
+    distill(ws)
+    assert ws.memory().find(entry).layer == "M30" and ws.memory().find(entry).refs == 3
+
+
+def test_expired_entries_move_to_the_archive(ws, monkeypatch):
+    at(monkeypatch, "2026-03-01T09:00")
+    old = ws.remember("Temporary wifi password rotation happens Mondays", layer="M30", expires="2026-03-10").entry
+    keep = ws.remember("Seojun likes tea", layer="M90").entry
+    at(monkeypatch, "2026-03-11T23:00")
+    report = distill(ws)
+    assert ws.memory().find(old.id) is None and ws.memory().find(keep.id) is not None
+    assert report.expired[0]["id"] == old.id and report.expired[0]["archive"] == "memory/archive/2026-03.md"
+    archive = MemoryFile.parse((ws.root / "memory/archive/2026-03.md").read_bytes())
+    archived = archive.find(old.id)
+    assert archived.text == old.text and archived.layer == "M30" and str(archived.expires) == "2026-03-10"
+    assert archived.fields["status"] == "expired" and archived.fields["archived"] == "2026-03-11"
+    assert not archive.problems
+    assert "memory/archive/2026-03.md" in distill_commits(ws)[0]["files"]
+
+
+def test_review_merges_duplicates_and_flags_contradictions(ws, monkeypatch):
+    at(monkeypatch, "2026-03-01T09:00")
+    text = "- [2026-03-01] {t} <!-- expires: {e}; id: {i} -->\n"
+    body = ws.read_text("MEMORY.md").replace(
+        "## 📚 M90 : 90-day memory\n",
+        "## 📚 M90 : 90-day memory\n" + text.format(t="The deploy script runs on Fridays at 6pm", e="2026-05-30", i="m-aaaaa1")
+        + text.format(t="The deploy script does not run on Fridays at 6pm", e="2026-05-30", i="m-aaaaa2"))
+    body = body.replace("## 📝 M30 : 30-day memory\n", "## 📝 M30 : 30-day memory\n"
+                        + text.format(t="The deploy script runs on Fridays at 6pm.", e="2026-03-31", i="m-aaaaa3"))
+    ws.edit("MEMORY.md", lambda old: (body, None), "hand edit")
+    report = distill(ws)
+    assert report.merged == [{"id": "m-aaaaa3", "into": "m-aaaaa1", "text": "The deploy script runs on Fridays at 6pm."}]
+    merged = MemoryFile.parse((ws.root / "memory/archive/2026-03.md").read_bytes()).find("m-aaaaa3")
+    assert merged.fields["status"] == "merged" and merged.fields["merged_into"] == "m-aaaaa1"
+    assert any(f["kind"] == "contradiction" and set(f["ids"]) == {"m-aaaaa1", "m-aaaaa2"} for f in report.flagged)
+    mf = ws.memory()
+    assert mf.find("m-aaaaa1") and mf.find("m-aaaaa2")  # flagged, not touched
+
+
+def test_diary_item_already_in_memory_is_not_added_twice(ws, monkeypatch):
+    at(monkeypatch, "2026-03-01T09:00")
+    ws.remember("Decided to use SQLite WAL for the index", layer="M90")
+    ws.diary("Decided to use SQLite WAL for the index")
+    report = distill(ws)
+    assert len(ws.memory().entries("M90")) == 1 and report.skipped[0]["duplicate_of"]
+
+
+def test_crash_halfway_leaves_memory_valid_and_rerun_finishes(ws, monkeypatch):
+    at(monkeypatch, "2026-03-01T09:00")
+    ws.remember("Old note that will expire soon", layer="M30", expires="2026-03-02")
+    ws.diary("Lesson: write the decision down before the session ends")
+    ws.diary("Decided to keep the archive per month")
+    at(monkeypatch, "2026-03-05T23:00")
+    real_write = distill_mod.atomic_write
+    writes = []
+
+    def crash_after_memory(path, data, expected_checksum=None):
+        real_write(path, data, expected_checksum)
+        writes.append(path.name)
+        if path.name == "MEMORY.md":
+            raise KeyboardInterrupt("power cut")
+
+    monkeypatch.setattr(distill_mod, "atomic_write", crash_after_memory)
+    with pytest.raises(KeyboardInterrupt):
+        distill(ws)
+    assert writes == ["2026-03.md", "lessons.md", "MEMORY.md"]
+    mf = ws.memory()
+    assert not mf.problems and MemoryFile.parse(mf.render()).render() == mf.render()
+    monkeypatch.setattr(distill_mod, "atomic_write", real_write)
+    distill(ws)
+    assert distill(ws).changed is False
+    assert ws.read_text("compound/lessons.md").count("- Lesson: write the decision down") == 1
+    assert [e.text for e in ws.memory().entries("M90")] == ["Decided to keep the archive per month"]
+    assert ws.read_text("memory/archive/2026-03.md").count("Old note that will expire soon") == 1
+    assert not git.run(ws.root, "status", "--porcelain").stdout.strip()
+
+
+def test_crash_before_any_write_changes_nothing(ws, monkeypatch):
+    at(monkeypatch, "2026-03-01T09:00")
+    ws.diary("Decided to keep the archive per month")
+    before = (ws.root / "MEMORY.md").read_bytes()
+
+    def fail(path, data, expected_checksum=None):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(distill_mod, "atomic_write", fail)
+    with pytest.raises(OSError):
+        distill(ws)
+    assert (ws.root / "MEMORY.md").read_bytes() == before
+
+
+def test_dry_run_writes_nothing(ws, monkeypatch):
+    at(monkeypatch, "2026-03-01T09:00")
+    ws.diary("Decided to keep the archive per month")
+    head = git.run(ws.root, "rev-parse", "HEAD").stdout
+    report = distill(ws, dry_run=True)
+    assert report.dry_run and report.changed and report.added
+    assert git.run(ws.root, "rev-parse", "HEAD").stdout == head
+    assert not (ws.root / LEDGER).exists()
+
+
+def test_bad_dates_are_refused(ws, monkeypatch):
+    at(monkeypatch, "2026-03-01T09:00")
+    with pytest.raises(InvalidInput, match="future"):
+        distill(ws, "2026-03-02")
+    with pytest.raises(InvalidInput, match="invalid date"):
+        distill(ws, "2026-13-01")
+
+
+def test_distill_for_a_past_date_leaves_later_days(ws, monkeypatch):
+    for day in ("2026-03-01", "2026-03-02"):
+        at(monkeypatch, f"{day}T12:00")
+        ws.diary(f"Decided the plan for {day}: ship the parser")
+    report = distill(ws, "2026-03-01")
+    assert [d["day"] for d in report.days] == ["2026-03-01"]
+    assert distill(ws).days == [{"day": "2026-03-02", "items": 1}]
+
+
+def test_cli_distill_json_and_errors(ws, cli, monkeypatch):
+    at(monkeypatch, "2026-03-01T09:00")
+    ws.diary("Decided to keep the archive per month")
+    result = cli("distill", "-w", "zeon", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["changed"] and data["added"][0]["layer"] == "M90" and data["summary"].startswith("nightly-distill")
+    again = cli("distill", "-w", "zeon")
+    assert again.exit_code == 0 and "nothing new to distill" in again.output
+    bad = cli("distill", "-w", "zeon", "--date", "2027-01-01")
+    assert bad.exit_code != 0 and "Error: cannot distill 2027-01-01" in bad.output
+
+
+def test_crash_before_the_commit_is_finished_by_the_next_run(ws, monkeypatch):
+    at(monkeypatch, "2026-03-01T09:00")
+    ws.diary("Decided to keep the archive per month")
+    real_commit = distill_mod.git.commit
+    monkeypatch.setattr(distill_mod.git, "commit", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
+    with pytest.raises(KeyboardInterrupt):
+        distill(ws)
+    monkeypatch.setattr(distill_mod.git, "commit", real_commit)
+    at(monkeypatch, "2026-03-01T09:30")
+    report = distill(ws)
+    assert not report.changed and report.commit
+    assert distill_commits(ws)[0]["message"].endswith("Finishing an interrupted run.")
+    assert len(ws.memory().entries("M90")) == 1
+    assert not git.run(ws.root, "status", "--porcelain").stdout.strip()
