@@ -56,10 +56,11 @@ def forget(ws, entry_id: str | None = None, reason: str = "", match: str | None 
         raise InvalidInput("give either a memory id or --match TEXT (not both, not neither)")
     with ws.lock():
         ws._require_git()
-        done = _by_id(ws, entry_id, reason) if entry_id else _by_match(ws, match, reason)
+        history_only = purge or rewrite_history
+        done = _by_id(ws, entry_id, reason) if entry_id else _by_match(ws, match, reason, history_only)
         if dry_run:
             return done
-        done.commit = _write(ws, done)
+        done.commit = _write(ws, done) if done.removed else None
     done.index_chunks = _purge_index(ws, done)
     done.caches = _scrub_caches(ws, done)
     if purge or rewrite_history:
@@ -88,7 +89,7 @@ def _by_id(ws, entry_id: str, reason: str) -> Forgotten:
     return done
 
 
-def _by_match(ws, match: str, reason: str) -> Forgotten:
+def _by_match(ws, match: str, reason: str, history_only: bool = False) -> Forgotten:
     match = clean_text(match, "match text", limit=1000)
     if len(match) < MIN_MATCH:
         raise InvalidInput(f"--match text is too short ({len(match)} characters): give at least {MIN_MATCH}")
@@ -98,7 +99,7 @@ def _by_match(ws, match: str, reason: str) -> Forgotten:
         for no, line in enumerate(ws.read_text(rel).splitlines(), 1):
             if needle in line.casefold():
                 done.removed.append({"path": rel, "line": no})
-    if not done.removed:
+    if not done.removed and not history_only:
         raise NotFound(f"no line in {ws.name} contains {match!r}")
     return done
 
