@@ -32,7 +32,7 @@ from .workspace import LESSONS, MEMO, MEMORY
 
 LEDGER = "memory/distilled.txt"
 ARCHIVE_DIR = "memory/archive"
-OWN_PATHS = (MEMORY, LEDGER, ARCHIVE_DIR, LESSONS)
+OWN_PATHS = (MEMORY, "memory", LESSONS)  # diaries, ledger and archive live under memory/
 DIARY_FILE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
 DIARY_LINE_RE = re.compile(r"^\s*[-*]\s+(\d{1,2}:\d{2})\s+(.*\S)\s*$")
 OWN_LINE_RE = re.compile(r"^(nightly-distill|routine|context-flush)\b", re.I)
