@@ -1,0 +1,143 @@
+"""The context watchdog: thresholds, one flush per crossing, append-only gist, CLI."""
+
+import json
+
+import pytest
+
+from giok import git
+from giok.errors import InvalidInput
+from giok.watchdog import Thresholds, Watchdog, extract, flush, level, messages, watch
+
+from llm_server import FakeLLM
+
+CONVERSATION = "\n".join(json.dumps(m) for m in [
+    {"role": "system", "content": "You are Zeon. We decided nothing here."},
+    {"role": "user", "content": "Let's go with SQLite WAL for the index. My api_key = sk-abcdefghijklmnopqrstuvwx"},
+    {"role": "assistant", "content": [{"type": "text", "text":
+        "I found that FTS5 trigram handles Korean well. The build failed on arm64 because of AVX2. "
+        "Next step: add a fallback for arm64."}]},
+    {"role": "tool", "content": "error: 5000 lines of logs that must not be summarised"},
+])
+
+
+@pytest.mark.parametrize("used,expected", [
+    (0, "ok"), (104_999, "ok"), (105_000, "soft"), (129_749, "soft"), (129_750, "hard"), (150_000, "hard"), (165_000, "hard"),
+])
+def test_seed_thresholds_for_a_150k_window(used, expected):
+    assert level(used, 150_000) == expected
+
+
+def test_thresholds_are_exact_and_configurable(ws):
+    assert Thresholds().tokens(150_000) == (105_000, 129_750)
+    assert Thresholds().tokens(200_000) == (140_000, 173_000)
+    ws.home.update(lambda c: c.update({"watchdog": {"soft": 0.5, "hard": 0.8}}))
+    status = watch(ws, 50_000, 100_000, "s")
+    assert status.level == "soft" and (status.soft_tokens, status.hard_tokens) == (50_000, 80_000)
+    with pytest.raises(InvalidInput, match="0 < soft < hard"):
+        Thresholds(0.9, 0.8)
+    with pytest.raises(InvalidInput, match="window"):
+        watch(ws, 10, 0)
+    with pytest.raises(InvalidInput, match="used tokens"):
+        watch(ws, -1, 100)
+    with pytest.raises(InvalidInput, match="session id"):
+        watch(ws, 1, 100, "bad session\n")
+
+
+def test_one_flush_per_crossing(ws, monkeypatch):
+    monkeypatch.setenv("GIOK_NOW", "2026-03-05T14:00")
+    status = watch(ws, 105_000, 150_000, "s1")
+    assert status.level == "soft" and status.flush_due and "giok flush --session s1" in status.action
+    first = flush(ws, CONVERSATION, "s1")
+    assert first.action == "flushed" and first.level == "soft" and first.commit
+    commits = len(git.log(ws.root, ["."], 100))
+    assert flush(ws, CONVERSATION, "s1").action == "skipped"
+    again = watch(ws, 110_000, 150_000, "s1")
+    assert again.level == "soft" and not again.flush_due and again.action.startswith("none")
+    assert len(git.log(ws.root, ["."], 100)) == commits  # nothing written the second time
+    hard = watch(ws, 129_750, 150_000, "s1")
+    assert hard.flush_due and hard.action.startswith("hard")
+    assert flush(ws, CONVERSATION + "\n" + json.dumps({"role": "user", "content": "We decided to ship on Monday."}), "s1").level == "hard"
+    assert flush(ws, CONVERSATION, "s1").action == "skipped"
+    assert flush(ws, CONVERSATION, "s2").action == "flushed"  # a new session flushes again
+
+
+def test_flush_is_append_only_to_diary_and_memo(ws, monkeypatch):
+    monkeypatch.setenv("GIOK_NOW", "2026-03-05T14:00")
+    ws.diary("Morning check-in done")
+    ws.state_set("next-step", "Write the parser tests")
+    diary_before, memo_before = ws.read_text("memory/2026-03-05.md"), ws.read_text("state/memo.md")
+    result = flush(ws, CONVERSATION, "s1", level="soft")
+    diary, memo = ws.read_text("memory/2026-03-05.md"), ws.read_text("state/memo.md")
+    assert diary.startswith(diary_before)
+    assert "- 14:00 decision: Let's go with SQLite WAL for the index." in diary
+    assert "- 14:00 found: I found that FTS5 trigram handles Korean well." in diary
+    assert "- 14:00 failure: The build failed on arm64 because of AVX2." in diary
+    assert "- 14:00 pending: Next step: add a fallback for arm64." in diary
+    assert "sk-abcdefghijklmnopqrstuvwx" not in diary + memo and "5000 lines" not in diary
+    assert "Write the parser tests" in memo and memo.count("\n") > memo_before.count("\n")
+    state = ws.state()
+    assert "fallback for arm64" in state["next-step"] and "Write the parser tests" in state["next-step"]
+    assert "AVX2" in state["failure-modes"] and "SQLite WAL" in state["last-done"]
+    (commit,) = [c for c in git.log(ws.root, ["."], 5) if c["message"].startswith("watchdog:")]
+    assert set(commit["files"]) == {"memory/2026-03-05.md", "state/memo.md"}
+    assert result.summary_by == "extractive"
+
+
+def test_conversation_formats():
+    claude_code = json.dumps({"type": "user", "message": {"role": "user", "content": "We decided to use tabs."}})
+    assert messages(claude_code) == [("user", "We decided to use tabs.")]
+    assert messages('[{"role": "assistant", "content": "I found the bug."}]') == [("assistant", "I found the bug.")]
+    assert messages("plain line one\n\nWe decided X") == [("text", "plain line one"), ("text", "We decided X")]
+    gist = extract("오늘 회의에서 배포는 월요일에 하기로 결정했다.\n빌드가 arm64에서 실패했다.\n내일 테스트를 더 해야 한다.")
+    assert gist["decisions"] and gist["failures"] and gist["pending"]
+
+
+def test_empty_or_huge_conversation_is_refused(ws):
+    with pytest.raises(InvalidInput, match="empty"):
+        flush(ws, "  \n", "s")
+    with pytest.raises(InvalidInput, match="soft or hard"):
+        flush(ws, "x", "s", level="medium")
+
+
+def test_llm_summary_and_fallback(ws, monkeypatch):
+    monkeypatch.setenv("GIOK_NOW", "2026-03-05T14:00")
+    with FakeLLM() as server:
+        ws.home.update(lambda c: c.update({"summarizer": server.spec("summary", provider="ollama")}))
+        result = flush(ws, CONVERSATION, "llm")
+        assert result.summary_by == "summary"
+        assert result.gist["failures"] == ["Build broke on old glibc"]
+        ws.home.update(lambda c: c.update({"summarizer": server.spec("garbage", provider="ollama")}))
+        fallback = flush(ws, CONVERSATION, "llm2")
+    assert fallback.summary_by == "extractive" and "LLM summary failed" in fallback.notes[0]
+
+
+def test_python_api_for_agent_loops(ws, monkeypatch):
+    monkeypatch.setenv("GIOK_NOW", "2026-03-05T14:00")
+    dog = Watchdog(ws, window=150_000, session="loop")
+    asked = []
+
+    def transcript():
+        asked.append(1)
+        return CONVERSATION
+
+    assert dog.update(50_000, transcript).level == "ok" and not asked
+    soft = dog.update(105_000, transcript)
+    assert soft.flush.action == "flushed" and not soft.flush_due and asked == [1]
+    assert dog.update(106_000, transcript).flush is None and asked == [1]
+    assert dog.update(140_000, transcript).flush.level == "hard"
+
+
+def test_cli_watch_and_flush(ws, cli, monkeypatch):
+    monkeypatch.setenv("GIOK_NOW", "2026-03-05T14:00")
+    ok = cli("watch", "--used", "104999", "--window", "150000", "--session", "c", "-w", "zeon", "--json")
+    assert ok.exit_code == 0 and json.loads(ok.output)["level"] == "ok"
+    soft = cli("watch", "--used", "105000", "--window", "150000", "--session", "c", "-w", "zeon")
+    assert soft.exit_code == 10 and soft.output.startswith("soft 70.0%")
+    done = cli("flush", "--session", "c", "-w", "zeon", "--json", input=CONVERSATION)
+    assert done.exit_code == 0 and json.loads(done.output)["action"] == "flushed"
+    again = cli("watch", "--used", "105001", "--window", "150000", "--session", "c", "-w", "zeon")
+    assert again.exit_code == 0 and "already flushed" in again.output
+    hard = cli("watch", "--used", "129750", "--window", "150000", "--session", "c", "-w", "zeon", "--json")
+    assert hard.exit_code == 11 and json.loads(hard.output)["level"] == "hard"
+    bad = cli("watch", "--used", "5", "--window", "0", "-w", "zeon")
+    assert bad.exit_code != 0 and "Error: window" in bad.output
