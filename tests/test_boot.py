@@ -157,3 +157,13 @@ def test_token_counter_is_conservative_and_never_downloads(monkeypatch, tmp_path
         assert tokens.count("a" * 400) >= 100
     finally:
         tokens.reset()
+
+
+@pytest.mark.parametrize("budget", [600, 900, 2000])
+def test_text_never_exceeds_a_budget_that_covers_the_fixed_parts(ws, budget):
+    for i in range(60):
+        ws.remember(f"Budget note {i} about module {i * 13} and owner number {i * 7}", layer=("M365", "M90", "M30")[i % 3])
+    ws.diary("A diary line for the budget test")
+    result = boot.build(ws, budget=budget)
+    assert result.to_dict()["left_out"] and not result.warnings
+    assert tokens.count(result.text) <= budget

@@ -122,7 +122,7 @@ def build(ws, budget: int | None = None, context: str = "private", user: str | N
     boot = Boot(ws.name, day, budget, context, user, thread, lang, [], [], [], always_tokens)
     head = f"# Boot context: {ws.name} ({day.isoformat()})\n{PRECEDENCE[lang]}"
     used = tokens.count(head) + sum(tokens.count(s.render()) + 1 for s in fixed)
-    chosen, left = _fill(pools, budget - used)
+    chosen, left = _fill(pools, budget - used - _RESERVE)
     boot.sections = _assemble(fixed, chosen, t, day)
     boot.left_out = left
     boot.warnings = _warnings(always_tokens, used, budget, ws)
@@ -216,6 +216,8 @@ def _entry_line(entry) -> str:
     return f"- {date}{entry.text} ({entry.id})"
 
 
+_RESERVE = 80       # the closing "not included" line
+_HEADING = 16       # a section heading and the blank lines around it
 _ORDER = ("M0", "tasks", "diary:today", "diary:yesterday", "M365", "M90", "M30")
 
 
@@ -225,7 +227,7 @@ def _fill(pools: dict[str, list[Item]], room: int) -> tuple[dict[str, list[Item]
     left: list[dict] = []
     for name in _ORDER:
         items = pools.get(name, [])
-        heading = 6
+        heading = _HEADING
         taken, dropped = [], []
         for item in items:
             item.cost = tokens.count(item.line) + 1

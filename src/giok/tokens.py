@@ -25,12 +25,11 @@ _URLS = {
 _encoder = None          # a tiktoken Encoding, False when unavailable, None before the first look
 _name = "estimate"
 
-# Runs of one kind of character, each weighted by what BPE tokenizers spend on it.
-_RUN_RE = re.compile(
-    r"(?P<latin>[A-Za-z]+)|(?P<digit>[0-9]+)|(?P<hangul>[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]+)"
-    r"|(?P<cjk>[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+)|(?P<nl>\n)|(?P<space>[ \t\r\f\v]+)|(?P<other>.)",
-    re.S,
-)
+_LATIN = re.compile(r"[A-Za-z]+")
+_DIGITS = re.compile(r"[0-9]+")
+_HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
+_KNOWN = re.compile(r"[A-Za-z0-9\s\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")
 
 
 def count(text: str) -> int:
@@ -54,20 +53,13 @@ def estimate(text: str) -> int:
     3, capitals 1 per 2.5, Hangul 1.45 per syllable, other CJK 1.5 per character, other symbols 1 per UTF-8 pair
     of bytes (at least 1), newlines 1 each; spaces ride with the next word."""
     total = 0.0
-    for m in _RUN_RE.finditer(text):
-        kind, run = m.lastgroup, m.group()
-        if kind == "latin":
-            total += max(1.0, len(run) / (2.5 if run.isupper() and len(run) > 1 else 4.2))
-        elif kind == "digit":
-            total += math.ceil(len(run) / 3)
-        elif kind == "hangul":
-            total += 1.45 * len(run)
-        elif kind == "cjk":
-            total += 1.5 * len(run)
-        elif kind == "nl":
-            total += 1.0
-        elif kind == "other":
-            total += max(1.0, len(run.encode("utf-8")) / 2)
+    for word in _LATIN.findall(text):
+        total += max(1.0, len(word) / (2.5 if len(word) > 1 and word.isupper() else 4.2))
+    for digits in _DIGITS.findall(text):
+        total += math.ceil(len(digits) / 3)
+    total += 1.45 * len(_HANGUL.findall(text)) + 1.5 * len(_CJK.findall(text)) + text.count("\n")
+    for ch in _KNOWN.sub("", text):
+        total += 1.0 if ch < "\x80" else max(1.0, len(ch.encode("utf-8")) / 2)
     return math.ceil(total * 1.05)
 
 
