@@ -1,0 +1,211 @@
+"""Claude's native memory tool (`memory_20250818`) served from a giok workspace.
+
+Declare the tool as `{"type": "memory_20250818", "name": "memory"}` in a Messages API call and
+hand each `tool_use` block to `MemoryTool(ws).tool_result(block)`. Claude sees a `/memories`
+directory; it is the workspace itself, so what Claude writes lands in git-versioned giok
+files (one commit per change, through `Workspace.edit`), searchable and distilled like the rest.
+
+Commands: view (a directory two levels deep, or a file with line numbers, optionally
+`view_range`), create, str_replace, insert, delete, rename. Paths must start with
+`/memories`; traversal (`..`), symlinks out, hidden paths (`.git`, `.giok`) and files other
+than text notes are refused, and the workspace's own files (SOUL.md, AGENTS.md, MEMORY.md, the
+state and compound files, …) cannot be deleted or renamed away.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+from . import git
+from .errors import GiokError, InvalidInput, NotFound
+from .fsutil import MAX_ENTRY_BYTES, confine
+from .workspace import Workspace
+
+ROOT = "/memories"
+SUFFIXES = (".md", ".txt", ".json", ".xml", ".yaml", ".yml", ".csv")
+PROTECTED = ("SOUL.md", "USER.md", "AGENTS.md", "TOOLS.md", "MEMORY.md", "HEARTBEAT.md", "state", "compound")
+MAX_FILE_BYTES = 16 * MAX_ENTRY_BYTES
+_DIARY = re.compile(r"^memory/\d{4}-\d{2}-\d{2}\.md$")
+
+
+class MemoryTool:
+    def __init__(self, ws: Workspace):
+        self.ws = ws
+
+    # -- dispatch -----------------------------------------------------------------------------
+    def handle(self, params: dict) -> str:
+        """Run one command; returns the text for the tool result. Raises GiokError."""
+        command = (params or {}).get("command")
+        method = getattr(self, f"_{command}", None) if command in (
+            "view", "create", "str_replace", "insert", "delete", "rename") else None
+        if method is None:
+            raise InvalidInput(f"unknown memory command {command!r}: use view, create, str_replace, insert, delete or rename")
+        try:
+            return method(params)
+        except KeyError as exc:
+            raise InvalidInput(f"the {command} command needs `{exc.args[0]}`") from None
+
+    def tool_result(self, block) -> dict:
+        """A `tool_result` content block answering a `tool_use` block (dict or SDK object)."""
+        get = block.get if isinstance(block, dict) else lambda k, d=None: getattr(block, k, d)
+        try:
+            return {"type": "tool_result", "tool_use_id": get("id"), "content": self.handle(get("input") or {})}
+        except GiokError as exc:
+            return {"type": "tool_result", "tool_use_id": get("id"), "content": f"Error: {exc}", "is_error": True}
+
+    # -- paths --------------------------------------------------------------------------------
+    def _rel(self, path: str, must_exist: bool = True) -> str:
+        """`/memories/x/y.md` → `x/y.md` (`""` for the root), confined to the workspace."""
+        if not isinstance(path, str) or not (path == ROOT or path.startswith(ROOT + "/")):
+            raise InvalidInput(f"path {path!r} must start with {ROOT}")
+        rel = path[len(ROOT):].strip("/")
+        if not rel:
+            return ""
+        if any(part.startswith(".") for part in Path(rel).parts):
+            raise InvalidInput(f"path {path!r} is hidden or escapes {ROOT}" if ".." not in rel
+                               else f"path {path!r} escapes {ROOT}")
+        target = confine(self.ws.root, rel)
+        if must_exist and not target.exists():
+            raise NotFound(f"The path {path} does not exist. Please provide a valid path.")
+        return target.relative_to(self.ws.root.resolve()).as_posix()
+
+    def _file(self, path: str, must_exist: bool = True) -> str:
+        rel = self._rel(path, must_exist)
+        if not rel.endswith(SUFFIXES):
+            raise InvalidInput(f"{path} is not a text note: use one of {', '.join(SUFFIXES)}")
+        if must_exist and not (self.ws.root / rel).is_file():
+            raise InvalidInput(f"{path} is a directory, not a file")
+        return rel
+
+    def _unprotected(self, path: str, rel: str) -> None:
+        if rel in ("", "memory") or rel.split("/", 1)[0] in PROTECTED or _DIARY.match(rel):
+            raise InvalidInput(f"{path} is one of the workspace's own files; it cannot be deleted or renamed")
+
+    # -- commands -----------------------------------------------------------------------------
+    def _view(self, p: dict) -> str:
+        path = p["path"]
+        rel = self._rel(path)
+        target = self.ws.root / rel
+        if target.is_dir():
+            return self._listing(path, target)
+        if not rel.endswith(SUFFIXES):
+            raise InvalidInput(f"{path} is not a text note: use one of {', '.join(SUFFIXES)}")
+        lines = target.read_text("utf-8", errors="replace").splitlines()
+        start, end = 1, len(lines)
+        if p.get("view_range"):
+            start, end = _range(p["view_range"], len(lines))
+        numbered = "\n".join(f"{i:6d}\t{lines[i - 1]}" for i in range(start, end + 1))
+        return f"Here's the content of {path} with line numbers:\n{numbered}"
+
+    def _listing(self, path: str, folder: Path) -> str:
+        rows = [(folder, path.rstrip("/") or ROOT)]
+        for child in sorted(folder.iterdir()):
+            if child.name.startswith(".") or child.name == "node_modules":
+                continue
+            rows.append((child, f"{path.rstrip('/')}/{child.name}"))
+            if child.is_dir() and not child.is_symlink():
+                rows += [(g, f"{path.rstrip('/')}/{child.name}/{g.name}") for g in sorted(child.iterdir())
+                         if not g.name.startswith(".")]
+        head = f"Here're the files and directories up to 2 levels deep in {path}, excluding hidden items and node_modules:"
+        return "\n".join([head] + [f"{_size(p)}\t{shown}" for p, shown in rows])
+
+    def _create(self, p: dict) -> str:
+        path, text = p["path"], p.get("file_text", "")
+        rel = self._file(path, must_exist=False)
+        if not text.strip():
+            raise InvalidInput("file_text is empty")
+        _check_size(text)
+
+        def change(old: str):
+            if (self.ws.root / rel).exists():
+                raise InvalidInput(f"File {path} already exists")
+            return text, None
+
+        self.ws.edit(rel, change, f"memory-tool: create {rel}")
+        return f"File created successfully at: {path}"
+
+    def _str_replace(self, p: dict) -> str:
+        path, old_str, new_str = p["path"], p["old_str"], p.get("new_str", "")
+        rel = self._file(path)
+
+        def change(old: str):
+            count = old.count(old_str) if old_str else 0
+            if count == 0:
+                raise InvalidInput(f"No replacement was performed, old_str `{old_str}` did not appear verbatim in {path}.")
+            if count > 1:
+                lines = [str(i) for i, line in enumerate(old.splitlines(), 1) if old_str in line]
+                raise InvalidInput(f"No replacement was performed. Multiple occurrences of old_str `{old_str}` "
+                                   f"in lines: {', '.join(lines)}. Please ensure it is unique")
+            new = old.replace(old_str, new_str, 1)
+            _check_size(new)
+            return new, None
+
+        self.ws.edit(rel, change, f"memory-tool: edit {rel}")
+        return "The memory file has been edited."
+
+    def _insert(self, p: dict) -> str:
+        path, line_no, text = p["path"], p["insert_line"], p.get("insert_text", "")
+        rel = self._file(path)
+
+        def change(old: str):
+            lines = old.splitlines()
+            if not isinstance(line_no, int) or not 0 <= line_no <= len(lines):
+                raise InvalidInput(f"Invalid `insert_line` parameter: {line_no}. It should be within the range "
+                                   f"of lines of the file: [0, {len(lines)}]")
+            new = "\n".join(lines[:line_no] + text.rstrip("\n").split("\n") + lines[line_no:]) + "\n"
+            _check_size(new)
+            return new, None
+
+        self.ws.edit(rel, change, f"memory-tool: insert into {rel}")
+        return f"The file {path} has been edited."
+
+    def _delete(self, p: dict) -> str:
+        path = p["path"]
+        rel = self._rel(path)
+        self._unprotected(path, rel)
+        with self.ws.lock():
+            target = self.ws.root / rel
+            shutil.rmtree(target) if target.is_dir() and not target.is_symlink() else target.unlink()
+            git.commit(self.ws.root, [rel], f"memory-tool: delete {rel}")
+        return f"Successfully deleted {path}"
+
+    def _rename(self, p: dict) -> str:
+        old_path, new_path = p["old_path"], p["new_path"]
+        old_rel = self._rel(old_path)
+        self._unprotected(old_path, old_rel)
+        new_rel = self._rel(new_path, must_exist=False)
+        if (self.ws.root / old_rel).is_file() and not new_rel.endswith(SUFFIXES):
+            raise InvalidInput(f"{new_path} is not a text note: use one of {', '.join(SUFFIXES)}")
+        with self.ws.lock():
+            if (self.ws.root / new_rel).exists():
+                raise InvalidInput(f"The destination {new_path} already exists")
+            (self.ws.root / new_rel).parent.mkdir(parents=True, exist_ok=True)
+            os.rename(self.ws.root / old_rel, self.ws.root / new_rel)
+            git.commit(self.ws.root, [old_rel, new_rel], f"memory-tool: rename {old_rel} → {new_rel}")
+        return f"Successfully renamed {old_path} to {new_path}"
+
+
+def _range(view_range, total: int) -> tuple[int, int]:
+    try:
+        start, end = (int(v) for v in view_range)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"invalid view_range {view_range!r}: give [start, end], 1-based") from None
+    end = total if end == -1 else end
+    if not 1 <= start <= max(total, 1) or end < start or end > total:
+        raise InvalidInput(f"invalid view_range {list(view_range)}: the file has {total} lines")
+    return start, end
+
+
+def _size(path: Path) -> str:
+    size = path.stat().st_size if path.is_file() else 4096
+    return f"{size / 1024:.1f}K" if size >= 1024 else f"{size}B"
+
+
+def _check_size(text: str) -> None:
+    if "\x00" in text:
+        raise InvalidInput("file text contains binary characters")
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
+        raise InvalidInput(f"file text is over {MAX_FILE_BYTES} bytes; keep memory notes short")
