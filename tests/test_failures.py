@@ -54,7 +54,7 @@ def test_3_constraints_and_pending_state_survive_a_flush(ws, giok_home):
     from giok.watchdog import flush
     flush(ws, "We talked about the migration; step 3 is done.")
     fresh = Workspace.open("zeon", home=giok_home)
-    after = boot.build(fresh, budget=400).text
+    after = boot.build(fresh, budget=700).text
     for needle in ("Resume the v2 migration at step 4", "Never run the migration twice",
                    f"{tid} [doing] Finish the v2 migration", "Write decisions, discoveries and failures"):
         assert needle in before and needle in after
