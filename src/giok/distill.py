@@ -35,6 +35,7 @@ ARCHIVE_DIR = "memory/archive"
 OWN_PATHS = (MEMORY, "memory", LESSONS)  # diaries, ledger and archive live under memory/
 DIARY_FILE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
 DIARY_LINE_RE = re.compile(r"^\s*[-*]\s+(\d{1,2}:\d{2})\s+(.*\S)\s*$")
+MAX_FLAGS = 50
 OWN_LINE_RE = re.compile(r"^(nightly-distill|routine|context-flush)\b", re.I)
 _STOP = set("the and for with that this from have has was were are been into onto about what when "
             "then than them they their there will would should could not but our you your its".split())
@@ -334,8 +335,11 @@ class _Run:
         days = LAYER_DAYS[verdict.decision]
         entry = MemoryEntry(text=item.text, layer=verdict.decision, date=date,
                             expires=date + dt.timedelta(days=days) if days else None)
-        entry.fields = {"id": new_id(self.mf.ids()), "type": judges.guess_type(item.text), "scope": "workspace",
+        if not hasattr(self, "taken"):
+            self.taken = self.mf.ids()
+        entry.fields = {"id": new_id(self.taken), "type": judges.guess_type(item.text), "scope": "workspace",
                         "source": f"diary:{item.day}"}
+        self.taken.add(entry.fields["id"])
         self.mf.add(entry)
         self.touched_memory = True
         self.report.added.append({**entry.to_dict(), "reason": verdict.reason, "judge": verdict.judge})
@@ -413,16 +417,23 @@ class _Run:
             self.report.merged.append({"id": entry.id, "into": keep_id, "text": entry.text})
 
     def _flag_contradictions(self, live: list[MemoryEntry]) -> None:
+        found = 0
+        subject = {e.id: policy.subject(e.text) for e in live}
+        negated = {e.id: bool(_NEGATION_RE.search(e.text)) for e in live}
         for a, b in _pairs(live, self.token_of, 0.3):
             if a.scope != b.scope:
                 continue
-            close = similar(self.token_of[a.id], self.token_of[b.id]) >= 0.5
-            neg = bool(_NEGATION_RE.search(a.text)) != bool(_NEGATION_RE.search(b.text))
-            nums_a, nums_b = set(re.findall(r"\d+", a.text)), set(re.findall(r"\d+", b.text))
-            numbers = bool(nums_a and nums_b and nums_a != nums_b)
-            if (close and (neg or numbers)) or policy.contradicts(a.text, b.text) or policy.contradicts(b.text, a.text):
-                self.report.flagged.append({"kind": "contradiction", "ids": [a.id, b.id],
-                                            "message": f"{a.id} and {b.id} may disagree: {a.text!r} / {b.text!r}"})
+            words_a = frozenset(t for t in self.token_of[a.id] if not t.isdigit())
+            words_b = frozenset(t for t in self.token_of[b.id] if not t.isdigit())
+            same_subject = subject[a.id] and subject[b.id] and subject[a.id][0] == subject[b.id][0]
+            if (negated[a.id] != negated[b.id] and similar(words_a, words_b) >= 0.5) or (same_subject and (
+                    policy.contradicts(a.text, b.text) or policy.contradicts(b.text, a.text))):
+                found += 1
+                if found <= MAX_FLAGS:
+                    self.report.flagged.append({"kind": "contradiction", "ids": [a.id, b.id],
+                                                "message": f"{a.id} and {b.id} may disagree: {a.text!r} / {b.text!r}"})
+        if found > MAX_FLAGS:
+            self.report.notes.append(f"{found} possible contradictions; the first {MAX_FLAGS} are listed")
 
     def _flag_stale(self, live: list[MemoryEntry]) -> None:
         cutoff = self.day - dt.timedelta(days=14)
