@@ -114,6 +114,8 @@ def test_remember_get_and_forget(server):
     assert server.ok("memory_forget", id=entry["id"], reason="user asked")["action"] == "removed"
     assert entry["id"] not in server.ok("memory_get", path="MEMORY.md")["text"]
     assert "memory: forget" in server.ws.log(1)[0]["message"]
+    refused = server.ok("memory_remember", text="안녕!")  # the write policy's answer is a result, not an error
+    assert refused["action"] == "refused" and refused["entry"] is None and refused["reason"]
 
 
 def test_tool_errors_carry_the_cli_message(server):

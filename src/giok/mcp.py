@@ -193,7 +193,7 @@ def memory_path(ws: Workspace, path: str) -> str:
 def _remember(ws: Workspace, args: dict):
     return ws.remember(args["text"], layer=args.get("layer", "M30"), expires=args.get("expires"),
                        type=args.get("type"), scope=args.get("scope"), source=args.get("source"),
-                       confidence=args.get("confidence")).to_dict()
+                       confidence=args.get("confidence"), via="mcp").to_dict()
 
 
 @tool("memory_decide",
