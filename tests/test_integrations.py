@@ -177,3 +177,15 @@ def test_openclaw_workspace_is_adopted_in_place(tmp_path, giok_home):
                GIOK_EMBEDDINGS="fake")
     assert found.returncode == 0, found.stderr
     assert any("oolong" in r["text"] for r in json.loads(found.stdout)["results"])
+
+
+def test_reference_docs_cover_every_tool_and_command():
+    mcp_doc = (ROOT / "docs" / "mcp.md").read_text("utf-8")
+    assert all(f"`{name}(" in mcp_doc for name in TOOLS), [n for n in TOOLS if f"`{n}(" not in mcp_doc]
+    crossview_doc = (ROOT / "docs" / "crossview.md").read_text("utf-8")
+    for command in ("crossview send", "crossview inbox", "crossview ack"):
+        assert command in crossview_doc
+    from giok.cli import main
+    for name in ("send", "inbox", "ack"):
+        assert main.commands["crossview"].commands[name].help
+    assert main.commands["mcp"].help
