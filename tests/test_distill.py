@@ -1,7 +1,6 @@
 """Nightly distillation over real workspaces, real git, simulated days ($GIOK_NOW)."""
 
 import json
-import os
 
 import pytest
 

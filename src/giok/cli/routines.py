@@ -11,7 +11,7 @@ from .. import distill as distill_mod
 from .. import routines as routines_mod
 from .. import watchdog
 from ..clock import parse_date
-from ..errors import InvalidInput
+from ..errors import GiokError, InvalidInput
 from . import emit, json_option, main, open_workspace, workspace_option
 
 
@@ -142,7 +142,7 @@ def schedule_list(as_json):
     try:
         in_cron = {r["routine"] for r in routines_mod.installed(ws.name)}
         cron_note = None
-    except Exception as exc:  # no crontab binary: still list the routines
+    except GiokError as exc:  # no crontab binary: still list the routines
         in_cron, cron_note = set(), str(exc)
     rows = [{**r.to_dict(), "next": r.next_run(now()).isoformat(timespec="minutes") if r.enabled else None,
              "installed": r.name in in_cron} for r in routines_mod.routines(ws, include_disabled=True)]
