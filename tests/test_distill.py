@@ -246,3 +246,46 @@ def test_crash_before_the_commit_is_finished_by_the_next_run(ws, monkeypatch):
     assert distill_commits(ws)[0]["message"].endswith("Finishing an interrupted run.")
     assert len(ws.memory().entries("M90")) == 1
     assert not git.run(ws.root, "status", "--porcelain").stdout.strip()
+
+
+def test_links_and_role_weigh_in_and_sustained_m90_goes_to_m365(ws, monkeypatch):
+    at(monkeypatch, "2026-03-01T09:00")
+    linked = ws.remember("The parser release needs the lexer tests green", layer="M30").entry.id
+    ws.remember("The parser release is planned for the lexer freeze week", layer="M30")
+    ws.remember("Lexer tests for the parser release run nightly", layer="M30")
+    lonely = ws.remember("Minsu's cat is called Mango", layer="M30").entry.id
+    steady = ws.remember("Seojun reviews pull requests every morning", layer="M90").entry.id
+    for day in range(2, 12):
+        at(monkeypatch, f"2026-03-{day:02d}T10:00")
+        refs.record(ws, [steady], "boot")
+        if day in (3, 9):
+            refs.record(ws, [linked, lonely], "search")
+    at(monkeypatch, "2026-03-11T23:00")
+    report = distill(ws)
+    mf = ws.memory()
+    assert mf.find(linked).layer == "M90" and mf.find(lonely).layer == "M30"
+    assert mf.find(steady).layer == "M365" and str(mf.find(steady).expires) == "2027-03-11"
+    reasons = {p["id"]: p["reason"] for p in report.promoted}
+    assert "links" in reasons[linked] and reasons[steady].startswith("sustained")
+
+
+def test_a_write_during_judging_is_not_lost(ws, monkeypatch):
+    from giok.judges import Judge, OfflineJudge, Panel
+
+    class Sneaky(Judge):
+        name = "sneaky"
+        calls = 0
+
+        def decide(self, items, context):
+            Sneaky.calls += 1
+            if Sneaky.calls == 1:
+                ws.diary("Decided to write during the night as well")  # another writer, mid-run
+            return OfflineJudge().decide(items, context)
+
+    at(monkeypatch, "2026-03-01T09:00")
+    ws.diary("Decided to keep the archive per month")
+    report = distill(ws, panel=Panel([Sneaky()]))
+    assert Sneaky.calls == 2
+    assert {e.text for e in ws.memory().entries("M90")} == {"Decided to keep the archive per month",
+                                                          "Decided to write during the night as well"}
+    assert report.judged == 2 and Ledger.parse(ws.read_text(LEDGER)).days["2026-03-01"] == 3

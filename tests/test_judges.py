@@ -181,3 +181,20 @@ def test_distill_with_panel_against_local_server(ws, server, monkeypatch):
     assert any("left out grok" in n for n in report.notes)
     m0 = ws.memory().entries("M0")
     assert {e.text for e in m0} >= {"Decided to use SQLite for the index"} and all(e.expires is None for e in m0)
+
+
+def test_only_an_llm_judge_can_raise_an_entry_to_m0(ws, server, monkeypatch):
+    from giok import refs
+    monkeypatch.setenv("GIOK_NOW", "2026-03-01T09:00")
+    core = ws.remember("Seojun is the person I work for and my first user", layer="M365").entry.id
+    for day in range(2, 12):
+        monkeypatch.setenv("GIOK_NOW", f"2026-03-{day:02d}T09:00")
+        refs.record(ws, [core], "boot")
+    monkeypatch.setenv("GIOK_NOW", "2026-03-11T23:00")
+    offline = distill_mod.distill(ws, dry_run=True)
+    assert offline.promoted == []
+    panel = Panel([LLMJudge(llm.client(server.spec("good-M0", name="gpt")))])
+    report = distill_mod.distill(ws, panel=panel)
+    assert report.promoted[0]["to"] == "M0" and report.promoted[0]["judge"] == "panel"
+    entry = ws.memory().find(core)
+    assert entry.layer == "M0" and entry.expires is None and entry.refs == 10
