@@ -132,12 +132,14 @@ def test_cli_watch_and_flush(ws, cli, monkeypatch):
     ok = cli("watch", "--used", "104999", "--window", "150000", "--session", "c", "-w", "zeon", "--json")
     assert ok.exit_code == 0 and json.loads(ok.output)["level"] == "ok"
     soft = cli("watch", "--used", "105000", "--window", "150000", "--session", "c", "-w", "zeon")
-    assert soft.exit_code == 10 and soft.output.startswith("soft 70.0%")
+    assert soft.exit_code == 0 and soft.output.startswith("soft 70.0%")
+    soft = cli("watch", "--used", "105000", "--window", "150000", "--session", "c", "-w", "zeon", "--exit-code")
+    assert soft.exit_code == 10
     done = cli("flush", "--session", "c", "-w", "zeon", "--json", input=CONVERSATION)
     assert done.exit_code == 0 and json.loads(done.output)["action"] == "flushed"
-    again = cli("watch", "--used", "105001", "--window", "150000", "--session", "c", "-w", "zeon")
+    again = cli("watch", "--used", "105001", "--window", "150000", "--session", "c", "-w", "zeon", "--exit-code")
     assert again.exit_code == 0 and "already flushed" in again.output
-    hard = cli("watch", "--used", "129750", "--window", "150000", "--session", "c", "-w", "zeon", "--json")
+    hard = cli("watch", "--used", "129750", "--window", "150000", "--session", "c", "-w", "zeon", "--json", "--exit-code")
     assert hard.exit_code == 11 and json.loads(hard.output)["level"] == "hard"
     bad = cli("watch", "--used", "5", "--window", "0", "-w", "zeon")
     assert bad.exit_code != 0 and "Error: window" in bad.output

@@ -53,18 +53,19 @@ def _distill_text(d: dict) -> str:
 @click.option("--used", type=int, required=True, help="Tokens used in the conversation so far.")
 @click.option("--window", type=int, required=True, help="The model's context window in tokens.")
 @click.option("--session", help="Session id (default: $GIOK_SESSION, else 'default').")
+@click.option("--exit-code", "exit_code", is_flag=True, help="Exit 10 when a soft flush is due, 11 when a hard one is (for shell hooks).")
 @workspace_option()
 @json_option
-def watch(used, window, session, as_json):
+def watch(used, window, session, exit_code, as_json):
     """Context watchdog: ok, soft (>= 70 %) or hard (>= 86.5 %), and what to do.
 
-    Exit code 0 for ok or when this session already flushed at this level, 10 when a soft
-    flush is due, 11 when a hard flush is due — so a shell hook can branch on it.
+    `flush_due` says whether this session still has to flush at this level; with
+    --exit-code the answer is also the exit status (0 nothing to do, 10 soft, 11 hard).
     """
     ws = open_workspace()
     status = watchdog.watch(ws, used, window, session)
     emit(status.to_dict(), as_json, lambda d: f"{d['level']} {d['percent']}% ({d['used']:,}/{d['window']:,}): {d['action']}")
-    if status.flush_due:
+    if exit_code and status.flush_due:
         sys.exit(10 if status.level == "soft" else 11)
 
 
