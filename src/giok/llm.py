@@ -16,7 +16,8 @@ without text) is a ProviderError with one clear line."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 
 from .errors import InvalidInput, ProviderError
 
@@ -45,6 +46,8 @@ class ChatClient:
     timeout: float = 60.0
     max_tokens: int = 2048
     temperature: float = 0.0
+    _http: object = field(default=None, repr=False, compare=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def wire(self) -> str:
@@ -90,8 +93,11 @@ class ChatClient:
     def _post(self, url: str, headers: dict, body: dict) -> dict:
         import httpx  # imported on first use: most giok commands never talk to a model
 
+        with self._lock:  # one pooled connection set per model, shared by the panel's threads
+            if self._http is None:
+                self._http = httpx.Client(timeout=self.timeout)
         try:
-            response = httpx.post(url, headers=headers, json=body, timeout=self.timeout)
+            response = self._http.post(url, headers=headers, json=body)
         except httpx.TimeoutException:
             raise ProviderError(f"{self.name}: no answer within {self.timeout:g}s") from None
         except httpx.HTTPError as exc:
