@@ -135,8 +135,9 @@ def _section_chunks(rel: str, text: str, layer: str, level: int) -> list[Chunk]:
     out = []
     for start, end, heading, body in _sections(text, level):
         content = "\n".join(body).strip()
-        if not content and heading.startswith("# "):
-            continue  # a bare title line
+        if not content:
+            continue  # a heading with nothing under it says nothing
+
         title = _HEADING_RE.match(heading).group(2) if heading else ""
         dm = _DATE_IN_HEADING.search(title)
         full = "\n".join(x for x in (title, content) if x)
@@ -161,7 +162,7 @@ def _decision_chunks(rel: str, text: str) -> list[Chunk]:
         if m:
             chunk.source = m.group(1)
             chunk.superseded = chunk.source in superseded
-    return [c for c in chunks if c.source or c.text.strip()]
+    return [c for c in chunks if c.source]
 
 
 def _cap(chunk: Chunk) -> list[Chunk]:

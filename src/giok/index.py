@@ -22,7 +22,7 @@ from .chunks import Chunk, chunk_file
 from .clock import now
 from .errors import IndexError_
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 FILENAME = "index.sqlite"
 _SKIP_DIRS = {".giok", ".git", "node_modules", "__pycache__"}
 _MAX_FILE = 4 * 1024 * 1024
@@ -35,7 +35,7 @@ CREATE TABLE IF NOT EXISTS memories (
     key TEXT NOT NULL,
     path TEXT NOT NULL, start_line INTEGER, end_line INTEGER,
     text TEXT NOT NULL, category TEXT, priority INTEGER, tags TEXT,
-    layer TEXT, scope TEXT, date TEXT, expires TEXT, superseded INTEGER DEFAULT 0,
+    layer TEXT, scope TEXT, lang TEXT, date TEXT, expires TEXT, superseded INTEGER DEFAULT 0,
     source TEXT, hash TEXT NOT NULL, created_at TEXT, embedding BLOB);
 CREATE INDEX IF NOT EXISTS memories_path ON memories(path);
 CREATE INDEX IF NOT EXISTS memories_source ON memories(source);
@@ -103,13 +103,19 @@ class Index:
         self.db.execute("PRAGMA synchronous=NORMAL")
         version = self._meta_raw("schema")
         if version not in (None, SCHEMA_VERSION):
-            self.db.close()
-            raise sqlite3.DatabaseError(f"schema version {version}, expected {SCHEMA_VERSION}")
+            self._drop_derived(version)
+            version = None
         self.db.executescript(SCHEMA)
         self.db.execute("SELECT count(*) FROM memories_fts").fetchone()
         if version is None:
             self._set_meta("schema", SCHEMA_VERSION)
         self._inode = os.stat(self.db_path).st_ino
+
+    def _drop_derived(self, version: str) -> None:
+        """Another schema version: drop every derived table but keep cached vectors."""
+        for table in ("memories_vocab", "memories_fts", "memories", "files", "meta"):
+            self.db.execute(f"DROP TABLE IF EXISTS {table}")
+        self.notes.append(f"index schema {version} replaced by {SCHEMA_VERSION}; re-indexing from the files")
 
     def _meta_raw(self, key: str):
         try:
@@ -217,7 +223,7 @@ class Index:
     def _insert(self, chunks: list[Chunk]) -> int:
         if not chunks:
             return 0
-        from .tokenize import grams, terms
+        from .tokenize import grams, language, terms
         model = self.embedder.identity
         hashes = [content_hash(c.embed_text) for c in chunks]
         vectors = self._cached(hashes, model)
@@ -233,10 +239,10 @@ class Index:
         stamp = now().isoformat(timespec="seconds")
         for chunk, h in zip(chunks, hashes):
             cur = self.db.execute(
-                "INSERT INTO memories(key, path, start_line, end_line, text, category, priority, tags, layer, scope, date,"
-                " expires, superseded, source, hash, created_at, embedding) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO memories(key, path, start_line, end_line, text, category, priority, tags, layer, scope, lang, date,"
+                " expires, superseded, source, hash, created_at, embedding) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (chunk.key, chunk.path, chunk.start_line, chunk.end_line, chunk.text, chunk.category, chunk.priority,
-                 None, chunk.layer, chunk.scope, chunk.date, chunk.expires, int(chunk.superseded), chunk.source, h,
+                 None, chunk.layer, chunk.scope, language(chunk.text), chunk.date, chunk.expires, int(chunk.superseded), chunk.source, h,
                  chunk.date or stamp, vectors[h]))
             self.db.execute("INSERT INTO memories_fts(rowid, terms, grams) VALUES (?, ?, ?)",
                             (cur.lastrowid, " ".join(terms(chunk.text)), " ".join(grams(chunk.text))))
@@ -366,7 +372,7 @@ class Index:
             part = ids[start:start + 500]
             marks = ",".join("?" * len(part))
             cur = self.db.execute(
-                f"SELECT m.id, m.key, m.path, m.start_line, m.end_line, m.text, m.layer, m.scope, m.date, m.expires,"
+                f"SELECT m.id, m.key, m.path, m.start_line, m.end_line, m.text, m.layer, m.scope, m.lang, m.date, m.expires,"
                 f" m.superseded, m.source, m.priority, f.terms FROM memories m JOIN memories_fts f ON f.rowid = m.id"
                 f" WHERE m.id IN ({marks})", part)
             names = [d[0] for d in cur.description]

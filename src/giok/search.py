@@ -29,8 +29,10 @@ from .tokenize import language, quote_fts, query_terms
 
 MIN_SCORE = 0.35
 DYNAMIC_GAP = 0.15
-W_VEC = 0.85
-W_KW = 0.80
+W_VEC = 0.80
+W_KW = 0.60
+NEIGHBOUR = 0.3     # weight of the better adjacent diary line
+GAMMA = 0.7         # concave spread: keeps close results from being cut by DYNAMIC_GAP
 POOL = 100
 MAX_QUERY = 4000
 MODES = ("hybrid", "keyword", "vector")
@@ -98,10 +100,13 @@ class Response:
     results: list[Result]
     cut_noise: int = 0
     cut_gap: int = 0
+    cut_noise_top: int = 0      # of the k best candidates, how many each rule removed
+    cut_gap_top: int = 0
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {"query": self.query, "results": [r.to_dict() for r in self.results], "cut": {"noise": self.cut_noise, "gap": self.cut_gap},
+        return {"query": self.query, "results": [r.to_dict() for r in self.results], "cut": {"noise": self.cut_noise, "gap": self.cut_gap, "noise_top": self.cut_noise_top,
+                                    "gap_top": self.cut_gap_top},
                 "notes": self.notes}
 
 
@@ -148,6 +153,9 @@ def search_full(ws, query: str, k: int = 5, **opts) -> Response:
     query = check_query(query)
     o = Options.make(k=k, **opts)
     response = Response(query, [])
+    if not re.search(r"\w", query):
+        response.notes.append("the query has no words to search for")
+        return response
     ranked: list[Result] = []
     for target in _targets(ws, o):
         index = Index.for_workspace(target)
@@ -158,8 +166,6 @@ def search_full(ws, query: str, k: int = 5, **opts) -> Response:
     ranked.sort(key=lambda r: (-round(r.score, 6), -r.priority, r.workspace, r.path, r.start_line))
     kept = _cut(ranked, o, response)
     response.results = kept[: o.k]
-    if not query_terms(query) and not re.search(r"\w", query):
-        response.notes.append("the query has no words to search for")
     if o.record:
         _record(ws, response.results, o.record)
     return response
@@ -172,10 +178,12 @@ def search(ws, query: str, k: int = 5, **opts) -> list[Result]:
 def _cut(ranked: list[Result], o: Options, response: Response) -> list[Result]:
     kept = [r for r in ranked if r.score >= o.min_score]
     response.cut_noise = len(ranked) - len(kept)
+    response.cut_noise_top = min(o.k, len(ranked)) - min(o.k, len(kept))
     if o.gap:
         for i in range(len(kept) - 1):
             if kept[i].score - kept[i + 1].score >= o.gap - 1e-9:
                 response.cut_gap = len(kept) - i - 1
+                response.cut_gap_top = min(o.k, len(kept)) - min(o.k, i + 1)
                 kept = kept[: i + 1]
                 break
     return kept
@@ -194,33 +202,52 @@ def _record(ws, results: list[Result], kind: str) -> None:
 
 def _score(index: Index, ws_name: str, query: str, o: Options) -> list[Result]:
     terms = query_terms(query)
-    cos_all = kw_hits = None
-    ids, _ = index.matrix()
+    ids, mat = index.matrix()
     if not len(ids):
         return []
+    cos_all = kw_hits = None
     if o.mode != "keyword":
-        qvec = index.embedder.embed([query], "query")[0]
-        cos_all = index.matrix()[1] @ qvec
+        cos_all = mat @ index.embedder.embed([query], "query")[0]
     if o.mode != "vector" and terms:
         kw_hits = index.keyword_search(quote_fts(terms, prefix=o.prefix), POOL)
     candidates = _candidates(ids, cos_all, kw_hits)
-    rows = index.rows(candidates)
+    near = sorted(set(candidates) | {c + d for c in candidates for d in (-1, 1)})
+    rows = index.rows(near)
     kw = _keyword_evidence(index, terms, rows, kw_hits, o.prefix)
-    vec = {}
-    if cos_all is not None:
-        pos = np.searchsorted(ids, np.array(candidates, dtype=np.int64))
-        cal = index.embedder.calibrate(cos_all[pos])
-        vec = {c: float(v) for c, v in zip(candidates, cal)}
+    vec = _vector_evidence(index, ids, cos_all, rows, language(query))
+    own = {cid: _fuse(vec.get(cid, 0.0), kw.get(cid, 0.0), o.mode) for cid in rows}
     out = []
     for cid in candidates:
         row = rows.get(cid)
         if row is None or not _visible(row, o):
             continue
-        v, k = vec.get(cid, 0.0), kw.get(cid, 0.0)
-        score = _fuse(v, k, o.mode) * _recency(row, o)
+        score = _with_neighbours(cid, rows, own) ** GAMMA * _recency(row, o)
         out.append(Result(row["key"], ws_name, row["path"], row["start_line"], row["end_line"], row["layer"], row["date"],
-                          score, row["text"], row["source"], row["priority"] or 0, {"vector": v, "keyword": k}))
+                          score, row["text"], row["source"], row["priority"] or 0,
+                          {"vector": vec.get(cid, 0.0), "keyword": kw.get(cid, 0.0)}))
     return out
+
+
+def _vector_evidence(index: Index, ids, cos_all, rows: dict, query_lang: str) -> dict[int, float]:
+    """Calibrated cosine per row, shifted per language pair (e5 ranks same-language text high)."""
+    if cos_all is None:
+        return {}
+    wanted = np.array(sorted(rows), dtype=np.int64)
+    pos = np.clip(np.searchsorted(ids, wanted), 0, len(ids) - 1)
+    found = ids[pos] == wanted
+    shift = np.array([index.embedder.pair_shift(query_lang, rows[int(c)]["lang"] or "en") for c in wanted])
+    cal = index.embedder.calibrate(cos_all[pos] + shift)
+    return {int(c): float(v) for c, v, ok in zip(wanted, cal, found) if ok}
+
+
+def _with_neighbours(cid: int, rows: dict, own: dict) -> float:
+    """A diary line next to a strong match is itself likely relevant (an answer follows its
+    question): blend in the better neighbour in the same file."""
+    row = rows[cid]
+    if row["layer"] != "diary":
+        return own[cid]
+    best = max((own[n] for n in (cid - 1, cid + 1) if n in rows and rows[n]["path"] == row["path"]), default=0.0)
+    return (own[cid] + NEIGHBOUR * best) / (1 + NEIGHBOUR)
 
 
 def _candidates(ids: np.ndarray, cos_all, kw_hits) -> list[int]:

@@ -32,6 +32,8 @@ _KO_SUFFIXES = sorted("""
 이다 입니다 이에요 예요 였다 이었다 이었고 였고
 하다 했다 했어 했어요 합니다 했습니다 하는 한다 할 해서 해요 하기 하면 하며 하고서 했던 하던 하게 해야
 되다 됐다 된 되는 된다 돼서 되어 되었다 됩니다 되면
+했었다 했었어 했었지 했었나 했지 했나 했을까 해줘 하자 할까 했으면 하려고 하려면
+었다 았다 었어 았어 었지 았지 었던 았던
 """.split(), key=len, reverse=True)
 
 _EN_STOP = frozenset("""
@@ -135,7 +137,8 @@ def quote_fts(items: list[str], prefix: bool = False) -> str:
 
 
 def language(text: str) -> str:
-    """'ko' when the text is mostly Hangul, else 'en' (enough for per-language calibration)."""
+    """'ko' when the text has a few Hangul syllables or is mostly Hangul, else 'en' (enough
+    for per-language calibration: e5 treats mixed text like Korean)."""
     hangul = len(re.findall(r"[가-힣]", text))
     latin = len(re.findall(r"[A-Za-z]", text))
-    return "ko" if hangul and hangul * 2 >= latin else "en"
+    return "ko" if hangul >= 4 or (hangul and hangul * 2 >= latin) else "en"

@@ -77,7 +77,7 @@ def search_cmd(query, k, min_score, mode, user, thread, superseded, as_name, bat
             raise click.UsageError("give either QUERY or --batch, not both")
         _batch(asker, batch, opts)
         return
-    if not query:
+    if query is None:
         raise click.UsageError("missing QUERY (or --batch FILE)")
     response = search_full(asker, query, **opts)
     emit(response.to_dict(), as_json, _text)

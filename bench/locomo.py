@@ -1,0 +1,194 @@
+"""LoCoMo retrieval benchmark for giok search (not a test; prints figures).
+
+    .venv/bin/python bench/locomo.py [--data ../shared/bench/locomo_dev.json] [--dir /tmp/giok-locomo] [--fresh]
+
+Each conversation becomes a workspace: one diary file per session date
+(memory/YYYY-MM-DD.md), one line per turn as a user would write it
+(`- HH:MM Speaker: text`, an image caption appended as `[shares a photo: …]`). Every
+question of categories 1–4 is searched through `giok search --batch` (one process per
+conversation and mode), and results are mapped back to turns by path and line. Prints
+hybrid next to keyword-only and vector-only: turn-level fractional and any-hit recall@1/5/10
+per category, session-level recall@5, the share of top-10 slots cut by the 0.35 / 0.15 rules,
+abstention on adversarial questions, indexing time per 1,000 turns and latency p50/p95.
+
+Workspaces are kept in --dir, so a rerun reuses their index (embeddings are cached by
+content hash); --fresh deletes them first to time indexing from scratch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+CATS = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+MODES = ("hybrid", "keyword", "vector")
+K = 10
+
+
+def session_time(raw: str) -> dt.datetime:
+    return dt.datetime.strptime(raw.strip(), "%I:%M %p on %d %B, %Y")
+
+
+def write_workspace(conv: dict, root: Path) -> dict[tuple[str, int], str]:
+    """Write the diaries; return (path, line) → dia_id."""
+    c = conv["conversation"]
+    files: dict[str, list[str]] = {}
+    where: dict[tuple[str, int], str] = {}
+    sessions = sorted((int(k.split("_")[1]), k) for k in c if re.fullmatch(r"session_\d+", k))
+    for number, key in sessions:
+        when = session_time(c[f"{key}_date_time"])
+        rel = f"memory/{when.date().isoformat()}.md"
+        lines = files.setdefault(rel, [f"# {when.date().isoformat()}", ""])
+        if len(lines) > 2:
+            lines.append("")
+        for i, turn in enumerate(c[key]):
+            stamp = (when + dt.timedelta(minutes=i // 2)).strftime("%H:%M")
+            text = " ".join(turn["text"].split())
+            if turn.get("blip_caption"):
+                text += f" [shares a photo: {turn['blip_caption']}]"
+            lines.append(f"- {stamp} {turn['speaker']}: {text}")
+            where[(rel, len(lines))] = turn["dia_id"]
+    for rel, lines in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        body = "\n".join(lines) + "\n"
+        if not path.exists() or path.read_text("utf-8") != body:
+            path.write_text(body, "utf-8")
+    return where
+
+
+def evidence(qa: dict) -> list[str]:
+    out = []
+    for item in qa.get("evidence", []):
+        out += [e for e in re.split(r"[;,\s]+", item) if re.fullmatch(r"D\d+:\d+", e)]
+    return list(dict.fromkeys(out))
+
+
+def giok(*args, input=None, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "giok", *args], input=input, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, cwd=ROOT)
+
+
+def prepare(conv: dict, base: Path, env: dict) -> tuple[Path, dict, dict]:
+    name = conv["sample_id"].replace("_", "-")
+    root = base / name
+    if not (root / "MEMORY.md").exists():
+        out = giok("init", str(root), "--name", name, env=env)
+        if out.returncode:
+            raise SystemExit(out.stderr)
+    where = write_workspace(conv, root)
+    started = time.perf_counter()
+    out = giok("index", "-w", str(root), "--json", env=env)
+    if out.returncode:
+        raise SystemExit(out.stderr)
+    stats = json.loads(out.stdout)["sync"]
+    stats["wall_s"] = time.perf_counter() - started
+    return root, where, stats
+
+
+def run_queries(root: Path, questions: list[str], mode: str, env: dict) -> list[dict]:
+    out = giok("search", "--batch", "-", "-w", str(root), "--k", str(K), "--mode", mode, "--json",
+               input="\n".join(questions) + "\n", env=env)
+    if out.returncode:
+        raise SystemExit(out.stderr)
+    return [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+
+
+def turns_of(response: dict, where: dict) -> list[str]:
+    return [where.get((r["path"], r["start_line"]), "?") for r in response["results"]]
+
+
+def measure(questions, responses, where, table, cuts, lat, abstain):
+    for qa, resp in zip(questions, responses):
+        lat.append(resp["ms"])
+        got = turns_of(resp, where)
+        if qa["category"] == 5:
+            abstain["adv"].append(not resp["results"])
+            continue
+        abstain["ans"].append(not resp["results"])
+        gold = set(evidence(qa))
+        cuts["noise"] += resp["cut"]["noise_top"]
+        cuts["gap"] += resp["cut"]["gap_top"]
+        cuts["slots"] += K
+        gold_s = {g.split(":")[0] for g in gold}
+        for cat in (qa["category"], "all"):
+            row = table[cat]
+            row["n"] += 1
+            for k in (1, 5, 10):
+                top = got[:k]
+                hit = gold & set(top)
+                row[f"frac@{k}"] += len(hit) / len(gold)
+                row[f"any@{k}"] += bool(hit)
+            top_s = {t.split(":")[0] for t in got[:5]}
+            row["sess_frac@5"] += len(gold_s & top_s) / len(gold_s)
+            row["sess_any@5"] += bool(gold_s & top_s)
+
+
+def pct(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))] if values else float("nan")
+
+
+def report(mode, table, cuts, lat, abstain):
+    print(f"\n== {mode} ==")
+    cols = ["frac@1", "frac@5", "frac@10", "any@1", "any@5", "any@10", "sess_frac@5", "sess_any@5"]
+    print(f"{'category':<12}{'n':>5} " + " ".join(f"{c:>11}" for c in cols))
+    for cat in [1, 2, 3, 4, "all"]:
+        row = table[cat]
+        if not row["n"]:
+            continue
+        label = CATS.get(cat, "all")
+        print(f"{label:<12}{row['n']:>5} " + " ".join(f"{row[c] / row['n']:>11.3f}" for c in cols))
+    print(f"cut among top-{K} slots: noise (<0.35) {cuts['noise'] / max(cuts['slots'], 1):.1%}, "
+          f"gap (>=0.15) {cuts['gap'] / max(cuts['slots'], 1):.1%}")
+    print(f"adversarial questions abstained (no result): {sum(abstain['adv']) / max(len(abstain['adv']), 1):.1%}; "
+          f"answerable questions with no result: {sum(abstain['ans']) / max(len(abstain['ans']), 1):.1%}")
+    print(f"latency per query (batch, incl. query embedding and sync check): p50 {pct(lat, 50):.1f} ms, p95 {pct(lat, 95):.1f} ms")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "bench" / "locomo_dev.json"))
+    ap.add_argument("--dir", default="/tmp/giok-locomo")
+    ap.add_argument("--fresh", action="store_true", help="delete the workspaces first (time indexing from scratch)")
+    ap.add_argument("--modes", default=",".join(MODES))
+    args = ap.parse_args()
+    base = Path(args.dir)
+    if args.fresh and base.exists():
+        shutil.rmtree(base)
+    base.mkdir(parents=True, exist_ok=True)
+    env = {"GIOK_HOME": str(base / "home")}
+    data = json.load(open(args.data, encoding="utf-8"))
+    modes = args.modes.split(",")
+    results = {m: (defaultdict(lambda: defaultdict(float)), defaultdict(int), [], {"adv": [], "ans": []}) for m in modes}
+    turns = index_s = embedded = 0
+    for conv in data:
+        root, where, stats = prepare(conv, base, env)
+        turns += len(where)
+        index_s += stats["wall_s"]
+        embedded += stats["embedded"]
+        questions = [q for q in conv["qa"] if q["category"] == 5 or evidence(q)]
+        for mode in modes:
+            responses = run_queries(root, [" ".join(q["question"].split()) for q in questions], mode, env)
+            measure(questions, responses, where, *results[mode])
+    print(f"LoCoMo dev: {len(data)} conversations, {turns} turns; indexing {index_s:.1f} s "
+          f"({index_s / turns * 1000:.1f} s per 1,000 turns; {embedded} texts embedded this run"
+          f"{'' if embedded else ', all from the cache — use --fresh to time from scratch'})")
+    for mode in modes:
+        report(mode, *results[mode])
+
+
+if __name__ == "__main__":
+    main()
