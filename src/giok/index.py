@@ -187,6 +187,7 @@ class Index:
 
     def _scan(self):
         root = str(self.root)
+        cut = len(root) + 1
         stack = [root]
         while stack:
             folder = stack.pop()
@@ -202,7 +203,7 @@ class Index:
                 elif entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
                     st = entry.stat(follow_symlinks=False)
                     if st.st_size <= _MAX_FILE:
-                        yield os.path.relpath(entry.path, root).replace(os.sep, "/"), (st.st_size, st.st_mtime_ns)
+                        yield entry.path[cut:].replace(os.sep, "/"), (st.st_size, st.st_mtime_ns)
 
     def _sync_file(self, rel: str, stat: tuple, known) -> int:
         try:
