@@ -1,7 +1,12 @@
 """giok — long-term memory for AI agents.
 
 The library is the product: the CLI and the MCP server are thin edges over these names.
+The core (workspace, MEMORY.md model, errors) is imported at once; the heavier parts
+(search, distillation, routines, cross-view) are imported on first use, so a short-lived
+command does not pay for modules it never touches.
 """
+
+from importlib import import_module
 
 from .errors import (
     ConflictError, DirtyFileError, GiokError, GitError, InvalidInput, LockTimeout, LoopRefused, NotFound,
@@ -10,18 +15,34 @@ from .errors import (
 from .home import Home
 from .memoryfile import LAYERS, MemoryEntry, MemoryFile
 from .workspace import Workspace, WriteResult
-from .distill import Report as DistillReport
-from .judges import LLMJudge, OfflineJudge, Panel
-from .routines import Routine, Scheduler
-from .watchdog import Thresholds, Watchdog
-from .boot import Boot
-from .policy import Decision
-from .crossview import Bus as CrossView
 
 __version__ = "0.1.0"
 
+_LAZY = {
+    "Boot": ("boot", "Boot"),
+    "CrossView": ("crossview", "Bus"),
+    "Decision": ("policy", "Decision"),
+    "DistillReport": ("distill", "Report"),
+    "LLMJudge": ("judges", "LLMJudge"),
+    "OfflineJudge": ("judges", "OfflineJudge"),
+    "Panel": ("judges", "Panel"),
+    "Routine": ("routines", "Routine"),
+    "Scheduler": ("routines", "Scheduler"),
+    "Thresholds": ("watchdog", "Thresholds"),
+    "Watchdog": ("watchdog", "Watchdog"),
+}
+
 __all__ = [
     "ConflictError", "DirtyFileError", "GiokError", "GitError", "Home", "InvalidInput", "LAYERS",
-    "LockTimeout", "MemoryEntry", "MemoryFile", "NotFound", "PermissionDenied", "ProviderError",
-    "Workspace", "WorkspaceError", "WriteResult", "__version__", "Boot", "Decision", "CrossView", "LoopRefused",
+    "LockTimeout", "LoopRefused", "MemoryEntry", "MemoryFile", "NotFound", "PermissionDenied",
+    "ProviderError", "Workspace", "WorkspaceError", "WriteResult", "__version__", *sorted(_LAZY),
 ]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        module, attr = _LAZY[name]
+        value = getattr(import_module(f".{module}", __name__), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'giok' has no attribute {name!r}")
