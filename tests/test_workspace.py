@@ -200,3 +200,18 @@ def test_check_reports_unreadable_lines(ws):
     problems = ws.check()
     assert any("bad date" in p["message"] for p in problems)
     assert "broken date" in path.read_text()  # kept verbatim
+
+
+def test_secrets_never_reach_any_file_or_git(ws):
+    key = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6"
+    ws.diary(f"Deployed with key {key}")
+    ws.decide(f"Rotate {key}", why="leaked")
+    ws.task_add(f"revoke {key}")
+    ws.heartbeat_add(f"check {key}")
+    ws.state_set("next-step", f"replace {key}")
+    ws.lesson("Keys", f"never paste {key}")
+    for path in ws.root.rglob("*"):
+        if path.is_file() and ".git" not in path.parts:
+            assert key not in path.read_text(errors="ignore"), path
+    log = subprocess.run(["git", "-C", str(ws.root), "log", "-p"], capture_output=True, text=True).stdout
+    assert key not in log and "[REDACTED" in log

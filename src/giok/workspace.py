@@ -289,7 +289,7 @@ class Workspace:
 
     def diary(self, text: str, when: dt.datetime | None = None) -> str:
         """Append a timestamped line to today's diary; earlier lines are never rewritten."""
-        text = clean_text(text, "diary text")
+        text = _safe_text(text, "diary text")
         when = when or now()
         rel = self.diary_path(when.date())
         line = f"- {when:%H:%M} {text}"
@@ -303,8 +303,8 @@ class Workspace:
         return line
 
     def lesson(self, title: str, body: str) -> str:
-        title = clean_text(title, "lesson title", limit=300)
-        body = clean_text(body, "lesson body", multiline=True)
+        title = _safe_text(title, "lesson title", limit=300)
+        body = _safe_text(body, "lesson body", multiline=True)
         heading = f"## [{today().isoformat()}] {title}"
         lines = [l if l.lstrip().startswith(("-", "*")) else f"- {l}" for l in body.split("\n") if l.strip()]
 
@@ -339,8 +339,8 @@ class Workspace:
 
     def decide(self, text: str, why: str, supersedes: str | None = None) -> str:
         """Append D-NNN with date and reason; earlier entries are never edited."""
-        text = clean_text(text, "decision")
-        why = clean_text(why, "reason")
+        text = _safe_text(text, "decision")
+        why = _safe_text(why, "reason")
 
         def change(old: str):
             doc = Doc.parse(old or "# Decision log\n")
@@ -371,7 +371,7 @@ class Workspace:
         return out
 
     def task_add(self, text: str) -> str:
-        text = clean_text(text, "task")
+        text = _safe_text(text, "task")
 
         def change(old: str):
             doc = Doc.parse(old or "# Tasks\n")
@@ -389,7 +389,7 @@ class Workspace:
         task_id = task_id.strip().upper()
         if not re.match(r"^T-\d{3,}$", task_id):
             raise InvalidInput(f"malformed task id {task_id!r}: ids look like T-001")
-        note = clean_text(note, "note", limit=1000) if note else None
+        note = _safe_text(note, "note", limit=1000) if note else None
 
         def change(old: str):
             doc = Doc.parse(old)
@@ -420,7 +420,7 @@ class Workspace:
 
     def state_set(self, section: str, text: str) -> dict[str, str]:
         key = _state_key(section)
-        text = clean_text(text, "state text", multiline=True)
+        text = _safe_text(text, "state text", multiline=True)
 
         def change(old: str):
             doc = Doc.parse(old or "# State memo\n")
@@ -441,7 +441,7 @@ class Workspace:
         return [l.strip()[2:].strip() for l in self.read_text(HEARTBEAT).splitlines() if re.match(r"^\s*[-*]\s+\S", l)]
 
     def heartbeat_add(self, text: str) -> str:
-        text = clean_text(text, "heartbeat item")
+        text = _safe_text(text, "heartbeat item")
 
         def change(old: str):
             base = old or "# HEARTBEAT.md\n\n"
@@ -537,6 +537,13 @@ def tier1_rules(agents_md: str) -> list[str]:
     doc = Doc.parse(agents_md)
     section = next((s for s in doc.sections if re.match(r"^tier\s*1\b", s.title.strip(), re.I)), None)
     return [l.strip() for l in section.lines if re.match(r"^\s*[-*]\s+\S", l)] if section else []
+
+
+def _safe_text(text: str, what: str, **limits) -> str:
+    """Validate text for a workspace file and redact secrets in it: no write path (diary,
+    lessons, decisions, tasks, state memo, heartbeat) lets a key or password reach git."""
+    from .policy import redact
+    return redact(clean_text(text, what, **limits))[0]
 
 
 def _state_key(section: str) -> str:
