@@ -1,6 +1,8 @@
 """The CLI over the library: workspace selection, --json, one-line errors, --help everywhere."""
 
 import json
+import subprocess
+import sys
 
 import click
 import pytest
@@ -78,7 +80,10 @@ def test_log_shows_memory_timeline(ws, cli):
 
 
 def _commands(group, prefix=()):
-    for name, command in group.commands.items():
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        assert command is not None, f"`giok {' '.join(prefix + (name,))}` is listed but cannot be loaded"
         yield prefix + (name,), command
         if isinstance(command, click.Group):
             yield from _commands(command, prefix + (name,))
@@ -93,3 +98,12 @@ def test_quickstart_runs_on_embedded_defaults(tmp_path):
     r = run_giok("quickstart", "--path", tmp_path / "demo", env={"GIOK_HOME": str(tmp_path / "h")}, timeout=300)
     assert r.returncode == 0, r.stderr
     assert "remember [M0]" in r.stdout and "M30: 1" in r.stdout
+
+
+def test_a_simple_command_does_not_import_search_or_scheduler():
+    code = ("import sys; from giok.cli import main\n"
+            "try:\n    main(['workspaces'])\nexcept SystemExit:\n    pass\n"
+            "heavy = [m for m in ('numpy', 'croniter', 'httpx', 'mcp', 'giok.index') if m in sys.modules]\n"
+            "print(heavy)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.stdout.strip().splitlines()[-1] == "[]", r.stdout + r.stderr

@@ -4,6 +4,7 @@ errors become one line on stderr and a non-zero exit."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 
@@ -14,7 +15,28 @@ from ..home import Home
 from ..workspace import Workspace
 
 
+# Command → the module that defines it. Modules are imported when their command runs, so
+# `giok remember` does not pay for numpy, the index or the scheduler.
+COMMAND_MODULES = {
+    "memory": ("init", "workspaces", "remember", "forget", "diary", "lesson", "decide", "task", "state",
+               "heartbeat", "show", "log", "check", "quickstart"),
+    "search": ("search", "recall", "index"),
+    "boot": ("boot", "history", "trace"),
+    "routines": ("distill", "watch", "flush", "wake", "schedule"),
+    "agents": ("crossview", "mcp"),
+}
+_MODULE_OF = {name: module for module, names in COMMAND_MODULES.items() for name in names}
+
+
 class GiokGroup(click.Group):
+    def list_commands(self, ctx):
+        return sorted(set(_MODULE_OF) | set(self.commands))
+
+    def get_command(self, ctx, name):
+        if name not in self.commands and name in _MODULE_OF:
+            importlib.import_module(f"{__name__}.{_MODULE_OF[name]}")
+        return super().get_command(ctx, name)
+
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
@@ -88,8 +110,3 @@ def main():
     """
 
 
-from . import memory  # noqa: E402,F401  (registers commands)
-from . import agents  # noqa: E402,F401
-from . import search  # noqa: E402,F401
-from . import routines  # noqa: E402,F401
-from . import boot  # noqa: E402,F401
