@@ -22,7 +22,7 @@ from .chunks import Chunk, chunk_file
 from .clock import now
 from .errors import IndexError_
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 FILENAME = "index.sqlite"
 _SKIP_DIRS = {".giok", ".git", "node_modules", "__pycache__"}
 _MAX_FILE = 4 * 1024 * 1024
@@ -36,11 +36,14 @@ CREATE TABLE IF NOT EXISTS memories (
     path TEXT NOT NULL, start_line INTEGER, end_line INTEGER,
     text TEXT NOT NULL, category TEXT, priority INTEGER, tags TEXT,
     layer TEXT, scope TEXT, lang TEXT, date TEXT, expires TEXT, superseded INTEGER DEFAULT 0,
-    source TEXT, hash TEXT NOT NULL, created_at TEXT, embedding BLOB);
+    source TEXT, hash TEXT NOT NULL, created_at TEXT);
 CREATE INDEX IF NOT EXISTS memories_path ON memories(path);
 CREATE INDEX IF NOT EXISTS memories_source ON memories(source);
 CREATE INDEX IF NOT EXISTS memories_hash ON memories(hash);
 CREATE TABLE IF NOT EXISTS embedding_cache (hash TEXT, model TEXT, vector BLOB, PRIMARY KEY (hash, model));
+CREATE VIEW IF NOT EXISTS memory_vectors AS
+    SELECT m.*, c.vector AS embedding FROM memories m
+    JOIN embedding_cache c ON c.hash = m.hash AND c.model = (SELECT value FROM meta WHERE key = 'model');
 CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(terms, grams);
 CREATE VIRTUAL TABLE IF NOT EXISTS memories_vocab USING fts5vocab(memories_fts, 'row');
 """
@@ -113,6 +116,7 @@ class Index:
 
     def _drop_derived(self, version: str) -> None:
         """Another schema version: drop every derived table but keep cached vectors."""
+        self.db.execute("DROP VIEW IF EXISTS memory_vectors")
         for table in ("memories_vocab", "memories_fts", "memories", "files", "meta"):
             self.db.execute(f"DROP TABLE IF EXISTS {table}")
         self.notes.append(f"index schema {version} replaced by {SCHEMA_VERSION}; re-indexing from the files")
@@ -227,37 +231,36 @@ class Index:
         from .tokenize import grams, language, terms
         model = self.embedder.identity
         hashes = [content_hash(c.embed_text) for c in chunks]
-        vectors = self._cached(hashes, model)
-        missing = [i for i, h in enumerate(hashes) if h not in vectors]
+        have = self._cached(hashes, model)
+        missing = [i for i, h in enumerate(hashes) if h not in have]
         todo = list(dict.fromkeys(hashes[i] for i in missing))
         if todo:
             texts = {hashes[i]: chunks[i].embed_text for i in missing}
             fresh = self.embedder.embed([texts[h] for h in todo], "passage")
             for h, vec in zip(todo, fresh):
                 blob = vec.astype(np.float32).tobytes()
-                vectors[h] = blob
                 self.db.execute("INSERT OR REPLACE INTO embedding_cache(hash, model, vector) VALUES (?, ?, ?)", (h, model, blob))
         stamp = now().isoformat(timespec="seconds")
         for chunk, h in zip(chunks, hashes):
             cur = self.db.execute(
                 "INSERT INTO memories(key, path, start_line, end_line, text, category, priority, tags, layer, scope, lang, date,"
-                " expires, superseded, source, hash, created_at, embedding) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " expires, superseded, source, hash, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (chunk.key, chunk.path, chunk.start_line, chunk.end_line, chunk.text, chunk.category, chunk.priority,
                  None, chunk.layer, chunk.scope, language(chunk.text), chunk.date, chunk.expires, int(chunk.superseded), chunk.source, h,
-                 chunk.date or stamp, vectors[h]))
+                 chunk.date or stamp))
             self.db.execute("INSERT INTO memories_fts(rowid, terms, grams) VALUES (?, ?, ?)",
                             (cur.lastrowid, " ".join(terms(chunk.text)), " ".join(grams(chunk.text))))
         return len(todo)
 
-    def _cached(self, hashes: list[str], model: str) -> dict[str, bytes]:
-        found = {}
+    def _cached(self, hashes: list[str], model: str) -> set[str]:
+        """Which of these content hashes already have a vector of this model."""
+        found = set()
         unique = list(dict.fromkeys(hashes))
         for start in range(0, len(unique), 500):
             part = unique[start:start + 500]
             marks = ",".join("?" * len(part))
-            for h, blob in self.db.execute(f"SELECT hash, vector FROM embedding_cache WHERE model=? AND hash IN ({marks})",
-                                           (model, *part)):
-                found[h] = blob
+            found.update(h for (h,) in self.db.execute(
+                f"SELECT hash FROM embedding_cache WHERE model=? AND hash IN ({marks})", (model, *part)))
         return found
 
     def _drop_path(self, rel: str) -> None:
@@ -305,7 +308,8 @@ class Index:
         rows = self.db.execute(f"SELECT id, path, hash FROM memories WHERE {' OR '.join(clauses)}", params).fetchall()
         self._drop_ids([r[0] for r in rows])
         for h in {r[2] for r in rows}:
-            self.db.execute("DELETE FROM embedding_cache WHERE hash=?", (h,))
+            if not self.db.execute("SELECT 1 FROM memories WHERE hash=? LIMIT 1", (h,)).fetchone():
+                self.db.execute("DELETE FROM embedding_cache WHERE hash=?", (h,))
         for path in {r[1] for r in rows}:
             self.db.execute("UPDATE files SET size=-1 WHERE path=?", (path,))  # re-read at the next sync
         self._bump()
@@ -334,7 +338,8 @@ class Index:
         """(ids, vectors) of every chunk, cached in memory until the index changes."""
         gen = self.generation()
         if self._matrix is None or self._matrix_gen != gen:
-            rows = self.db.execute("SELECT id, embedding FROM memories ORDER BY id").fetchall()
+            rows = self.db.execute("SELECT m.id, c.vector FROM memories m JOIN embedding_cache c ON c.hash = m.hash"
+                                   " AND c.model = ? ORDER BY m.id", (self.embedder.identity,)).fetchall()
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
             dim = self.embedder.dim
             mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim) if rows \
