@@ -61,7 +61,7 @@ def new_id(taken: set[str] = frozenset()) -> str:
 
 def derived_id(text: str, date: dt.date | None) -> str:
     """The id of a hand-written entry that has none: stable while its text and date are."""
-    digest = hashlib.sha1(f"{date or ''}|{text}".encode("utf-8")).hexdigest()
+    digest = hashlib.sha1(f"{date or ''}|{text}".encode("utf-8", "surrogateescape")).hexdigest()
     return "m-" + digest[:6]
 
 

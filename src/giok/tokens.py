@@ -59,7 +59,7 @@ def estimate(text: str) -> int:
         total += math.ceil(len(digits) / 3)
     total += 1.45 * len(_HANGUL.findall(text)) + 1.5 * len(_CJK.findall(text)) + text.count("\n")
     for ch in _KNOWN.sub("", text):
-        total += 1.0 if ch < "\x80" else max(1.0, len(ch.encode("utf-8")) / 2)
+        total += 1.0 if ch < "\x80" else max(1.0, len(ch.encode("utf-8", "surrogatepass")) / 2)
     return math.ceil(total * 1.05)
 
 
