@@ -13,6 +13,50 @@ from giok.boot import build
 from conftest import run_giok
 
 
+def tracked(root) -> set[str]:
+    out = subprocess.run(["git", "-C", str(root), "ls-files"], capture_output=True, text=True, check=True)
+    return set(out.stdout.split())
+
+
+def test_adopting_a_folder_commits_the_memory_files_that_were_there(tmp_path, giok_home):
+    root = tmp_path / "claw"
+    (root / "memory" / "archive").mkdir(parents=True)
+    (root / "MEMORY.md").write_text("## 📝 M30 : 30-day memory\n- [2026-03-01] hand entry\n")
+    (root / "SOUL.md").write_text("I am claw.\n")
+    (root / "memory" / "2026-03-01.md").write_text("- 10:00 something\n")
+    (root / "memory" / "archive" / "2026-02.md").write_text("# Archive\n")
+    (root / "notes.txt").write_text("not giok's\n")
+    Workspace.init(root, name="claw", home=giok_home)
+    files = tracked(root)
+    assert {"MEMORY.md", "SOUL.md", "memory/2026-03-01.md", "memory/archive/2026-02.md"} <= files
+    assert "notes.txt" not in files  # only giok's own files are adopted
+    assert (root / "MEMORY.md").read_text() == "## 📝 M30 : 30-day memory\n- [2026-03-01] hand entry\n"
+
+
+def test_adopting_respects_the_folders_gitignore(tmp_path, giok_home):
+    root = tmp_path / "claw"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / ".gitignore").write_text("SOUL.md\n")
+    (root / "SOUL.md").write_text("private\n")
+    Workspace.init(root, name="claw", home=giok_home)
+    assert "SOUL.md" not in tracked(root)
+
+
+def test_init_with_a_taken_name_leaves_no_folder_behind(tmp_path, ws):
+    result = run_giok("init", tmp_path / "other", "--name", "zeon")
+    assert result.returncode != 0 and result.stderr.startswith("Error: ") and "taken" in result.stderr
+    assert not (tmp_path / "other").exists()
+
+
+def test_init_where_no_folder_can_be_made_is_one_error_line(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    result = run_giok("init", blocker / "sub", "--name", "sub")
+    assert result.returncode != 0
+    assert result.stderr.startswith("Error: ") and "Traceback" not in result.stderr
+
+
 def test_invalid_utf8_in_a_hand_edited_memory_file_does_not_crash(ws):
     with open(ws.root / "MEMORY.md", "ab") as handle:
         handle.write("- [2026-03-01] bad bytes \xff\xfe here\n".encode("latin-1"))
@@ -26,3 +70,10 @@ def test_invalid_utf8_in_a_hand_edited_memory_file_does_not_crash(ws):
 
 def test_token_estimate_counts_lone_surrogates():
     assert tokens.estimate("ok \udcff\udcfe") >= 2
+
+
+def test_a_fresh_init_adopts_nothing(tmp_path, giok_home):
+    ws, created = Workspace.init(tmp_path / "fresh", name="fresh", home=giok_home)
+    message = subprocess.run(["git", "-C", str(ws.root), "log", "-1", "--format=%B"], capture_output=True,
+                             text=True, check=True).stdout
+    assert "Adopted" not in message and set(created) == tracked(ws.root)

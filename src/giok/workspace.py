@@ -13,7 +13,7 @@ from pathlib import Path
 
 from . import git, templates
 from .clock import now, parse_date, today
-from .errors import DirtyFileError, GitError, InvalidInput, NotFound, WorkspaceError
+from .errors import DirtyFileError, GiokError, GitError, InvalidInput, NotFound, WorkspaceError
 from .fsutil import atomic_write, checksum, clean_text, file_lock, read_bytes
 from .home import Home, check_name
 from .memoryfile import ID_RE, LAYER_DAYS, LAYERS, MemoryEntry, MemoryFile, new_id
@@ -121,8 +121,17 @@ class Workspace:
             raise WorkspaceError(f"{root} exists and is not a folder")
         name = check_name(name or re.sub(r"[^A-Za-z0-9._-]", "-", root.name).strip("-.") or "agent")
         user = clean_text(user or ("사용자" if lang == "ko" else "my user"), "user name", limit=200)
-        root.mkdir(parents=True, exist_ok=True)
-        home.register(name, root)
+        existed = root.exists()
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise WorkspaceError(f"cannot create {root}: {exc.strerror}") from None
+        try:
+            home.register(name, root)
+        except GiokError:
+            if not existed:
+                root.rmdir()  # leave no empty folder behind a refused name
+            raise
         ws = cls(root, name=name, home=home)
         created = ws._scaffold(lang, user)
         return ws, created
@@ -142,9 +151,23 @@ class Workspace:
                     atomic_write(path, content.encode("utf-8"))
                     created.append(rel)
             created += self._ensure_gitignore()
-            if created:
-                git.commit(self.root, created, f"giok: init workspace {self.name}\n\nCreated: {', '.join(created)}")
+            adopted = self._untracked([rel for rel in templates.files(lang, self.name, user, "x")
+                                       if rel not in created and not rel.startswith("memory/")] + ["memory"],
+                                     skip=created)
+            if created or adopted:
+                body = "".join(f"\n{label}: {', '.join(rels)}" for label, rels in
+                               (("Created", created), ("Adopted", adopted)) if rels)
+                git.commit(self.root, created + adopted, f"giok: init workspace {self.name}\n{body}")
             return created
+
+    def _untracked(self, rels: list[str], skip: list[str]) -> list[str]:
+        """The files among rels (folders included) that exist, are not tracked, not ignored
+        and not in skip."""
+        present = [rel for rel in rels if (self.root / rel).exists()]
+        if not present:
+            return []
+        out = git.run(self.root, "ls-files", "--others", "--exclude-standard", "-z", "--", *present).stdout
+        return sorted(p for p in out.split("\0") if p and p not in skip)
 
     def _ensure_gitignore(self) -> list[str]:
         path = self.root / ".gitignore"

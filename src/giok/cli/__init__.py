@@ -45,6 +45,10 @@ class GiokGroup(click.Group):
             ctx.exit(exc.exit_code)
         except BrokenPipeError:
             ctx.exit(0)
+        except OSError as exc:  # permissions, a full disk, a vanished folder: one line, no traceback
+            where = f": {exc.filename}" if exc.filename else ""
+            click.echo(f"Error: {exc.strerror or exc}{where}", err=True)
+            ctx.exit(1)
 
 
 def _store_workspace(ctx, param, value):
