@@ -14,6 +14,8 @@ from pathlib import Path
 from .errors import DirtyFileError, InvalidInput, LockTimeout
 
 MAX_ENTRY_BYTES = 8 * 1024
+_UMASK = os.umask(0o022)  # read once, at import (os.umask can only read by setting)
+os.umask(_UMASK)
 
 
 def checksum(data: bytes) -> str:
@@ -39,8 +41,8 @@ def atomic_write(path: Path, data: bytes, expected_checksum: str | None = None) 
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        # mkstemp makes 0600; keep an existing file's mode, else what the umask allows
+        os.chmod(tmp, path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_UMASK)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
