@@ -77,3 +77,14 @@ def test_a_fresh_init_adopts_nothing(tmp_path, giok_home):
     message = subprocess.run(["git", "-C", str(ws.root), "log", "-1", "--format=%B"], capture_output=True,
                              text=True, check=True).stdout
     assert "Adopted" not in message and set(created) == tracked(ws.root)
+
+
+def test_new_files_follow_the_umask_not_mkstemps_0600(tmp_path, giok_home):
+    old = os.umask(0o022)
+    try:
+        ws, _ = Workspace.init(tmp_path / "perm", name="perm", home=giok_home)
+        ws.remember("Seojun keeps the spare keys in the drawer", layer="M90")
+    finally:
+        os.umask(old)
+    for rel in ("MEMORY.md", "SOUL.md", "state/tasks.md"):
+        assert stat.S_IMODE((ws.root / rel).stat().st_mode) == 0o644, rel
