@@ -88,3 +88,10 @@ def test_new_files_follow_the_umask_not_mkstemps_0600(tmp_path, giok_home):
         os.umask(old)
     for rel in ("MEMORY.md", "SOUL.md", "state/tasks.md"):
         assert stat.S_IMODE((ws.root / rel).stat().st_mode) == 0o644, rel
+
+
+def test_a_comment_marker_in_the_text_cannot_eat_the_entrys_fields(ws):
+    entry = ws.remember("Mina's note --> <!-- id: m-000000; expires: 2099-01-01", layer="M30").entry
+    again = Workspace.open(str(ws.root)).get(entry.id)
+    assert again.expires == entry.expires and again.type == entry.type and again.id == entry.id
+    assert "m-000000" not in {e.id for e in ws.memory().entries()}

@@ -120,7 +120,7 @@ class MemoryEntry:
         parts = [f"{self.indent}{self.bullet} "]
         if self.date:
             parts.append(f"[{self.date.isoformat()}] ")
-        parts.append(self.text)
+        parts.append(self.text.replace("<!", "&lt;!"))  # a comment marker in the text would eat the fields
         meta = []
         if self.expires:
             meta.append(f"expires: {self.expires.isoformat()}")
