@@ -95,3 +95,12 @@ def test_a_comment_marker_in_the_text_cannot_eat_the_entrys_fields(ws):
     again = Workspace.open(str(ws.root)).get(entry.id)
     assert again.expires == entry.expires and again.type == entry.type and again.id == entry.id
     assert "m-000000" not in {e.id for e in ws.memory().entries()}
+
+
+def test_show_marks_a_superseded_entry(ws, cli):
+    ws.remember("Seojun prefers short answers", type="preference")
+    new = ws.remember("Seojun now prefers long answers", type="preference")
+    assert new.action == "superseded"
+    out = cli("-w", "zeon", "show").output
+    line = next(line for line in out.splitlines() if "short answers" in line)
+    assert f"superseded by {new.entry.id}" in line

@@ -252,7 +252,8 @@ def _show_text(d: dict) -> str:
         for e in info["entries"]:
             date = f"[{e['date']}] " if e["date"] else ""
             exp = f"  (expires {e['expires']})" if e["expires"] else ""
-            out.append(f"  {e['id']}  {date}{e['text']}{exp}")
+            old = f"  (superseded by {e['superseded_by']})" if e.get("superseded_by") else ""
+            out.append(f"  {e['id']}  {date}{e['text']}{exp}{old}")
     if d["expiring_soon"]:
         out.append("\nexpiring in 7 days: " + ", ".join(e["id"] for e in d["expiring_soon"]))
     if d["expired"]:
