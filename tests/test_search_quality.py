@@ -32,11 +32,31 @@ def test_recall_at_1_on_the_korean_english_set(stocked, monkeypatch):
 def test_particles_and_cross_language(stocked, monkeypatch):
     monkeypatch.setenv("GIOK_HOME", str(stocked.home.path))
     assert stocked.search("제온")[0].text == MEMORIES["zeon"]
-    assert stocked.search("When do we ship releases?")[0].text == MEMORIES["deploy"]
+    # a cross-language paraphrase with no shared word ranks first but may fall under the cut-off
+    assert stocked.search("When do we ship releases?", min_score=0.0)[0].text == MEMORIES["deploy"]
     assert stocked.search("VibeDojo 리팩터링 이유")[0].text == MEMORIES["vibedojo"]
 
 
-def test_unrelated_queries_mostly_return_nothing(stocked, monkeypatch):
+def test_unrelated_queries_return_nothing(stocked, monkeypatch):
     monkeypatch.setenv("GIOK_HOME", str(stocked.home.path))
-    empty = [q for q in NEGATIVES if not stocked.search(q)]
-    assert len(empty) >= len(NEGATIVES) - 1, empty
+    found = {q: [r.text for r in stocked.search(q)] for q in NEGATIVES + ["what is my cat's name?", "오늘 저녁 메뉴 추천해줘"]}
+    assert not any(found.values()), found
+
+
+def test_related_queries_still_answer_in_both_languages(stocked, monkeypatch):
+    monkeypatch.setenv("GIOK_HOME", str(stocked.home.path))
+    for query, key in [("What kind of coffee does Seojun drink?", "coffee"), ("배포 언제 해?", "deploy"),
+                       ("결제 서비스 데이터베이스는 뭘로 정했어?", "db"), ("회사 노트북 사양", "laptop")]:
+        results = stocked.search(query)
+        assert results and results[0].text == MEMORIES[key], (query, [r.text for r in results])
+        assert all(r.score >= 0.35 for r in results)
+
+
+def test_identity_files_are_low_prior_in_search_and_left_out_of_recall(stocked, monkeypatch):
+    monkeypatch.setenv("GIOK_HOME", str(stocked.home.path))
+    full = stocked.search("who am I and who do I work for?", identity=1.0, min_score=0.0, gap=None, k=20)
+    low = stocked.search("who am I and who do I work for?", min_score=0.0, gap=None, k=20)
+    score = lambda rs, p: next(r.score for r in rs if r.path == p)  # noqa: E731
+    assert score(low, "USER.md") == pytest.approx(0.6 * score(full, "USER.md"))
+    recalled = stocked.recall("who do I work for? what is my cat's name?")
+    assert all(r.path not in ("SOUL.md", "USER.md", "AGENTS.md", "TOOLS.md") for r in recalled.results)

