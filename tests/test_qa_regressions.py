@@ -6,7 +6,10 @@ import os
 import stat
 import subprocess
 
+import pytest
+
 from giok import Workspace
+from giok.errors import InvalidInput
 from giok import tokens
 from giok.boot import build
 
@@ -104,3 +107,32 @@ def test_show_marks_a_superseded_entry(ws, cli):
     out = cli("-w", "zeon", "show").output
     line = next(line for line in out.splitlines() if "short answers" in line)
     assert f"superseded by {new.entry.id}" in line
+
+
+def test_routines_only_run_giok_commands(ws):
+    from giok import routines
+    from giok.cli import main
+    import click
+    with pytest.raises(InvalidInput, match="not a giok command"):
+        routines.Routine("bad", "0 * * * *", ["rm", "-rf", "/"]).check()
+    ctx = click.Context(main)
+    for name in routines.ROUTINE_COMMANDS:
+        assert main.get_command(ctx, name) is not None, name
+
+
+def test_flush_refuses_binary_input(ws):
+    from giok.watchdog import flush
+    with pytest.raises(InvalidInput, match="binary"):
+        flush(ws, "hello \x00\x01\x02 world", level="hard")
+
+
+def test_scope_names_cannot_hold_paths(ws):
+    for scope in ("user:../x", "user:a/b", "thread:..", "user:"):
+        with pytest.raises(InvalidInput, match="invalid scope"):
+            ws.remember("Seojun's cat is called Nabi", scope=scope, type="fact")
+    assert ws.remember("Seojun's cat is called Nabi", scope="user:서준", type="fact").action == "written"
+
+
+def test_invalid_utf8_from_the_command_line_is_refused(ws):
+    r = run_giok("-w", "zeon", "diary", b"ok \xff".decode("utf-8", "surrogateescape"))
+    assert r.returncode == 2 and "invalid UTF-8" in r.stderr

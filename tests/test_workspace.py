@@ -215,3 +215,11 @@ def test_secrets_never_reach_any_file_or_git(ws):
             assert key not in path.read_text(errors="ignore"), path
     log = subprocess.run(["git", "-C", str(ws.root), "log", "-p"], capture_output=True, text=True).stdout
     assert key not in log and "[REDACTED" in log
+
+
+def test_a_write_never_commits_what_the_user_had_staged(ws):
+    (ws.root / "drafts" / "essay.md").write_text("half-written essay\n")
+    git(ws, "add", "drafts/essay.md")
+    ws.remember("The essay is about memory and identity")
+    assert "drafts/essay.md" not in git(ws, "show", "--name-only", "--format=", "HEAD")
+    assert "A  drafts/essay.md" in git(ws, "status", "--porcelain")

@@ -77,13 +77,19 @@ def file_lock(lock_path: Path, timeout: float = 30.0):
         os.close(fd)
 
 
+def check_binary(text: str, what: str = "text") -> None:
+    """Refuse NUL and control bytes, and bytes that were not valid UTF-8 (which Python
+    hands over as lone surrogates)."""
+    if any((ord(c) < 32 and c not in "\t\n\r") or 0xD800 <= ord(c) <= 0xDFFF for c in text):
+        raise InvalidInput(f"{what} contains binary data, control characters or invalid UTF-8")
+
+
 def clean_text(text: str, what: str = "text", limit: int = MAX_ENTRY_BYTES, multiline: bool = False) -> str:
     """Validate one piece of memory text: not empty, not binary, not huge. Returns it with
     whitespace normalised (runs collapsed, unless multiline)."""
     if text is None:
         raise InvalidInput(f"{what} is empty")
-    if "\x00" in text or any(ord(c) < 32 and c not in "\t\n\r" for c in text):
-        raise InvalidInput(f"{what} contains binary or control characters")
+    check_binary(text, what)
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > limit:
         raise InvalidInput(f"{what} is {size} bytes; the limit is {limit} bytes")

@@ -72,7 +72,8 @@ def commit(root: Path, paths: list[str], message: str) -> str | None:
             f"no git identity in {root}: run `git -C {root} config user.name NAME` and `... user.email EMAIL`"
         )
     run(root, "add", "-A", "--", *paths)
-    proc = run(root, "commit", "--no-verify", "-m", message, check=False)
+    # Only these paths: whatever else the user has staged in an adopted repository stays staged.
+    proc = run(root, "commit", "--no-verify", "-m", message, "--", *paths, check=False)
     if proc.returncode == 0:
         match = re.search(r"^\[[^\]]*?([0-9a-f]{7,40})\]", proc.stdout, re.M)
         return match.group(1) if match else None

@@ -35,6 +35,11 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _MARK_RE = re.compile(r"#\s*giok:([A-Za-z0-9._-]+):([A-Za-z0-9._-]+)\s*$")
 
 
+# The giok commands a routine may run (`giok -w WS <command> …`).
+ROUTINE_COMMANDS = ("wake", "distill", "index", "check", "boot", "show", "log", "recall", "search", "diary",
+                    "heartbeat", "crossview", "watch", "task", "state")
+
+
 @dataclass
 class Routine:
     name: str
@@ -49,6 +54,9 @@ class Routine:
             raise InvalidInput(f"invalid cron schedule {self.schedule!r} for routine {self.name}: five fields, e.g. '30 9 * * *'")
         if not self.command or any(not a or "\n" in a for a in self.command):
             raise InvalidInput(f"routine {self.name} needs a giok command, e.g. 'wake' or 'distill'")
+        if self.command[0] not in ROUTINE_COMMANDS:
+            raise InvalidInput(f"routine {self.name}: {self.command[0]!r} is not a giok command a routine can run "
+                               f"(one of: {', '.join(ROUTINE_COMMANDS)})")
         return self
 
     def next_run(self, after: dt.datetime) -> dt.datetime:

@@ -22,7 +22,7 @@ from . import llm, policy, templates
 from .clock import now
 from .distill import write_together
 from .errors import GiokError, InvalidInput
-from .fsutil import atomic_write, file_lock, read_bytes
+from .fsutil import atomic_write, check_binary, file_lock, read_bytes
 from .sections import Doc, append_item
 from .workspace import MEMO
 
@@ -173,6 +173,7 @@ def flush(ws, conversation: str, session: str | None = None, level: str | None =
         raise InvalidInput(f"invalid flush level {level!r}: soft or hard")
     if conversation is None or not conversation.strip():
         raise InvalidInput("the conversation to flush is empty (pipe it on stdin)")
+    check_binary(conversation, "the conversation")
     if len(conversation.encode("utf-8", "surrogatepass")) > MAX_CONVERSATION:
         raise InvalidInput(f"the conversation is over {MAX_CONVERSATION // (1024 * 1024)} MB; pass its recent part")
     session = session_id(session)
