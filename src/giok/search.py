@@ -102,6 +102,8 @@ class Options:
             raise InvalidInput(f"k must be a whole number from 1 to 1000, not {self.k!r}")
         if not 0.0 <= float(self.min_score) <= 1.0:
             raise InvalidInput(f"min score must be between 0 and 1, not {self.min_score!r}")
+        if not 0.0 <= float(self.identity) <= 1.0:
+            raise InvalidInput(f"identity prior must be between 0 and 1, not {self.identity!r}")
         if self.mode not in MODES:
             raise InvalidInput(f"unknown search mode {self.mode!r}: choose one of {', '.join(MODES)}")
 
