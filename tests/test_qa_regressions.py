@@ -136,3 +136,13 @@ def test_scope_names_cannot_hold_paths(ws):
 def test_invalid_utf8_from_the_command_line_is_refused(ws):
     r = run_giok("-w", "zeon", "diary", b"ok \xff".decode("utf-8", "surrogateescape"))
     assert r.returncode == 2 and "invalid UTF-8" in r.stderr
+
+
+def test_changing_a_preference_back_supersedes_the_current_value(ws):
+    tea = ws.remember("Seojun prefers tea in the morning").entry
+    coffee = ws.remember("Seojun now prefers coffee in the morning").entry
+    back = ws.remember("Seojun prefers tea in the morning")
+    assert back.action == "superseded" and back.entry.fields["supersedes"] == coffee.id
+    live = [e.text for e in ws.memory().entries() if not e.superseded]
+    assert live == ["Seojun prefers tea in the morning"]
+    assert build(ws).text.count("coffee") == 0

@@ -297,6 +297,9 @@ def compare(memory: MemoryFile, text: str, scope: str, today=None) -> tuple[str,
     for entry in live:
         if key(entry.text) == wanted:
             return "duplicate", entry, f"same as {entry.id}"
+    reverted = _reversion(memory, wanted, live)
+    if reverted:
+        return reverted
     mine = subject(text)
     best, best_score = None, 0.0
     for entry in reversed(live):
@@ -308,6 +311,23 @@ def compare(memory: MemoryFile, text: str, scope: str, today=None) -> tuple[str,
     if best is not None and best_score >= NEAR_DUPLICATE and len(wanted) >= 12:
         return "supersede", best, f"near-duplicate of {best.id} (similarity {best_score:.2f})"
     return "new", None, ""
+
+
+def _reversion(memory: MemoryFile, wanted: str, live: list[MemoryEntry]):
+    """The text equals an entry that was superseded ("tea" → "now coffee" → "tea" again):
+    the newest live entry of that chain is the one it replaces."""
+    by_id = {e.id: e for e in memory.entries()}
+    live_ids = {e.id for e in live}
+    for old in memory.entries():
+        if not old.superseded or key(old.text) != wanted:
+            continue
+        current, seen = old, set()
+        while current.fields.get("superseded_by") in by_id and current.id not in seen:
+            seen.add(current.id)
+            current = by_id[current.fields["superseded_by"]]
+        if current.id in live_ids:
+            return "supersede", current, f"replaces {current.id} (back to the earlier value of {old.id})"
+    return None
 
 
 def decide(memory: MemoryFile, text: str, type: str | None = None, scope: str = "workspace",
