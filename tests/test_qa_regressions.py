@@ -146,3 +146,16 @@ def test_changing_a_preference_back_supersedes_the_current_value(ws):
     live = [e.text for e in ws.memory().entries() if not e.superseded]
     assert live == ["Seojun prefers tea in the morning"]
     assert build(ws).text.count("coffee") == 0
+
+
+def test_search_ids_match_show_for_lines_with_invalid_utf8(ws):
+    path = ws.root / "MEMORY.md"
+    path.write_bytes(path.read_bytes() + b"- [2026-12-01] giraffe budget numbers \xff\xfe here\n")
+    shown = [e["id"] for e in ws.show()["layers"]["M30"]["entries"]]
+    hits = ws.search("giraffe budget numbers", k=3)
+    assert hits and hits[0].id == shown[-1]
+
+
+def test_queries_with_control_characters_are_refused(ws):
+    with pytest.raises(InvalidInput, match="control characters"):
+        ws.search("abc\x01def")

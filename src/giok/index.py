@@ -50,6 +50,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS memories_vocab USING fts5vocab(memories_fts, 
 """
 
 
+def _printable(text: str) -> str:
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", errors="surrogateescape")).hexdigest()[:32]
 
@@ -221,8 +225,11 @@ class Index:
         if known and known[2] == digest:
             self.db.execute("UPDATE files SET size=?, mtime_ns=? WHERE path=?", (*stat, rel))
             return 0
-        text = data.decode("utf-8", errors="replace")
-        chunks = chunk_file(rel, text) if b"\x00" not in data else []
+        # Parse the bytes as the file model does (surrogateescape), so derived entry ids match
+        # `giok show`; store and embed text with any invalid bytes shown as U+FFFD.
+        chunks = chunk_file(rel, data.decode("utf-8", errors="surrogateescape")) if b"\x00" not in data else []
+        for chunk in chunks:
+            chunk.text, chunk.embed_text = _printable(chunk.text), _printable(chunk.embed_text)
         self._drop_path(rel)
         embedded = self._insert(chunks)
         self.db.execute("INSERT OR REPLACE INTO files(path, size, mtime_ns, hash) VALUES (?, ?, ?, ?)", (rel, *stat, digest))

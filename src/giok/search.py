@@ -24,6 +24,7 @@ import numpy as np
 from . import refs
 from .clock import today
 from .errors import InvalidInput, PermissionDenied
+from .fsutil import check_binary
 from .index import Index
 from .tokenize import language, quote_fts, query_terms
 
@@ -129,8 +130,7 @@ def check_query(query) -> str:
         raise InvalidInput("empty query: say what to search for")
     if len(query) > MAX_QUERY:
         raise InvalidInput(f"query too long ({len(query):,} characters; at most {MAX_QUERY:,}): search with a few key words")
-    if "\x00" in query:
-        raise InvalidInput("query contains a NUL byte")
+    check_binary(query, "the query")
     return " ".join(query.split())
 
 
