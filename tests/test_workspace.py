@@ -223,3 +223,25 @@ def test_a_write_never_commits_what_the_user_had_staged(ws):
     ws.remember("The essay is about memory and identity")
     assert "drafts/essay.md" not in git(ws, "show", "--name-only", "--format=", "HEAD")
     assert "A  drafts/essay.md" in git(ws, "status", "--porcelain")
+
+
+def test_a_write_whose_commit_fails_is_undone(ws, monkeypatch):
+    before = (ws.root / "MEMORY.md").read_bytes()
+    monkeypatch.setattr("giok.git.commit", lambda *a, **k: (_ for _ in ()).throw(GitError("git commit failed: disk full")))
+    with pytest.raises(GitError, match="disk full"):
+        ws.remember("The staging server moved to port 8443")
+    assert (ws.root / "MEMORY.md").read_bytes() == before
+    with pytest.raises(GitError):
+        ws.diary("A day that could not be committed")
+    assert not (ws.root / ws.diary_path()).read_text().count("could not be committed")
+    monkeypatch.undo()
+    assert ws.remember("The staging server moved to port 8443").action == "written"
+
+
+def test_missing_identity_writes_nothing(ws):
+    git(ws, "config", "--unset", "user.name")
+    before = (ws.root / "MEMORY.md").read_bytes()
+    with pytest.raises(GitError, match="no git identity"):
+        ws.remember("The staging server moved to port 8443")
+    assert (ws.root / "MEMORY.md").read_bytes() == before
+    assert git(ws, "status", "--porcelain") == ""

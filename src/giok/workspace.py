@@ -203,18 +203,34 @@ class Workspace:
             path = self.root / rel
             for stale in path.parent.glob(f".{path.name}.*.tmp"):
                 stale.unlink(missing_ok=True)  # left by a writer killed mid-write; we hold the lock
-            before = read_bytes(path)
+            existed, before = path.exists(), read_bytes(path)
             new_text, result = change(before.decode("utf-8", errors="surrogateescape"))
             after = new_text.encode("utf-8", errors="surrogateescape")
             if after == before:
                 return result, None
             atomic_write(path, after, expected_checksum=checksum(before))
             msg = message(result) if callable(message) else message
-            return result, git.commit(self.root, [rel], msg)
+            try:
+                return result, git.commit(self.root, [rel], msg)
+            except GitError:
+                self._roll_back(rel, before if existed else None)
+                raise
+
+    def _roll_back(self, rel: str, before: bytes | None) -> None:
+        """A write whose commit failed is undone, so files and history never disagree."""
+        path = self.root / rel
+        if before is None:
+            path.unlink(missing_ok=True)
+        else:
+            atomic_write(path, before)
+        git.run(self.root, "reset", "-q", "--", rel, check=False)
 
     def _require_git(self) -> None:
         if not (self.root / ".git").exists():
             raise GitError(f"{self.root} is not a git repository; run `giok init {self.root}` to adopt it")
+        if not git.has_identity(self.root):
+            raise GitError(f"no git identity in {self.root}: run `git -C {self.root} config user.name NAME` "
+                           f"and `... user.email EMAIL`")
 
     # -- MEMORY.md ------------------------------------------------------------------------
     def memory(self) -> MemoryFile:
