@@ -159,3 +159,12 @@ def test_search_ids_match_show_for_lines_with_invalid_utf8(ws):
 def test_queries_with_control_characters_are_refused(ws):
     with pytest.raises(InvalidInput, match="control characters"):
         ws.search("abc\x01def")
+
+
+def test_a_similar_sentence_about_another_thing_is_not_a_duplicate(ws):
+    alpha = ws.remember("Server alpha IP address is 10.0.0.1").entry
+    gamma = ws.remember("Server gamma IP address is 10.0.0.1")
+    assert gamma.action == "written"
+    assert not ws.get(alpha.id).superseded
+    reworded = ws.remember("Server alpha's IP address is 10.0.0.1")
+    assert reworded.action in ("superseded", "duplicate")

@@ -267,6 +267,24 @@ def contradicts(new: str, old: str) -> bool:
     return opposite and bool(a[2] & b[2])
 
 
+def rewording(a: str, b: str) -> bool:
+    """Do a and b differ only in inflection and filler words ("Monday" / "Mondays")? A word
+    with no counterpart of the same stem ("alpha" / "gamma") makes it a different fact."""
+    def content(text: str) -> set[str]:
+        return {w for w in key(text).split() if w not in _STOP and (len(w) > 1 or w.isdigit())}
+
+    wa, wb = content(a), content(b)
+    only_a, only_b = wa - wb, wb - wa
+
+    def stem_match(word: str, others: set[str]) -> bool:
+        size = 2 if re.match(r"[가-힣]", word) else 4
+        return len(word) >= size and any(len(o) >= size and o[:size] == word[:size] and
+                                         (o.startswith(word[:-1] or word) or word.startswith(o[:-1] or o) or size == 2)
+                                         for o in others)
+
+    return all(stem_match(w, only_b) for w in only_a) and all(stem_match(w, only_a) for w in only_b)
+
+
 def similarity(a: str, b: str) -> float:
     """Dice similarity of character trigrams of the comparison keys (works for Korean too)."""
     ga, gb = _grams(key(a)), _grams(key(b))
@@ -308,7 +326,7 @@ def compare(memory: MemoryFile, text: str, scope: str, today=None) -> tuple[str,
         score = similarity(text, entry.text)
         if score > best_score and _numbers(text) == _numbers(entry.text):
             best, best_score = entry, score
-    if best is not None and best_score >= NEAR_DUPLICATE and len(wanted) >= 12:
+    if best is not None and best_score >= NEAR_DUPLICATE and len(wanted) >= 12 and rewording(text, best.text):
         return "supersede", best, f"near-duplicate of {best.id} (similarity {best_score:.2f})"
     return "new", None, ""
 
