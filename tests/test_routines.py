@@ -139,3 +139,43 @@ def test_wake_runs_the_configured_agent_with_the_prompt(ws, cli):
     assert "QRT pool is empty" in printed.output
     ws.home.update(lambda c: c["workspaces"]["zeon"].update({"agent_command": f"{sys.executable} -c 'raise SystemExit(3)'"}))
     assert cli("wake", "-w", "zeon").exit_code == 1
+
+
+@pytest.mark.parametrize("schedule", ["0 23 * * * *", "0 23 * * * * *", "0 23 * *", "@reboot now", "0 23\t* * * x"])
+def test_only_five_field_schedules_or_macros_reach_the_crontab(ws, schedule):
+    # croniter accepts six fields (seconds); cron would run the sixth as the command ("*": a glob)
+    with pytest.raises(InvalidInput, match="cron schedule"):
+        Routine("qrt", schedule, ["wake"]).check()
+    assert Routine("qrt", "@daily", ["wake"]).check().schedule == "@daily"
+    assert Routine("qrt", "*/5 0-6 * * 1-5", ["wake"]).check()
+
+
+def test_six_field_schedule_in_the_config_is_refused(ws):
+    ws.home.update(lambda c: c["workspaces"]["zeon"].setdefault("routines", []).append(
+        {"name": "qrt", "schedule": "0 23 * * * *", "command": "wake"}))
+    with pytest.raises(InvalidInput, match="cron schedule"):
+        routines.routines(ws)
+
+
+def test_crontab_update_holds_the_home_lock(ws, crontab):
+    import threading
+    import time
+
+    from giok.fsutil import file_lock
+
+    held, released = threading.Event(), []
+
+    def holder():
+        with file_lock(ws.home.path / ".lock"):
+            held.set()
+            time.sleep(0.6)
+            released.append(time.monotonic())
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    held.wait(5)
+    routines.install(ws)
+    done = time.monotonic()
+    thread.join()
+    assert done >= released[0], "install changed the crontab while another giok held the home lock"
+    assert len(routines.installed("zeon")) == 3

@@ -29,10 +29,13 @@ from croniter import croniter
 
 from .clock import now, today
 from .errors import GiokError, InvalidInput, NotFound
+from .fsutil import file_lock
 from .memoryfile import MemoryFile
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _MARK_RE = re.compile(r"#\s*giok:([A-Za-z0-9._-]+):([A-Za-z0-9._-]+)\s*$")
+_MACROS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
+_FIELD_RE = re.compile(r"^[A-Za-z0-9*/,-]+$")
 
 
 # The giok commands a routine may run (`giok -w WS <command> …`).
@@ -50,7 +53,7 @@ class Routine:
     def check(self) -> "Routine":
         if not _NAME_RE.match(self.name or ""):
             raise InvalidInput(f"invalid routine name {self.name!r}: letters, digits, '.', '_' or '-'")
-        if not isinstance(self.schedule, str) or not croniter.is_valid(self.schedule) or "\n" in self.schedule:
+        if not _valid_schedule(self.schedule):
             raise InvalidInput(f"invalid cron schedule {self.schedule!r} for routine {self.name}: five fields, e.g. '30 9 * * *'")
         if not self.command or any(not a or "\n" in a for a in self.command):
             raise InvalidInput(f"routine {self.name} needs a giok command, e.g. 'wake' or 'distill'")
@@ -65,6 +68,17 @@ class Routine:
     def to_dict(self) -> dict:
         return {"name": self.name, "schedule": self.schedule, "command": " ".join(self.command),
                 "enabled": self.enabled}
+
+
+def _valid_schedule(schedule) -> bool:
+    """Exactly five cron fields separated by spaces (or one @macro): croniter also takes a
+    sixth (seconds) field, which cron would run as the start of the command."""
+    if not isinstance(schedule, str):
+        return False
+    if schedule in _MACROS:
+        return True
+    fields = schedule.split(" ")
+    return len(fields) == 5 and all(_FIELD_RE.match(f) for f in fields) and croniter.is_valid(schedule)
 
 
 DEFAULTS = (
@@ -187,12 +201,22 @@ def installed(workspace: str | None = None) -> list[dict]:
     return out
 
 
+def _crontab_lock(home):
+    """The home lock: two giok processes never interleave a crontab read-modify-write."""
+    home.path.mkdir(parents=True, exist_ok=True)
+    return file_lock(home.path / ".lock")
+
+
 def install(ws) -> dict:
     """Make the crontab hold exactly this workspace's enabled routines (other lines untouched)."""
     ws.home.path.joinpath("logs").mkdir(parents=True, exist_ok=True)
     wanted = [cron_line(ws, r) for r in routines(ws)]
-    old = crontab_read()
-    lines = old.splitlines()
+    with _crontab_lock(ws.home):
+        return _install(ws, wanted)
+
+
+def _install(ws, wanted: list[str]) -> dict:
+    lines = crontab_read().splitlines()
     mine = [l for l in lines if _ours(l, ws.name)]
     kept = [l for l in lines if not _ours(l, ws.name)]
     if mine != wanted:
@@ -203,6 +227,12 @@ def install(ws) -> dict:
 
 def uninstall(workspace: str | None = None, name: str | None = None) -> list[str]:
     """Remove giok's lines (of one workspace, one routine, or all); returns them."""
+    from .home import Home
+    with _crontab_lock(Home()):
+        return _uninstall(workspace, name)
+
+
+def _uninstall(workspace: str | None, name: str | None) -> list[str]:
     lines = crontab_read().splitlines()
     gone = [l for l in lines if _ours(l, workspace, name)]
     if gone:
