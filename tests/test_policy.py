@@ -37,7 +37,25 @@ def test_refusal_is_committed_with_its_reason_and_traceable(ws, cli):
     assert git(ws, "log", "-1", "--format=%s").startswith(f"memory: refused {rid}")
     out = cli("-w", "zeon", "trace", rid, "--json")
     found = json.loads(out.output)
-    assert found["events"][0]["reason"].startswith("speculation") and found["events"][0]["text"].startswith("I think")
+    event = found["events"][0]
+    assert event["reason"].startswith("speculation") and event["length"] == len("I think the build broke because of the cache")
+    assert "text" not in event and event["kind"] == "decision" and event["category"] == "speculation" and len(event["hash"]) >= 16
+    shown = cli("-w", "zeon", "trace", rid)
+    assert shown.exit_code == 0 and f"{rid}  refused: speculation" in shown.output
+
+
+def test_refused_text_never_reaches_git(ws):
+    text = "maybe Seojun is secretly job hunting"
+    result = ws.remember(text)
+    assert result.action == "refused"
+    assert "job hunting" not in (ws.root / "state/trace.jsonl").read_text()
+    assert "job hunting" not in git(ws, "log", "--all", "-p", "--format=%B")
+    assert "secretly" not in git(ws, "log", "-1", "--format=%s")
+    again = ws.remember(text)
+    first, second = trace.events(ws)
+    assert first["hash"] == second["hash"] and first["id"] != second["id"] and again.action == "refused"
+    assert ws.remember("maybe Mina is secretly job hunting").action == "refused"
+    assert trace.events(ws)[2]["hash"] != first["hash"]
 
 
 def test_speculation_kept_only_when_marked_with_type_and_low_confidence(ws):

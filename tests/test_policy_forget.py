@@ -22,21 +22,22 @@ def _all_git_bytes(ws) -> str:
     return proc.stdout.decode("utf-8", errors="replace")
 
 
-def test_forget_match_covers_memory_diary_lessons_and_trace(ws):
+def test_forget_match_covers_memory_diary_and_lessons(ws):
     ws.remember("The vault code is tangerine-42")
-    ws.remember("maybe the vault code is tangerine-42 again")          # refused: lands in state/trace.jsonl
+    ws.remember("maybe the vault code is tangerine-42 again")          # refused: its text never lands in git
     ws.diary("Told Zeon the vault code is tangerine-42")
     ws.lesson("Vault", "- keep tangerine-42 out of chat")
     keep = ws.remember("The office is in Pangyo").entry
     preview = ws.forget(match="TANGERINE-42", reason="user request", dry_run=True)
-    assert preview.action == "unchanged" and len([n for n in preview.notes if n.startswith("would remove")]) == 4
+    assert "tangerine" not in (ws.root / "state/trace.jsonl").read_text()
+    assert preview.action == "unchanged" and len([n for n in preview.notes if n.startswith("would remove")]) == 3
     assert "tangerine-42" in (ws.root / "MEMORY.md").read_text()
     result = ws.forget(match="TANGERINE-42", reason="user request")
     assert result.action == "removed"
     for rel in ("MEMORY.md", "compound/lessons.md", "state/trace.jsonl", ws.diary_path()):
         assert "tangerine" not in (ws.root / rel).read_text(), rel
     assert keep.id in ws.memory().ids()
-    assert git(ws, "log", "-1", "--format=%s").startswith("memory: forget --match (4 line(s) in 4 file(s))")
+    assert git(ws, "log", "-1", "--format=%s").startswith("memory: forget --match (3 line(s) in 3 file(s))")
     assert "tangerine" not in git(ws, "log", "-1", "--format=%B")
 
 

@@ -17,12 +17,18 @@ Truth lives in the files and in git, never only in .giok/ (derived, rebuildable,
 
 - A decision that changes no memory file (refused, duplicate) is appended, redacted, to the
   tracked log `state/trace.jsonl` (one JSON object a line, id `r-xxxxxx`) and committed.
+  A refused text is never stored: its event keeps the reason, its category (`speculation`,
+  `greeting or small talk`, ...), its length and a keyed hash (HMAC-SHA256 with the
+  workspace's untracked key `.giok/trace.key`, so a guess cannot be checked against the log
+  from a clone), and the commit subject names only the length.
 
 `lookup(ws, id)` reads both back; `history(ws, id)` walks the supersedes chain.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import re
 import secrets
@@ -30,8 +36,10 @@ import secrets
 from . import git
 from .clock import now
 from .errors import InvalidInput, NotFound
+from .fsutil import atomic_write
 
 TRACE = "state/trace.jsonl"
+KEY = "trace.key"                      # in .giok/: the key of the refused-text hashes
 _TRAILER_RE = re.compile(r"^([A-Z][A-Za-z-]+): (.*)$")
 _TRACE_ID_RE = re.compile(r"^r-[0-9a-f]{6,12}$")
 _MEMORY_ID_RE = re.compile(r"^m-[0-9a-f]{6,12}$")
@@ -57,21 +65,44 @@ def record(ws, decision, source: str | None = None, via: str | None = None) -> t
     commit it. Returns (trace id, commit)."""
     taken = {e["id"] for e in events(ws)}
     rid = _new_id(taken)
+    refused = decision.action == "refuse"
     event = {"id": rid, "at": now().isoformat(timespec="seconds"), "action": ACTIONS[decision.action],
-             "reason": decision.reason, "text": decision.text[:500], "type": decision.type,
+             "reason": decision.reason, "type": decision.type,
              "scope": decision.scope, "confidence": decision.confidence, "source": source, "via": via,
              "target": decision.target.id if decision.target is not None else None,
              "redactions": sorted(set(decision.redactions)), "forced": decision.forced}
+    if refused:
+        event.update(category=_category(decision.reason), length=len(decision.text), hash=text_hash(ws, decision.text))
+        subject = f"memory: {event['action']} {rid} ({len(decision.text)} characters)"
+    else:
+        event["text"] = decision.text[:500]
+        subject = f"memory: {event['action']} {rid} {' '.join(decision.text.split())[:60]}"
     line = json.dumps({k: v for k, v in event.items() if v not in (None, [], False)}, ensure_ascii=False)
 
     def change(old: str):
         base = old if not old or old.endswith("\n") else old + "\n"
         return base + line + "\n", rid
 
-    short = " ".join(decision.text.split())[:60]
-    _, sha = ws.edit(TRACE, change, f"memory: {event['action']} {rid} {short}\n\n"
-                                    f"Reason: {_one_line(decision.reason)}")
+    _, sha = ws.edit(TRACE, change, f"{subject}\n\nReason: {_one_line(decision.reason)}")
     return rid, sha
+
+
+def text_hash(ws, text: str) -> str:
+    """A keyed hash of a refused text: equal texts match within this workspace, but the log
+    alone (a clone, a push) cannot confirm a guess. The key lives in .giok/, never in git."""
+    key_path = ws.data_dir / KEY
+    try:
+        key = bytes.fromhex(key_path.read_text("ascii").strip())
+    except (FileNotFoundError, ValueError):
+        key = secrets.token_bytes(32)
+        key_path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(key_path, key.hex().encode("ascii"))
+    return hmac.new(key, text.encode("utf-8", errors="surrogateescape"), hashlib.sha256).hexdigest()[:32]
+
+
+def _category(reason: str) -> str:
+    """The refusal's category: the reason up to its first ',' or ':'."""
+    return re.split(r"[,:]", reason, maxsplit=1)[0].strip()
 
 
 def events(ws) -> list[dict]:
