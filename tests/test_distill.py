@@ -289,3 +289,90 @@ def test_a_write_during_judging_is_not_lost(ws, monkeypatch):
     assert {e.text for e in ws.memory().entries("M90")} == {"Decided to keep the archive per month",
                                                           "Decided to write during the night as well"}
     assert report.judged == 2 and Ledger.parse(ws.read_text(LEDGER)).days["2026-03-01"] == 3
+
+
+def test_a_reversed_decision_is_not_a_duplicate(ws, monkeypatch):
+    at(monkeypatch, "2026-03-01T09:00")
+    ws.diary("Decided we must ship the billing service every friday morning")
+    ws.diary("Decided we must not ship the billing service every friday morning")
+    ws.diary("Decided we must ship the billing service every friday morning.")  # a real duplicate
+    report = distill(ws)
+    texts = [e.text for e in ws.memory().entries()]
+    assert "Decided we must not ship the billing service every friday morning" in texts
+    assert [s["text"] for s in report.skipped] == ["Decided we must ship the billing service every friday morning."]
+    assert "→ 2 kept" in report.summary()  # the skipped duplicate is not counted as kept
+
+
+def test_review_never_merges_an_entry_into_its_negation(ws, monkeypatch):
+    at(monkeypatch, "2026-03-01T09:00")
+    line = "- [2026-03-01] {t} <!-- expires: 2026-05-30; id: {i} -->\n"
+    body = ws.read_text("MEMORY.md").replace(
+        "## 📚 M90 : 90-day memory\n", "## 📚 M90 : 90-day memory\n"
+        + line.format(t="Seojun wants the weekly report emailed every monday morning early", i="m-bbbbb1")
+        + line.format(t="Seojun never wants the weekly report emailed every monday morning early", i="m-bbbbb2"))
+    ws.edit("MEMORY.md", lambda old: (body, None), "hand edit")
+    report = distill(ws)
+    assert report.merged == []
+    assert ws.memory().find("m-bbbbb1") and ws.memory().find("m-bbbbb2")
+
+
+def test_crash_between_memory_and_ledger_does_not_count_references_twice(ws, monkeypatch):
+    at(monkeypatch, "2026-03-01T09:00")
+    entry = ws.remember("The staging server lives at stage.local", layer="M90").entry.id
+    ws.diary("Decided to keep the archive per month")
+    refs.record(ws, [entry], "search")
+    refs.record(ws, [entry], "boot")
+    at(monkeypatch, "2026-03-01T23:00")
+    real_write = distill_mod.atomic_write
+
+    def crash_after_memory(path, data, expected_checksum=None):
+        real_write(path, data, expected_checksum)
+        if path.name == "MEMORY.md":
+            raise KeyboardInterrupt("power cut")
+
+    monkeypatch.setattr(distill_mod, "atomic_write", crash_after_memory)
+    with pytest.raises(KeyboardInterrupt):
+        distill(ws)
+    assert ws.memory().find(entry).refs == 2
+    monkeypatch.setattr(distill_mod, "atomic_write", real_write)
+    at(monkeypatch, "2026-03-01T23:05")
+    distill(ws)
+    assert ws.memory().find(entry).refs == 2
+    refs.record(ws, [entry], "search")
+    at(monkeypatch, "2026-03-02T23:00")
+    distill(ws)
+    assert ws.memory().find(entry).refs == 3
+    assert not git.run(ws.root, "status", "--porcelain").stdout.strip()
+
+
+def test_failed_commit_restores_every_file(ws, monkeypatch):
+    from giok.errors import GitError
+    at(monkeypatch, "2026-03-01T09:00")
+    ws.remember("Old note that will expire soon", layer="M30", expires="2026-03-02")
+    ws.diary("Lesson: write the decision down before the session ends")
+    ws.diary("Decided to keep the archive per month")
+    at(monkeypatch, "2026-03-05T23:00")
+    paths = ["MEMORY.md", "compound/lessons.md", "memory/2026-03-01.md", "memory/2026-03-05.md", LEDGER,
+             "memory/archive/2026-03.md"]
+    before = {p: (ws.root / p).read_bytes() if (ws.root / p).exists() else None for p in paths}
+
+    def refuse(*args, **kwargs):
+        raise GitError("git commit failed: disk quota exceeded")
+
+    monkeypatch.setattr(distill_mod.git, "commit", refuse)
+    with pytest.raises(GitError, match="quota"):
+        distill(ws)
+    assert {p: (ws.root / p).read_bytes() if (ws.root / p).exists() else None for p in paths} == before
+    assert not git.run(ws.root, "status", "--porcelain").stdout.strip()
+
+
+def test_no_git_identity_writes_nothing(ws, monkeypatch):
+    from giok.errors import GitError
+    at(monkeypatch, "2026-03-01T09:00")
+    ws.diary("Decided to keep the archive per month")
+    git.run(ws.root, "config", "--unset", "user.name")
+    before = {p: (ws.root / p).read_bytes() for p in ("MEMORY.md", "memory/2026-03-01.md")}
+    with pytest.raises(GitError, match="identity"):
+        distill(ws)
+    assert {p: (ws.root / p).read_bytes() for p in before} == before
+    assert not (ws.root / LEDGER).exists()

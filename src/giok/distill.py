@@ -23,11 +23,11 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from . import git, judges, policy, refs
+from . import fsutil, git, judges, policy, refs
 from .clock import now, parse_date, today
 from .errors import ConflictError, DirtyFileError, GitError, InvalidInput
 from .fsutil import atomic_write, checksum, read_bytes
-from .memoryfile import LAYER_DAYS, MemoryEntry, MemoryFile, empty, new_id
+from .memoryfile import LAYER_DAYS, Heading, MemoryEntry, MemoryFile, RawLine, empty, new_id
 from .workspace import LESSONS, MEMO, MEMORY
 
 LEDGER = "memory/distilled.txt"
@@ -38,7 +38,7 @@ DIARY_LINE_RE = re.compile(r"^\s*[-*]\s+(\d{1,2}:\d{2})\s+(.*\S)\s*$")
 MAX_FLAGS = 50
 OWN_LINE_RE = re.compile(r"^(nightly-distill|routine|context-flush)\b", re.I)
 _STOP = set("the and for with that this from have has was were are been into onto about what when "
-            "then than them they their there will would should could not but our you your its".split())
+            "then than them they their there will would should could but our you your its".split())
 _KO_SUFFIX = re.compile(r"(으로|에서|까지|부터|에게|은|는|이|가|을|를|에|의|도|로|와|과|만)$")
 _NEGATION_RE = re.compile(r"\b(not|no|never|don't|doesn't|isn't|won't|cannot|can't|stopped|dislikes?)\b|안 |않|못 |없|말자|금지", re.I)
 
@@ -47,6 +47,10 @@ _NEGATION_RE = re.compile(r"\b(not|no|never|don't|doesn't|isn't|won't|cannot|can
 def tokens(text: str) -> frozenset[str]:
     words = re.findall(r"[a-z][a-z0-9_-]{2,}|[가-힣]{2,}|\d{2,}", text.lower())
     return frozenset(_KO_SUFFIX.sub("", w) if w[0] >= "가" else w for w in words if w not in _STOP)
+
+
+def negated(text: str) -> bool:
+    return bool(_NEGATION_RE.search(text))
 
 
 def normal(text: str) -> str:
@@ -184,21 +188,85 @@ def _finish_interrupted(ws, day: dt.date) -> str | None:
         return git.commit(ws.root, paths, f"nightly-distill: {day.isoformat()}\n\nFinishing an interrupted run.")
 
 
-def write_together(ws, before: dict[str, bytes], writes: dict[str, bytes], message: str,
-                   also: tuple[str, ...] = ()) -> str | None:
-    """Under the workspace lock: refuse if any file changed since it was read, write each file
-    atomically in the given order, commit them all at once (with `also`: paths whose changes
-    an interrupted earlier run left uncommitted)."""
+def write_together(ws, before: dict[str, bytes] | None, writes, message, also: tuple[str, ...] = ()) -> str | None:
+    """Under the workspace lock (taken once): check the repository and the git identity, refuse
+    if any file in `before` changed since it was read, write each file atomically in the given
+    order, commit them all at once (with `also`: paths whose changes an interrupted earlier run
+    left uncommitted). `writes` is a dict, or a function of `read(rel) -> bytes` called under the
+    lock that returns it; `message` a string or a function called after planning. If a write or
+    the commit fails, every file gets its previous bytes back (a new file is removed) before
+    the error is raised."""
     with ws.lock():
-        if not (ws.root / ".git").exists():
-            raise GitError(f"{ws.root} is not a git repository; run `giok init {ws.root}` to adopt it")
+        _require_git(ws)
+        if callable(writes):
+            writes = writes(lambda rel: read_bytes(ws.root / rel))
         for rel in writes:
-            if rel in before and checksum(read_bytes(ws.root / rel)) != checksum(before[rel]):
+            if before and rel in before and checksum(read_bytes(ws.root / rel)) != checksum(before[rel]):
                 raise DirtyFileError(f"{rel} changed on disk while giok was writing; nothing was written")
-        for rel, data in writes.items():
-            atomic_write(ws.root / rel, data)
-        paths = list(writes) + [p for p in also if p not in writes and (ws.root / p).exists()]
-        return git.commit(ws.root, paths, message)
+        previous = {rel: read_bytes(ws.root / rel) if (ws.root / rel).exists() else None for rel in writes}
+        written: list[str] = []
+        try:
+            for rel, data in writes.items():
+                atomic_write(ws.root / rel, data)
+                written.append(rel)
+            paths = list(writes) + [p for p in also if p not in writes and (ws.root / p).exists()]
+            return git.commit(ws.root, paths, message() if callable(message) else message)
+        except Exception:
+            _restore(ws, {rel: previous[rel] for rel in written})
+            raise
+
+
+def _require_git(ws) -> None:
+    if not git.is_repo(ws.root):
+        raise GitError(f"{ws.root} is not a git repository; run `giok init {ws.root}` to adopt it")
+    if not git.has_identity(ws.root):
+        raise GitError(f"no git identity in {ws.root}: run `git -C {ws.root} config user.name NAME` "
+                       f"and `... user.email EMAIL`; nothing was written")
+
+
+def _restore(ws, previous: dict[str, bytes | None]) -> None:
+    """Put back the bytes files had before a write whose commit failed (the lock is held)."""
+    for rel, data in previous.items():
+        try:
+            if data is None:
+                (ws.root / rel).unlink(missing_ok=True)
+            else:
+                fsutil.atomic_write(ws.root / rel, data)
+        except OSError:
+            continue  # keep restoring the others; the original error is what the caller sees
+    if previous:
+        git.run(ws.root, "reset", "-q", "--", *previous, check=False)
+
+
+# -- the references watermark, kept in MEMORY.md next to the counts it describes ---------------
+REFS_MARK_RE = re.compile(r"^<!--\s*giok:refs-counted-until\s+(\S+)\s*-->$")
+
+
+def refs_mark(mf: MemoryFile) -> dt.datetime | None:
+    """Until when the reference log has been added into the entries' `refs` fields."""
+    for line in mf.lines:
+        m = isinstance(line, RawLine) and REFS_MARK_RE.match(line.raw.strip())
+        if m:
+            try:
+                return dt.datetime.fromisoformat(m.group(1))
+            except ValueError:
+                return None
+    return None
+
+
+def set_refs_mark(mf: MemoryFile, at: dt.datetime) -> None:
+    mark = RawLine(f"<!-- giok:refs-counted-until {at.isoformat(timespec='seconds')} -->")
+    for n, line in enumerate(mf.lines):
+        if isinstance(line, RawLine) and REFS_MARK_RE.match(line.raw.strip()):
+            mf.lines[n] = mark
+            return
+    first = mf.lines[0] if mf.lines else None
+    at_line = 1 if isinstance(first, Heading) and first.layer is None else 0
+    if at_line and not mf.eols[0]:
+        mf.eols[0] = mf.newline
+    mf.lines.insert(at_line, mark)
+    mf.eols.insert(at_line, mf.newline)
+    mf._number()
 
 
 class _Run:
@@ -229,7 +297,7 @@ class _Run:
         self.window30 = Counter(e["id"] for e in events30)
         self.window14 = Counter(e["id"] for e in events30 if e["at"] >= self.at - dt.timedelta(days=14))
         self.days30 = Counter(i for i, _ in {(e["id"], e["at"].date()) for e in events30})
-        since = self.ledger.refs_until
+        since = refs_mark(self.mf) or self.ledger.refs_until
         if since and since >= self.at:
             return
         fresh = refs.counts(self.ws, since, self.at)
@@ -317,18 +385,20 @@ class _Run:
         for item in items:
             verdict = decided[item.key]
             self.report.judged += 1
-            self.report.decisions[verdict.decision] += 1
             if verdict.decision == "drop":
                 self.report.dropped.append({"day": item.day, "text": item.text, "reason": verdict.reason})
             elif verdict.decision == "lesson":
-                self._add_lesson(item, verdict, lessons_text)
+                if not self._add_lesson(item, verdict, lessons_text):
+                    self.report.decisions["duplicate"] += 1
+                    continue
             else:
                 same = index.find(item.text)
                 if same:
                     self.report.skipped.append({"day": item.day, "text": item.text, "duplicate_of": same})
+                    self.report.decisions["duplicate"] += 1
                     continue
-                entry = self._add_entry(item, verdict)
-                index.add(entry)
+                index.add(self._add_entry(item, verdict))
+            self.report.decisions[verdict.decision] += 1
 
     def _add_entry(self, item: judges.Item, verdict: judges.Verdict) -> MemoryEntry:
         date = dt.date.fromisoformat(item.day)
@@ -345,14 +415,15 @@ class _Run:
         self.report.added.append({**entry.to_dict(), "reason": verdict.reason, "judge": verdict.judge})
         return entry
 
-    def _add_lesson(self, item: judges.Item, verdict: judges.Verdict, existing: str) -> None:
+    def _add_lesson(self, item: judges.Item, verdict: judges.Verdict, existing: str) -> bool:
         line = f"- {item.text}"
         if line in existing.splitlines() or any(line in b for b in self.lesson_blocks):
             self.report.skipped.append({"day": item.day, "text": item.text, "duplicate_of": LESSONS})
-            return
+            return False
         title = item.text if len(item.text) <= 60 else item.text[:59] + "…"
         self.lesson_blocks.append(f"## [{item.day}] {title}\n{line}\n- source: diary:{item.day}\n")
         self.report.lessons.append({"day": item.day, "text": item.text, "reason": verdict.reason, "judge": verdict.judge})
+        return True
 
     def _apply_promotions(self, items: list[judges.Item], decided: dict) -> None:
         for item in items:
@@ -419,14 +490,14 @@ class _Run:
     def _flag_contradictions(self, live: list[MemoryEntry]) -> None:
         found = 0
         subject = {e.id: policy.subject(e.text) for e in live}
-        negated = {e.id: bool(_NEGATION_RE.search(e.text)) for e in live}
+        neg = {e.id: negated(e.text) for e in live}
         for a, b in _pairs(live, self.token_of, 0.3):
             if a.scope != b.scope:
                 continue
-            words_a = frozenset(t for t in self.token_of[a.id] if not t.isdigit())
-            words_b = frozenset(t for t in self.token_of[b.id] if not t.isdigit())
+            words_a = _content_words(self.token_of[a.id])
+            words_b = _content_words(self.token_of[b.id])
             same_subject = subject[a.id] and subject[b.id] and subject[a.id][0] == subject[b.id][0]
-            if (negated[a.id] != negated[b.id] and similar(words_a, words_b) >= 0.5) or (same_subject and (
+            if (neg[a.id] != neg[b.id] and similar(words_a, words_b) >= 0.5) or (same_subject and (
                     policy.contradicts(a.text, b.text) or policy.contradicts(b.text, a.text))):
                 found += 1
                 if found <= MAX_FLAGS:
@@ -457,16 +528,23 @@ class _Run:
             base = self.snap.text(LESSONS) or f"# lessons.md : {self.ws.name}\n"
             base = base if base.endswith("\n") else base + "\n"
             writes[LESSONS] = (base + "".join("\n" + b for b in self.lesson_blocks)).encode("utf-8", "surrogateescape")
+        since = refs_mark(self.mf) or self.ledger.refs_until
+        if not since or since < self.at:
+            set_refs_mark(self.mf, self.at)  # in the same file, so the same atomic write, as the counts
         writes[MEMORY] = self.mf.render()
         rel = self.ws.diary_path(self.day)
         old = self.snap.text(rel) or f"# {self.day.isoformat()}\n\n"
         old = old if old.endswith("\n") else old + "\n"
         writes[rel] = (old + f"- {self.at:%H:%M} {r.summary()}\n").encode("utf-8", "surrogateescape")
         self.ledger.days[self.day.isoformat()] = len(diary_items(writes[rel].decode("utf-8", "surrogateescape")))
-        if not self.ledger.refs_until or self.ledger.refs_until < self.at:
-            self.ledger.refs_until = self.at
+        self.ledger.refs_until = None  # older versions kept the watermark here; MEMORY.md holds it now
         writes[LEDGER] = self.ledger.render().encode()
         return writes
+
+
+def _content_words(toks: frozenset) -> frozenset:
+    """Tokens without numbers and negation words: what two opposite statements share."""
+    return frozenset(t for t in toks if not t.isdigit() and not _NEGATION_RE.fullmatch(t))
 
 
 def _worth_asking(item: judges.Item) -> bool:
@@ -479,7 +557,8 @@ def _worth_asking(item: judges.Item) -> bool:
 
 
 class _DupIndex:
-    """Finds a live entry with the same text (normalised) or nearly the same words."""
+    """Finds a live entry with the same text (normalised) or nearly the same words, and the
+    same negation: "must ship" and "must not ship" are opposites, never duplicates."""
 
     def __init__(self, mf: MemoryFile | None):
         self.exact: dict[tuple, str] = {}
@@ -492,7 +571,7 @@ class _DupIndex:
         self.exact[(normal(entry.text), entry.scope)] = entry.id
         toks = tokens(entry.text)
         for t in toks:
-            self.postings.setdefault(t, []).append((entry.id, toks, entry.scope))
+            self.postings.setdefault(t, []).append((entry.id, toks, (entry.scope, negated(entry.text))))
 
     def find(self, text: str, scope: str = "workspace") -> str | None:
         hit = self.exact.get((normal(text), scope))
@@ -502,9 +581,10 @@ class _DupIndex:
         if len(toks) < 4:
             return None
         numbers = {t for t in toks if t.isdigit()}
+        kind = (scope, negated(text))
         for t in sorted(toks, key=lambda t: len(self.postings.get(t, ())))[:3]:
-            for entry_id, other, other_scope in self.postings.get(t, ()):
-                if other_scope == scope and similar(toks, other) >= 0.85 and numbers == {o for o in other if o.isdigit()}:
+            for entry_id, other, other_kind in self.postings.get(t, ()):
+                if other_kind == kind and similar(toks, other) >= 0.85 and numbers == {o for o in other if o.isdigit()}:
                     return entry_id
         return None
 
