@@ -143,3 +143,23 @@ def test_cli_watch_and_flush(ws, cli, monkeypatch):
     assert hard.exit_code == 11 and json.loads(hard.output)["level"] == "hard"
     bad = cli("watch", "--used", "5", "--window", "0", "-w", "zeon")
     assert bad.exit_code != 0 and "Error: window" in bad.output
+
+
+def test_flush_survives_a_writer_that_gets_the_lock_first(ws, monkeypatch):
+    # another writer takes the workspace lock between the flush's planning and its write
+    monkeypatch.setenv("GIOK_NOW", "2026-03-05T14:00")
+    ws.diary("Morning check-in done")
+    real_lock, raced = ws.lock, []
+
+    def lock(*args, **kwargs):
+        if not raced:
+            raced.append(True)
+            ws.diary("Written by another process meanwhile")
+        return real_lock(*args, **kwargs)
+
+    monkeypatch.setattr(ws, "lock", lock)
+    result = flush(ws, CONVERSATION, "s1", level="soft")
+    assert raced and result.action == "flushed"
+    diary = ws.read_text("memory/2026-03-05.md")
+    assert "Written by another process meanwhile" in diary and "decision: Let's go with SQLite WAL" in diary
+    assert not git.run(ws.root, "status", "--porcelain").stdout.strip()

@@ -195,21 +195,25 @@ def _write_flush(ws, conversation: str, session: str, level: str) -> FlushResult
     gist, by, notes = summarize(ws, conversation)
     stamp = now()
     diary_rel = ws.diary_path(stamp.date())
-    known = ws.read_text(diary_rel) + ws.read_text(MEMO)
-    points = [(c, text) for c in CATEGORIES for text in gist[c] if f"{_LABEL[c]}: {text}\n" not in known]
-    head = f"- {stamp:%H:%M} context-flush: {level}, session {session} — " + \
-        (", ".join(f"{sum(1 for k, _ in points if k == c)} {c}" for c in CATEGORIES) if points else "nothing new to keep")
-    lines = [head] + [f"- {stamp:%H:%M} {_LABEL[c]}: {text}" for c, text in points]
-    before = {}
-    for rel in (diary_rel, MEMO):
-        before[rel] = read_bytes(ws.root / rel)
-    old = before[diary_rel].decode("utf-8", "surrogateescape") or f"# {stamp.date().isoformat()}\n\n"
-    old = old if old.endswith("\n") else old + "\n"
-    writes = {diary_rel: (old + "\n".join(lines) + "\n").encode("utf-8", "surrogateescape")}
-    if points:
-        writes[MEMO] = _memo_with(before[MEMO].decode("utf-8", "surrogateescape"), points, stamp).encode("utf-8", "surrogateescape")
-    commit = write_together(ws, before, writes, f"watchdog: {level} flush, session {session}\n\n{head[2:]}")
-    return FlushResult("flushed", level, session, gist, lines, by, commit, notes)
+    planned: dict = {}
+
+    def plan(read) -> dict[str, bytes]:
+        """Called under the workspace lock, on the bytes as they are now: a writer that got
+        the lock first is neither lost nor a conflict."""
+        diary, memo = (read(rel).decode("utf-8", "surrogateescape") for rel in (diary_rel, MEMO))
+        points = [(c, text) for c in CATEGORIES for text in gist[c] if f"{_LABEL[c]}: {text}\n" not in diary + memo]
+        head = f"- {stamp:%H:%M} context-flush: {level}, session {session} — " + \
+            (", ".join(f"{sum(1 for k, _ in points if k == c)} {c}" for c in CATEGORIES) if points else "nothing new to keep")
+        planned["head"], planned["lines"] = head, [head] + [f"- {stamp:%H:%M} {_LABEL[c]}: {text}" for c, text in points]
+        old = diary or f"# {stamp.date().isoformat()}\n\n"
+        old = old if old.endswith("\n") else old + "\n"
+        writes = {diary_rel: (old + "\n".join(planned["lines"]) + "\n").encode("utf-8", "surrogateescape")}
+        if points:
+            writes[MEMO] = _memo_with(memo, points, stamp).encode("utf-8", "surrogateescape")
+        return writes
+
+    commit = write_together(ws, None, plan, lambda: f"watchdog: {level} flush, session {session}\n\n{planned['head'][2:]}")
+    return FlushResult("flushed", level, session, gist, planned["lines"], by, commit, notes)
 
 
 def _memo_with(old: str, points, stamp) -> str:
