@@ -274,3 +274,59 @@ def test_cli_errors_are_one_line(family, cli):
     assert r.exit_code == 4 and r.output.strip() == "Error: no cross-view message cv-000042"
     r = cli("crossview", "ack", "-w", "zeon")
     assert r.exit_code == 2 and "--all" in r.output
+
+
+def auto_post_round(bus) -> tuple[int, int]:
+    """Every agent re-posts (a new post, no reply_to) whatever it received: a "Re: …" copy, or
+    the tagged line with something in front. Returns (sent, refused)."""
+    sent = refused = 0
+    for i, name in enumerate(AGENTS):
+        for message in bus.inbox(name, unread=True):
+            text = f"Re: {message['text']}" if i % 2 == 0 else f"FYI {message['rendered']}"
+            try:
+                bus.send(text, name)
+                sent += 1
+            except LoopRefused:
+                refused += 1
+            bus.ack(name, [message["id"]])
+    return sent, refused
+
+
+def test_four_agents_auto_posting_copies_of_what_they_receive_stay_bounded(family, bus):
+    """Not replying but posting anew ("Re: …", "FYI [단톡방 크로스뷰] …") must not fan out again."""
+    quiet_diaries(bus.home)
+    for name in AGENTS:
+        bus.send(f"{name}의 아침 체크인", name)
+    rounds = 0
+    while True:
+        sent, _ = auto_post_round(bus)
+        rounds += 1
+        if not sent:
+            break
+        assert rounds < 6, f"the auto-post loop did not settle: {bus.stats()}"
+    n = len(AGENTS)
+    assert bus.stats() == {"posts": n, "replies": 0, "deliveries": n * (n - 1)}
+
+
+@pytest.mark.parametrize("text", [
+    "FYI [단톡방 크로스뷰] sion: 시온: 새 글감",
+    "fyi [Cross-View] sion said something",
+    "Re: 시온: 새 글감",
+    "RE:   시온 —  새 글감!!",
+    "as sion said, 시온: 새 글감. thoughts?",
+])
+def test_relays_that_wrap_a_received_message_are_refused(family, bus, text):
+    quiet_diaries(bus.home)
+    bus.send("시온: 새 글감", "sion")
+    with pytest.raises(LoopRefused, match="relay of a relay"):
+        bus.send(text, "zeon")
+
+
+def test_a_short_received_word_does_not_block_ordinary_posts(family, bus):
+    quiet_diaries(bus.home)
+    post = bus.send("새 글감 있어?", "sion")
+    bus.reply(post["id"], "좋아", "zeon")
+    assert bus.send("좋아하는 글감 목록 정리함", "sion")["kind"] == "post"
+    assert bus.send("오늘은 좋아 보이는 주제가 많다", "sion")["kind"] == "post"
+    with pytest.raises(LoopRefused):
+        bus.send("좋아", "sion")

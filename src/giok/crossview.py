@@ -6,8 +6,9 @@ to a relayed message is never relayed again. Here that rule is code, not a promp
 
 - a **post** fans out to its recipients (every sibling by default);
 - a **reply** (`reply_to=ID`) goes to the original sender only and cannot be fanned out;
-- a reply to a reply is refused, and so is a post that relays a relayed message (its text
-  carries the cross-view tag, or repeats a message its sender received): a relay of a relay.
+- a reply to a reply is refused, and so is a post that relays a relayed message: its text
+  carries a cross-view tag anywhere, or contains, word for word (case, punctuation and spacing
+  aside), a message its sender received ("Re: …", "FYI …"): a relay of a relay.
 
 So a post causes at most 2·(n−1) deliveries in a home of n agents, however eagerly the
 agents answer everything they receive.
@@ -24,7 +25,9 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import sqlite3
+import unicodedata
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 
@@ -197,6 +200,12 @@ def _hash(text: str) -> str:
     return hashlib.sha256(" ".join(text.split()).casefold().encode("utf-8")).hexdigest()
 
 
+def _words(text: str) -> str:
+    """The words of a text, NFC and case-folded, one space apart: punctuation, "Re:" spacing
+    and line breaks do not hide a copy."""
+    return " ".join(re.findall(r"\w+", unicodedata.normalize("NFC", text).casefold()))
+
+
 def _stamp() -> str:
     return now().isoformat(timespec="seconds")
 
@@ -300,13 +309,32 @@ class Bus:
         return [row["sender"]]
 
     def _refuse_relay(self, conn, sender: str, text: str) -> None:
-        if text.lstrip().startswith(TAGS):
-            raise LoopRefused("this text is already a cross-view relay; a relay of a relay is not sent (loop rule)")
+        folded = text.casefold()
+        if any(tag.casefold() in folded for tag in TAGS):
+            raise LoopRefused("this text carries the cross-view tag, so it relays a relay; "
+                              "a relay of a relay is not sent (loop rule)")
         row = conn.execute(
             "SELECT m.id FROM messages m JOIN deliveries d ON d.message_id = m.id "
             "WHERE m.text_hash = ? AND d.recipient = ? LIMIT 1", (_hash(text), sender)).fetchone()
+        if row is None:
+            row = self._received_within(conn, sender, _words(text))
         if row:
             raise LoopRefused(f"{sender} received this text as {row['id']}; a relay of a relay is not sent (loop rule)")
+
+    @staticmethod
+    def _received_within(conn, sender: str, words: str):
+        """A message `sender` received whose words appear, in order, in `words`: all of them for a
+        message of two words or more, exactly for one word ("좋아" does not block "좋아하는 …")."""
+        if not words:
+            return None
+        rows = conn.execute("SELECT m.id, m.text FROM messages m JOIN deliveries d ON d.message_id = m.id "
+                            "WHERE d.recipient = ? ORDER BY m.seq", (sender,))
+        padded = f" {words} "
+        for row in rows:
+            received = _words(row["text"])
+            if received and (received == words if " " not in received else f" {received} " in padded):
+                return row
+        return None
 
     def _insert(self, conn, sender, kind, text, reply_to, recipients) -> Message:
         seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages").fetchone()[0]
