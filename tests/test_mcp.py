@@ -247,3 +247,33 @@ def test_boot_gives_the_session_context(server):
     group = server.ok("memory_boot", context="group")
     assert "orchestrator of four agents" not in group["text"]
     assert server.error("memory_boot", context="party") == "Error: invalid context 'party': use private or group"
+
+
+def test_get_hides_other_users_and_threads_entries(server):
+    ws = server.ws
+    ws.remember("Minji keeps her salary negotiation notes private.", layer="M90", scope="user:minji")
+    ws.remember("Thread t-42 is about the merger rumour.", layer="M90", scope="thread:t-42")
+    ws.remember("Seojun's dentist appointment moved to Thursday.", layer="M90", scope="user:Seojun")
+    ws.remember("The staging server runs on port 8443.", layer="M90")
+    archive = ws.root / "memory" / "archive" / "2026-01.md"
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    archive.write_text("# Archive 2026-01\n\n## 📝 M30 : 30-day memory\n"
+                       "- Minji's old password hint was her cat. <!-- id: m-aaa111; scope: user:minji -->\n"
+                       "- The old build ran on Jenkins. <!-- id: m-bbb222 -->\n")
+    lines_on_disk = len((ws.root / "MEMORY.md").read_text().splitlines())
+
+    got = server.ok("memory_get", path="MEMORY.md")
+    assert "staging server" in got["text"] and "dentist" in got["text"]      # workspace, and the server's user
+    assert "Minji" not in got["text"] and "merger" not in got["text"]
+    assert got["total_lines"] == lines_on_disk                               # hidden lines keep their place
+    assert "(hidden" in got["text"]
+    old = server.ok("memory_get", path="memory/archive/2026-01.md")["text"]
+    assert "Jenkins" in old and "password hint" not in old and "m-aaa111" not in old
+
+    in_thread = server.ok("memory_get", path="MEMORY.md", thread="t-42")["text"]
+    assert "merger rumour" in in_thread and "Minji" not in in_thread
+    as_minji = server.ok("memory_get", path="MEMORY.md", user="minji")["text"]
+    assert "salary negotiation" in as_minji and "dentist" not in as_minji
+    line = next(i for i, l in enumerate((ws.root / "MEMORY.md").read_text().splitlines(), 1) if "Minji" in l)
+    one = server.ok("memory_get", path="MEMORY.md", lines=1, **{"from": line})
+    assert "Minji" not in one["text"] and one["to"] == line

@@ -16,10 +16,11 @@ import sys
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import refs
+from . import policy, refs
 from .crossview import Bus
 from .errors import GiokError, InvalidInput, NotFound
 from .fsutil import confine
+from .memoryfile import MemoryEntry, MemoryFile
 from .workspace import MEMORY, Workspace
 
 SERVER_NAME = "giok"
@@ -145,22 +146,52 @@ def _search(ws: Workspace, args: dict):
 @tool("memory_get",
       "Read a memory file, or a range of its lines, e.g. a search hit's path and line. Only the "
       "workspace's memory files can be read (MEMORY.md, SOUL.md, USER.md, AGENTS.md, TOOLS.md, "
-      "HEARTBEAT.md, memory/, compound/, state/, archive/, drafts/).",
+      "HEARTBEAT.md, memory/, compound/, state/, archive/, drafts/). In MEMORY.md and the archive, "
+      "entries scoped to another user or thread are shown as a `(hidden …)` line.",
       {"path": _str("Path relative to the workspace, e.g. MEMORY.md or memory/2026-03-01.md."),
        "from": _int("First line, 1-based (default 1).", 1, 10_000_000),
-       "lines": _int(f"How many lines (default: to the end, at most {MAX_GET_LINES}).", 1, MAX_GET_LINES)},
+       "lines": _int(f"How many lines (default: to the end, at most {MAX_GET_LINES}).", 1, MAX_GET_LINES),
+       "user": _str("Read on behalf of this user (default: the name in USER.md): other users' entries are hidden."),
+       "thread": _str("Within this thread: its entries are shown, other threads' are hidden.")},
       required=("path",), read_only=True, idempotent=True, text=lambda d: d["text"])
 def _get(ws: Workspace, args: dict):
     rel = memory_path(ws, args["path"])
-    all_lines = (ws.root / rel).read_text("utf-8", errors="replace").splitlines()
+    data = (ws.root / rel).read_bytes()
+    if rel == MEMORY or _ARCHIVE.match(rel):
+        all_lines, shown_ids = _scoped_lines(ws, data, args.get("user"), args.get("thread"))
+    else:
+        all_lines, shown_ids = data.decode("utf-8", errors="replace").splitlines(), None
     start = args.get("from", 1)
     if all_lines and start > len(all_lines) or not all_lines and start > 1:
         raise InvalidInput(f"line {start} is past the end of {rel} ({len(all_lines)} lines)")
     chosen = all_lines[start - 1: start - 1 + args.get("lines", MAX_GET_LINES)]
     text = "\n".join(chosen)
     if rel == MEMORY:
-        refs.record(ws, _ID_IN_TEXT.findall(text), "get")
+        refs.record(ws, [i for i in _ID_IN_TEXT.findall(text) if i in shown_ids], "get")
     return {"path": rel, "from": start, "to": start + len(chosen) - 1, "total_lines": len(all_lines), "text": text}
+
+
+_ARCHIVE = re.compile(r"^(memory/)?archive/")
+HIDDEN = "(hidden: an entry scoped to another user or thread)"
+
+
+def _scoped_lines(ws: Workspace, data: bytes, user: str | None, thread: str | None) -> tuple[list[str], set[str]]:
+    """The lines of a MEMORY.md-format file, each entry another user's or thread's (policy.visible)
+    replaced by HIDDEN so that line numbers still match the file and search hits; and the ids shown.
+    Task-scoped entries are shown: a task scope says when to inject, not who may read."""
+    from .boot import default_user
+    if user is None:
+        user = default_user(ws.read_text("USER.md"))
+    lines, shown = [], set()
+    for line in MemoryFile.parse(data).lines:
+        if isinstance(line, MemoryEntry):
+            kind, _, name = line.scope.partition(":")
+            if not policy.visible(line.scope, user, thread, (name,) if kind == "task" else ()):
+                lines.append(HIDDEN)
+                continue
+            shown.add(line.id)
+        lines.append(str(line).encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+    return lines, shown
 
 
 def memory_path(ws: Workspace, path: str) -> str:
