@@ -89,3 +89,152 @@ def test_rewrite_history_through_forget(ws):
     result = ws.forget(match="safe combination", reason="gone everywhere", rewrite_history=True)
     assert any("(rewritten)" in n for n in result.notes)
     assert "safe combination" not in _all_git_bytes(ws).lower()
+
+
+def _commit_file(ws, rel, text):
+    path = ws.root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    git(ws, "add", rel)
+    git(ws, "commit", "-qm", f"add {rel}")
+
+
+def _python_312(ws):
+    ws.decide("Use Python 3.12 for the backend", "the new typing features")
+    ws.lesson("Upgrades", "- Python 3.12 broke the old wheel")
+    _commit_file(ws, "drafts/essay.md", "# Essay\n\nWe moved to Python 3.12 last spring.\n")
+    ws.diary("Python 3.12")
+    return ws.remember("Python 3.12").entry
+
+
+def test_forget_by_id_touches_only_the_entry_and_its_diary_source(ws):
+    entry = _python_312(ws)
+    keep = {rel: (ws.root / rel).read_bytes() for rel in ("state/decisions.md", "compound/lessons.md", "drafts/essay.md")}
+    result = ws.forget(entry.id, reason="wrong")
+    assert sorted({n.split()[1].rsplit(":", 1)[0] for n in result.notes if n.startswith("removed")}) == \
+        ["MEMORY.md", ws.diary_path()]
+    for rel, data in keep.items():
+        assert (ws.root / rel).read_bytes() == data, rel
+    assert "Python 3.12" not in (ws.root / "MEMORY.md").read_text()
+    assert "Python 3.12" not in (ws.root / ws.diary_path()).read_text()
+    assert ws.decide("Use uv for packaging", "fast") == "D-002"
+    assert git(ws, "status", "--porcelain") == ""
+
+
+def test_forget_by_id_never_takes_short_or_partial_diary_lines(ws):
+    entry = ws.remember("Seojun prefers tea in the morning").entry
+    short = ws.remember("Tea", force=True).entry
+    ws.diary("Seojun prefers tea, he said")
+    ws.diary("tea with Mina at four")
+    before = (ws.root / ws.diary_path()).read_text()
+    ws.forget(entry.id, reason="wrong")
+    ws.forget(short.id, reason="wrong")
+    assert (ws.root / ws.diary_path()).read_text() == before
+
+
+def test_forget_match_leaves_decisions_drafts_and_identity_files(ws):
+    _python_312(ws)
+    soul = ws.root / "SOUL.md"
+    soul.write_text(soul.read_text() + "\nLoves Python 3.12.\n")
+    git(ws, "commit", "-qam", "soul")
+    keep = {rel: (ws.root / rel).read_bytes() for rel in ("state/decisions.md", "drafts/essay.md", "SOUL.md")}
+    ws.forget(match="python 3.12", reason="wrong")
+    for rel, data in keep.items():
+        assert (ws.root / rel).read_bytes() == data, rel
+    for rel in ("MEMORY.md", "compound/lessons.md", ws.diary_path()):
+        assert "3.12" not in (ws.root / rel).read_text(), rel
+
+
+def test_forget_match_needs_a_sane_length(ws):
+    ws.remember("Seojun's team uses the staging cluster")
+    with pytest.raises(InvalidInput, match="too short"):
+        ws.forget(match="the", reason="x")
+    with pytest.raises(InvalidInput, match="too short"):
+        ws.forget(match="  team  ", reason="x")
+
+
+def test_forget_without_git_identity_writes_nothing(ws):
+    entry = ws.remember("The vault code is tangerine-42").entry
+    before = (ws.root / "MEMORY.md").read_bytes()
+    git(ws, "config", "--unset", "user.name")
+    from giok.errors import GitError
+    with pytest.raises(GitError, match="identity"):
+        ws.forget(entry.id, reason="x")
+    with pytest.raises(GitError, match="identity"):
+        ws.forget(match="tangerine-42", reason="x")
+    assert (ws.root / "MEMORY.md").read_bytes() == before
+
+
+def test_forget_restores_every_file_when_the_commit_fails(ws, monkeypatch):
+    ws.remember("The vault code is tangerine-42")
+    ws.diary("Told Zeon the vault code is tangerine-42")
+    ws.lesson("Vault", "- keep tangerine-42 out of chat")
+    rels = ("MEMORY.md", "compound/lessons.md", ws.diary_path())
+    before = {rel: (ws.root / rel).read_bytes() for rel in rels}
+    from giok import forget as forget_mod
+    from giok.errors import GitError
+
+    def broken(*args, **kwargs):
+        raise GitError("commit failed")
+    monkeypatch.setattr(forget_mod.git, "commit", broken)
+    with pytest.raises(GitError, match="commit failed"):
+        ws.forget(match="tangerine-42", reason="x")
+    monkeypatch.undo()
+    for rel in rels:
+        assert (ws.root / rel).read_bytes() == before[rel], rel
+    assert git(ws, "status", "--porcelain") == ""
+
+
+def test_forget_checks_every_file_before_writing_any(ws, monkeypatch):
+    """A file changed by hand after the read is refused, and nothing is left half-written."""
+    ws.remember("The vault code is tangerine-42")
+    ws.lesson("Vault", "- keep tangerine-42 out of chat")
+    from giok import forget as forget_mod
+    from giok.errors import ConflictError
+    real = forget_mod.atomic_write
+    calls = []
+
+    def racing(path, data, **kwargs):
+        calls.append(path)
+        if len(calls) == 1:  # somebody edits the second file while the first is written
+            lessons = ws.root / "compound/lessons.md"
+            lessons.write_text(lessons.read_text() + "- edited by hand\n")
+        return real(path, data, **kwargs)
+    monkeypatch.setattr(forget_mod, "atomic_write", racing)
+    before = (ws.root / "MEMORY.md").read_bytes()
+    with pytest.raises(ConflictError):
+        ws.forget(match="tangerine-42", reason="x")
+    assert (ws.root / "MEMORY.md").read_bytes() == before
+    assert "edited by hand" in (ws.root / "compound/lessons.md").read_text()
+
+
+def test_forget_purges_the_index_case_insensitively(ws, monkeypatch):
+    monkeypatch.setenv("GIOK_EMBEDDINGS", "fake")
+    from giok import index
+    ws.remember("Seojun's old address is 12 Hanok-gil Jongno", layer="M90")
+    ws.remember("The office is in Pangyo")
+    index.sync(ws)
+    result = ws.forget(match="hanok-gil jongno", reason="user asked")
+    assert any(n.startswith("search index: ") and not n.startswith("search index: 0 ") for n in result.notes), result.notes
+    for path in ws.data_dir.rglob("*"):
+        if path.is_file():
+            assert b"hanok" not in path.read_bytes().lower(), path
+    index.sync(ws)
+    from giok import search
+    found = [r.text for r in search.search(ws, "office Pangyo", k=10, min_score=0.0, gap=None)]
+    assert any("Pangyo" in t for t in found) and not any("Hanok" in t for t in found)
+
+
+def test_rewrite_history_touches_only_the_memory_files(ws):
+    _commit_file(ws, "drafts/essay.md", "# Essay\n\nThe safe combination is a draft idea.\n")
+    _commit_file(ws, "assets/blob.bin", "safe combination\0binary\n")
+    ws.remember("The safe combination is 9-9-1-7-5 for the office")
+    ws.forget(match="safe combination", reason="gone", rewrite_history=True)
+    assert "safe combination" in (ws.root / "drafts/essay.md").read_text()
+    assert (ws.root / "assets/blob.bin").read_bytes() == b"safe combination\0binary\n"
+    assert "safe combination" not in (ws.root / "MEMORY.md").read_text()
+    assert git(ws, "status", "--porcelain") == ""
+    short = ws.remember("Tea", force=True).entry
+    with pytest.raises(InvalidInput, match="too short"):
+        ws.forget(short.id, reason="x", rewrite_history=True)
+    assert short.id in ws.memory().ids()

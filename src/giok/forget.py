@@ -1,20 +1,30 @@
-"""Forgetting for good: an entry (by id) or every line holding a text (`--match`) leaves the
-files, the search index (chunks, vectors, embedding cache), the derived caches in .giok/ and,
-when asked, git history.
+"""Forgetting for good: an entry (by id) or the lines holding a text (`--match`) leave the
+memory files, the search index (chunks, vectors, embedding cache), the derived caches in
+.giok/ and, when asked, git history.
 
-- By id: the MEMORY.md entry goes, and so does every line elsewhere that holds its exact text
-  (a diary copy, the archive, state/trace.jsonl), so that search cannot bring it back.
-- By match: every line of every tracked text file that contains TEXT (case-insensitive) goes.
+- By id: the lines carrying that id go: its MEMORY.md entry, its copy in memory/archive/, the
+  state/trace.jsonl events about it, and the diary lines it came from (lines of
+  memory/YYYY-MM-DD.md holding its whole text, when that text has at least MIN_MATCH
+  characters). Nothing else is touched: not state/decisions.md, lessons, drafts or the
+  identity files, even when they mention the same words.
+- By match: the lines holding TEXT (case-insensitive, at least MIN_MATCH characters) in the
+  memory files only: MEMORY.md, memory/archive/, the diaries, compound/lessons.md and
+  state/trace.jsonl. Decisions, tasks, drafts and identity files are the user's to edit.
+- Under the workspace lock: every file is read once (line numbers and checksums come from
+  the same bytes), the repository and the git identity are checked before anything is
+  written, and when a write or the commit fails every file gets its previous bytes back.
 - One commit for all files, `memory: forget …` with the reason; the forgotten text is never
   put in the message.
 - `--purge` lists the commits that still hold the text and how to remove it;
-  `--rewrite-history` does it (git filter-branch over all refs, then reflog expiry and gc).
+  `--rewrite-history` does it (git filter-branch over all refs, limited to the same memory
+  files and to text files, then reflog expiry and gc).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,12 +33,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import git
-from .errors import GitError, InvalidInput, NotFound
+from .errors import GiokError, GitError, InvalidInput, NotFound
 from .fsutil import atomic_write, checksum, clean_text, read_bytes
 
-TEXT_SUFFIXES = (".md", ".jsonl", ".txt", ".json", ".markdown")
-_SKIP_DERIVED = (".db", ".sqlite", ".sqlite3", "-wal", "-shm", "lock")
-MIN_MATCH = 4
+_SKIP_DERIVED = (".db", ".sqlite", ".sqlite3", "-wal", "-shm", "lock", ".key")
+MIN_MATCH = 8
+DIARY_RE = re.compile(r"^memory/\d{4}-\d{2}-\d{2}\.md$")
+ARCHIVE_RE = re.compile(r"^memory/archive/[^/]+\.md$")
+LESSONS = "compound/lessons.md"
+TRACE = "state/trace.jsonl"
+SCOPE_RE = re.compile(r"^(MEMORY\.md|compound/lessons\.md|state/trace\.jsonl|memory/\d{4}-\d{2}-\d{2}\.md"
+                      r"|memory/archive/[^/]+\.md)$")
+_LINE_RE = re.compile(r"[^\n]*\n|[^\n]+$")   # lines as MemoryFile numbers them
 
 
 @dataclass
@@ -49,18 +65,41 @@ class Forgotten:
                 "caches": self.caches, "history": self.history, "notes": self.notes}
 
 
+class _Files:
+    """Each file read once, under the lock: the lines chosen and the checksum checked at write
+    time come from the same bytes."""
+
+    def __init__(self, ws):
+        self.root = ws.root
+        self.data: dict[str, bytes] = {}
+
+    def read(self, rel: str) -> bytes:
+        if rel not in self.data:
+            self.data[rel] = read_bytes(self.root / rel)
+        return self.data[rel]
+
+    def lines(self, rel: str) -> list[str]:
+        return _LINE_RE.findall(self.read(rel).decode("utf-8", errors="surrogateescape"))
+
+
 def forget(ws, entry_id: str | None = None, reason: str = "", match: str | None = None,
            purge: bool = False, rewrite_history: bool = False, dry_run: bool = False) -> Forgotten:
     reason = clean_text(reason, "reason", limit=1000)
     if bool(entry_id) == bool(match):
         raise InvalidInput("give either a memory id or --match TEXT (not both, not neither)")
+    if match:
+        match = _check_match(match)
     with ws.lock():
-        ws._require_git()
+        _require_git(ws)
+        files = _Files(ws)
         history_only = purge or rewrite_history
-        done = _by_id(ws, entry_id, reason) if entry_id else _by_match(ws, match, reason, history_only)
+        done = _by_id(ws, files, entry_id, reason) if entry_id else _by_match(ws, files, match, reason, history_only)
+        if rewrite_history and not _needles(done):
+            raise InvalidInput(f"the text is too short to rewrite history safely (under {MIN_MATCH} characters); "
+                               "forget it without --rewrite-history")
         if dry_run:
             return done
-        done.commit = _write(ws, done) if done.removed else None
+        done.commit = _write(ws, files, done) if done.removed else None
     done.index_chunks = _purge_index(ws, done)
     done.caches = _scrub_caches(ws, done)
     if purge or rewrite_history:
@@ -72,59 +111,113 @@ def forget(ws, entry_id: str | None = None, reason: str = "", match: str | None 
     return done
 
 
-def _by_id(ws, entry_id: str, reason: str) -> Forgotten:
+def _require_git(ws) -> None:
+    if not git.is_repo(ws.root):
+        raise GitError(f"{ws.root} is not a git repository; run `giok init {ws.root}` to adopt it")
+    if not git.has_identity(ws.root):
+        raise GitError(f"no git identity in {ws.root}: run `git -C {ws.root} config user.name NAME` "
+                       f"and `... user.email EMAIL`")
+
+
+def _check_match(match: str) -> str:
+    match = clean_text(match, "match text", limit=1000).strip()
+    if len(match) < MIN_MATCH:
+        raise InvalidInput(f"--match text is too short ({len(match)} characters): give at least {MIN_MATCH}, "
+                           f"or forget one entry by its id")
+    return match
+
+
+def _by_id(ws, files: _Files, entry_id: str, reason: str) -> Forgotten:
+    from .memoryfile import MemoryFile
     from .workspace import MEMORY, check_id
     entry_id = check_id(entry_id)
-    entry = ws.memory().find(entry_id)
+    entry = MemoryFile.parse(files.read(MEMORY)).find(entry_id)
     if entry is None:
         raise NotFound(f"no memory with id {entry_id} in {ws.name}")
     done = Forgotten(reason, entry=entry, texts=[entry.text])
     done.removed.append({"path": MEMORY, "line": entry.line_no})
-    for rel in _text_files(ws):
-        if rel == MEMORY:
-            continue
-        for no, line in enumerate(ws.read_text(rel).splitlines(), 1):
-            if entry.text in line:
-                done.removed.append({"path": rel, "line": no})
+    scoped = _scoped_files(ws)
+    for rel in (r for r in scoped if ARCHIVE_RE.match(r)):
+        copy = MemoryFile.parse(files.read(rel)).find(entry_id)
+        if copy is not None:
+            done.removed.append({"path": rel, "line": copy.line_no})
+    if TRACE in scoped:
+        done.removed += [{"path": TRACE, "line": no} for no, line in enumerate(files.lines(TRACE), 1)
+                         if _trace_target(line) == entry_id]
+    done.removed += _diary_sources(files, scoped, entry)
     return done
 
 
-def _by_match(ws, match: str, reason: str, history_only: bool = False) -> Forgotten:
-    match = clean_text(match, "match text", limit=1000)
-    if len(match) < MIN_MATCH:
-        raise InvalidInput(f"--match text is too short ({len(match)} characters): give at least {MIN_MATCH}")
+def _trace_target(line: str) -> str | None:
+    try:
+        item = json.loads(line)
+    except ValueError:
+        return None
+    return item.get("target") if isinstance(item, dict) else None
+
+
+def _diary_sources(files: _Files, scoped: list[str], entry) -> list[dict]:
+    """Diary lines holding the entry's whole text: where it was written down first. A text
+    shorter than MIN_MATCH is too common to say where it came from."""
+    needle = " ".join(entry.text.split()).casefold()
+    if len(needle) < MIN_MATCH:
+        return []
+    source = entry.fields.get("source") or ""
+    day = source[len("diary:"):] if source.startswith("diary:") else None
+    diaries = [r for r in scoped if DIARY_RE.match(r) and (day is None or r == f"memory/{day}.md")]
+    return [{"path": rel, "line": no} for rel in diaries for no, line in enumerate(files.lines(rel), 1)
+            if needle in " ".join(line.split()).casefold()]
+
+
+def _by_match(ws, files: _Files, match: str, reason: str, history_only: bool = False) -> Forgotten:
     done = Forgotten(reason, texts=[match])
     needle = match.casefold()
-    for rel in _text_files(ws):
-        for no, line in enumerate(ws.read_text(rel).splitlines(), 1):
+    for rel in _scoped_files(ws):
+        for no, line in enumerate(files.lines(rel), 1):
             if needle in line.casefold():
                 done.removed.append({"path": rel, "line": no})
     if not done.removed and not history_only:
-        raise NotFound(f"no line in {ws.name} contains {match!r}")
+        raise NotFound(f"no line in the memory files of {ws.name} contains {match!r}")
     return done
 
 
-def _write(ws, done: Forgotten) -> str | None:
-    """Drop the chosen lines from each file (atomic, checked) and commit them together."""
+def _write(ws, files: _Files, done: Forgotten) -> str | None:
+    """Drop the chosen lines from each file (atomic, checked against the bytes they were chosen
+    from) and commit them together. Any failure puts every file back before it is raised."""
     by_path: dict[str, set[int]] = {}
     for item in done.removed:
         by_path.setdefault(item["path"], set()).add(item["line"])
-    for rel, numbers in by_path.items():
-        path = ws.root / rel
-        before = read_bytes(path)
-        lines = before.decode("utf-8", errors="surrogateescape").splitlines(keepends=True)
-        kept = [l for i, l in enumerate(lines, 1) if i not in numbers]
-        atomic_write(path, "".join(kept).encode("utf-8", errors="surrogateescape"), expected_checksum=checksum(before))
-    what = (f"{done.entry.id} ({done.entry.layer})" if done.entry
-            else f"--match ({len(done.removed)} line(s) in {len(by_path)} file(s))")
-    files = ", ".join(sorted(by_path))
-    return git.commit(ws.root, sorted(by_path), f"memory: forget {what}\n\nReason: {done.reason}\nFiles: {files}")
+    paths = sorted(by_path)
+    written: list[str] = []
+    try:
+        for rel in paths:
+            kept = [l for i, l in enumerate(files.lines(rel), 1) if i not in by_path[rel]]
+            before = files.read(rel)
+            atomic_write(ws.root / rel, "".join(kept).encode("utf-8", errors="surrogateescape"),
+                         expected_checksum=checksum(before))
+            written.append(rel)
+        what = (f"{done.entry.id} ({done.entry.layer})" if done.entry
+                else f"--match ({len(done.removed)} line(s) in {len(paths)} file(s))")
+        return git.commit(ws.root, paths, f"memory: forget {what}\n\nReason: {done.reason}\nFiles: {', '.join(paths)}")
+    except (GiokError, OSError):
+        _restore(ws, files, written)
+        raise
 
 
-def _text_files(ws) -> list[str]:
+def _restore(ws, files: _Files, written: list[str]) -> None:
+    """Put back the bytes read before the write (still under the lock), unstaged."""
+    for rel in written:
+        atomic_write(ws.root / rel, files.read(rel))
+    if written:
+        git.run(ws.root, "reset", "-q", "--", *written, check=False)
+
+
+def _scoped_files(ws) -> list[str]:
+    """The memory files forget may edit: tracked or new, not ignored, plain files."""
     proc = git.run(ws.root, "ls-files", "--cached", "--others", "--exclude-standard", "-z", check=False)
     names = [n for n in proc.stdout.split("\0") if n] if proc.returncode == 0 else []
-    return sorted(n for n in names if n.endswith(TEXT_SUFFIXES) and (ws.root / n).is_file())
+    return sorted(n for n in set(names) if SCOPE_RE.match(n) and (ws.root / n).is_file()
+                  and not (ws.root / n).is_symlink())
 
 
 def _purge_index(ws, done: Forgotten) -> int | None:
@@ -135,13 +228,19 @@ def _purge_index(ws, done: Forgotten) -> int | None:
         done.notes.append("search index not purged: giok.index is not available")
         return None
     ids = [done.entry.id] if done.entry else []
-    return purge(ws, done.texts, ids=ids)
+    paths = sorted({r["path"] for r in done.removed})
+    return purge(ws, _needles(done), ids=ids, paths=paths)
+
+
+def _needles(done: Forgotten) -> list[str]:
+    """The texts worth matching elsewhere: a short entry text ("Tea") would hit everything."""
+    return [t for t in done.texts if len(t.strip()) >= MIN_MATCH]
 
 
 def _scrub_caches(ws, done: Forgotten) -> list[str]:
     """Remove lines holding the text (or the id) from derived text files in .giok/ (the
     reference log, any boot or summary cache). SQLite files are the index's to purge."""
-    needles = [t.casefold() for t in done.texts] + ([done.entry.id] if done.entry else [])
+    needles = [t.casefold() for t in _needles(done)] + ([done.entry.id] if done.entry else [])
     changed = []
     for path in sorted(p for p in ws.data_dir.rglob("*") if p.is_file()):
         if path.name.endswith(_SKIP_DERIVED) or path.stat().st_size > 50_000_000:
@@ -174,15 +273,18 @@ def history_report(ws, texts: list[str]) -> dict:
 
 
 _TREE_FILTER = r'''
-import json, os, sys
+import json, os, re, sys
 needles = [t.casefold() for t in json.load(open(sys.argv[1]))]
+scope = re.compile(sys.argv[2])
 for base, dirs, files in os.walk("."):
     dirs[:] = [d for d in dirs if d != ".git"]
     for name in files:
         path = os.path.join(base, name)
-        if os.path.islink(path):
+        if os.path.islink(path) or not scope.match(os.path.relpath(path, ".").replace(os.sep, "/")):
             continue
         data = open(path, "rb").read()
+        if b"\0" in data:
+            continue
         text = data.decode("utf-8", "surrogateescape")
         lines = text.splitlines(keepends=True)
         kept = [l for l in lines if not any(n in l.casefold() for n in needles)]
@@ -200,9 +302,13 @@ sys.stdout.write(message)
 
 
 def rewrite(ws, texts: list[str]) -> None:
-    """Remove every line holding one of texts from every commit, and the texts from every
-    commit message; then drop the old objects (reflog expiry + gc)."""
+    """Remove every line holding one of texts from the memory files (SCOPE_RE, text files
+    only) of every commit, and the texts from every commit message; then drop the old objects
+    (reflog expiry + gc)."""
     from .workspace import _short
+    texts = [t for t in texts if len(t.strip()) >= MIN_MATCH]
+    if not texts:
+        raise InvalidInput(f"the text is too short to rewrite history safely (under {MIN_MATCH} characters)")
     variants = sorted({v for t in texts for v in (t, _short(t), t[:60], " ".join(t.split())[:60]) if len(v) >= MIN_MATCH},
                       key=len, reverse=True)
     work = Path(tempfile.mkdtemp(prefix="giok-forget-"))
@@ -214,7 +320,7 @@ def rewrite(ws, texts: list[str]) -> None:
         py = sys.executable
         env = {**os.environ, "FILTER_BRANCH_SQUELCH_WARNING": "1", "LC_ALL": "C"}
         cmd = ["git", "-C", str(ws.root), "filter-branch", "-f", "-d", str(work / "scratch"),
-               "--tree-filter", f"'{py}' '{work / 'tree.py'}' '{work / 'texts.json'}'",
+               "--tree-filter", f"'{py}' '{work / 'tree.py'}' '{work / 'texts.json'}' '{SCOPE_RE.pattern}'",
                "--msg-filter", f"'{py}' '{work / 'msg.py'}' '{work / 'variants.json'}'", "--", "--all"]
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if proc.returncode != 0:

@@ -307,21 +307,28 @@ class Index:
         self._matrix = None
         return self.sync()
 
-    def purge(self, texts, ids=()) -> int:
-        """Remove every chunk containing one of `texts` or whose source id is in `ids`, their
-        vectors and cache rows, and scrub the bytes from the file."""
-        texts = [t for t in texts if t]
-        clauses = ["instr(text, ?) > 0"] * len(texts) + ["source = ?"] * len(list(ids))
+    def purge(self, texts, ids=(), paths=()) -> int:
+        """Remove every chunk containing one of `texts` (case-insensitive, as forget matches
+        the files), whose source id is in `ids`, or that comes from one of `paths` (files
+        forget just edited: their chunks are re-read at the next sync). The vectors and cache
+        rows of the chunks that held the text go too, and the bytes are scrubbed from the file."""
+        needles = [t.casefold() for t in texts if t and t.strip()]
+        ids, paths = list(ids), list(paths)
+        clauses = (["giok_holds(text, ?)"] * len(needles) + ["source = ?"] * len(ids)
+                   + ["path = ?"] * len(paths))
         if not clauses:
             return 0
-        params = [*texts, *ids]
+        self.db.create_function("giok_holds", 2, _holds, deterministic=True)
         self.db.execute("BEGIN IMMEDIATE")
-        rows = self.db.execute(f"SELECT id, path, hash FROM memories WHERE {' OR '.join(clauses)}", params).fetchall()
+        where = " OR ".join(clauses)
+        rows = self.db.execute(f"SELECT id, path, hash FROM memories WHERE {where}", [*needles, *ids, *paths]).fetchall()
+        hit = {r[0] for r in self.db.execute(
+            f"SELECT hash FROM memories WHERE {' OR '.join(clauses[:len(needles) + len(ids)]) or '0'}", [*needles, *ids])}
         self._drop_ids([r[0] for r in rows])
-        for h in {r[2] for r in rows}:
+        for h in hit:
             if not self.db.execute("SELECT 1 FROM memories WHERE hash=? LIMIT 1", (h,)).fetchone():
                 self.db.execute("DELETE FROM embedding_cache WHERE hash=?", (h,))
-        for path in {r[1] for r in rows}:
+        for path in {r[1] for r in rows} | set(paths):
             self.db.execute("UPDATE files SET size=-1 WHERE path=?", (path,))  # re-read at the next sync
         self._bump()
         self.db.execute("COMMIT")
@@ -329,6 +336,8 @@ class Index:
         return len(rows)
 
     def scrub(self) -> None:
+        """Leave no byte of deleted rows in the file: merge the FTS segments, rewrite the
+        database with secure_delete on, and fold the WAL back in."""
         self.db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
         self.db.execute("VACUUM")
         self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -429,21 +438,26 @@ def open_index(ws, embedder=None) -> Index:
     return Index.for_workspace(ws, embedder)
 
 
-def purge(ws, texts: list[str], ids=()) -> int:
-    """Remove from ws's index every chunk whose text contains one of `texts` or whose source id
-    is in `ids`, with their vectors and embedding-cache rows, leaving no byte of them in the
-    SQLite file. Returns the number of chunks removed. (`forget` calls this.)"""
+def purge(ws, texts: list[str], ids=(), paths=()) -> int:
+    """Remove from ws's index every chunk whose text contains one of `texts` (case-insensitive),
+    whose source id is in `ids` or that comes from one of `paths`, with the vectors and
+    embedding-cache rows of the matching chunks, leaving no byte of them in the SQLite file.
+    Returns the number of chunks removed. (`forget` calls this.)"""
     db = ws.data_dir / FILENAME
     if not db.exists():
         return 0
     cached = Index._open.get(str(db))
     if cached and cached._same_file():
-        return cached.purge(list(texts), list(ids))
+        return cached.purge(list(texts), list(ids), list(paths))
     try:
         index = Index.for_workspace(ws)
     except embeddings.ProviderError:
         index = Index(ws.root, db, embeddings.Fake())  # purging needs no model
-    return index.purge(list(texts), list(ids))
+    return index.purge(list(texts), list(ids), list(paths))
+
+
+def _holds(text, needle) -> int:
+    return int(bool(text) and needle in text.casefold())
 
 
 def sync(ws, embedder=None) -> dict:
