@@ -7,7 +7,8 @@ import subprocess
 
 import pytest
 
-from giok.errors import InvalidInput, NotFound
+from giok import git
+from giok.errors import GitError, InvalidInput, NotFound
 from giok.memory_tool import MemoryTool
 
 
@@ -59,12 +60,126 @@ def test_view_root_lists_two_levels_without_hidden_items(tool, ws):
     assert not any("/." in s for s in shown)
 
 
-def test_the_memory_file_stays_readable_by_giok(tool, ws):
+def test_memory_md_is_changed_only_through_remember_and_forget(tool, ws):
     ws.remember("Seojun prefers tea.", layer="M90")
-    tool.handle({"command": "str_replace", "path": "/memories/MEMORY.md", "old_str": "Seojun prefers tea.",
-                 "new_str": "Seojun prefers oolong tea."})
-    [entry] = [e for e in ws.memory().entries() if "oolong" in e.text]
-    assert entry.layer == "M90"
+    before, head = (ws.root / "MEMORY.md").read_bytes(), head_sha(ws)
+    for params in ({"command": "str_replace", "path": "/memories/MEMORY.md", "old_str": "Seojun prefers tea.",
+                    "new_str": ""},
+                   {"command": "str_replace", "path": "/memories/MEMORY.md", "old_str": "tea.", "new_str": "oolong."},
+                   {"command": "insert", "path": "/memories/MEMORY.md", "insert_line": 0, "insert_text": "- sneaky"}):
+        with pytest.raises(InvalidInput, match="giok remember.*giok forget"):
+            tool.handle(params)
+    assert (ws.root / "MEMORY.md").read_bytes() == before and head_sha(ws) == head
+    assert "Seojun prefers tea." in tool.handle({"command": "view", "path": "/memories/MEMORY.md"})
+
+
+def test_decisions_and_diaries_only_grow_at_the_end(tool, ws):
+    ws.decide("Use SQLite for the index", "one file, no server")
+    ws.diary("met Seojun about the launch")
+    day = ws.diary_path()
+    for rel in ("state/decisions.md", day):
+        path, text = f"/memories/{rel}", (ws.root / rel).read_text()
+        first = next(l for l in text.splitlines() if l.strip())
+        with pytest.raises(InvalidInput, match="append-only"):
+            tool.handle({"command": "str_replace", "path": path, "old_str": first, "new_str": "rewritten"})
+        with pytest.raises(InvalidInput, match="append-only"):
+            tool.handle({"command": "insert", "path": path, "insert_line": 0, "insert_text": "- before everything"})
+        assert (ws.root / rel).read_text() == text
+        end = len(text.splitlines())
+        tool.handle({"command": "insert", "path": path, "insert_line": end, "insert_text": "- appended by Claude"})
+        assert (ws.root / rel).read_text().startswith(text.rstrip("\n"))
+        assert (ws.root / rel).read_text().rstrip().endswith("- appended by Claude")
+    with pytest.raises(InvalidInput, match="append-only"):
+        tool.handle({"command": "create", "path": "/memories/state/decisions.md", "file_text": "x"})
+
+
+def test_secrets_are_redacted_before_they_reach_disk_or_git(tool, ws):
+    key = "sk-ant-api03-" + "A" * 40
+    tool.handle({"command": "create", "path": "/memories/notes/keys.md", "file_text": f"api key: {key}\n"})
+    tool.handle({"command": "str_replace", "path": "/memories/notes/keys.md", "old_str": "api key",
+                 "new_str": "password: hunter2hunter2"})
+    out = tool.handle({"command": "insert", "path": "/memories/notes/keys.md", "insert_line": 0,
+                       "insert_text": "github ghp_" + "b" * 36})
+    assert "redacted" in out
+    text = (ws.root / "notes/keys.md").read_text()
+    assert "[REDACTED:anthropic-key]" in text and "[REDACTED:password]" in text and "[REDACTED:github-token]" in text
+    history = subprocess.run(["git", "-C", str(ws.root), "log", "-p", "--all"], capture_output=True, text=True,
+                             check=True).stdout
+    assert key not in history and "hunter2hunter2" not in history and "ghp_bbbb" not in history
+
+
+@pytest.mark.parametrize("params", [
+    {"command": "delete", "path": "/memories/memory/archive"},
+    {"command": "delete", "path": "/memories/memory/archive/2026-01.md"},
+    {"command": "str_replace", "path": "/memories/memory/archive/2026-01.md", "old_str": "Jenkins", "new_str": "x"},
+    {"command": "insert", "path": "/memories/memory/archive/2026-01.md", "insert_line": 0, "insert_text": "x"},
+    {"command": "create", "path": "/memories/memory/archive/2026-02.md", "file_text": "- planted"},
+    {"command": "delete", "path": "/memories/memory/distilled.txt"},
+    {"command": "str_replace", "path": "/memories/memory/distilled.txt", "old_str": "m-aaa111", "new_str": "x"},
+    {"command": "rename", "old_path": "/memories/memory/distilled.txt", "new_path": "/memories/notes/d.txt"},
+    {"command": "rename", "old_path": "/memories/notes/n.md", "new_path": "/memories/memory/archive/2026-03.md"},
+    {"command": "rename", "old_path": "/memories/notes/n.md", "new_path": "/memories/state/trace.json"},
+    {"command": "delete", "path": "/memories/state/trace.jsonl"},
+])
+def test_archive_ledger_and_trace_are_read_only(tool, ws, params):
+    ws.edit("memory/archive/2026-01.md", lambda old: ("- The old build ran on Jenkins. <!-- id: m-aaa111 -->\n", None), "a")
+    ws.edit("memory/distilled.txt", lambda old: ("m-aaa111 2026-01-01\n", None), "l")
+    ws.edit("state/trace.jsonl", lambda old: ('{"id": "r-000001"}\n', None), "t")
+    ws.edit("notes/n.md", lambda old: ("a note\n", None), "n")
+    head = head_sha(ws)
+    with pytest.raises(InvalidInput, match="kept by giok|cannot be deleted or renamed|cannot be moved there"):
+        tool.handle(params)
+    assert head_sha(ws) == head
+    assert (ws.root / "memory/archive/2026-01.md").exists() and (ws.root / "memory/distilled.txt").exists()
+
+
+def test_delete_and_rename_of_untracked_files_need_no_commit(tool, ws):
+    (ws.root / "drafts").mkdir(exist_ok=True)
+    (ws.root / "drafts/u.md").write_text("untracked\n")
+    (ws.root / "drafts/v.md").write_text("untracked too\n")
+    head = head_sha(ws)
+    assert tool.tool_result({"id": "t1", "input": {"command": "delete", "path": "/memories/drafts/u.md"}}) == \
+        {"type": "tool_result", "tool_use_id": "t1", "content": "Successfully deleted /memories/drafts/u.md"}
+    assert not (ws.root / "drafts/u.md").exists() and head_sha(ws) == head
+    tool.handle({"command": "rename", "old_path": "/memories/drafts/v.md", "new_path": "/memories/drafts/w.md"})
+    assert (ws.root / "drafts/w.md").read_text() == "untracked too\n"
+    assert last_commit(ws) == "memory-tool: rename drafts/v.md → drafts/w.md"
+
+
+def test_a_failed_commit_leaves_deleted_and_renamed_files_in_place(tool, ws, monkeypatch):
+    tool.handle({"command": "create", "path": "/memories/notes/keep.md", "file_text": "keep me\n"})
+    (ws.root / "notes/loose.md").write_text("untracked\n")
+    head = head_sha(ws)
+
+    def broken(*args, **kwargs):
+        raise GitError("git commit failed: disk full")
+
+    monkeypatch.setattr(git, "commit", broken)
+    for params in ({"command": "delete", "path": "/memories/notes/keep.md"},
+                   {"command": "delete", "path": "/memories/notes"},
+                   {"command": "rename", "old_path": "/memories/notes/keep.md", "new_path": "/memories/notes/k2.md"},
+                   {"command": "rename", "old_path": "/memories/notes", "new_path": "/memories/old-notes"}):
+        result = tool.tool_result({"id": "t", "input": params})
+        assert result.get("is_error") and "disk full" in result["content"]
+        assert (ws.root / "notes/keep.md").read_text() == "keep me\n"
+        assert (ws.root / "notes/loose.md").read_text() == "untracked\n"
+        assert not (ws.root / "notes/k2.md").exists() and not (ws.root / "old-notes").exists()
+    monkeypatch.undo()
+    assert head_sha(ws) == head
+    status = subprocess.run(["git", "-C", str(ws.root), "status", "--porcelain"], capture_output=True, text=True).stdout
+    assert status.strip() == "?? notes/loose.md"
+
+
+def test_without_a_git_identity_nothing_is_deleted(tool, ws):
+    (ws.root / "drafts").mkdir(exist_ok=True)
+    (ws.root / "drafts/u.md").write_text("untracked\n")
+    tool.handle({"command": "create", "path": "/memories/notes/keep.md", "file_text": "keep me\n"})
+    for key in ("user.name", "user.email"):
+        subprocess.run(["git", "-C", str(ws.root), "config", "--unset", key], check=False)
+    for path in ("/memories/drafts/u.md", "/memories/notes/keep.md"):
+        result = tool.tool_result({"id": "t", "input": {"command": "delete", "path": path}})
+        assert result.get("is_error") and "no git identity" in result["content"]
+    assert (ws.root / "drafts/u.md").exists() and (ws.root / "notes/keep.md").exists()
 
 
 def head_sha(ws) -> str:

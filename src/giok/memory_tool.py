@@ -9,26 +9,42 @@ Commands: view (a directory two levels deep, or a file with line numbers, option
 `view_range`), create, str_replace, insert, delete, rename. Paths must start with
 `/memories`; traversal (`..`), symlinks out, hidden paths (`.git`, `.giok`) and files other
 than text notes are refused, and the workspace's own files (SOUL.md, AGENTS.md, MEMORY.md, the
-state and compound files, …) cannot be deleted or renamed away.
+state and compound files, …) cannot be deleted or renamed away. The tool keeps giok's
+guarantees: MEMORY.md changes only through `remember`/`forget` (the write policy), the decision
+log and the diary days only grow at the end, the archive, the distill ledger and the decision
+trace are read-only, every text written goes through `policy.redact`, and a delete or rename
+whose commit fails is undone.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import secrets
 import shutil
 from pathlib import Path
 
-from . import git
+from . import git, policy
+from .distill import ARCHIVE_DIR, LEDGER
 from .errors import GiokError, InvalidInput, NotFound
 from .fsutil import MAX_ENTRY_BYTES, confine
-from .workspace import Workspace
+from .trace import TRACE
+from .workspace import DECISIONS, MEMORY, Workspace
 
 ROOT = "/memories"
 SUFFIXES = (".md", ".txt", ".json", ".xml", ".yaml", ".yml", ".csv")
 PROTECTED = ("SOUL.md", "USER.md", "AGENTS.md", "TOOLS.md", "MEMORY.md", "HEARTBEAT.md", "state", "compound")
 MAX_FILE_BYTES = 16 * MAX_ENTRY_BYTES
 _DIARY = re.compile(r"^memory/\d{4}-\d{2}-\d{2}\.md$")
+READ_ONLY = (LEDGER, TRACE)       # and everything under ARCHIVE_DIR
+
+
+def _read_only(rel: str) -> bool:
+    return rel in READ_ONLY or rel == ARCHIVE_DIR or rel.startswith(ARCHIVE_DIR + "/")
+
+
+def _append_only(rel: str) -> bool:
+    return rel == DECISIONS or bool(_DIARY.match(rel))
 
 
 class MemoryTool:
@@ -81,8 +97,23 @@ class MemoryTool:
         return rel
 
     def _unprotected(self, path: str, rel: str) -> None:
+        self._writable(path, rel)
         if rel in ("", "memory") or rel.split("/", 1)[0] in PROTECTED or _DIARY.match(rel):
             raise InvalidInput(f"{path} is one of the workspace's own files; it cannot be deleted or renamed")
+
+    @staticmethod
+    def _writable(path: str, rel: str) -> None:
+        if _read_only(rel):
+            raise InvalidInput(f"{path} is kept by giok (the archive, the distill ledger or the decision trace); "
+                               f"it is read-only here")
+
+    def _editable(self, path: str, rel: str) -> None:
+        """Refuse edits that would bypass the write policy (MEMORY.md) or the read-only files."""
+        self._writable(path, rel)
+        if rel == MEMORY:
+            raise InvalidInput(f"{path} changes only through giok's write policy: use `giok remember` to add or "
+                               f"update an entry and `giok forget ID` to remove one (MCP: memory_remember, "
+                               f"memory_forget)")
 
     # -- commands -----------------------------------------------------------------------------
     def _view(self, p: dict) -> str:
@@ -117,19 +148,29 @@ class MemoryTool:
         rel = self._file(path, must_exist=False)
         if not text.strip():
             raise InvalidInput("file_text is empty")
+        text, found = policy.redact(text)
         _check_size(text)
 
         def change(old: str):
             if (self.ws.root / rel).exists():
+                if _append_only(rel):
+                    raise InvalidInput(f"{path} is append-only: add to its end with insert "
+                                       f"(insert_line = its number of lines)")
                 raise InvalidInput(f"File {path} already exists")
+            self._editable(path, rel)
             return text, None
 
         self.ws.edit(rel, change, f"memory-tool: create {rel}")
-        return f"File created successfully at: {path}"
+        return f"File created successfully at: {path}" + _redacted(found)
 
     def _str_replace(self, p: dict) -> str:
         path, old_str, new_str = p["path"], p["old_str"], p.get("new_str", "")
         rel = self._file(path)
+        self._editable(path, rel)
+        if _append_only(rel):
+            raise InvalidInput(f"{path} is append-only: earlier lines are never rewritten; add to its end "
+                               f"with insert (insert_line = its number of lines)")
+        new_str, found = policy.redact(new_str or "")
 
         def change(old: str):
             count = old.count(old_str) if old_str else 0
@@ -144,32 +185,46 @@ class MemoryTool:
             return new, None
 
         self.ws.edit(rel, change, f"memory-tool: edit {rel}")
-        return "The memory file has been edited."
+        return "The memory file has been edited." + _redacted(found)
 
     def _insert(self, p: dict) -> str:
         path, line_no, text = p["path"], p["insert_line"], p.get("insert_text", "")
         rel = self._file(path)
+        self._editable(path, rel)
+        text, found = policy.redact(text or "")
 
         def change(old: str):
             lines = old.splitlines()
             if not isinstance(line_no, int) or not 0 <= line_no <= len(lines):
                 raise InvalidInput(f"Invalid `insert_line` parameter: {line_no}. It should be within the range "
                                    f"of lines of the file: [0, {len(lines)}]")
+            if _append_only(rel) and line_no != len(lines):
+                raise InvalidInput(f"{path} is append-only: insert only at its end (insert_line {len(lines)})")
             new = "\n".join(lines[:line_no] + text.rstrip("\n").split("\n") + lines[line_no:]) + "\n"
             _check_size(new)
             return new, None
 
         self.ws.edit(rel, change, f"memory-tool: insert into {rel}")
-        return f"The file {path} has been edited."
+        return f"The file {path} has been edited." + _redacted(found)
 
     def _delete(self, p: dict) -> str:
         path = p["path"]
         rel = self._rel(path)
         self._unprotected(path, rel)
         with self.ws.lock():
-            target = self.ws.root / rel
-            shutil.rmtree(target) if target.is_dir() and not target.is_symlink() else target.unlink()
-            git.commit(self.ws.root, [rel], f"memory-tool: delete {rel}")
+            self.ws._require_git()
+            target, tracked = self.ws.root / rel, self._tracked(rel)
+            aside = self.ws.data_dir / f"deleting-{secrets.token_hex(4)}"
+            aside.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(target, aside)  # kept until the commit is made: a failed commit puts it back
+            try:
+                if tracked:  # an untracked file's deletion has nothing to commit
+                    git.commit(self.ws.root, [rel], f"memory-tool: delete {rel}")
+            except GiokError:
+                os.rename(aside, target)
+                git.run(self.ws.root, "reset", "-q", "--", rel, check=False)
+                raise
+            shutil.rmtree(aside) if aside.is_dir() and not aside.is_symlink() else aside.unlink()
         return f"Successfully deleted {path}"
 
     def _rename(self, p: dict) -> str:
@@ -177,15 +232,44 @@ class MemoryTool:
         old_rel = self._rel(old_path)
         self._unprotected(old_path, old_rel)
         new_rel = self._rel(new_path, must_exist=False)
+        self._writable(new_path, new_rel)
+        if new_rel in ("", "memory") or new_rel.split("/", 1)[0] in PROTECTED or _DIARY.match(new_rel):
+            raise InvalidInput(f"{new_path} is among the workspace's own files; a file cannot be moved there")
         if (self.ws.root / old_rel).is_file() and not new_rel.endswith(SUFFIXES):
             raise InvalidInput(f"{new_path} is not a text note: use one of {', '.join(SUFFIXES)}")
         with self.ws.lock():
-            if (self.ws.root / new_rel).exists():
+            self.ws._require_git()
+            old, new = self.ws.root / old_rel, self.ws.root / new_rel
+            if new.exists():
                 raise InvalidInput(f"The destination {new_path} already exists")
-            (self.ws.root / new_rel).parent.mkdir(parents=True, exist_ok=True)
-            os.rename(self.ws.root / old_rel, self.ws.root / new_rel)
-            git.commit(self.ws.root, [old_rel, new_rel], f"memory-tool: rename {old_rel} → {new_rel}")
+            made = _first_missing(new.parent, self.ws.root)
+            new.parent.mkdir(parents=True, exist_ok=True)
+            paths = ([old_rel] if self._tracked(old_rel) else []) + [new_rel]
+            os.rename(old, new)
+            try:
+                git.commit(self.ws.root, paths, f"memory-tool: rename {old_rel} → {new_rel}")
+            except GiokError:
+                os.rename(new, old)
+                if made is not None:
+                    shutil.rmtree(made, ignore_errors=True)  # only the empty folders made above
+                git.run(self.ws.root, "reset", "-q", "--", *paths, check=False)
+                raise
         return f"Successfully renamed {old_path} to {new_path}"
+
+    def _tracked(self, rel: str) -> bool:
+        return bool(git.run(self.ws.root, "ls-files", "--", rel, check=False).stdout.strip())
+
+
+def _first_missing(folder: Path, root: Path) -> Path | None:
+    """The outermost folder of `folder`'s chain that does not exist yet (None when it does)."""
+    missing = None
+    while folder != root and not folder.exists():
+        missing, folder = folder, folder.parent
+    return missing
+
+
+def _redacted(found: list[str]) -> str:
+    return f" Secrets were redacted before saving: {', '.join(dict.fromkeys(found))}." if found else ""
 
 
 def _range(view_range, total: int) -> tuple[int, int]:
