@@ -81,7 +81,10 @@ def _trace_text(d: dict) -> str:
                     out.append(f"    {key}: {e[key]}")
         elif e["kind"] == "decision":
             out.append(f"{(e.get('at') or '')[:16]}  {e['id']}  {e['action']}: {e['reason']}")
-            out.append(f"    text: {e.get('text', '')}")
+            if e.get("text"):
+                out.append(f"    text: {e['text']}")
+            else:  # refused writes keep no text, only what kind of text it was
+                out.append(f"    text not kept: {e.get('category') or 'refused'}, {e.get('length', '?')} characters")
             for key in ("source", "via", "target"):
                 if e.get(key):
                     out.append(f"    {key}: {e[key]}")
