@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+import giok.workspace as workspace_mod
+
 from giok import distill as distill_mod
 from giok import git, refs
 from giok.distill import LEDGER, Ledger, distill
@@ -154,7 +156,7 @@ def test_crash_halfway_leaves_memory_valid_and_rerun_finishes(ws, monkeypatch):
     ws.diary("Lesson: write the decision down before the session ends")
     ws.diary("Decided to keep the archive per month")
     at(monkeypatch, "2026-03-05T23:00")
-    real_write = distill_mod.atomic_write
+    real_write = workspace_mod.atomic_write
     writes = []
 
     def crash_after_memory(path, data, expected_checksum=None):
@@ -163,13 +165,13 @@ def test_crash_halfway_leaves_memory_valid_and_rerun_finishes(ws, monkeypatch):
         if path.name == "MEMORY.md":
             raise KeyboardInterrupt("power cut")
 
-    monkeypatch.setattr(distill_mod, "atomic_write", crash_after_memory)
+    monkeypatch.setattr(workspace_mod, "atomic_write", crash_after_memory)
     with pytest.raises(KeyboardInterrupt):
         distill(ws)
     assert writes == ["2026-03.md", "lessons.md", "MEMORY.md"]
     mf = ws.memory()
     assert not mf.problems and MemoryFile.parse(mf.render()).render() == mf.render()
-    monkeypatch.setattr(distill_mod, "atomic_write", real_write)
+    monkeypatch.setattr(workspace_mod, "atomic_write", real_write)
     distill(ws)
     assert distill(ws).changed is False
     assert ws.read_text("compound/lessons.md").count("- Lesson: write the decision down") == 1
@@ -186,7 +188,7 @@ def test_crash_before_any_write_changes_nothing(ws, monkeypatch):
     def fail(path, data, expected_checksum=None):
         raise OSError("disk full")
 
-    monkeypatch.setattr(distill_mod, "atomic_write", fail)
+    monkeypatch.setattr(workspace_mod, "atomic_write", fail)
     with pytest.raises(OSError):
         distill(ws)
     assert (ws.root / "MEMORY.md").read_bytes() == before
@@ -323,18 +325,18 @@ def test_crash_between_memory_and_ledger_does_not_count_references_twice(ws, mon
     refs.record(ws, [entry], "search")
     refs.record(ws, [entry], "boot")
     at(monkeypatch, "2026-03-01T23:00")
-    real_write = distill_mod.atomic_write
+    real_write = workspace_mod.atomic_write
 
     def crash_after_memory(path, data, expected_checksum=None):
         real_write(path, data, expected_checksum)
         if path.name == "MEMORY.md":
             raise KeyboardInterrupt("power cut")
 
-    monkeypatch.setattr(distill_mod, "atomic_write", crash_after_memory)
+    monkeypatch.setattr(workspace_mod, "atomic_write", crash_after_memory)
     with pytest.raises(KeyboardInterrupt):
         distill(ws)
     assert ws.memory().find(entry).refs == 2
-    monkeypatch.setattr(distill_mod, "atomic_write", real_write)
+    monkeypatch.setattr(workspace_mod, "atomic_write", real_write)
     at(monkeypatch, "2026-03-01T23:05")
     distill(ws)
     assert ws.memory().find(entry).refs == 2

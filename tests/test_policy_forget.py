@@ -189,9 +189,9 @@ def test_forget_checks_every_file_before_writing_any(ws, monkeypatch):
     """A file changed by hand after the read is refused, and nothing is left half-written."""
     ws.remember("The vault code is tangerine-42")
     ws.lesson("Vault", "- keep tangerine-42 out of chat")
-    from giok import forget as forget_mod
+    import giok.workspace as workspace_mod
     from giok.errors import ConflictError
-    real = forget_mod.atomic_write
+    real = workspace_mod.atomic_write
     calls = []
 
     def racing(path, data, **kwargs):
@@ -200,7 +200,7 @@ def test_forget_checks_every_file_before_writing_any(ws, monkeypatch):
             lessons = ws.root / "compound/lessons.md"
             lessons.write_text(lessons.read_text() + "- edited by hand\n")
         return real(path, data, **kwargs)
-    monkeypatch.setattr(forget_mod, "atomic_write", racing)
+    monkeypatch.setattr(workspace_mod, "atomic_write", racing)
     before = (ws.root / "MEMORY.md").read_bytes()
     with pytest.raises(ConflictError):
         ws.forget(match="tangerine-42", reason="x")

@@ -23,10 +23,10 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from . import fsutil, git, judges, policy, refs
+from . import git, judges, policy, refs
 from .clock import now, parse_date, today
-from .errors import ConflictError, DirtyFileError, GitError, InvalidInput
-from .fsutil import atomic_write, checksum, read_bytes
+from .errors import ConflictError, DirtyFileError, InvalidInput
+from .fsutil import read_bytes
 from .memoryfile import LAYER_DAYS, Heading, MemoryEntry, MemoryFile, RawLine, empty, new_id
 from .workspace import LESSONS, MEMO, MEMORY
 
@@ -170,8 +170,8 @@ def distill(ws, day: dt.date | str | None = None, panel: judges.Panel | None = N
             report.commit = _finish_interrupted(ws, day)
             return report
         try:
-            report.commit = write_together(ws, snap.seen, writes, f"nightly-distill: {day.isoformat()}\n\n{report.summary()}",
-                                           also=OWN_PATHS)
+            report.commit = ws.write_files(writes, f"nightly-distill: {day.isoformat()}\n\n{report.summary()}",
+                                           before=snap.seen, also=OWN_PATHS)
             return report
         except DirtyFileError:
             continue  # someone wrote meanwhile: plan again (verdicts are cached)
@@ -186,56 +186,6 @@ def _finish_interrupted(ws, day: dt.date) -> str | None:
             return None
         paths = [p for p in OWN_PATHS if (ws.root / p).exists()]
         return git.commit(ws.root, paths, f"nightly-distill: {day.isoformat()}\n\nFinishing an interrupted run.")
-
-
-def write_together(ws, before: dict[str, bytes] | None, writes, message, also: tuple[str, ...] = ()) -> str | None:
-    """Under the workspace lock (taken once): check the repository and the git identity, refuse
-    if any file in `before` changed since it was read, write each file atomically in the given
-    order, commit them all at once (with `also`: paths whose changes an interrupted earlier run
-    left uncommitted). `writes` is a dict, or a function of `read(rel) -> bytes` called under the
-    lock that returns it; `message` a string or a function called after planning. If a write or
-    the commit fails, every file gets its previous bytes back (a new file is removed) before
-    the error is raised."""
-    with ws.lock():
-        _require_git(ws)
-        if callable(writes):
-            writes = writes(lambda rel: read_bytes(ws.root / rel))
-        for rel in writes:
-            if before and rel in before and checksum(read_bytes(ws.root / rel)) != checksum(before[rel]):
-                raise DirtyFileError(f"{rel} changed on disk while giok was writing; nothing was written")
-        previous = {rel: read_bytes(ws.root / rel) if (ws.root / rel).exists() else None for rel in writes}
-        written: list[str] = []
-        try:
-            for rel, data in writes.items():
-                atomic_write(ws.root / rel, data)
-                written.append(rel)
-            paths = list(writes) + [p for p in also if p not in writes and (ws.root / p).exists()]
-            return git.commit(ws.root, paths, message() if callable(message) else message)
-        except Exception:
-            _restore(ws, {rel: previous[rel] for rel in written})
-            raise
-
-
-def _require_git(ws) -> None:
-    if not git.is_repo(ws.root):
-        raise GitError(f"{ws.root} is not a git repository; run `giok init {ws.root}` to adopt it")
-    if not git.has_identity(ws.root):
-        raise GitError(f"no git identity in {ws.root}: run `git -C {ws.root} config user.name NAME` "
-                       f"and `... user.email EMAIL`; nothing was written")
-
-
-def _restore(ws, previous: dict[str, bytes | None]) -> None:
-    """Put back the bytes files had before a write whose commit failed (the lock is held)."""
-    for rel, data in previous.items():
-        try:
-            if data is None:
-                (ws.root / rel).unlink(missing_ok=True)
-            else:
-                fsutil.atomic_write(ws.root / rel, data)
-        except OSError:
-            continue  # keep restoring the others; the original error is what the caller sees
-    if previous:
-        git.run(ws.root, "reset", "-q", "--", *previous, check=False)
 
 
 # -- the references watermark, kept in MEMORY.md next to the counts it describes ---------------

@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import git
-from .errors import GiokError, GitError, InvalidInput, NotFound
-from .fsutil import atomic_write, checksum, clean_text, read_bytes
+from .errors import GitError, InvalidInput, NotFound
+from .fsutil import atomic_write, clean_text, read_bytes
 
 _SKIP_DERIVED = (".db", ".sqlite", ".sqlite3", "-wal", "-shm", "lock", ".key")
 MIN_MATCH = 8
@@ -90,7 +90,7 @@ def forget(ws, entry_id: str | None = None, reason: str = "", match: str | None 
     if match:
         match = _check_match(match)
     with ws.lock():
-        _require_git(ws)
+        ws._require_git()
         files = _Files(ws)
         history_only = purge or rewrite_history
         done = _by_id(ws, files, entry_id, reason) if entry_id else _by_match(ws, files, match, reason, history_only)
@@ -109,14 +109,6 @@ def forget(ws, entry_id: str | None = None, reason: str = "", match: str | None 
             rewrite(ws, done.texts)
         done.history = {**history_report(ws, done.texts), "rewritten": True}
     return done
-
-
-def _require_git(ws) -> None:
-    if not git.is_repo(ws.root):
-        raise GitError(f"{ws.root} is not a git repository; run `giok init {ws.root}` to adopt it")
-    if not git.has_identity(ws.root):
-        raise GitError(f"no git identity in {ws.root}: run `git -C {ws.root} config user.name NAME` "
-                       f"and `... user.email EMAIL`")
 
 
 def _check_match(match: str) -> str:
@@ -182,34 +174,18 @@ def _by_match(ws, files: _Files, match: str, reason: str, history_only: bool = F
 
 
 def _write(ws, files: _Files, done: Forgotten) -> str | None:
-    """Drop the chosen lines from each file (atomic, checked against the bytes they were chosen
-    from) and commit them together. Any failure puts every file back before it is raised."""
+    """Drop the chosen lines from each file and commit them together, checked against the
+    bytes they were chosen from; any failure puts every file back before it is raised."""
     by_path: dict[str, set[int]] = {}
     for item in done.removed:
         by_path.setdefault(item["path"], set()).add(item["line"])
     paths = sorted(by_path)
-    written: list[str] = []
-    try:
-        for rel in paths:
-            kept = [l for i, l in enumerate(files.lines(rel), 1) if i not in by_path[rel]]
-            before = files.read(rel)
-            atomic_write(ws.root / rel, "".join(kept).encode("utf-8", errors="surrogateescape"),
-                         expected_checksum=checksum(before))
-            written.append(rel)
-        what = (f"{done.entry.id} ({done.entry.layer})" if done.entry
-                else f"--match ({len(done.removed)} line(s) in {len(paths)} file(s))")
-        return git.commit(ws.root, paths, f"memory: forget {what}\n\nReason: {done.reason}\nFiles: {', '.join(paths)}")
-    except (GiokError, OSError):
-        _restore(ws, files, written)
-        raise
-
-
-def _restore(ws, files: _Files, written: list[str]) -> None:
-    """Put back the bytes read before the write (still under the lock), unstaged."""
-    for rel in written:
-        atomic_write(ws.root / rel, files.read(rel))
-    if written:
-        git.run(ws.root, "reset", "-q", "--", *written, check=False)
+    writes = {rel: "".join(l for i, l in enumerate(files.lines(rel), 1) if i not in by_path[rel])
+              .encode("utf-8", errors="surrogateescape") for rel in paths}
+    what = (f"{done.entry.id} ({done.entry.layer})" if done.entry
+            else f"--match ({len(done.removed)} line(s) in {len(paths)} file(s))")
+    return ws.write_files(writes, f"memory: forget {what}\n\nReason: {done.reason}\nFiles: {', '.join(paths)}",
+                          before={rel: files.read(rel) for rel in paths})
 
 
 def _scoped_files(ws) -> list[str]:

@@ -20,7 +20,6 @@ from decimal import ROUND_CEILING, Decimal
 
 from . import llm, policy, templates
 from .clock import now
-from .distill import write_together
 from .errors import GiokError, InvalidInput
 from .fsutil import atomic_write, check_binary, file_lock, read_bytes
 from .sections import Doc, append_item
@@ -212,7 +211,7 @@ def _write_flush(ws, conversation: str, session: str, level: str) -> FlushResult
             writes[MEMO] = _memo_with(memo, points, stamp).encode("utf-8", "surrogateescape")
         return writes
 
-    commit = write_together(ws, None, plan, lambda: f"watchdog: {level} flush, session {session}\n\n{planned['head'][2:]}")
+    commit = ws.write_files(plan, lambda: f"watchdog: {level} flush, session {session}\n\n{planned['head'][2:]}")
     return FlushResult("flushed", level, session, gist, planned["lines"], by, commit, notes)
 
 

@@ -5,8 +5,10 @@ Each write takes the workspace lock, reads the file, changes it, writes it atomi
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
+import threading
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +31,7 @@ TYPES = ("preference", "fact", "workflow", "episode", "lesson", "decision")
 _SCOPE_RE = re.compile(r"^(workspace|(user|thread|task):(?!.*\.\.)[\w@.+-]{1,64})$")
 _DECISION_RE = re.compile(r"^##\s+(D-(\d{3,}))\b")
 _TASK_RE = re.compile(r"^-\s+(?:\[[ x~!]\]\s+)?(T-(\d{3,}))\s+(.*)$")
+_HELD = threading.local()  # workspace roots whose lock this thread holds, with depth
 _TASK_MARK = {"todo": "[ ]", "doing": "[~]", "done": "[x]", "blocked": "[!]"}
 
 
@@ -186,8 +189,27 @@ class Workspace:
         path.mkdir(exist_ok=True)
         return path
 
+    @contextlib.contextmanager
     def lock(self, timeout: float = 30.0):
-        return file_lock(self.data_dir / "lock", timeout=timeout)
+        """The workspace lock (flock on .giok/lock). Re-entrant within a thread, so a write
+        helper can be called by code that already holds it."""
+        key = str(self.root)
+        held = getattr(_HELD, "roots", None)
+        if held is None:
+            held = _HELD.roots = {}
+        if held.get(key):
+            held[key] += 1
+            try:
+                yield
+            finally:
+                held[key] -= 1
+            return
+        with file_lock(self.data_dir / "lock", timeout=timeout):
+            held[key] = 1
+            try:
+                yield
+            finally:
+                held.pop(key, None)
 
     def path(self, rel: str) -> Path:
         return self.root / rel
@@ -213,20 +235,52 @@ class Workspace:
             try:
                 return result, git.commit(self.root, [rel], msg)
             except GitError:
-                self._roll_back(rel, before if existed else None)
+                self._restore({rel: before if existed else None})
                 raise
 
-    def _roll_back(self, rel: str, before: bytes | None) -> None:
-        """A write whose commit failed is undone, so files and history never disagree."""
-        path = self.root / rel
-        if before is None:
-            path.unlink(missing_ok=True)
-        else:
-            atomic_write(path, before)
-        git.run(self.root, "reset", "-q", "--", rel, check=False)
+    def write_files(self, writes, message, before: dict[str, bytes] | None = None,
+                    also: tuple[str, ...] = ()) -> str | None:
+        """Write several files and commit them as one change, under the lock. `writes` is a
+        dict rel → bytes, or a function of `read(rel) -> bytes` called under the lock that
+        returns one; `before` holds bytes the caller planned from (a file that changed since
+        raises DirtyFileError before anything is written); `also` names paths an interrupted
+        earlier run may have left uncommitted. If a write or the commit fails, every file
+        gets its previous bytes back (a new file is removed) before the error is raised."""
+        with self.lock():
+            self._require_git()
+            if callable(writes):
+                writes = writes(lambda rel: read_bytes(self.root / rel))
+            for rel in writes:
+                if before and rel in before and checksum(read_bytes(self.root / rel)) != checksum(before[rel]):
+                    raise DirtyFileError(f"{rel} changed on disk while giok was writing; nothing was written")
+            previous = {rel: read_bytes(self.root / rel) if (self.root / rel).exists() else None for rel in writes}
+            written: list[str] = []
+            try:
+                for rel, data in writes.items():  # each checked again: a hand edit may land meanwhile
+                    atomic_write(self.root / rel, data, expected_checksum=checksum(previous[rel] or b""))
+                    written.append(rel)
+                paths = list(writes) + [p for p in also if p not in writes and (self.root / p).exists()]
+                return git.commit(self.root, paths, message() if callable(message) else message)
+            except Exception:
+                self._restore({rel: previous[rel] for rel in written})
+                raise
+
+    def _restore(self, previous: dict[str, bytes | None]) -> None:
+        """Put back the bytes files had before a write whose commit failed (lock held), so
+        files and history never disagree; None means the file did not exist."""
+        for rel, data in previous.items():
+            try:
+                if data is None:
+                    (self.root / rel).unlink(missing_ok=True)
+                else:
+                    atomic_write(self.root / rel, data)
+            except OSError:
+                continue  # keep restoring the others; the original error is what the caller sees
+        if previous:
+            git.run(self.root, "reset", "-q", "--", *previous, check=False)
 
     def _require_git(self) -> None:
-        if not (self.root / ".git").exists():
+        if not (self.root / ".git").exists() or not git.is_repo(self.root):
             raise GitError(f"{self.root} is not a git repository; run `giok init {self.root}` to adopt it")
         if not git.has_identity(self.root):
             raise GitError(f"no git identity in {self.root}: run `git -C {self.root} config user.name NAME` "
