@@ -28,7 +28,7 @@ from . import policy, refs, tokens
 from .clock import today
 from .errors import InvalidInput
 from .memoryfile import LAYERS
-from .workspace import MEMORY, tier1_rules
+from .workspace import tier1_rules
 
 DEFAULT_BUDGET = 4000
 ALWAYS_TARGET = 1000

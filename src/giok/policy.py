@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 
 from .memoryfile import MemoryEntry, MemoryFile
 
-TYPES = ("preference", "fact", "workflow", "episode", "lesson", "decision")
 LOW_CONFIDENCE = 0.5        # speculation is kept only when marked with a type and at most this
 NEAR_DUPLICATE = 0.82       # similarity at or above which a new entry updates an old one
 
