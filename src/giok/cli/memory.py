@@ -316,4 +316,4 @@ def _quickstart_search(ws) -> None:
     query = "what database did we choose?"
     click.echo(f"\nsearch: {query}")
     for r in search(query, k=3):
-        click.echo(f"  {r.score:.2f}  {r.path}:{r.start_line}  {r.text}")
+        click.echo(f"  {r.score:.2f}  {r.path}:{r.start_line}  {r.text.splitlines()[0]}")
