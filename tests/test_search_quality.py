@@ -32,8 +32,8 @@ def test_recall_at_1_on_the_korean_english_set(stocked, monkeypatch):
 def test_particles_and_cross_language(stocked, monkeypatch):
     monkeypatch.setenv("GIOK_HOME", str(stocked.home.path))
     assert stocked.search("제온")[0].text == MEMORIES["zeon"]
-    # a cross-language paraphrase with no shared word ranks first but may fall under the cut-off
-    assert stocked.search("When do we ship releases?", min_score=0.0)[0].text == MEMORIES["deploy"]
+    # a cross-language paraphrase with no shared word: judged on the cross-language scale, it passes the cut-off
+    assert [r.text for r in stocked.search("When do we ship releases?")][:1] == [MEMORIES["deploy"]]
     assert stocked.search("VibeDojo 리팩터링 이유")[0].text == MEMORIES["vibedojo"]
 
 
@@ -60,3 +60,13 @@ def test_identity_files_are_low_prior_in_search_and_left_out_of_recall(stocked, 
     assert score(low, "USER.md") == pytest.approx(0.6 * score(full, "USER.md"))
     recalled = stocked.recall("who do I work for? what is my cat's name?")
     assert all(r.path not in ("SOUL.md", "USER.md", "AGENTS.md", "TOOLS.md") for r in recalled.results)
+
+
+def test_korean_query_finds_an_english_decision(ws):
+    """The quickstart demo: a Korean question about a decision written in English."""
+    for text, layer in [("I am Zeon, Seojun's first agent.", "M0"), ("Seojun prefers short answers with the result first.", "M365"),
+                        ("Decided to use SQLite with FTS5 for the memory index.", "M90"), ("First draft of the memory essay is done.", "M30")]:
+        ws.remember(text, layer=layer)
+    found = ws.search("지난번에 어떤 데이터베이스로 정했지?")
+    assert [r.text for r in found][:1] == ["Decided to use SQLite with FTS5 for the memory index."], found
+    assert not ws.search("what is my cat's name?")

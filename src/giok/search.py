@@ -266,7 +266,8 @@ def _vector_evidence(index: Index, ids, cos_all, rows: dict, query_lang: str, qv
         typical = np.array([float(base[("query", ql)] @ base[("passage", lang)]) for lang in langs])
         hub = index.hubs(ql)[pos]
         expected = HUB * hub + (1 - HUB) * typical + np.array([qb[lang] - (CROSS if lang != ql else 0.0) for lang in langs])
-        cal = np.clip((cos_all[pos] - expected - e.margin_floor) / (e.margin_ceil - e.margin_floor), 0.0, 1.0)
+        ceil = np.array([e.margin_ceil if lang == ql else (e.cross_margin_ceil or e.margin_ceil) for lang in langs])
+        cal = np.clip((cos_all[pos] - expected - e.margin_floor) / (ceil - e.margin_floor), 0.0, 1.0)
     else:
         shift = np.array([e.pair_shift(query_lang, lang) for lang in langs])
         cal = e.calibrate(cos_all[pos] + shift)
