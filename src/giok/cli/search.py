@@ -47,7 +47,9 @@ def _text(data: dict) -> str:
     for r in data["results"]:
         where = f"{r['workspace']}:{r['path']}:{r['start_line']}" + (f"-{r['end_line']}" if r["end_line"] != r["start_line"] else "")
         tag = " ".join(x for x in (r["layer"], r["date"], r["source"]) if x)
-        lines.append(f"{r['score']:.3f}  {where}  [{tag}]\n       {r['text'][:300]}")
+        body = r["text"] if len(r["text"]) <= 300 else r["text"][:299] + "…"
+        lines.append(f"{r['score']:.3f}  {where}  [{tag}]")
+        lines.extend("       " + line for line in body.splitlines())
     return "\n".join(lines)
 
 
