@@ -59,7 +59,9 @@ def remember(text, layer, expires, type_, scope, user, thread, source, confidenc
 
     The write policy decides first: greetings, thanks, questions and guesses are refused
     (with the reason); an exact duplicate is not written again; an update or contradiction of
-    an entry of the same subject supersedes it; secrets are redacted. `giok trace ID` shows why.
+    an entry of the same subject supersedes it; secrets are redacted. `giok trace ID` shows why. A refusal is a decision,
+    not an error: it prints `refused: REASON` and exits 0 (`--json` gives the action:
+    written, refused, duplicate or superseded).
     """
     ws = open_workspace()
     result = ws.remember(read_text_arg(text), layer=layer, expires=expires, type=type_, scope=scope,
