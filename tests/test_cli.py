@@ -107,3 +107,11 @@ def test_a_simple_command_does_not_import_search_or_scheduler():
             "print(heavy)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.stdout.strip().splitlines()[-1] == "[]", r.stdout + r.stderr
+
+
+def test_groups_without_a_subcommand_show_their_contents(ws, cli):
+    cli("-w", "zeon", "task", "add", "Write the release notes")
+    assert "T-001\ttodo\tWrite the release notes" in cli("-w", "zeon", "task").output
+    assert json.loads(cli("-w", "zeon", "state", "--json").output).keys() >= {"phase", "next-step"}
+    cli("-w", "zeon", "heartbeat", "add", "Two unanswered messages")
+    assert "1. Two unanswered messages" in cli("heartbeat", "-w", "zeon").output

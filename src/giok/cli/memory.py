@@ -142,9 +142,14 @@ def decide(text, why, supersedes, as_json):
     emit({"id": did}, as_json, lambda d: d["id"])
 
 
-@main.group()
-def task():
-    """Tasks in state/tasks.md: todo → doing → done, or blocked."""
+@main.group(invoke_without_command=True)
+@workspace_option()
+@json_option
+@click.pass_context
+def task(ctx, as_json):
+    """Tasks in state/tasks.md: todo → doing → done, or blocked. Without a subcommand: list."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(task_list, as_json=as_json, status=None)
 
 
 @task.command("add")
@@ -184,9 +189,14 @@ def task_list(status, as_json):
     emit({"tasks": tasks}, as_json, lambda d: "\n".join(f"{t['id']}\t{t['status']}\t{t['text']}" for t in d["tasks"]) or "no tasks")
 
 
-@main.group()
-def state():
-    """The state memo (state/memo.md): phase, last-done, next-step, failure-modes."""
+@main.group(invoke_without_command=True)
+@workspace_option()
+@json_option
+@click.pass_context
+def state(ctx, as_json):
+    """The state memo (state/memo.md): phase, last-done, next-step, failure-modes. Without a subcommand: show."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(state_show, as_json=as_json)
 
 
 @state.command("show")
@@ -207,9 +217,14 @@ def state_set(section, text, as_json):
     emit(open_workspace().state_set(section, read_text_arg(text)), as_json, lambda d: "state memo updated")
 
 
-@main.group()
-def heartbeat():
-    """Open background tasks in HEARTBEAT.md (done items are removed)."""
+@main.group(invoke_without_command=True)
+@workspace_option()
+@json_option
+@click.pass_context
+def heartbeat(ctx, as_json):
+    """Open background tasks in HEARTBEAT.md (done items are removed). Without a subcommand: list."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(heartbeat_list, as_json=as_json)
 
 
 @heartbeat.command("add")
