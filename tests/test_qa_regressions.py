@@ -168,3 +168,17 @@ def test_a_similar_sentence_about_another_thing_is_not_a_duplicate(ws):
     assert not ws.get(alpha.id).superseded
     reworded = ws.remember("Server alpha's IP address is 10.0.0.1")
     assert reworded.action in ("superseded", "duplicate")
+
+
+def test_forget_reaches_the_cross_view_bus(ws, giok_home, tmp_path):
+    from giok.crossview import Bus
+    Workspace.init(tmp_path / "sion", name="sion", home=giok_home)
+    Bus(giok_home).send("The vault combination is velvet-otter-93", sender="sion", to=["zeon"])
+    Bus(giok_home).send("Lunch at noon", sender="sion", to=["zeon"])
+    assert "velvet-otter-93" in ws.read_text(ws.diary_path())
+    done = ws.forget(match="velvet-otter-93", reason="a secret")
+    assert any("crossview.db: 1 message" in n for n in done.notes)
+    data = b"".join(p.read_bytes() for p in giok_home.path.glob("crossview.db*"))
+    assert b"velvet-otter-93" not in data and b"Lunch at noon" in data
+    assert "velvet-otter-93" not in ws.read_text(ws.diary_path())
+    assert [m["text"] for m in Bus(giok_home).inbox("zeon")][-2:] in (["[forgotten]", "Lunch at noon"], ["Lunch at noon", "[forgotten]"])

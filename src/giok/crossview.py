@@ -196,6 +196,9 @@ def transport_class(name: str) -> type[Transport]:
 
 
 # -- the bus ------------------------------------------------------------------------------
+FORGOTTEN = "[forgotten]"
+
+
 def _hash(text: str) -> str:
     return hashlib.sha256(" ".join(text.split()).casefold().encode("utf-8")).hexdigest()
 
@@ -414,6 +417,31 @@ class Bus:
                                  (_stamp(), mid, name))
                     done.append(mid)
         return done
+
+    def scrub(self, name: str, texts: list[str]) -> int:
+        """For `giok forget`: in messages `name` sent or received, replace any text that holds
+        one of texts (case-insensitive) with a placeholder, drop the diary lines noted for it,
+        and rewrite the file so no byte of the text is left. Returns the messages scrubbed."""
+        needles = [t.casefold() for t in texts if t.strip()]
+        if not needles or not self.path.exists():
+            return 0
+        with self._db(write=True) as conn:
+            conn.execute("PRAGMA secure_delete=ON")
+            rows = conn.execute("SELECT DISTINCT m.id, m.text FROM messages m LEFT JOIN deliveries d "
+                                "ON d.message_id = m.id WHERE m.sender = ? OR d.recipient = ?", (name, name))
+            hits = [r["id"] for r in rows if any(n in r["text"].casefold() for n in needles)]
+            for mid in hits:
+                conn.execute("UPDATE messages SET text = ?, text_hash = ? WHERE id = ?",
+                             (FORGOTTEN, _hash(f"{FORGOTTEN} {mid}"), mid))
+                conn.execute("UPDATE deliveries SET diary = NULL WHERE message_id = ?", (mid,))
+        if hits:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            try:
+                conn.execute("VACUUM")
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                conn.close()
+        return len(hits)
 
     def stats(self) -> dict:
         with self._db() as conn:

@@ -101,7 +101,7 @@ def forget(ws, entry_id: str | None = None, reason: str = "", match: str | None 
             return done
         done.commit = _write(ws, files, done) if done.removed else None
     done.index_chunks = _purge_index(ws, done)
-    done.caches = _scrub_caches(ws, done)
+    done.caches = _scrub_caches(ws, done) + _scrub_crossview(ws, done)
     if purge or rewrite_history:
         done.history = history_report(ws, done.texts)
     if rewrite_history and done.history.get("commits"):
@@ -211,6 +211,13 @@ def _purge_index(ws, done: Forgotten) -> int | None:
 def _needles(done: Forgotten) -> list[str]:
     """The texts worth matching elsewhere: a short entry text ("Tea") would hit everything."""
     return [t for t in done.texts if len(t.strip()) >= MIN_MATCH]
+
+
+def _scrub_crossview(ws, done: Forgotten) -> list[str]:
+    """Messages this workspace sent or received through the home's cross-view bus."""
+    from .crossview import Bus
+    count = Bus(ws.home).scrub(ws.name, _needles(done))
+    return [f"{Bus(ws.home).path}: {count} message(s)"] if count else []
 
 
 def _scrub_caches(ws, done: Forgotten) -> list[str]:
