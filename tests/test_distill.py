@@ -378,3 +378,28 @@ def test_no_git_identity_writes_nothing(ws, monkeypatch):
         distill(ws)
     assert {p: (ws.root / p).read_bytes() for p in before} == before
     assert not (ws.root / LEDGER).exists()
+
+
+def test_a_busy_workspace_is_distilled_on_the_last_try_under_the_lock(ws, monkeypatch):
+    """Writers that keep changing the files between planning and writing make the last try
+    plan under the workspace lock: the night is distilled and every concurrent line is kept."""
+    at(monkeypatch, "2026-03-01T09:00")
+    ws.diary("Decided to keep the archive per month")
+    at(monkeypatch, "2026-03-01T23:00")
+    real_plan = distill_mod._Run.plan
+    made = []
+
+    def busy_plan(run):
+        planned = real_plan(run)
+        made.append(1)
+        if len(made) <= 3:  # somebody writes right after each unlocked plan read the files
+            path = ws.root / "MEMORY.md"
+            path.write_text(path.read_text() + f"- hand-written note {len(made)}\n")
+        return planned
+
+    monkeypatch.setattr(distill_mod._Run, "plan", busy_plan)
+    report = distill(ws)
+    assert report.commit and len(made) == 4
+    text = (ws.root / "MEMORY.md").read_text()
+    assert all(f"hand-written note {i}" in text for i in (1, 2, 3))
+    assert any("archive per month" in e.text for e in ws.memory().entries())

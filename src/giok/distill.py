@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from . import git, judges, policy, refs
 from .clock import now, parse_date, today
-from .errors import ConflictError, DirtyFileError, InvalidInput
+from .errors import DirtyFileError, InvalidInput
 from .fsutil import read_bytes
 from .memoryfile import LAYER_DAYS, Heading, MemoryEntry, MemoryFile, RawLine, empty, new_id
 from .workspace import LESSONS, MEMO, MEMORY
@@ -175,7 +175,24 @@ def distill(ws, day: dt.date | str | None = None, panel: judges.Panel | None = N
             return report
         except DirtyFileError:
             continue  # someone wrote meanwhile: plan again (verdicts are cached)
-    raise ConflictError("the workspace kept changing during distillation; nothing was written, try again")
+    return _distill_locked(ws, day, panel, cache)
+
+
+def _distill_locked(ws, day: dt.date, panel, cache) -> Report:
+    """The last try, for a busy workspace: plan under the workspace lock, so nobody can write
+    in between. Verdicts from the earlier tries are cached; only items that arrived since are
+    judged while other writers wait."""
+    planned: dict[str, Report] = {}
+
+    def plan(_read):
+        report, writes = _Run(ws, _Snapshot(ws), day, panel, cache).plan()
+        planned["report"] = report
+        return writes
+
+    commit = ws.write_files(plan, lambda: f"nightly-distill: {day.isoformat()}\n\n{planned['report'].summary()}",
+                            also=OWN_PATHS)
+    planned["report"].commit = commit
+    return planned["report"]
 
 
 def _finish_interrupted(ws, day: dt.date) -> str | None:
