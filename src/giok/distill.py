@@ -12,9 +12,12 @@
 
 The ledger is the truth about what was judged: `YYYY-MM-DD N` says the first N diary items of
 that day were judged, so items appended after a run are judged the next night, and a rerun
-with nothing new changes nothing. Writes go file by file with atomic renames (archive first,
-MEMORY.md before the ledger), so a crash halfway leaves every file valid and the next run
-finishes the job without duplicating entries."""
+with nothing new changes nothing. All files are written in one `Workspace.write_files`
+transaction (each file by atomic rename, archive first, MEMORY.md before the ledger; one
+commit; a failed commit restores them), so a crash halfway leaves every file valid and the
+next run finishes the job without duplicating entries. Planning happens outside the lock
+(judges may be slow); when writers keep changing the files meanwhile, the last try plans
+under the lock."""
 
 from __future__ import annotations
 
