@@ -115,3 +115,13 @@ def test_groups_without_a_subcommand_show_their_contents(ws, cli):
     assert json.loads(cli("-w", "zeon", "state", "--json").output).keys() >= {"phase", "next-step"}
     cli("-w", "zeon", "heartbeat", "add", "Two unanswered messages")
     assert "1. Two unanswered messages" in cli("heartbeat", "-w", "zeon").output
+
+
+def test_a_long_first_index_reports_progress_on_stderr(ws):
+    for day in range(1, 26):
+        (ws.root / "memory" / f"2026-01-{day:02d}.md").write_text(f"# 2026-01-{day:02d}\n\n- 09:00 billing feature {day}\n")
+    r = run_giok("-w", "zeon", "index", env={"GIOK_EMBEDDINGS": "fake"})
+    assert r.returncode == 0, r.stderr
+    lines = [l for l in r.stderr.splitlines() if l.startswith("indexing ")]
+    assert lines and lines[-1].startswith("indexing ") and "files" in lines[-1]
+    assert "indexing" not in r.stdout

@@ -58,10 +58,16 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", errors="surrogateescape")).hexdigest()[:32]
 
 
+PROGRESS_MIN_FILES = 20  # smaller syncs finish too fast to need progress
+
+
 class Index:
     """An open index for one workspace. `Index.for_workspace(ws)` reuses one per process."""
 
     _open: dict[str, "Index"] = {}
+    # Optional callable(done, total, path) called after each changed file while a sync of
+    # many files runs (the CLI shows progress with it); the library itself prints nothing.
+    progress = None
 
     def __init__(self, root: Path, db_path: Path, embedder: embeddings.Embedder):
         self.root = Path(root)
@@ -184,9 +190,11 @@ class Index:
                     self._drop_path(rel)
                     self.db.execute("DELETE FROM files WHERE path=?", (rel,))
                     stats["removed"] += 1
-                for rel in changed:
+                for done, rel in enumerate(changed, 1):
                     stats["embedded"] += self._sync_file(rel, on_disk[rel], known.get(rel))
                     stats["changed"] += 1
+                    if self.progress and len(changed) >= PROGRESS_MIN_FILES:
+                        self.progress(done, len(changed), rel)
                 self._prune_cache()
                 self._bump()
                 self.db.execute("COMMIT")

@@ -40,6 +40,23 @@ def _search_opts(k, min_score, mode, user, thread, superseded, as_name, names) -
     return opts
 
 
+def _show_progress() -> None:
+    """Long first syncs (an adopted workspace, a model change) report progress on stderr."""
+    from ..index import Index
+    interactive = sys.stderr.isatty()
+    state = {"shown": -1}
+
+    def report(done: int, total: int, path: str) -> None:
+        step = done * 10 // total
+        if interactive:
+            click.echo(f"\rindexing {done}/{total} files: {path[:50]:<50}", err=True, nl=done == total)
+        elif step != state["shown"]:
+            state["shown"] = step
+            click.echo(f"indexing {done}/{total} files", err=True)
+
+    Index.progress = staticmethod(report)
+
+
 def _text(data: dict) -> str:
     lines = [f"{n}" for n in data.get("notes", [])]
     if not data["results"]:
@@ -72,6 +89,7 @@ def search_cmd(query, k, min_score, mode, user, thread, superseded, as_name, bat
     0.35 are dropped, and a gap of 0.15 between results drops everything below it. Repeat
     -w to search several workspaces (the home config decides who may read whom).
     """
+    _show_progress()
     asker, names = _asker_and_targets(as_name)
     opts = _search_opts(k, min_score, mode, user, thread, superseded, as_name, names)
     if batch is not None:
@@ -113,6 +131,7 @@ def recall_cmd(query, k, user, thread, as_name, as_json):
     """Agentic recall: decide whether QUERY needs memory at all; if so search, retry once
     with reformulated keywords when nothing passes the cut-off, else answer "no memory".
     Never more than two searches; --json shows the decision and both attempts."""
+    _show_progress()
     asker, names = _asker_and_targets(as_name)
     opts = _search_opts(k, MIN_SCORE, "hybrid", user, thread, False, as_name, names)
     opts.pop("min_score"), opts.pop("mode")
@@ -137,6 +156,7 @@ def index_cmd(action, rebuild, as_json):
 
     The index lives in the workspace's ignored .giok/index.sqlite and is derived from the
     files; searches sync it automatically."""
+    _show_progress()
     from . import open_workspace
     ws = open_workspace()
     if action == "status" and not rebuild:
