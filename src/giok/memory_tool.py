@@ -212,7 +212,7 @@ class MemoryTool:
         rel = self._rel(path)
         self._unprotected(path, rel)
         with self.ws.lock():
-            self.ws._require_git()
+            self.ws._require_git(identity=True)
             target, tracked = self.ws.root / rel, self._tracked(rel)
             aside = self.ws.data_dir / f"deleting-{secrets.token_hex(4)}"
             aside.parent.mkdir(parents=True, exist_ok=True)
@@ -238,7 +238,7 @@ class MemoryTool:
         if (self.ws.root / old_rel).is_file() and not new_rel.endswith(SUFFIXES):
             raise InvalidInput(f"{new_path} is not a text note: use one of {', '.join(SUFFIXES)}")
         with self.ws.lock():
-            self.ws._require_git()
+            self.ws._require_git(identity=True)
             old, new = self.ws.root / old_rel, self.ws.root / new_rel
             if new.exists():
                 raise InvalidInput(f"The destination {new_path} already exists")

@@ -29,7 +29,7 @@ MEMO = "state/memo.md"
 HEARTBEAT = "HEARTBEAT.md"
 TYPES = ("preference", "fact", "workflow", "episode", "lesson", "decision")
 _SCOPE_RE = re.compile(r"^(workspace|(user|thread|task):(?!.*\.\.)[\w@.+-]{1,64})$")
-_DECISION_RE = re.compile(r"^##\s+(D-(\d{3,}))\b")
+DECISION_RE = re.compile(r"^##\s+(D-(\d{3,}))\b")  # a decision heading; group 1 is its id
 _TASK_RE = re.compile(r"^-\s+(?:\[[ x~!]\]\s+)?(T-(\d{3,}))\s+(.*)$")
 _HELD = threading.local()  # workspace roots whose lock this thread holds, with depth
 _TASK_MARK = {"todo": "[ ]", "doing": "[~]", "done": "[x]", "blocked": "[!]"}
@@ -279,10 +279,13 @@ class Workspace:
         if previous:
             git.run(self.root, "reset", "-q", "--", *previous, check=False)
 
-    def _require_git(self) -> None:
-        if not (self.root / ".git").exists() or not git.is_repo(self.root):
+    def _require_git(self, identity: bool = False) -> None:
+        """Guard before writing. By default no git process runs: `git.commit` checks the
+        identity and a write whose commit fails is rolled back. `identity=True` checks it
+        first, for changes that may need no commit at all."""
+        if not (self.root / ".git").exists():
             raise GitError(f"{self.root} is not a git repository; run `giok init {self.root}` to adopt it")
-        if not git.has_identity(self.root):
+        if identity and not git.has_identity(self.root):
             raise GitError(f"no git identity in {self.root}: run `git -C {self.root} config user.name NAME` "
                            f"and `... user.email EMAIL`")
 
@@ -413,7 +416,7 @@ class Workspace:
         doc = Doc.parse(self.read_text(DECISIONS))
         out = []
         for section in doc.sections:
-            m = _DECISION_RE.match(section.heading)
+            m = DECISION_RE.match(section.heading)
             if not m:
                 continue
             rest = section.heading[m.end():].strip()
@@ -437,7 +440,7 @@ class Workspace:
 
         def change(old: str):
             doc = Doc.parse(old or "# Decision log\n")
-            known = [int(m.group(2)) for s in doc.sections if (m := _DECISION_RE.match(s.heading))]
+            known = [int(m.group(2)) for s in doc.sections if (m := DECISION_RE.match(s.heading))]
             ids = {f"D-{n:03d}" for n in known}
             if supersedes and supersedes not in ids:
                 raise NotFound(f"no decision {supersedes} to supersede (known: {', '.join(sorted(ids)) or 'none'})")
