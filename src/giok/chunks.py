@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from .memoryfile import MemoryFile
+from .workspace import DECISION_RE
 
 MAX_CHARS = 1200
 PRIORITY = {"M0": 4, "M365": 3, "M90": 2, "M30": 1, "decision": 2, "lesson": 2, "archive": 0, "diary": 0, "file": 0}
@@ -22,7 +23,6 @@ _BULLET_RE = re.compile(r"^\s*[-*+]\s+")
 _TIME_RE = re.compile(r"^\d{1,2}:\d{2}(?::\d{2})?\s+")
 _HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _DATE_IN_HEADING = re.compile(r"\[(\d{4}\s*[-–—]\s*\d{1,2}\s*[-–—]\s*\d{1,2})\]")
-_DECISION_RE = re.compile(r"^##\s+(D-\d{3,})\b")
 _SUPERSEDES_RE = re.compile(r"^-\s+(?:supersedes|대체)\s*:\s*(D-\d{3,})", re.M)
 
 
@@ -158,7 +158,7 @@ def _decision_chunks(rel: str, text: str) -> list[Chunk]:
     chunks = _section_chunks(rel, text, "decision", level=2)
     superseded = set(_SUPERSEDES_RE.findall(text))
     for chunk in chunks:
-        m = _DECISION_RE.match("## " + chunk.text)
+        m = DECISION_RE.match("## " + chunk.text)
         if m:
             chunk.source = m.group(1)
             chunk.superseded = chunk.source in superseded
