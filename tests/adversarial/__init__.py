@@ -1,0 +1,1 @@
+"""The adversarial suite: isolation, secrets, crashes, grammar fuzz, hostile input (issue 9)."""
