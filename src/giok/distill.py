@@ -263,9 +263,13 @@ class _Run:
 
     # -- references ---------------------------------------------------------------------------
     def _write_back_refs(self) -> None:
-        events30 = refs.events(self.ws, self.at - dt.timedelta(days=30), self.at)
-        self.window30 = Counter(e["id"] for e in events30)
-        self.window14 = Counter(e["id"] for e in events30 if e["at"] >= self.at - dt.timedelta(days=14))
+        events30 = refs.used(self.ws, self.at - dt.timedelta(days=30), self.at)  # boot injections count 0
+        self.window30 = Counter()
+        self.window14 = Counter()
+        for e in events30:
+            self.window30[e["id"]] += refs.weight(e)
+            if e["at"] >= self.at - dt.timedelta(days=14):
+                self.window14[e["id"]] += refs.weight(e)
         self.days30 = Counter(i for i, _ in {(e["id"], e["at"].date()) for e in events30})
         since = refs_mark(self.mf) or self.ledger.refs_until
         if since and since >= self.at:
