@@ -216,3 +216,14 @@ def test_remember_refuses_a_future_or_impossible_date(ws, monkeypatch):
     done = run_giok("remember", "Seojun ran the Busan half marathon", "--date", "2026-03-09", "-w", "zeon",
                     env={"GIOK_NOW": "2026-03-01T10:00"})
     assert done.returncode != 0 and "future" in done.stderr
+
+
+def test_mcp_remember_takes_the_event_date_and_keeps_the_layer(ws, monkeypatch):
+    from giok.mcp import TOOLS
+    at(monkeypatch, START + dt.timedelta(days=3))
+    remember = TOOLS["memory_remember"].handler
+    assert "date" in TOOLS["memory_remember"].properties
+    first = remember(ws, {"text": "Seojun lives in Busan", "layer": "M0", "date": "2026-03-01"})
+    assert first["entry"]["date"] == "2026-03-01" and first["entry"]["layer"] == "M0"
+    moved = remember(ws, {"text": "Seojun moved to Seoul"})
+    assert moved["action"] == "superseded" and moved["entry"]["layer"] == "M0"
