@@ -40,7 +40,7 @@ def test_judges_new_diary_items_and_commits_once(ws, monkeypatch):
     assert str(m30.expires) == "2026-04-04"
     assert "never deploy on Friday" in ws.read_text("compound/lessons.md")
     diary = ws.read_text("memory/2026-03-05.md")
-    assert diary.rstrip().splitlines()[-1].startswith("- 23:00 nightly-distill: 1 day(s), 4 item(s) judged")
+    assert diary.rstrip().splitlines()[-1].startswith("- 23:00 [giok] nightly-distill: 1 day(s), 4 item(s) judged")
     (commit,) = distill_commits(ws)
     assert commit["message"].startswith("nightly-distill: 2026-03-05")
     assert set(commit["files"]) == {"MEMORY.md", "compound/lessons.md", "memory/2026-03-05.md", LEDGER}

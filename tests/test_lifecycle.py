@@ -21,7 +21,7 @@ def at(monkeypatch, day: dt.date, time: str = "10:00"):
 
 @pytest.fixture
 def fake(giok_home):
-    giok_home.update(lambda c: c.update(embeddings={"provider": "fake"}))
+    giok_home.update(lambda c: c.update(embeddings={"provider": "fake", "dim": 1024}))  # few collisions
 
 
 def archived(ws) -> list:
@@ -227,3 +227,15 @@ def test_mcp_remember_takes_the_event_date_and_keeps_the_layer(ws, monkeypatch):
     assert first["entry"]["date"] == "2026-03-01" and first["entry"]["layer"] == "M0"
     moved = remember(ws, {"text": "Seojun moved to Seoul"})
     assert moved["action"] == "superseded" and moved["entry"]["layer"] == "M0"
+
+
+def test_lines_written_before_the_mark_are_recognised(ws, fake, monkeypatch):
+    at(monkeypatch, START)
+    old = "nightly-distill: 2 day(s), 7 item(s) judged → 3 kept, 0 lesson(s), 4 dropped; promoted 0, expired 0"
+    ws.diary(old)                                   # as giok wrote it before the mark
+    ws.diary("context-flush: soft, session s9 — 1 decision")
+    ws.diary("Seojun judged the photo contest: 3 kept, 4 dropped")
+    assert [r.text for r in ws.search("judged kept dropped")] == ["10:00 Seojun judged the photo contest: 3 kept, 4 dropped"]
+    at(monkeypatch, START, "23:00")
+    assert distill(ws).judged == 1
+    assert "[giok] nightly-distill: 1 day(s), 1 item(s) judged" in ws.read_text(ws.diary_path())
