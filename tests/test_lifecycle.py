@@ -239,3 +239,10 @@ def test_lines_written_before_the_mark_are_recognised(ws, fake, monkeypatch):
     at(monkeypatch, START, "23:00")
     assert distill(ws).judged == 1
     assert "[giok] nightly-distill: 1 day(s), 1 item(s) judged" in ws.read_text(ws.diary_path())
+
+
+def test_a_memory_that_cites_another_by_id_is_a_reference(ws, monkeypatch):
+    at(monkeypatch, START)
+    target = ws.remember("The release checklist lives in drafts/release.md", layer="M30").entry.id
+    ws.remember(f"Step 4 of the release checklist ({target}) now needs two reviewers")
+    assert refs.counts(ws) == {target: 1}

@@ -11,6 +11,7 @@ a memory, not being shown everything. Each logged event carries a weight `w`:
 - get: an entry read on purpose (memory_get of a few lines, at most CITE_MAX entries) counts 1;
   reading the whole file is logged with weight 0;
 - duplicate: the user stated a memory again (`remember` found it already there) counts 1;
+- cite: a new memory names an entry by its id ("see m-1a2b3c") counts 1 for that entry;
 - boot: every entry injected at session start is logged with weight 0 — injection is not use,
   and one boot a day would otherwise promote everything.
 
@@ -28,8 +29,8 @@ from pathlib import Path
 
 from .clock import now
 
-KINDS = ("boot", "search", "recall", "duplicate", "get")
-WEIGHT = {"boot": 0, "search": 1, "recall": 1, "duplicate": 1, "get": 1}
+KINDS = ("boot", "search", "recall", "duplicate", "get", "cite")
+WEIGHT = {"boot": 0, "search": 1, "recall": 1, "duplicate": 1, "get": 1, "cite": 1}
 TOP_HITS = 3     # of one search's results, how many count as used
 CITE_MAX = 3     # a read of more entries than this at once is browsing, not citing
 
@@ -50,7 +51,7 @@ def weights(ids: list[str], kind: str) -> list[int]:
 
 def record(ws, ids, kind: str) -> None:
     """Note that entries `ids` (best first) were referenced (kind: boot, search, recall,
-    duplicate, get); each event gets its weight (see the module's docstring)."""
+    duplicate, get, cite); each event gets its weight (see the module's docstring)."""
     ids = [i for i in dict.fromkeys(ids) if i]
     if not ids:
         return

@@ -342,6 +342,10 @@ class Workspace:
         notes = [f"redacted {len(decision.redactions)} secret(s) before writing: "
                  f"{', '.join(sorted(set(decision.redactions)))}"] if decision.redactions else []
         if entry is not None:
+            cited = [i for i in dict.fromkeys(_CITED_ID.findall(entry.text)) if i != entry.id]
+            if cited:  # a memory that names another is a use of it (docs/distill.md)
+                live = self.memory().ids()
+                refs.record(self, [i for i in cited if i in live], "cite")
             if decision.action == "supersede":
                 notes.append(f"{decision.target.id} is now superseded by {entry.id}")
                 if entry.layer != layer:
@@ -672,6 +676,9 @@ def _confidence(value) -> str | None:
     if not 0.0 <= number <= 1.0:
         raise InvalidInput(f"invalid confidence {value!r}: a number between 0 and 1")
     return f"{number:g}"
+
+
+_CITED_ID = re.compile(r"\bm-[0-9a-f]{6,12}\b")
 
 
 def _kept_layer(target: MemoryEntry, layer: str) -> str | None:
