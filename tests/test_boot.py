@@ -91,12 +91,12 @@ def test_user_thread_and_task_scopes(ws):
     assert task.id not in boot.build(ws).text
 
 
-def test_injected_entries_count_as_references(ws):
+def test_injected_entries_are_logged_but_count_for_nothing(ws):
     entry = ws.remember("Referenced at boot", layer="M90").entry
     boot.build(ws)
     boot.build(ws, record=False)
-    assert refs.counts(ws)[entry.id] == 1
-    assert [e["kind"] for e in refs.events(ws)] == ["boot"]
+    assert refs.counts(ws)[entry.id] == 0  # shown is not used (docs/distill.md)
+    assert [(e["kind"], e["w"]) for e in refs.events(ws)] == [("boot", 0)]
 
 
 def test_bad_budget(ws):

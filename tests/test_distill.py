@@ -40,7 +40,7 @@ def test_judges_new_diary_items_and_commits_once(ws, monkeypatch):
     assert str(m30.expires) == "2026-04-04"
     assert "never deploy on Friday" in ws.read_text("compound/lessons.md")
     diary = ws.read_text("memory/2026-03-05.md")
-    assert diary.rstrip().splitlines()[-1].startswith("- 23:00 nightly-distill: 1 day(s), 4 item(s) judged")
+    assert diary.rstrip().splitlines()[-1].startswith("- 23:00 [giok] nightly-distill: 1 day(s), 4 item(s) judged")
     (commit,) = distill_commits(ws)
     assert commit["message"].startswith("nightly-distill: 2026-03-05")
     assert set(commit["files"]) == {"MEMORY.md", "compound/lessons.md", "memory/2026-03-05.md", LEDGER}
@@ -85,7 +85,7 @@ def test_m30_referenced_three_times_in_14_days_moves_to_m90(ws, monkeypatch):
     for day in ("2026-03-02", "2026-03-06", "2026-03-10"):
         at(monkeypatch, f"{day}T10:00")
         refs.record(ws, [hot], "search")
-    refs.record(ws, [cold], "boot")
+    refs.record(ws, [cold], "get")
     at(monkeypatch, "2026-03-10T23:00")
     report = distill(ws)
     mf = ws.memory()
@@ -259,7 +259,7 @@ def test_links_and_role_weigh_in_and_sustained_m90_goes_to_m365(ws, monkeypatch)
     steady = ws.remember("Seojun reviews pull requests every morning", layer="M90").entry.id
     for day in range(2, 12):
         at(monkeypatch, f"2026-03-{day:02d}T10:00")
-        refs.record(ws, [steady], "boot")
+        refs.record(ws, [steady], "recall")
         if day in (3, 9):
             refs.record(ws, [linked, lonely], "search")
     at(monkeypatch, "2026-03-11T23:00")
@@ -323,7 +323,7 @@ def test_crash_between_memory_and_ledger_does_not_count_references_twice(ws, mon
     entry = ws.remember("The staging server lives at stage.local", layer="M90").entry.id
     ws.diary("Decided to keep the archive per month")
     refs.record(ws, [entry], "search")
-    refs.record(ws, [entry], "boot")
+    refs.record(ws, [entry], "get")
     at(monkeypatch, "2026-03-01T23:00")
     real_write = workspace_mod.atomic_write
 

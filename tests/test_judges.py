@@ -189,7 +189,7 @@ def test_only_an_llm_judge_can_raise_an_entry_to_m0(ws, server, monkeypatch):
     core = ws.remember("Seojun is the person I work for and my first user", layer="M365").entry.id
     for day in range(2, 12):
         monkeypatch.setenv("GIOK_NOW", f"2026-03-{day:02d}T09:00")
-        refs.record(ws, [core], "boot")
+        refs.record(ws, [core], "recall")  # used, not only shown at boot (which counts nothing)
     monkeypatch.setenv("GIOK_NOW", "2026-03-11T23:00")
     offline = distill_mod.distill(ws, dry_run=True)
     assert offline.promoted == []

@@ -12,8 +12,9 @@ In the order an agent reads it:
 The tier, the precedence line, the state memo and M0 are always included (a warning says when
 they alone exceed the budget); the rest fills the budget in the order: tasks, today's diary,
 yesterday's diary, M365, M90, M30. Nothing is cut silently: `left_out` lists what did not fit,
-and the text ends with a "not included" line. Each injected MEMORY.md entry counts as a
-reference (`refs.record(ws, ids, "boot")`). boot keeps no cache of its own.
+and the text ends with a "not included" line. Each injected MEMORY.md entry is noted in the
+reference log with weight 0 (`refs.record(ws, ids, "boot")`): being shown is not being used, so
+boot alone never promotes anything (docs/distill.md). boot keeps no cache of its own.
 """
 
 from __future__ import annotations

@@ -16,7 +16,22 @@ from .memoryfile import MemoryFile
 from .workspace import DECISION_RE
 
 MAX_CHARS = 1200
-PRIORITY = {"M0": 4, "M365": 3, "M90": 2, "M30": 1, "decision": 2, "lesson": 2, "archive": 0, "diary": 0, "file": 0}
+PRIORITY = {"M0": 4, "M365": 3, "M90": 2, "M30": 1, "decision": 2, "lesson": 2, "archive": 0, "diary": 0, "file": 0,
+            "system": 0}
+# Diary lines giok writes about itself (distill reports, flush markers, cross-view notes,
+# routine results) start, after the time, with OWN_MARK; lines written before the mark existed
+# are recognised by their fixed shapes. They are chunks of kind (layer) "system": never a
+# memory — out of recall, default search and distillation (docs/search.md, docs/distill.md).
+OWN_MARK = "[giok]"
+_OWN_RE = re.compile(
+    r"^(?:[-*+]\s+)?(?:\d{1,2}:\d{2}(?::\d{2})?\s+)?"
+    r"(?:\[giok\]\s|nightly-distill: \d+ day\(s\)|context-flush: (?:soft|hard), session |"
+    r"routine [\w.-]+ \(giok [^)]*\): |\[단톡방 크로스뷰\] )")
+
+
+def is_own_line(text: str) -> bool:
+    """Whether a diary line (with or without its bullet and HH:MM) is one giok wrote about itself."""
+    return bool(_OWN_RE.match(text.lstrip()))
 _DIARY_RE = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")
 _ARCHIVE_RE = re.compile(r"^memory/archive/.+\.md$")
 _BULLET_RE = re.compile(r"^\s*[-*+]\s+")
@@ -109,6 +124,9 @@ def _diary_chunks(rel: str, text: str, day: str) -> list[Chunk]:
     previous = ""
     for chunk in out:
         body = _TIME_RE.sub("", chunk.text)
+        if is_own_line(chunk.text):
+            chunk.layer = "system"  # giok's own line: not the context of the next one either
+            continue
         chunk.embed_text = f"{body}" + (f" (after: {previous[:200]})" if previous else "")
         previous = body
     return out

@@ -132,7 +132,8 @@ class LocalTransport(Transport):
         text = " ".join(message.render().split())
         if len(text) > DIARY_WIDTH:
             text = text[: DIARY_WIDTH - 1] + "…"
-        return Workspace.open(recipient, home=self.home).diary(f"{text} ({message.id})")
+        from .chunks import OWN_MARK  # marks the note as giok's own line: not a memory (docs/search.md)
+        return Workspace.open(recipient, home=self.home).diary(f"{OWN_MARK} {text} ({message.id})")
 
 
 class TelegramTransport(Transport):

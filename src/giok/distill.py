@@ -27,6 +27,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from . import git, judges, policy, refs
+from .chunks import OWN_MARK, is_own_line
 from .clock import now, parse_date, today
 from .errors import DirtyFileError, InvalidInput
 from .fsutil import read_bytes
@@ -39,7 +40,6 @@ OWN_PATHS = (MEMORY, "memory", LESSONS)  # diaries, ledger and archive live unde
 DIARY_FILE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
 DIARY_LINE_RE = re.compile(r"^\s*[-*]\s+(\d{1,2}:\d{2})\s+(.*\S)\s*$")
 MAX_FLAGS = 50
-OWN_LINE_RE = re.compile(r"^(nightly-distill|routine|context-flush)\b", re.I)
 _STOP = set("the and for with that this from have has was were are been into onto about what when "
             "then than them they their there will would should could but our you your its".split())
 _KO_SUFFIX = re.compile(r"(으로|에서|까지|부터|에게|은|는|이|가|을|를|에|의|도|로|와|과|만)$")
@@ -263,9 +263,13 @@ class _Run:
 
     # -- references ---------------------------------------------------------------------------
     def _write_back_refs(self) -> None:
-        events30 = refs.events(self.ws, self.at - dt.timedelta(days=30), self.at)
-        self.window30 = Counter(e["id"] for e in events30)
-        self.window14 = Counter(e["id"] for e in events30 if e["at"] >= self.at - dt.timedelta(days=14))
+        events30 = refs.used(self.ws, self.at - dt.timedelta(days=30), self.at)  # boot injections count 0
+        self.window30 = Counter()
+        self.window14 = Counter()
+        for e in events30:
+            self.window30[e["id"]] += refs.weight(e)
+            if e["at"] >= self.at - dt.timedelta(days=14):
+                self.window14[e["id"]] += refs.weight(e)
         self.days30 = Counter(i for i, _ in {(e["id"], e["at"].date()) for e in events30})
         since = refs_mark(self.mf) or self.ledger.refs_until
         if since and since >= self.at:
@@ -286,7 +290,7 @@ class _Run:
             if len(found) <= start:
                 continue
             new = [(n, policy.redact(text)[0]) for n, (_, text) in enumerate(found[start:], start)
-                   if not OWN_LINE_RE.match(text)]
+                   if not is_own_line(text)]
             self.ledger.days[day] = len(found)
             if new:
                 self.report.days.append({"day": day, "items": len(new)})
@@ -310,8 +314,8 @@ class _Run:
         role = tokens(self.snap.text("SOUL.md") + "\n" + self.snap.text("AGENTS.md"))
         out = []
         for e in live:
-            if e.layer not in ("M30", "M90", "M365"):
-                continue
+            if e.layer not in ("M30", "M90", "M365") or is_own_line(e.text):
+                continue  # giok's own lines are never promoted (an older run may have kept one)
             item = judges.Item(
                 key=f"entry:{e.id}", kind="entry", text=e.text, day=e.date.isoformat() if e.date else "",
                 layer=e.layer, type=e.type, refs_14d=self.window14.get(e.id, 0), refs_30d=self.window30.get(e.id, 0),
@@ -505,7 +509,7 @@ class _Run:
         rel = self.ws.diary_path(self.day)
         old = self.snap.text(rel) or f"# {self.day.isoformat()}\n\n"
         old = old if old.endswith("\n") else old + "\n"
-        writes[rel] = (old + f"- {self.at:%H:%M} {r.summary()}\n").encode("utf-8", "surrogateescape")
+        writes[rel] = (old + f"- {self.at:%H:%M} {OWN_MARK} {r.summary()}\n").encode("utf-8", "surrogateescape")
         self.ledger.days[self.day.isoformat()] = len(diary_items(writes[rel].decode("utf-8", "surrogateescape")))
         self.ledger.refs_until = None  # older versions kept the watermark here; MEMORY.md holds it now
         writes[LEDGER] = self.ledger.render().encode()

@@ -214,17 +214,19 @@ def memory_path(ws: Workspace, path: str) -> str:
       "merges duplicates. Layers: M0 permanent (identity, core rules), M365 a year, M90 90 days, M30 30 "
       "days (default).",
       {"text": _str("The memory, one self-contained sentence.", minLength=1),
-       "layer": _str("M0, M365, M90 or M30.", enum=["M0", "M365", "M90", "M30"], default="M30"),
+       "layer": _str("M0, M365, M90 or M30 (default M30; an update keeps the layer of the entry it supersedes).",
+                     enum=["M0", "M365", "M90", "M30"]),
        "type": _str("What kind of memory.", enum=["preference", "fact", "workflow", "episode", "lesson", "decision"]),
        "scope": _str("workspace (default), user:NAME, thread:ID or task:ID."),
        "source": _str("Where it came from (a session, message id or file)."),
        "confidence": {"type": "number", "minimum": 0, "maximum": 1, "description": "How sure, 0..1."},
-       "expires": _str("Expiry date YYYY-MM-DD (default: today + the layer's days; never for M0).")},
+       "expires": _str("Expiry date YYYY-MM-DD (default: today + the layer's days; never for M0)."),
+       "date": _str("When it happened, YYYY-MM-DD (default today; not in the future); expiry counts from today.")},
       required=("text",))
 def _remember(ws: Workspace, args: dict):
-    return ws.remember(args["text"], layer=args.get("layer", "M30"), expires=args.get("expires"),
+    return ws.remember(args["text"], layer=args.get("layer"), expires=args.get("expires"),
                        type=args.get("type"), scope=args.get("scope"), source=args.get("source"),
-                       confidence=args.get("confidence"), via="mcp").to_dict()
+                       confidence=args.get("confidence"), via="mcp", date=args.get("date")).to_dict()
 
 
 @tool("memory_decide",

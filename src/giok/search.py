@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import refs
+from .chunks import is_own_line
 from .clock import today
 from .errors import InvalidInput, PermissionDenied
 from .fsutil import check_binary
@@ -80,6 +81,7 @@ class Options:
     user: str | None = None
     thread: str | None = None
     include_superseded: bool = False
+    include_system: bool = False        # giok's own diary lines (distill reports, flush markers, …)
     recency_days: float | None = None   # half-life for diary results; None = no decay
     workspaces: tuple = ()
     as_: str | None = None
@@ -280,7 +282,8 @@ def _with_neighbours(cid: int, rows: dict, own: dict) -> float:
     row = rows[cid]
     if row["layer"] != "diary":
         return own[cid]
-    best = max((own[n] for n in (cid - 1, cid + 1) if n in rows and rows[n]["path"] == row["path"]), default=0.0)
+    best = max((own[n] for n in (cid - 1, cid + 1)
+                if n in rows and rows[n]["path"] == row["path"] and not _system(rows[n])), default=0.0)
     return (own[cid] + NEIGHBOUR * best) / (1 + NEIGHBOUR)
 
 
@@ -322,8 +325,16 @@ def _fuse(v: float, k: float, mode: str) -> float:
     return 1.0 - (1.0 - W_VEC * v) * (1.0 - W_KW * k)
 
 
+def _system(row: dict) -> bool:
+    """A line giok wrote about itself; rows indexed before the "system" kind existed are
+    recognised by their text."""
+    return row["layer"] == "system" or (row["layer"] == "diary" and is_own_line(row["text"] or ""))
+
+
 def _visible(row: dict, o: Options) -> bool:
     if row["superseded"] and not o.include_superseded:
+        return False
+    if not o.include_system and _system(row):
         return False
     scope = row["scope"] or "workspace"
     if scope.startswith("user:") and o.user is not None and scope[5:] != o.user:
@@ -412,6 +423,7 @@ def recall(ws, query: str, k: int = 5, **opts) -> Recall:
         return result
     opts.setdefault("record", "recall")
     opts.setdefault("identity", 0.0)    # boot injects the identity files already
+    opts["include_system"] = False      # giok's own lines never answer a question
     first = search_full(ws, query, k, **opts)
     result.attempts.append({"query": query, "kind": "as asked", "kept": len(first.results)})
     result.results = first.results

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, Decimal
 
 from . import llm, policy, templates
+from .chunks import OWN_MARK
 from .clock import now
 from .errors import GiokError, InvalidInput
 from .fsutil import atomic_write, check_binary, file_lock, read_bytes
@@ -201,7 +202,7 @@ def _write_flush(ws, conversation: str, session: str, level: str) -> FlushResult
         the lock first is neither lost nor a conflict."""
         diary, memo = (read(rel).decode("utf-8", "surrogateescape") for rel in (diary_rel, MEMO))
         points = [(c, text) for c in CATEGORIES for text in gist[c] if f"{_LABEL[c]}: {text}\n" not in diary + memo]
-        head = f"- {stamp:%H:%M} context-flush: {level}, session {session} — " + \
+        head = f"- {stamp:%H:%M} {OWN_MARK} context-flush: {level}, session {session} — " + \
             (", ".join(f"{sum(1 for k, _ in points if k == c)} {c}" for c in CATEGORIES) if points else "nothing new to keep")
         planned["head"], planned["lines"] = head, [head] + [f"- {stamp:%H:%M} {_LABEL[c]}: {text}" for c, text in points]
         old = diary or f"# {stamp.date().isoformat()}\n\n"

@@ -293,18 +293,24 @@ class Workspace:
     def memory(self) -> MemoryFile:
         return MemoryFile.parse(read_bytes(self.root / MEMORY))
 
-    def remember(self, text: str, layer: str = "M30", expires: str | dt.date | None = None,
+    def remember(self, text: str, layer: str | None = None, expires: str | dt.date | None = None,
                  type: str | None = None, scope: str | None = None, source: str | None = None,
                  confidence: float | None = None, force: bool = False, user: str | None = None,
-                 thread: str | None = None, task: str | None = None, via: str | None = "api") -> WriteResult:
+                 thread: str | None = None, task: str | None = None, via: str | None = "api",
+                 date: str | dt.date | None = None) -> WriteResult:
         """Decide (giok.policy), then add an entry to MEMORY.md and commit, with the decision in
         the commit message. Greetings, questions and guesses are refused (force=True overrides);
         an exact duplicate is not written again; an update or contradiction supersedes the old
-        entry; secrets are redacted first. Default expiry: today + the layer's days."""
+        entry; secrets are redacted first. Layer: M30 unless given; an entry that supersedes
+        another keeps at least that one's layer unless `layer` or `expires` is given (a note
+        says so). `date`: the day of the event (not in the future), shown as the entry's date;
+        the expiry still counts from today. Default expiry: today + the layer's days."""
         from . import policy, refs, trace
         text = clean_text(text, "memory text")
-        layer = check_layer(layer)
+        asked = check_layer(layer) if layer is not None else None
+        layer = asked or "M30"
         expiry = self._expiry(layer, expires)
+        when = _event_date(date)
         if type is not None and type not in TYPES:
             raise InvalidInput(f"invalid type {type!r}: choose one of {', '.join(TYPES)}")
         scope = check_scope(policy.scope_for(scope, user, thread, task))
@@ -315,12 +321,15 @@ class Workspace:
             decision = policy.decide(mf, text, type, scope, None if conf is None else float(conf), force, today())
             if decision.action in ("refuse", "duplicate"):
                 return old, (decision, None)
-            entry = MemoryEntry(text=decision.text, layer=layer, date=today(), expires=expiry)
+            entry = MemoryEntry(text=decision.text, layer=layer, date=when, expires=expiry)
             fields = {"id": new_id(mf.ids()), "type": decision.type, "scope": scope, "source": source,
                       "confidence": conf}
             if decision.action == "supersede":
                 fields["supersedes"] = decision.target.id
                 mf.find(decision.target.id).set("superseded_by", fields["id"])
+                kept = _kept_layer(decision.target, layer) if asked is None and not expires else None
+                if kept:
+                    entry.layer, entry.expires = kept, self._expiry(kept, None)
             entry.fields = {k: str(v) for k, v in fields.items() if v is not None}
             mf.add(entry)
             return mf.render().decode("utf-8", errors="surrogateescape"), (decision, entry)
@@ -333,8 +342,14 @@ class Workspace:
         notes = [f"redacted {len(decision.redactions)} secret(s) before writing: "
                  f"{', '.join(sorted(set(decision.redactions)))}"] if decision.redactions else []
         if entry is not None:
+            cited = [i for i in dict.fromkeys(_CITED_ID.findall(entry.text)) if i != entry.id]
+            if cited:  # a memory that names another is a use of it (docs/distill.md)
+                live = self.memory().ids()
+                refs.record(self, [i for i in cited if i in live], "cite")
             if decision.action == "supersede":
                 notes.append(f"{decision.target.id} is now superseded by {entry.id}")
+                if entry.layer != layer:
+                    notes.append(f"kept layer {entry.layer} of {decision.target.id} (give --layer to choose another)")
             return WriteResult(trace.ACTIONS[decision.action], entry, decision.reason, sha, tuple(notes))
         if decision.action == "duplicate":
             refs.record(self, [decision.target.id], "duplicate")
@@ -661,6 +676,25 @@ def _confidence(value) -> str | None:
     if not 0.0 <= number <= 1.0:
         raise InvalidInput(f"invalid confidence {value!r}: a number between 0 and 1")
     return f"{number:g}"
+
+
+_CITED_ID = re.compile(r"\bm-[0-9a-f]{6,12}\b")
+
+
+def _kept_layer(target: MemoryEntry, layer: str) -> str | None:
+    """The layer a superseding entry takes from the one it replaces, when that one is deeper."""
+    old = target.layer or "M30"
+    return old if old in LAYERS and LAYERS.index(old) < LAYERS.index(layer) else None
+
+
+def _event_date(value) -> dt.date:
+    """The date of the event a memory is about: a real day, not in the future; default today."""
+    if value is None or value == "":
+        return today()
+    day = value if isinstance(value, dt.date) else parse_date(str(value))
+    if day > today():
+        raise InvalidInput(f"event date {day} is in the future (today is {today()})")
+    return day
 
 
 def _short(text: str, width: int = 60) -> str:

@@ -43,8 +43,9 @@ def workspaces(as_json):
 
 @main.command()
 @click.argument("text")
-@click.option("--layer", default="M30", show_default=True, help="M0 (permanent), M365, M90 or M30.")
+@click.option("--layer", help="M0 (permanent), M365, M90 or M30 (default: M30; an update keeps the layer of the entry it supersedes).")
 @click.option("--expires", help="Expiry date YYYY-MM-DD (default: today + the layer's days; M0 never expires).")
+@click.option("--date", "date", help="When it happened, YYYY-MM-DD (default: today; not in the future). The expiry still counts from today.")
 @click.option("--type", "type_", help="preference, fact, workflow, episode, lesson or decision (default: guessed).")
 @click.option("--scope", help="workspace (default), user:NAME, thread:ID or task:ID.")
 @click.option("--user", help="Shorthand for --scope user:NAME (a memory only this user's sessions see).")
@@ -54,7 +55,7 @@ def workspaces(as_json):
 @click.option("--force", is_flag=True, help="Write even what the policy refuses (the trace records that it was forced).")
 @workspace_option()
 @json_option
-def remember(text, layer, expires, type_, scope, user, thread, source, confidence, force, as_json):
+def remember(text, layer, expires, date, type_, scope, user, thread, source, confidence, force, as_json):
     """Keep TEXT in MEMORY.md (`-` reads stdin) and commit at once. Prints the new id.
 
     The write policy decides first: greetings, thanks, questions and guesses are refused
@@ -65,7 +66,8 @@ def remember(text, layer, expires, type_, scope, user, thread, source, confidenc
     """
     ws = open_workspace()
     result = ws.remember(read_text_arg(text), layer=layer, expires=expires, type=type_, scope=scope,
-                         user=user, thread=thread, source=source, confidence=confidence, force=force, via="cli")
+                         user=user, thread=thread, source=source, confidence=confidence, force=force, via="cli",
+                         date=date)
     emit(result.to_dict(), as_json, _result_text)
 
 

@@ -32,9 +32,11 @@ def _asker_and_targets(as_name: str | None) -> tuple[Workspace, list[str]]:
     return asker, names
 
 
-def _search_opts(k, min_score, mode, user, thread, superseded, as_name, names) -> dict:
+def _search_opts(k, min_score, mode, user, thread, superseded, as_name, names, system=False) -> dict:
     opts = {"k": k, "min_score": min_score, "mode": mode, "user": user, "thread": thread,
             "include_superseded": superseded, "workspaces": tuple(names)}
+    if system:
+        opts["include_system"] = True
     if as_name:
         opts["as_"] = as_name
     return opts
@@ -79,10 +81,12 @@ def _text(data: dict) -> str:
 @click.option("--user", help="Search on behalf of this user (entries scoped to other users are hidden).")
 @click.option("--thread", help="Search within this thread (entries scoped to other threads are hidden).")
 @click.option("--include-superseded", "superseded", is_flag=True, help="Also return superseded entries.")
+@click.option("--include-system", "system", is_flag=True,
+              help="Also return the diary lines giok writes about itself (distill reports, flush markers, cross-view notes).")
 @click.option("--as", "as_name", metavar="NAME", help="Search as this workspace (permissions are checked for it).")
 @click.option("--batch", "batch", type=click.File("r", encoding="utf-8"), help="One query per line (- for stdin); one JSON line out per query.")
 @json_option
-def search_cmd(query, k, min_score, mode, user, thread, superseded, as_name, batch, as_json):
+def search_cmd(query, k, min_score, mode, user, thread, superseded, system, as_name, batch, as_json):
     """Search memories: MEMORY.md entries, diaries, archive, lessons, decisions, other notes.
 
     Hybrid keyword (Korean-aware) + vector search with the seed's cut-offs: results under
@@ -91,7 +95,7 @@ def search_cmd(query, k, min_score, mode, user, thread, superseded, as_name, bat
     """
     _show_progress()
     asker, names = _asker_and_targets(as_name)
-    opts = _search_opts(k, min_score, mode, user, thread, superseded, as_name, names)
+    opts = _search_opts(k, min_score, mode, user, thread, superseded, as_name, names, system)
     if batch is not None:
         if query:
             raise click.UsageError("give either QUERY or --batch, not both")
