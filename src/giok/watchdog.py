@@ -249,8 +249,8 @@ def keep(ws, gist: dict[str, list[str]], session: str) -> list[dict]:
 def _context(old: str, gist: dict[str, list[str]], session: str, level: str, stamp) -> str:
     """compound/context.md: the working context of the last flushed session, whole (the
     previous one stays in git history). The file's title line is kept."""
-    lang = "ko" if re.search(r"[가-힣]", old + " ".join(t for v in gist.values() for t in v)) else "en"
     title = next((l for l in old.splitlines() if l.startswith("# ")), "# context.md : session context")
+    lang = "ko" if re.search(r"[가-힣]", title) else "en"     # the workspace's language, from its template
     intro = (f"{session} 세션의 {level} 플러시 ({stamp:%Y-%m-%d %H:%M}): 다음 세션이 이어받을 맥락." if lang == "ko" else
              f"Carried from session {session}, {level} flush at {stamp:%Y-%m-%d %H:%M}: the context the next session picks up.")
     lines = [f"- {_LABEL[c]}: {text}" for c in CATEGORIES for text in gist.get(c, [])]
