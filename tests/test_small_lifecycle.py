@@ -2,6 +2,8 @@
 distill report over the configured transport."""
 
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
@@ -86,3 +88,106 @@ def test_boot_lists_the_session_context_it_could_not_fit(ws, monkeypatch):
     left = {d["section"]: d["count"] for d in booted.left_out}
     assert left.get("context", 0) > 0
     assert "lines of the session context" in booted.text
+
+
+# -- the nightly distill report goes out over the configured transport ---------------------------
+class _Telegram(BaseHTTPRequestHandler):
+    calls: list = []
+    status = 200
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).calls.append({"path": self.path, "body": body})
+        ok = type(self).status == 200
+        data = {"ok": True, "result": {"message_id": 7}} if ok else {"ok": False, "description": "Forbidden: bot was blocked"}
+        payload = json.dumps(data).encode()
+        self.send_response(type(self).status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def telegram(giok_home, monkeypatch):
+    _Telegram.calls, _Telegram.status = [], 200
+    server = HTTPServer(("127.0.0.1", 0), _Telegram)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("TG_TOKEN", "123:SECRET")
+    # the bot and server come from the cross-view settings; the report names the user's chat
+    giok_home.update(lambda c: c.update(
+        crossview={"telegram": {"token_env": "TG_TOKEN", "base_url": f"http://127.0.0.1:{server.server_port}", "timeout": 5}},
+        distill_report={"transports": ["telegram"], "telegram": {"chat_id": "4242"}}))
+    yield _Telegram
+    server.shutdown()
+    server.server_close()
+
+
+def _night(ws, monkeypatch):
+    monkeypatch.setenv("GIOK_NOW", "2026-03-05T22:00")
+    ws.diary("Decided to use SQLite WAL for the index")
+    monkeypatch.setenv("GIOK_NOW", "2026-03-05T23:00")
+
+
+def test_distill_report_is_sent_to_the_users_telegram_chat(ws, telegram, cli, monkeypatch):
+    _night(ws, monkeypatch)
+    monkeypatch.setenv("GIOK_WORKSPACE", str(ws.root))
+    out = cli("distill", "--json")
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.output)
+    [call] = telegram.calls
+    assert call["path"] == "/bot123:SECRET/sendMessage" and call["body"]["chat_id"] == "4242"
+    text = call["body"]["text"]
+    assert text.startswith("zeon nightly-distill: 1 day(s), 1 item(s) judged") and "SQLite WAL" in text
+    assert "크로스뷰" not in text                                   # a DM, not a relayed group post
+    assert "report sent over telegram" in report["notes"]
+    assert cli("distill").exit_code == 0 and len(telegram.calls) == 1   # nothing new: nothing sent
+
+
+def test_failed_delivery_is_a_note_not_a_failed_distill(ws, telegram, monkeypatch):
+    from giok.distill import distill
+    telegram.status = 403
+    _night(ws, monkeypatch)
+    report = distill(ws)
+    assert report.commit and report.decisions["M90"] == 1
+    [note] = [n for n in report.notes if n.startswith("report not sent over telegram")]
+    assert "bot was blocked" in note and "SECRET" not in note
+    assert "nightly-distill" in git.log(ws.root, ["MEMORY.md"], 1)[0]["message"]
+
+
+def test_unreachable_transport_and_bad_config_are_notes(ws, giok_home, monkeypatch):
+    from giok.distill import distill
+    monkeypatch.setenv("TG_TOKEN", "123:SECRET")
+    giok_home.update(lambda c: c.update(distill_report={"transports": ["telegram", "pigeon"], "telegram": {
+        "chat_id": "1", "token_env": "TG_TOKEN", "base_url": "http://127.0.0.1:9", "timeout": 2}}))
+    _night(ws, monkeypatch)
+    report = distill(ws)
+    assert report.commit
+    assert any(n.startswith("report not sent over telegram: telegram: no answer") for n in report.notes)
+    assert any(n.startswith("report not sent over pigeon: unknown cross-view transport") for n in report.notes)
+
+
+def test_report_to_a_local_inbox_from_the_workspace_config(ws, giok_home, tmp_path, monkeypatch):
+    from giok.crossview import Bus
+    from giok.distill import distill
+    from giok.workspace import Workspace
+    Workspace.init(tmp_path / "simon", name="simon", home=giok_home)
+    giok_home.update(lambda c: c.update(crossview={"diary": False}) or
+                     c["workspaces"]["zeon"].update(distill_report={"transports": ["local"], "local": {"to": ["simon"]}}))
+    _night(ws, monkeypatch)
+    report = distill(ws)
+    [message] = Bus(giok_home).inbox("simon")
+    assert message["sender"] == "zeon" and "SQLite WAL" in message["text"]
+    assert "report sent over local" in report.notes
+
+
+def test_no_report_transport_by_default(ws, giok_home, monkeypatch):
+    from giok.crossview import Bus
+    from giok.distill import distill
+    _night(ws, monkeypatch)
+    report = distill(ws)
+    assert report.commit and not any("report" in n for n in report.notes)
+    assert not Bus(giok_home).path.exists()
