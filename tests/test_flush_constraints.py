@@ -36,8 +36,8 @@ def test_cli_flush_keeps_constraint_preference_and_decision(ws, cli, monkeypatch
     assert "preference: I prefer Korean from now on." in diary
     assert "decision: We decided to keep SQLite WAL for the index." in diary
     entries = {e.text: e for e in _live(ws)}
-    rule, liking = entries["절대 main에 직접 푸시하지 마."], entries["I prefer Korean from now on."]
-    decision = entries["We decided to keep SQLite WAL for the index."]
+    rule, liking = entries["constraint: 절대 main에 직접 푸시하지 마."], entries["preference: I prefer Korean from now on."]
+    decision = entries["decision: We decided to keep SQLite WAL for the index."]
     assert (rule.layer, liking.layer, decision.layer) == ("M90", "M90", "M90")
     assert (rule.type, liking.type, decision.type) == ("preference", "preference", "decision")
     assert rule.fields["source"] == "flush:s1"
@@ -56,8 +56,9 @@ def test_repeated_flushes_write_each_memory_once(ws, monkeypatch):
                   "s2", level="hard")
     assert {m["action"] for m in again.memories if "절대" in m["text"] or "Korean" in m["text"]} == {"duplicate"}
     texts = [e.text for e in _live(ws)]
-    assert texts.count("절대 main에 직접 푸시하지 마.") == 1 and texts.count("I prefer Korean from now on.") == 1
-    assert "Always run the tests before a push." in texts
+    assert texts.count("constraint: 절대 main에 직접 푸시하지 마.") == 1
+    assert texts.count("preference: I prefer Korean from now on.") == 1
+    assert "constraint: Always run the tests before a push." in texts
     assert ws.path("MEMORY.md").read_bytes() != before
     diary = ws.read_text("memory/2026-03-05.md")
     assert diary.count("constraint: 절대 main에 직접 푸시하지 마.") == 1
@@ -70,7 +71,7 @@ def test_watchdog_hard_crossing_flushes_the_rules(ws, monkeypatch):
     status = dog.update(140_000, conversation=lambda: SPAN)
     assert status.level == "hard" and status.flush.action == "flushed"
     texts = [e.text for e in _live(ws)]
-    assert "절대 main에 직접 푸시하지 마." in texts and "I prefer Korean from now on." in texts
+    assert "constraint: 절대 main에 직접 푸시하지 마." in texts and "preference: I prefer Korean from now on." in texts
 
 
 def test_agent_echoes_questions_and_guesses_are_not_rules():
@@ -108,7 +109,7 @@ def test_llm_summary_is_completed_with_the_rules_it_left_out(ws, monkeypatch):
     assert "절대 main에 직접 푸시하지 마." in result.gist["constraints"]       # it left this out
     assert any("left out" in n for n in result.notes)
     texts = [e.text for e in _live(ws)]
-    assert "절대 main에 직접 푸시하지 마." in texts and "I prefer Korean from now on." in texts
+    assert "constraint: 절대 main에 직접 푸시하지 마." in texts and "preference: I prefer Korean from now on." in texts
 
 
 def test_llm_constraints_are_not_doubled(ws, monkeypatch):
@@ -118,4 +119,22 @@ def test_llm_constraints_are_not_doubled(ws, monkeypatch):
         ws.home.update(lambda c: c.update({"summarizer": server.spec("summary-kept", provider="ollama")}))
         result = flush(ws, span, "s1", level="soft")
     assert result.gist["constraints"] == ["Never push directly to main."]
-    assert [e.text for e in _live(ws)].count("Never push directly to main.") == 1
+    assert [e.text for e in _live(ws)].count("constraint: Never push directly to main.") == 1
+
+
+def test_the_nightly_distill_does_not_add_the_flushed_rules_twice(ws, monkeypatch):
+    from giok.distill import distill
+    monkeypatch.setenv("GIOK_NOW", "2026-03-05T14:00")
+    flush(ws, SPAN, "s1", level="hard")
+    kept = sorted(e.text for e in _live(ws))
+    monkeypatch.setenv("GIOK_NOW", "2026-03-05T23:00")
+    report = distill(ws)
+    assert {s["text"] for s in report.skipped} >= {"constraint: 절대 main에 직접 푸시하지 마.",
+                                                   "preference: I prefer Korean from now on."}
+    texts = [e.text for e in _live(ws)]
+    assert sum("main에 직접 푸시" in t for t in texts) == 1 and sum("prefer Korean" in t for t in texts) == 1
+    assert set(kept) <= set(texts)
+    monkeypatch.setenv("GIOK_NOW", "2026-03-06T09:00")     # the next day's boot carries the rule
+    from giok import boot
+    memory = [s for s in boot.build(ws, record=False).sections if s.name == "M90"][0]
+    assert any("constraint: 절대 main에 직접 푸시하지 마." in line for line in memory.lines)

@@ -231,10 +231,13 @@ def _write_flush(ws, conversation: str, session: str, level: str) -> FlushResult
 def keep(ws, gist: dict[str, list[str]], session: str) -> list[dict]:
     """Each constraint, preference and decision of the gist into MEMORY.md through the write
     policy: asked first (policy.decide), so a duplicate or a refusal writes nothing, not even
-    a trace; the rest is `Workspace.remember`ed in M90 with the flush as its source."""
+    a trace; the rest is `Workspace.remember`ed in M90 with the flush as its source. The text
+    is the diary's gist line (`constraint: …`), so the night's distill finds the diary line
+    already in memory instead of adding it twice."""
     out = []
     for category, kind in KEPT.items():
-        for text in gist.get(category, []):
+        for said in gist.get(category, []):
+            text = f"{_LABEL[category]}: {said}"    # as the diary has it: distill sees the same text
             decision = policy.decide(ws.memory(), text, kind, "workspace", today=today())
             if decision.action in ("duplicate", "refuse"):
                 out.append({"kind": _LABEL[category], "text": text, "action": decision.action,
@@ -377,7 +380,7 @@ def extract(conversation: str, per_category: int = 5, agent: str | None = None) 
             category = classify_sentence(sentence, speaker)
             limit = MAX_KEPT if category in KEPT else per_category
             if category and len(gist[category]) < limit:
-                gist[category].insert(0, _clip(policy.redact(sentence)[0]))
+                gist[category].insert(0, _clip(policy.redact(policy.normalize(sentence))[0]))
                 seen.add(sentence.lower())
     return gist
 
@@ -423,7 +426,7 @@ def _parse_gist(answer: str, name: str) -> dict[str, list[str]]:
     data = _json_in(answer)
     if not isinstance(data, dict) or not any(isinstance(data.get(c), list) for c in CATEGORIES):
         raise ProviderError(f"{name}: the summary is not the JSON asked for")
-    return {c: [_clip(policy.redact(" ".join(str(x).split()))[0]) for x in (data.get(c) if isinstance(data.get(c), list) else [])
+    return {c: [_clip(policy.redact(policy.normalize(str(x)))[0]) for x in (data.get(c) if isinstance(data.get(c), list) else [])
                 if str(x).strip()][:MAX_KEPT if c in KEPT else 5] for c in CATEGORIES}
 
 
