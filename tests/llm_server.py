@@ -46,6 +46,9 @@ class _Handler(BaseHTTPRequestHandler):
         if model == "summary":
             return json.dumps({"decisions": ["Use WAL mode for the index"], "discoveries": [],
                                "pending": ["Benchmark on arm64"], "failures": ["Build broke on old glibc"]})
+        if model == "summary-kept":
+            return json.dumps({"constraints": ["Never push directly to main."], "preferences": [],
+                               "decisions": ["Use WAL mode for the index"], "pending": [], "failures": []})
         if model == "empty":
             return ""
         return "{}"

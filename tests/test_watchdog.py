@@ -79,7 +79,7 @@ def test_flush_is_append_only_to_diary_and_memo(ws, monkeypatch):
     assert "fallback for arm64" in state["next-step"] and "Write the parser tests" in state["next-step"]
     assert "AVX2" in state["failure-modes"] and "SQLite WAL" in state["last-done"]
     (commit,) = [c for c in git.log(ws.root, ["."], 5) if c["message"].startswith("watchdog:")]
-    assert set(commit["files"]) == {"memory/2026-03-05.md", "state/memo.md"}
+    assert set(commit["files"]) == {"memory/2026-03-05.md", "state/memo.md", "compound/context.md"}
     assert result.summary_by == "extractive"
 
 

@@ -7,14 +7,16 @@ In the order an agent reads it:
 3. the state memo and the first open tasks (state/tasks.md);
 4. MEMORY.md (private context only): M0 always, then M365, M90, M30 as the budget allows, best
    first (score = log2(1 + refs) − age in days / 30); superseded, expired and other scopes never;
-5. yesterday's and today's diary, newest lines first when the budget is short.
+5. compound/context.md (private context only): the session context the last watchdog flush
+   carried over (its constraints, preferences, decisions, pending work), first lines first;
+6. yesterday's and today's diary, newest lines first when the budget is short.
 
 The tier, the precedence line, the state memo and M0 are always included (a warning says when
-they alone exceed the budget); the rest fills the budget in the order: tasks, today's diary,
-yesterday's diary, M365, M90, M30. Nothing is cut silently: `left_out` lists what did not fit,
-and the text ends with a "not included" line. Each injected MEMORY.md entry is noted in the
-reference log with weight 0 (`refs.record(ws, ids, "boot")`): being shown is not being used, so
-boot alone never promotes anything (docs/distill.md). boot keeps no cache of its own.
+they alone exceed the budget); the rest fills the budget in the order: tasks, session context,
+today's diary, yesterday's diary, M365, M90, M30. Nothing is cut silently: `left_out` lists what
+did not fit, and the text ends with a "not included" line. Each injected MEMORY.md entry is noted
+in the reference log with weight 0 (`refs.record(ws, ids, "boot")`): being shown is not being
+used, so boot alone never promotes anything (docs/distill.md). boot keeps no cache of its own.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from .errors import InvalidInput
 from .memoryfile import LAYERS
 from .workspace import tier1_rules
 
+CONTEXT = "compound/context.md"
 DEFAULT_BUDGET = 4000
 ALWAYS_TARGET = 1000
 MAX_TASKS = 10
@@ -42,10 +45,12 @@ PRECEDENCE = {
 TITLES = {
     "en": {"rules": "Rules (AGENTS.md TIER 1)", "soul": "Who I am (SOUL.md)", "user": "Who I work for (USER.md)",
            "memo": "State memo", "tasks": "Open tasks", "memory": "Memory (MEMORY.md)",
-           "diary": "Diary {day}", "left": "Not included for lack of budget"},
+           "diary": "Diary {day}", "left": "Not included for lack of budget",
+           "context": "Session context (compound/context.md)"},
     "ko": {"rules": "규칙 (AGENTS.md TIER 1)", "soul": "나는 누구인가 (SOUL.md)", "user": "상대방 (USER.md)",
            "memo": "상태 메모", "tasks": "열린 태스크", "memory": "기억 (MEMORY.md)",
-           "diary": "일기 {day}", "left": "예산이 모자라 빠진 것"},
+           "diary": "일기 {day}", "left": "예산이 모자라 빠진 것",
+           "context": "세션 맥락 (compound/context.md)"},
 }
 _USER_RE = re.compile(r"^\s*[-*]\s*(?:name|이름)\s*:\s*(.+?)\s*$", re.I | re.M)
 
@@ -120,6 +125,8 @@ def build(ws, budget: int | None = None, context: str = "private", user: str | N
     open_tasks = [x for x in ws.tasks() if x["status"] != "done"]
     pools = {"tasks": _task_items(open_tasks), **_diary_items(ws, day),
              **({} if context == "group" else _memory_items(ws, day, user, thread, {x["id"] for x in open_tasks}))}
+    if context != "group":
+        pools["context"] = [Item("context", line) for line in _body(ws.read_text(CONTEXT)) if line.strip()]
     boot = Boot(ws.name, day, budget, context, user, thread, lang, [], [], [], always_tokens)
     head = f"# Boot context: {ws.name} ({day.isoformat()})\n{PRECEDENCE[lang]}"
     used = tokens.count(head) + sum(tokens.count(s.render()) + 1 for s in fixed)
@@ -219,7 +226,7 @@ def _entry_line(entry) -> str:
 
 _RESERVE = 80       # the closing "not included" line
 _HEADING = 16       # a section heading and the blank lines around it
-_ORDER = ("M0", "tasks", "diary:today", "diary:yesterday", "M365", "M90", "M30")
+_ORDER = ("M0", "tasks", "context", "diary:today", "diary:yesterday", "M365", "M90", "M30")
 
 
 def _fill(pools: dict[str, list[Item]], room: int) -> tuple[dict[str, list[Item]], list[dict]]:
@@ -249,6 +256,7 @@ def _assemble(fixed: list[Section], chosen: dict[str, list[Item]], t: dict, day:
     out = list(fixed)
     out.append(Section("tasks", t["tasks"], [i.line for i in chosen.get("tasks", [])],
                        [i.id for i in chosen.get("tasks", [])]))
+    out.append(Section("context", t["context"], [i.line for i in chosen.get("context", [])]))
     for layer in LAYERS:
         items = chosen.get(layer, [])
         out.append(Section(layer, f"{t['memory']} — {layer}", [i.line for i in items], [i.id for i in items]))
@@ -282,5 +290,5 @@ def _render(head: str, sections: list[Section], left: list[dict], t: dict, budge
 def _label(section: str) -> str:
     if section in LAYERS:
         return f"{section} entries"
-    return {"tasks": "tasks", "diary:today": "lines of today's diary",
+    return {"tasks": "tasks", "context": "lines of the session context", "diary:today": "lines of today's diary",
             "diary:yesterday": "lines of yesterday's diary"}.get(section, section)

@@ -155,8 +155,17 @@ class _Snapshot:
 
 def distill(ws, day: dt.date | str | None = None, panel: judges.Panel | None = None,
             dry_run: bool = False) -> Report:
-    """Distil the workspace as of `day` (default today). Returns the report; writes nothing
+    """Distil the workspace as of `day` (default today), then send the report over the
+    configured transports when the run committed something. Returns the report; writes nothing
     when dry_run or when there is nothing to do."""
+    report = _distill_files(ws, day, panel, dry_run)
+    if report.commit and not dry_run:
+        send_report(ws, report)
+    return report
+
+
+def _distill_files(ws, day: dt.date | str | None, panel: judges.Panel | None, dry_run: bool) -> Report:
+    """The run itself: plan, then one commit (retried when someone wrote meanwhile)."""
     day = parse_date(day) if isinstance(day, str) else (day or today())
     if day > today():
         raise InvalidInput(f"cannot distill {day}: it is in the future (today is {today()})")
@@ -578,3 +587,67 @@ def _pairs(entries: list[MemoryEntry], token_of: dict, threshold: float):
                 seen.add((n, m))
                 if similar(token_of[e.id], token_of[entries[m].id]) >= threshold and len(token_of[e.id]) >= 3:
                     yield e, entries[m]
+
+
+# -- sending the report ------------------------------------------------------------------------
+# The seed's last step: "마지막으로 Simon DM으로 요약 보고를 보낸다". Off unless configured, in the
+# home config or the workspace's own entry, with cross-view's transports:
+#   "distill_report": {"transports": ["telegram"], "telegram": {"chat_id": "12345"}}
+#   "distill_report": {"transports": ["local"], "local": {"to": ["miyon"]}}
+# telegram settings default to crossview.telegram's (token_env, base_url, timeout); local posts
+# to those agents' inboxes on the cross-view bus. A run that committed something sends once; a
+# failed delivery is a note in the report, never a failed distill.
+from . import crossview, llm  # noqa: E402  (here, with the only code that uses them)
+from .errors import GiokError  # noqa: E402
+
+REPORT_KEY = "distill_report"
+REPORT_ITEMS = 5
+
+
+def report_text(report: Report) -> str:
+    """The short report sent to the user: the summary, then the first few of each change."""
+    lines = [f"{report.workspace} {report.summary()}"]
+    lines += [f"+ {a['layer']} {a['text']}" for a in report.added[:REPORT_ITEMS]]
+    lines += [f"+ lesson: {l['text']}" for l in report.lessons[:REPORT_ITEMS]]
+    lines += [f"↑ {p['from']}→{p['to']} {p['text']}" for p in report.promoted[:REPORT_ITEMS]]
+    lines += [f"! {f['message']}" for f in report.flagged[:REPORT_ITEMS]]
+    text = "\n".join(lines)
+    return text if len(text) <= 4000 else text[:3999] + "…"
+
+
+def send_report(ws, report: Report) -> dict:
+    """Deliver the report over the configured transports; {transport: outcome}. Outcomes and
+    failures are also added to report.notes."""
+    spec = llm.configured(ws, REPORT_KEY)
+    if not spec:
+        return {}
+    names = spec.get("transports") if isinstance(spec, dict) else None
+    if not isinstance(names, list) or not names:
+        report.notes.append(f"report not sent: `{REPORT_KEY}` needs a list of transports, e.g. [\"telegram\"]")
+        return {}
+    shared = ws.home.setting("crossview", {}) or {}
+    outcome: dict[str, dict] = {}
+    for name in names:
+        try:
+            settings = {**(shared.get(name) or {}), **(spec.get(name) or {})}
+            if name == "local":
+                to = settings.get("to")
+                if not to:
+                    raise InvalidInput(f"`{REPORT_KEY}.local.to` must name the agents whose inbox gets the report")
+                sent = crossview.Bus(ws.home).send(report_text(report), ws.name, [to] if isinstance(to, str) else list(to))
+                outcome[name] = {"ok": True, "message": sent["id"]}
+            else:
+                message = _ReportMessage(f"report-{report.date}", ws.name, "post", report_text(report), report.date)
+                outcome[name] = crossview.transport_class(name)(settings, ws.home).deliver(message, None)
+        except (GiokError, OSError) as exc:
+            outcome[name] = {"ok": False, "error": str(exc)}
+        except Exception as exc:  # a third-party transport's bug must not fail the night either
+            outcome[name] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        ok = outcome[name].get("ok", True)
+        report.notes.append(f"report sent over {name}" if ok else f"report not sent over {name}: {outcome[name].get('error')}")
+    return outcome
+
+
+class _ReportMessage(crossview.Message):
+    def render(self) -> str:   # a direct message to the user: no cross-view tag
+        return self.text

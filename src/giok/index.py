@@ -25,6 +25,7 @@ from .errors import IndexError_
 SCHEMA_VERSION = "3"
 FILENAME = "index.sqlite"
 _SKIP_DIRS = {".giok", ".git", "node_modules", "__pycache__"}
+_SKIP_FILES = {"compound/context.md"}  # the last flush's session context: boot injects it; its points are in the diary
 _MAX_FILE = 4 * 1024 * 1024
 
 SCHEMA = """
@@ -221,8 +222,9 @@ class Index:
                     stack.append(entry.path)
                 elif entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
                     st = entry.stat(follow_symlinks=False)
-                    if st.st_size <= _MAX_FILE:
-                        yield entry.path[cut:].replace(os.sep, "/"), (st.st_size, st.st_mtime_ns)
+                    rel = entry.path[cut:].replace(os.sep, "/")
+                    if st.st_size <= _MAX_FILE and rel not in _SKIP_FILES:
+                        yield rel, (st.st_size, st.st_mtime_ns)
 
     def _sync_file(self, rel: str, stat: tuple, known) -> int:
         try:

@@ -1,7 +1,10 @@
 """The context watchdog: given the tokens used and the window, say ok, soft (≥ 70 %, the seed's
 105,000 of 150,000: flush a summary, then start a fresh session) or hard (≥ 86.5 %: flush now,
-whatever you are doing). `flush` writes the conversation's gist — decisions, discoveries,
-pending work, failures — append-only to today's diary and the state memo.
+whatever you are doing). `flush` writes the conversation's gist — constraints, preferences,
+decisions, discoveries, pending work, failures — append-only to today's diary and the state
+memo; every constraint, preference and decision also goes into MEMORY.md through the write
+policy (`Workspace.remember`, M90; a duplicate is not written again), and the gist replaces
+compound/context.md, the session context the next boot injects.
 
 One flush per crossing: state per session lives in .giok/watchdog.json (derived, local). A
 session that already flushed at a level does nothing when asked again at that level; a higher
@@ -20,14 +23,18 @@ from decimal import ROUND_CEILING, Decimal
 
 from . import llm, policy, templates
 from .chunks import OWN_MARK
-from .clock import now
+from .clock import now, today
 from .errors import GiokError, InvalidInput
 from .fsutil import atomic_write, check_binary, file_lock, read_bytes
 from .sections import Doc, append_item
 from .workspace import MEMO
 
 LEVELS = ("ok", "soft", "hard")
-CATEGORIES = ("decisions", "discoveries", "pending", "failures")
+CATEGORIES = ("constraints", "preferences", "decisions", "discoveries", "pending", "failures")
+KEPT = {"constraints": "preference", "preferences": "preference", "decisions": "decision"}  # → memory type
+KEPT_LAYER = "M90"
+MAX_KEPT = 50                                  # per kept category and flush: a guard, not a summary
+CONTEXT = "compound/context.md"
 MAX_CONVERSATION = 50 * 1024 * 1024
 _CUES = {
     "decisions": r"\b(decided|decide to|decision|we('ll| will) (go with|use)|let's (go with|use)|chose|agreed|settled on|going with)\b|결정|하기로|정했",
@@ -36,7 +43,7 @@ _CUES = {
     "pending": r"\b(todo|to do|next step|pending|still need|need to|needs to|remaining|left to|follow up|tomorrow)\b|다음에|해야|남은|나중에|할 일|내일",
 }
 _CUE_RE = {k: re.compile(v, re.I) for k, v in _CUES.items()}
-_LABEL = {"decisions": "decision", "discoveries": "found", "pending": "pending", "failures": "failure"}
+_LABEL = {"constraints": "constraint", "preferences": "preference", "decisions": "decision", "discoveries": "found", "pending": "pending", "failures": "failure"}
 _MEMO_KEY = {"decisions": "last-done", "discoveries": "last-done", "pending": "next-step", "failures": "failure-modes"}
 
 
@@ -113,6 +120,7 @@ class FlushResult:
     summary_by: str = "extractive"
     commit: str | None = None
     notes: list[str] = field(default_factory=list)
+    memories: list[dict] = field(default_factory=list)   # what the write policy did per kept item
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -196,6 +204,7 @@ def _write_flush(ws, conversation: str, session: str, level: str) -> FlushResult
     stamp = now()
     diary_rel = ws.diary_path(stamp.date())
     planned: dict = {}
+    memories = keep(ws, gist, session)
 
     def plan(read) -> dict[str, bytes]:
         """Called under the workspace lock, on the bytes as they are now: a writer that got
@@ -208,12 +217,48 @@ def _write_flush(ws, conversation: str, session: str, level: str) -> FlushResult
         old = diary or f"# {stamp.date().isoformat()}\n\n"
         old = old if old.endswith("\n") else old + "\n"
         writes = {diary_rel: (old + "\n".join(planned["lines"]) + "\n").encode("utf-8", "surrogateescape")}
-        if points:
-            writes[MEMO] = _memo_with(memo, points, stamp).encode("utf-8", "surrogateescape")
+        memo_points = [(c, text) for c, text in points if c in _MEMO_KEY]
+        if memo_points:
+            writes[MEMO] = _memo_with(memo, memo_points, stamp).encode("utf-8", "surrogateescape")
+        if any(gist.values()):
+            writes[CONTEXT] = _context(read(CONTEXT).decode("utf-8", "surrogateescape"), gist, session, level,
+                                       stamp).encode("utf-8")
         return writes
 
     commit = ws.write_files(plan, lambda: f"watchdog: {level} flush, session {session}\n\n{planned['head'][2:]}")
-    return FlushResult("flushed", level, session, gist, planned["lines"], by, commit, notes)
+    return FlushResult("flushed", level, session, gist, planned["lines"], by, commit, notes, memories)
+
+
+def keep(ws, gist: dict[str, list[str]], session: str) -> list[dict]:
+    """Each constraint, preference and decision of the gist into MEMORY.md through the write
+    policy: asked first (policy.decide), so a duplicate or a refusal writes nothing, not even
+    a trace; the rest is `Workspace.remember`ed in M90 with the flush as its source. The text
+    is the diary's gist line (`constraint: …`), so the night's distill finds the diary line
+    already in memory instead of adding it twice."""
+    out = []
+    for category, kind in KEPT.items():
+        for said in gist.get(category, []):
+            text = f"{_LABEL[category]}: {said}"    # as the diary has it: distill sees the same text
+            decision = policy.decide(ws.memory(), text, kind, "workspace", today=today())
+            if decision.action in ("duplicate", "refuse"):
+                out.append({"kind": _LABEL[category], "text": text, "action": decision.action,
+                            "id": decision.target.id if decision.target else None, "reason": decision.reason})
+                continue
+            result = ws.remember(text, layer=KEPT_LAYER, type=kind, source=f"flush:{session}", via="watchdog")
+            out.append({"kind": _LABEL[category], "text": text, "action": result.action,
+                        "id": result.entry.id if result.entry else None, "reason": result.reason})
+    return out
+
+
+def _context(old: str, gist: dict[str, list[str]], session: str, level: str, stamp) -> str:
+    """compound/context.md: the working context of the last flushed session, whole (the
+    previous one stays in git history). The file's title line is kept."""
+    title = next((l for l in old.splitlines() if l.startswith("# ")), "# context.md : session context")
+    lang = "ko" if re.search(r"[가-힣]", title) else "en"     # the workspace's language, from its template
+    intro = (f"{session} 세션의 {level} 플러시 ({stamp:%Y-%m-%d %H:%M}): 다음 세션이 이어받을 맥락." if lang == "ko" else
+             f"Carried from session {session}, {level} flush at {stamp:%Y-%m-%d %H:%M}: the context the next session picks up.")
+    lines = [f"- {_LABEL[c]}: {text}" for c in CATEGORIES for text in gist.get(c, [])]
+    return f"{title}\n\n{intro}\n\n" + "\n".join(lines) + "\n"
 
 
 def _memo_with(old: str, points, stamp) -> str:
@@ -265,21 +310,79 @@ def _message(row) -> tuple[str, str] | None:
     return role, content
 
 
-def extract(conversation: str, per_category: int = 5) -> dict[str, list[str]]:
-    """The extractive gist: sentences with decision / discovery / pending / failure cues, the
-    latest ones first kept, secrets redacted."""
+_SPEAKER_RE = re.compile(r"^(user|human|me|assistant|agent|ai|bot|claude|사용자|나|에이전트|어시스턴트|비서)\s*:\s*", re.I)
+_AGENT_ROLES = ("assistant", "agent", "ai", "bot", "claude", "model", "에이전트", "어시스턴트", "비서")
+# What the user states as a rule for the work (constraint) or as a liking (preference).
+_CONSTRAINT_RE = re.compile(
+    r"^(please\s+|and\s+|also\s+|so\s+|(from now on|going forward|in future|in the future|next time),?\s+)?"
+    r"(never|don'?t|do not|always|only|make sure|ensure|avoid|stop)\b"
+    r"|^(from now on|going forward|in future|in the future),?\s+(?!(i|we|it|that|this|they|he|she)\b)\w"
+    r"|\b(you|we)\s+(must|mustn'?t|must not|should never|should always|shouldn'?t|are not allowed to|may not|"
+    r"have to always|always have to)\b"
+    r"|\b(not allowed|forbidden|under no circumstances|without (my|our) (review|approval|ok|sign-off))\b"
+    r"|절대|반드시|무조건|금지|(^|\s)꼭\s|항상|(?<!걱정하)(?<!신경 쓰)(?<!신경쓰)지 ?마(라|세요|요|십시오)?(?=$|[\s.!,~])|지 말(자|고|것|아)"
+    r"|(면|으면) 안 ?(돼|된다|됩니다|되요|돼요)", re.I)
+# "…해야 해" is a rule unless it is today's to-do ("내일 테스트를 더 해야 한다": pending).
+_MUST_KO = re.compile(r"야 ?(해|한다|합니다|돼|된다|해요)(?=$|[\s.!,~])")
+_WHEN = re.compile(r"내일|오늘|이따|나중에|다음 ?주|이번 ?주|모레|\b(today|tomorrow|later|tonight)\b", re.I)
+_PREFERENCE_RE = re.compile(
+    r"\b(i|we)\s+(really\s+|much\s+)?(prefer|like|love|want|hate|dislike|enjoy)\b"
+    r"|\bi'?d\s+(prefer|rather|like)\b|\bi would (prefer|rather|like)\b|\bmy (favou?rite|preferred)\b"
+    r"|\b(call|address) me\b|^(please\s+)?(reply|answer|respond|talk|speak|write to me)\b.*\bin (korean|english|\w+ish)\b"
+    r"|선호|(?<!^)좋아(해|한다|요|합니다)?(?=$|[\s.!,~])|더 좋|싫어|편해|편하다|편합니다|좋겠|불러 ?(줘|주세요|줘요)"
+    r"|(으로|로) (답해|대답해|말해|얘기해)", re.I)
+_NOT_A_RULE = re.compile(r"^(don'?t|do not) (worry|mind|bother)\b|^i (don'?t|do not) (care|know|mind)\b", re.I)
+
+
+def _speaker(role: str, text: str, agent: str | None = None) -> tuple[str, str]:
+    """(user | assistant | text, the text) of a message; a plain-text line's `user:` /
+    `assistant:` / `<agent name>:` label says who spoke, and is taken off."""
+    role = role.lower()
+    if role == "text":
+        m = _SPEAKER_RE.match(text) or (re.match(rf"^({re.escape(agent)})\s*:\s*", text, re.I) if agent else None)
+        if m:
+            label = m.group(1).lower()
+            role = "assistant" if label in _AGENT_ROLES or (agent and label == agent.lower()) else "user"
+            text = text[m.end():]
+    return ("assistant" if role in _AGENT_ROLES else "user" if role in ("user", "human") else "text"), text
+
+
+def classify_sentence(sentence: str, speaker: str = "user") -> str | None:
+    """constraints | preferences | decisions | failures | discoveries | pending | None. Rules
+    and likings count only when the user said them (or the speaker is unknown): an agent
+    repeating a rule back, a question, a guess, is not a new one."""
+    question = sentence.rstrip().endswith(("?", "？"))
+    guess = bool(policy._SPECULATION.search(sentence))
+    if speaker != "assistant" and not question and not guess and not _NOT_A_RULE.search(sentence):
+        if _CONSTRAINT_RE.search(sentence) or (_MUST_KO.search(sentence) and not _WHEN.search(sentence)):
+            return "constraints"
+        if _PREFERENCE_RE.search(sentence):
+            return "preferences"
+    if question:
+        return None
+    for category in ("decisions", "failures", "discoveries", "pending"):
+        if _CUE_RE[category].search(sentence):
+            return category
+    return None
+
+
+def extract(conversation: str, per_category: int = 5, agent: str | None = None) -> dict[str, list[str]]:
+    """The extractive gist: sentences with constraint / preference / decision / discovery /
+    pending / failure cues, secrets redacted. Every constraint, preference and decision is
+    kept (up to MAX_KEPT each), in the order said; of the others the latest `per_category`."""
     gist: dict[str, list[str]] = {c: [] for c in CATEGORIES}
     seen = set()
-    for _, text in reversed(messages(conversation)):
+    for role, text in reversed(messages(conversation)):
+        speaker, text = _speaker(role, text, agent)
         for sentence in reversed(re.split(r"(?<=[.!?。])\s+|\n+", text)):
             sentence = " ".join(sentence.split()).lstrip("-*• ").strip()
             if len(sentence) < 8 or sentence.lower() in seen:
                 continue
-            for category in ("decisions", "failures", "discoveries", "pending"):
-                if _CUE_RE[category].search(sentence) and len(gist[category]) < per_category:
-                    gist[category].insert(0, _clip(policy.redact(sentence)[0]))
-                    seen.add(sentence.lower())
-                    break
+            category = classify_sentence(sentence, speaker)
+            limit = MAX_KEPT if category in KEPT else per_category
+            if category and len(gist[category]) < limit:
+                gist[category].insert(0, _clip(policy.redact(policy.normalize(sentence))[0]))
+                seen.add(sentence.lower())
     return gist
 
 
@@ -288,22 +391,34 @@ def _clip(text: str, width: int = 240) -> str:
 
 
 SUMMARY_SYSTEM = """Summarise this agent conversation for its long-term memory. Keep only what a
-future session needs: decisions (and why), discoveries, pending work, failures (and dead ends).
-Short sentences, at most 5 per list, no secrets. Answer with JSON only:
-{"decisions": [], "discoveries": [], "pending": [], "failures": []}"""
+future session needs: every constraint or rule the user set (word for word), every preference
+the user stated, decisions (and why), discoveries, pending work, failures (and dead ends).
+Short sentences, at most 5 per list except constraints, preferences and decisions (all of
+them), no secrets. Answer with JSON only:
+{"constraints": [], "preferences": [], "decisions": [], "discoveries": [], "pending": [], "failures": []}"""
 
 
 def summarize(ws, conversation: str) -> tuple[dict[str, list[str]], str, list[str]]:
-    """(gist, who summarised, notes): the configured LLM, or the extractive summary."""
+    """(gist, who summarised, notes): the configured LLM, or the extractive summary. The
+    LLM's constraints, preferences and decisions are completed by the extractive ones it
+    left out (none similar to its own), so a terse summary drops no rule."""
     spec = llm.configured(ws, "summarizer")
+    rules = extract(conversation, agent=ws.name)
     if not spec:
-        return extract(conversation), "extractive", []
+        return rules, "extractive", []
     try:
         chat = llm.client(spec, "summarizer")
         answer = chat.complete(SUMMARY_SYSTEM, conversation[-60000:])
-        return _parse_gist(answer, chat.name), chat.name, []
+        gist = _parse_gist(answer, chat.name)
     except GiokError as exc:
-        return extract(conversation), "extractive", [f"LLM summary failed, used the extractive one: {exc}"]
+        return rules, "extractive", [f"LLM summary failed, used the extractive one: {exc}"]
+    notes = []
+    for category in KEPT:
+        missed = [t for t in rules[category] if not any(policy.similarity(t, o) >= 0.5 for o in gist[category])]
+        if missed:
+            gist[category] += missed
+            notes.append(f"{len(missed)} {category} the summary left out were added from the conversation")
+    return gist, chat.name, notes
 
 
 def _parse_gist(answer: str, name: str) -> dict[str, list[str]]:
@@ -312,8 +427,8 @@ def _parse_gist(answer: str, name: str) -> dict[str, list[str]]:
     data = _json_in(answer)
     if not isinstance(data, dict) or not any(isinstance(data.get(c), list) for c in CATEGORIES):
         raise ProviderError(f"{name}: the summary is not the JSON asked for")
-    return {c: [_clip(policy.redact(" ".join(str(x).split()))[0]) for x in (data.get(c) or []) if str(x).strip()][:5]
-            for c in CATEGORIES}
+    return {c: [_clip(policy.redact(policy.normalize(str(x)))[0]) for x in (data.get(c) if isinstance(data.get(c), list) else [])
+                if str(x).strip()][:MAX_KEPT if c in KEPT else 5] for c in CATEGORIES}
 
 
 class Watchdog:

@@ -414,17 +414,37 @@ class Workspace:
         return line
 
     def lesson(self, title: str, body: str) -> str:
+        """Add a dated `## [YYYY-MM-DD] title` section to compound/lessons.md, or, when a lesson
+        of that title (case and spacing aside) exists, append the body's new lines to it, dated
+        when the day differs; lines it already holds are not repeated (no change, no commit).
+        Returns the lesson's heading."""
         title = _safe_text(title, "lesson title", limit=300)
         body = _safe_text(body, "lesson body", multiline=True)
-        heading = f"## [{today().isoformat()}] {title}"
+        day = today().isoformat()
+        heading = f"## [{day}] {title}"
         lines = [l if l.lstrip().startswith(("-", "*")) else f"- {l}" for l in body.split("\n") if l.strip()]
+        wanted = " ".join(title.split()).casefold()
 
         def change(old: str):
+            doc = Doc.parse(old or f"# lessons.md : {self.name}\n")
+            for section in doc.sections:
+                m = re.match(r"^\[([^\]]+)\]\s*(.*)$", section.title.strip())
+                if m and " ".join(m.group(2).split()).casefold() == wanted:
+                    held = {l.strip() for l in section.lines}
+                    dated = m.group(1) != day
+                    for line in lines:
+                        if line.strip() not in held and (not dated or f"- [{day}] {line.strip()[2:]}" not in held):
+                            append_item(section, f"- [{day}] {line.strip()[2:]}" if dated else line)
+                    return doc.render(), (section.heading, "appended")
             base = old or f"# lessons.md : {self.name}\n"
             base = base if base.endswith("\n") else base + "\n"
-            return base + "\n" + heading + "\n" + "\n".join(lines) + "\n", heading
+            return base + "\n" + heading + "\n" + "\n".join(lines) + "\n", (heading, "added")
 
-        self.edit(LESSONS, change, f"lesson: {title}")
+        def message(result) -> str:
+            shown, action = result
+            return f"lesson: append to {shown.split('] ', 1)[-1]}" if action == "appended" else f"lesson: {title}"
+
+        (heading, _), _ = self.edit(LESSONS, change, message)
         return heading
 
     def decisions(self) -> list[dict]:

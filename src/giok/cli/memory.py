@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from ..home import Home
-from ..workspace import Workspace
+from ..workspace import LESSONS, Workspace
 from . import emit, json_option, main, open_workspace, read_text_arg, workspace_option
 
 
@@ -127,9 +127,14 @@ def diary(text, as_json):
 @workspace_option()
 @json_option
 def lesson(title, body, as_json):
-    """Add a dated lesson section to compound/lessons.md."""
-    heading = open_workspace().lesson(title, read_text_arg(body))
-    emit({"heading": heading}, as_json, lambda d: d["heading"])
+    """Add a dated lesson section to compound/lessons.md; a lesson of the same title gets
+    the new lines appended (dated), never replaced."""
+    ws = open_workspace()
+    before = ws.read_text(LESSONS)
+    heading = ws.lesson(title, read_text_arg(body))
+    action = "added" if heading not in before.splitlines() else \
+        "appended" if ws.read_text(LESSONS) != before else "unchanged (it holds these lines already)"
+    emit({"heading": heading, "action": action}, as_json, lambda d: f"{d['action']}: {d['heading']}")
 
 
 @main.command()

@@ -76,14 +76,17 @@ def watch(used, window, session, exit_code, as_json):
 @json_option
 def flush(session, level, as_json):
     """Write the gist of the conversation on stdin (JSONL messages or plain text) to today's
-    diary and the state memo: decisions, discoveries, pending work, failures. Append-only;
-    once per crossing and session."""
+    diary and the state memo: constraints, preferences, decisions, discoveries, pending work,
+    failures; constraints, preferences and decisions also into MEMORY.md (M90, through the
+    write policy); the gist becomes compound/context.md. Append-only; once per crossing and
+    session."""
     ws = open_workspace()
     if sys.stdin.isatty():
         raise InvalidInput("pipe the conversation on stdin: `... | giok flush --session ID`")
     result = watchdog.flush(ws, sys.stdin.read(), session, level)
     emit(result.to_dict(), as_json, lambda d: "\n".join(
         [f"{d['action']} ({d['level']}, session {d['session']}, summary: {d['summary_by']})"] + d["lines"]
+        + [f"memory: {m['action']} {m['id'] or ''} {m['kind']}: {m['text']}" for m in d.get("memories", [])]
         + [f"note: {n}" for n in d["notes"]]))
 
 
