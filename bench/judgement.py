@@ -130,7 +130,7 @@ def main() -> None:
     before = _baseline(args.baseline) if args.baseline else None
     print(f"{'set':<14}{'split':<7}{'lang':<6}{'n':>4}  {'before':>7}  {'after':>7}")
     for name in ("needs_memory", "change_pairs"):
-        for split in ("dev", "test"):
+        for split in ("dev", "test", "fresh"):
             for key in ("all", "en", "ko"):
                 n = now[name][split][key][1]
                 old = f"{accuracy(before[name], split, key):7.1%}" if before else "      -"
