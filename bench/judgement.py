@@ -4,6 +4,7 @@
 
 1. needs-memory (tests/data/needs_memory.json): does `recall` search memory for this question?
    Scored by `giok.search.needs_memory`.
+   Also: how many of the questions that need memory were not searched (the costly error).
 2. change pairs (tests/data/change_pairs.json): what giok makes of an old and a new statement:
    `duplicate` (remember does not add it again, or folds a rewording into the old entry),
    `supersede` (remember replaces the old entry), `contradiction` (remember writes both, the
@@ -71,10 +72,14 @@ def _old_review_flag(distill, policy, a: str, b: str) -> bool:
 def score() -> dict:
     """{set: {split: {"all"|lang: [right, total]}}} and the misses, for the code on sys.path."""
     from giok.search import needs_memory
-    out: dict = {"needs_memory": {}, "change_pairs": {}, "misses": []}
+    out: dict = {"needs_memory": {}, "change_pairs": {}, "skipped": {}, "misses": []}
     for item in needs_memory_items():
         got = needs_memory(item["q"])[0]
         _tally(out["needs_memory"], item, got == item["needs_memory"])
+        if item["needs_memory"]:    # the costly error: a question that needs memory, not searched
+            cell = out["skipped"].setdefault(item["split"], [0, 0])
+            cell[0] += int(not got)
+            cell[1] += 1
         if got != item["needs_memory"]:
             out["misses"].append(f"needs_memory {item['split']}: {item['q']!r} want {item['needs_memory']}")
     for item in pair_items():
@@ -135,6 +140,10 @@ def main() -> None:
                 n = now[name][split][key][1]
                 old = f"{accuracy(before[name], split, key):7.1%}" if before else "      -"
                 print(f"{name:<14}{split:<7}{key:<6}{n:>4}  {old}  {accuracy(now[name], split, key):7.1%}")
+    for split in ("dev", "test", "fresh"):
+        old = "{}/{}".format(*before["skipped"][split]) if before and "skipped" in before else "-"
+        print(f"needs-memory questions not searched, {split}: before {old}, after "
+              "{}/{}".format(*now["skipped"][split]))
     if args.misses:
         print("\n".join(now["misses"]))
 
