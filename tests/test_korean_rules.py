@@ -74,3 +74,16 @@ def test_change_pairs_test_split_accuracy():
     assert bench.accuracy(table, "test") >= TEST_SPLIT_FLOOR
     for lang in ("en", "ko"):
         assert bench.accuracy(table, "test", lang) >= TEST_SPLIT_FLOOR - 0.05
+
+
+@pytest.mark.parametrize("old,new", [
+    ("Seojun is a developer", "Seojun is busy these days"),
+    ("서준은 개발자다", "서준은 요즘 바쁘다"),
+    ("Seojun likes hiking", "Minji now likes hiking"),
+    ("데이터베이스는 Postgres를 쓴다", "캐시는 이제 Redis를 쓴다"),
+    ("We use Postgres for the database", "We now use Redis for caching"),
+])
+def test_a_change_word_alone_does_not_replace_another_fact(ws, old, new):
+    ws.remember(old)
+    assert ws.remember(new).action == "written"
+    assert len(ws.memory().entries()) == 2

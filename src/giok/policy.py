@@ -322,10 +322,31 @@ def contradicts(new: str, old: str) -> bool:
         return False                        # "use Postgres for the database" / "now use Redis for caching"
     kin = a.predicate == b.predicate or b.predicate in _SUPERSEDES.get(a.predicate, ())
     if kin and _CHANGE_WORDS.search(new):
-        return a.predicate != "be" or (len(a.objects) <= 3 and len(b.objects) <= 3)
+        return a.predicate != "be" or _same_kind_of_value(a, b)
     lean_a = _LEANING.get(a.predicate, 0) * (-1 if claim(new)[1] else 1)
     lean_b = _LEANING.get(b.predicate, 0) * (-1 if claim(old)[1] else 1)
     return lean_a * lean_b < 0 and bool(a.objects & b.objects)
+
+
+_VALUE_KINDS = (
+    ("weekday", re.compile(r"\b(mon|tues|wednes|thurs|fri|satur|sun)days?\b|[월화수목금토일]요일")),
+    ("time", re.compile(r"\b\d{1,2}(\s\d{2})?\s?(am|pm)\b|\d+시|오전|오후|\b\d{1,2} \d{2}\b")),
+    ("month", re.compile(r"\b(january|february|march|april|may|june|july|august|september|october|november|december)\b|\d+월")),
+    ("number", re.compile(r"\d")),
+)
+
+
+def _same_kind_of_value(a: Statement, b: Statement) -> bool:
+    """"X is Y" → "X is now Z" replaces only a value of the same kind (a weekday, a time, a month,
+    a number), or, with no kind on either side, an attribute named in several words ("deploy day",
+    "favourite food"): "Seojun is busy these days" does not replace "Seojun is a developer"."""
+    if len(a.objects) > 3 or len(b.objects) > 3:
+        return False
+    kind_a = next((k for k, rx in _VALUE_KINDS if rx.search(" ".join(sorted(a.objects)))), None)
+    kind_b = next((k for k, rx in _VALUE_KINDS if rx.search(" ".join(sorted(b.objects)))), None)
+    if kind_a or kind_b:
+        return kind_a == kind_b
+    return len(a.who.split()) >= 2
 
 
 # Negation, rewritten to the positive claim: (pattern, replacement). Each hit flips the polarity.
