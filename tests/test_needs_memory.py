@@ -13,7 +13,12 @@ BENCH = Path(__file__).resolve().parent.parent / "bench" / "judgement.py"
 TEST_SPLIT_FLOOR = 0.9
 
 
-def test_the_dogs_name_is_looked_up(ws):
+@pytest.fixture
+def fake(giok_home):
+    giok_home.update(lambda c: c.update(embeddings={"provider": "fake"}))
+
+
+def test_the_dogs_name_is_looked_up(ws, fake):
     ws.remember("Seojun's dog is called Bori")
     found = ws.recall("what is the dog's name?")
     assert found.decision == "search" and found.answer == "found"
@@ -22,7 +27,7 @@ def test_the_dogs_name_is_looked_up(ws):
 
 @pytest.mark.parametrize("query", ["오늘 날씨 어때?", "파이썬에서 리스트 정렬하는 법 알려줘",
                                    "How do I sort a list in Python?", "What's the weather like today?"])
-def test_weather_and_how_to_do_not_search(ws, query):
+def test_weather_and_how_to_do_not_search(ws, fake, query):
     ws.remember("Seojun prefers Python for scripts")
     skipped = ws.recall(query)
     assert skipped.decision == "skip" and skipped.attempts == [] and skipped.answer == "not needed"
