@@ -472,20 +472,13 @@ class _Run:
 
     def _flag_contradictions(self, live: list[MemoryEntry]) -> None:
         found = 0
-        subject = {e.id: policy.subject(e.text) for e in live}
-        neg = {e.id: negated(e.text) for e in live}
-        for a, b in _pairs(live, self.token_of, 0.3):
-            if a.scope != b.scope:
+        for a, b in _pairs(live, self.token_of, 0.2, min_tokens=2):
+            if a.scope != b.scope or not disagree(a.text, b.text):
                 continue
-            words_a = _content_words(self.token_of[a.id])
-            words_b = _content_words(self.token_of[b.id])
-            same_subject = subject[a.id] and subject[b.id] and subject[a.id][0] == subject[b.id][0]
-            if (neg[a.id] != neg[b.id] and similar(words_a, words_b) >= 0.5) or (same_subject and (
-                    policy.contradicts(a.text, b.text) or policy.contradicts(b.text, a.text))):
-                found += 1
-                if found <= MAX_FLAGS:
-                    self.report.flagged.append({"kind": "contradiction", "ids": [a.id, b.id],
-                                                "message": f"{a.id} and {b.id} may disagree: {a.text!r} / {b.text!r}"})
+            found += 1
+            if found <= MAX_FLAGS:
+                self.report.flagged.append({"kind": "contradiction", "ids": [a.id, b.id],
+                                            "message": f"{a.id} and {b.id} may disagree: {a.text!r} / {b.text!r}"})
         if found > MAX_FLAGS:
             self.report.notes.append(f"{found} possible contradictions; the first {MAX_FLAGS} are listed")
 
@@ -523,11 +516,6 @@ class _Run:
         self.ledger.refs_until = None  # older versions kept the watermark here; MEMORY.md holds it now
         writes[LEDGER] = self.ledger.render().encode()
         return writes
-
-
-def _content_words(toks: frozenset) -> frozenset:
-    """Tokens without numbers and negation words: what two opposite statements share."""
-    return frozenset(t for t in toks if not t.isdigit() and not _NEGATION_RE.fullmatch(t))
 
 
 def _worth_asking(item: judges.Item) -> bool:
@@ -572,7 +560,14 @@ class _DupIndex:
         return None
 
 
-def _pairs(entries: list[MemoryEntry], token_of: dict, threshold: float):
+def disagree(a: str, b: str) -> bool:
+    """May these two live statements not both be true? The same claim with the opposite
+    polarity in either language (policy.opposed), or one replaces the other by the write
+    policy's rules (policy.contradicts: a changed preference, place or value)."""
+    return policy.opposed(a, b) or policy.contradicts(a, b) or policy.contradicts(b, a)
+
+
+def _pairs(entries: list[MemoryEntry], token_of: dict, threshold: float, min_tokens: int = 3):
     """Pairs of entries whose words overlap at least `threshold` (Jaccard)."""
     postings: dict[str, list[int]] = {}
     for n, e in enumerate(entries):
@@ -585,7 +580,7 @@ def _pairs(entries: list[MemoryEntry], token_of: dict, threshold: float):
                 if m <= n or (n, m) in seen:
                     continue
                 seen.add((n, m))
-                if similar(token_of[e.id], token_of[entries[m].id]) >= threshold and len(token_of[e.id]) >= 3:
+                if similar(token_of[e.id], token_of[entries[m].id]) >= threshold and len(token_of[e.id]) >= min_tokens:
                     yield e, entries[m]
 
 

@@ -14,10 +14,13 @@ that thread, a task's only while that task is asked for.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
+from . import tokenize
 from .memoryfile import MemoryEntry, MemoryFile
 
 LOW_CONFIDENCE = 0.5        # speculation is kept only when marked with a type and at most this
@@ -216,72 +219,227 @@ def redact(text: str) -> tuple[str, list[str]]:
 
 
 # -- dedup, near-duplicates, contradictions ----------------------------------------------------
+# A statement is read as subject + predicate + objects, with a polarity. The same rules hold in
+# English and Korean (docs/policy.md, "Changes and contradictions in Korean"):
+#   supersede      same subject, same predicate family and a change word in the new statement
+#                  ("now", "no longer", "이제", "요즘", "더 이상"); a switch or a move ("switched to",
+#                  "moved to", "바꿨다", "옮겼다", "이사했다") of the same subject; the same subject and
+#                  object with the opposite leaning (likes / dislikes, 좋아한다 / 좋아하지 않는다); or
+#                  the same claim negated together with a change word
+#   contradiction  the same claim with the opposite polarity and no change word: both are kept,
+#                  the nightly review flags them (`opposed`)
 _CHANGE_WORDS = re.compile(r"\b(now|currently|actually|instead|anymore|these days|no longer|from now on|"
                            r"switched|changed|moved)\b|"
-                           r"이제|요즘|지금은|현재는|더 이상|앞으로는|대신", re.I)
+                           r"이제|요즘|지금은|현재는|더 이상|앞으로는|대신|바꿨|바꿈|바꾸었|바꿔|옮겼|옮김|이사했|이사함|변경", re.I)
 _PREDICATES = (
-    ("prefer", re.compile(r"\b(prefers?|preferred|would rather)\b|선호", re.I)),
-    ("like", re.compile(r"\b(likes?|loves?|enjoys?|favou?rite)\b|좋아", re.I)),
-    ("dislike", re.compile(r"\b(hates?|dislikes?|can'?t stand)\b|싫어", re.I)),
-    ("want", re.compile(r"\b(wants?)\b|원한다|원함", re.I)),
-    ("use", re.compile(r"\b(uses?|using|runs? on|deploys? to|works? (at|for))\b|사용|쓴다|쓰고", re.I)),
-    ("live", re.compile(r"\b(lives? in|moved to|based in)\b|산다|살고|이사", re.I)),
+    ("prefer", re.compile(r"\b(prefers?|preferred|would rather|likes?|loves?|enjoys?|favou?rite)\b|선호|좋아|즐기|즐긴", re.I)),
+    ("dislike", re.compile(r"\b(hates?|dislikes?|can'?t stand)\b|싫어|싫다", re.I)),
+    ("want", re.compile(r"\b(wants?)\b|원한다|원함|원해", re.I)),
+    ("switch", re.compile(r"\b(switched|changed|migrated) (over )?to\b|바꿨|바꿈|바꾸었|바꿔|변경", re.I)),
+    ("move", re.compile(r"\b(moved|relocated) to\b|이사|옮겼|옮김|이전했", re.I)),
+    ("live", re.compile(r"\b(lives? in|based in|located in|is in|are in)\b|산다|살고|살아|거주|에 있다|에 있음", re.I)),
+    ("use", re.compile(r"\b(uses?|using|runs? on|deploys? to|works? (at|for))\b|사용|쓴다|쓰고|쓰지|쓴|돌린다|돌려|"
+                       r"일한다|일해|다닌다|근무", re.I)),
     ("call", re.compile(r"\b(call(s|ed)? (him|her|them|me)|address(es|ed)? as|goes by)\b|호칭|부른다|불러", re.I)),
+    ("be", re.compile(r"\b(is|are)\b|[가-힣]다$|입니다$|이에요$|예요$", re.I)),
 )
+# What a switch or a move replaces besides its own kind; the polarity of a leaning.
+_SUPERSEDES = {"switch": {"use", "be", "prefer"}, "move": {"live", "use"}}
+_LEANING = {"prefer": 1, "want": 1, "dislike": -1}
+_VALUE_PREDICATES = {"use", "switch", "move", "live", "be"}
 _KO_PARTICLE = re.compile(r"(은|는|이|가|께서|의)$")
+_KO_TOPIC = re.compile(r"..*(은|는|이|가|께서)$")
+_KO_OBJECT = re.compile(r"..*(을|를)$")
+_KO_SELF = {"나", "저", "내", "제", "우리", "저희"}
 _STOP = {"the", "a", "an", "my", "our", "his", "her", "their", "now", "currently", "actually", "still",
-         "also", "really", "very", "no", "longer", "instead", "these", "days", "이제", "요즘", "지금은", "현재는"}
+         "also", "really", "very", "no", "longer", "instead", "these", "days", "이제", "요즘", "지금은", "현재는",
+         "not", "never", "don", "doesn", "didn", "t", "더", "이상", "앞으로는", "대신", "가장", "안", "못"}
 
 
-def subject(text: str) -> tuple[str, str, frozenset] | None:
+class Statement(NamedTuple):
+    who: str                    # the subject ("seojun", "deploy day", "배포 요일"; "" for the speaker in Korean)
+    predicate: str              # prefer, dislike, want, switch, move, live, use, call, be
+    objects: frozenset          # the other words of the statement
+    purpose: frozenset = frozenset()   # "for X" words: "use Redis for caching"
+
+
+@functools.lru_cache(maxsize=4096)
+def subject(text: str) -> Statement | None:
     """(who or what, predicate, object words) of a statement like "Seojun prefers tea" or
-    "서준은 차를 좋아한다"; None when there is no preference-like predicate."""
+    "서준은 차를 좋아한다"; None when no predicate is found or nothing names the subject."""
     for name, pattern in _PREDICATES:
         m = pattern.search(text)
         if not m:
             continue
-        head = [w for w in _words(text[: m.start()].casefold()) if w not in _STOP]
-        if not head:
-            return None
-        first = head[0]
-        who = _KO_PARTICLE.sub("", first) if re.match(r"[가-힣]", first) else " ".join(head[-3:])
-        if re.match(r"[가-힣]", first):
-            objects = head[1:]
-        else:
-            objects = [w for w in _words(text[m.end():].casefold()) if w not in _STOP]
-        return (who, name, frozenset(objects)) if who else None
+        found = _subject_ko(text, m, name) if tokenize.language(text) == "ko" else _subject_en(text, m, name)
+        if found:
+            return found
     return None
 
 
-def contradicts(new: str, old: str) -> bool:
-    """Does `new` replace `old`: same subject and predicate with a change word ("now",
-    "이제", "no longer"), or the same subject and object with the opposite leaning?"""
-    a, b = subject(new), subject(old)
-    if not a or not b or a[0] != b[0]:
-        return False
-    if a[1] == b[1] and _CHANGE_WORDS.search(new):
+def _subject_en(text: str, m: re.Match, name: str) -> Statement | None:
+    head = [w for w in _words(text[: m.start()].casefold()) if w not in _STOP]
+    if not head:
+        return None
+    after = [w for w in _words(text[m.end():].casefold()) if w not in _STOP]
+    purpose = after[after.index("for") + 1:] if "for" in after else []
+    return Statement(" ".join(head[-3:]), name, frozenset(after), frozenset(purpose) - {"the", "a", "an"})
+
+
+def _subject_ko(text: str, m: re.Match, name: str) -> Statement | None:
+    head = [w for w in _words(text[: m.start()].casefold()) if w not in _STOP]
+    marker = _KO_OBJECT if name in ("switch", "move") and any(_KO_OBJECT.match(w) for w in head) else _KO_TOPIC
+    cut = next((i + 1 for i, w in enumerate(head) if marker.match(w)), 0)
+    who = " ".join(tokenize.stem_ko(w) for w in head[:cut])
+    who = "" if who in _KO_SELF else who
+    if name == "be" and not who:
+        return None
+    return Statement(who, name, frozenset(tokenize.stem_ko(w) for w in head[cut:]))
+
+
+def _same_subject(a: Statement, b: Statement) -> bool:
+    """The same subject, or (for values and places) one statement names the other's subject among
+    its words: "채팅에 더 이상 슬랙을 쓰지 않는다" is about "채팅은 슬랙을 쓴다"."""
+    if a.who == b.who:
         return True
-    polar = {"prefer": 1, "like": 1, "want": 1, "dislike": -1}
-    opposite = polar.get(a[1], 0) * polar.get(b[1], 0) < 0
-    return opposite and bool(a[2] & b[2])
+    if a.predicate not in _VALUE_PREDICATES or b.predicate not in _VALUE_PREDICATES:
+        return False
+    for x, y in ((a, b), (b, a)):
+        named = set(y.who.split())
+        if named and (not x.who or x.predicate in _SUPERSEDES) and named <= set(x.objects) | set(x.who.split()):
+            return True
+    return False
 
 
-def rewording(a: str, b: str) -> bool:
-    """Do a and b differ only in inflection and filler words ("Monday" / "Mondays")? A word
-    with no counterpart of the same stem ("alpha" / "gamma") makes it a different fact."""
-    def content(text: str) -> set[str]:
-        return {w for w in key(text).split() if w not in _STOP and (len(w) > 1 or w.isdigit())}
+def contradicts(new: str, old: str) -> bool:
+    """Does `new` replace `old`: same subject and predicate family with a change word ("now",
+    "이제", "no longer"), a switch or move of the same subject, or the same subject and object
+    with the opposite leaning?"""
+    a, b = subject(new), subject(old)
+    if not a or not b or not _same_subject(a, b):
+        return False
+    if a.purpose and b.purpose and not a.purpose & b.purpose:
+        return False                        # "use Postgres for the database" / "now use Redis for caching"
+    kin = a.predicate == b.predicate or b.predicate in _SUPERSEDES.get(a.predicate, ())
+    if kin and _CHANGE_WORDS.search(new):
+        return a.predicate != "be" or _same_kind_of_value(a, b)
+    lean_a = _LEANING.get(a.predicate, 0) * (-1 if claim(new)[1] else 1)
+    lean_b = _LEANING.get(b.predicate, 0) * (-1 if claim(old)[1] else 1)
+    return lean_a * lean_b < 0 and bool(a.objects & b.objects)
 
-    wa, wb = content(a), content(b)
+
+_VALUE_KINDS = (
+    ("weekday", re.compile(r"\b(mon|tues|wednes|thurs|fri|satur|sun)days?\b|[월화수목금토일]요일")),
+    ("time", re.compile(r"\b\d{1,2}(\s\d{2})?\s?(am|pm)\b|\d+시|오전|오후|\b\d{1,2} \d{2}\b")),
+    ("month", re.compile(r"\b(january|february|march|april|may|june|july|august|september|october|november|december)\b|\d+월")),
+    ("number", re.compile(r"\d")),
+)
+
+
+def _same_kind_of_value(a: Statement, b: Statement) -> bool:
+    """"X is Y" → "X is now Z" replaces only a value of the same kind (a weekday, a time, a month,
+    a number), or, with no kind on either side, an attribute named in several words ("deploy day",
+    "favourite food"): "Seojun is busy these days" does not replace "Seojun is a developer"."""
+    if len(a.objects) > 3 or len(b.objects) > 3:
+        return False
+    kind_a = next((k for k, rx in _VALUE_KINDS if rx.search(" ".join(sorted(a.objects)))), None)
+    kind_b = next((k for k, rx in _VALUE_KINDS if rx.search(" ".join(sorted(b.objects)))), None)
+    if kind_a or kind_b:
+        return kind_a == kind_b
+    return len(a.who.split()) >= 2
+
+
+# Negation, rewritten to the positive claim: (pattern, replacement). Each hit flips the polarity.
+_NEGATIONS = (
+    (re.compile(r"\bno longer\b|\bnot\b|\bnever\b|\bno\b", re.I), ""),
+    (re.compile(r"\bcan ?not\b|\bcan'?t\b", re.I), "can"),
+    (re.compile(r"\bwon'?t\b", re.I), "will"),
+    (re.compile(r"\b(\w+)n'?t\b", re.I), r"\1"),
+    (re.compile(r"\bdisabled\b", re.I), "enabled"),
+    (re.compile(r"\bforbidden\b|\bprohibited\b", re.I), "allowed"),
+    (re.compile(r"지(는|도|가)?\s*(않|마|말|못)[가-힣]*"), ""),          # 하지 않는다, 하지 마, 하지 말 것, 하지 못한다
+    (re.compile(r"(?<![가-힣])(안|못)\s+"), ""),                        # 안 한다, 못 간다
+    (re.compile(r"(?<![가-힣])(안|못)(?=(하|해|했|한|할|돼|된|되))"), ""),   # 안한다, 못해
+    (re.compile(r"\s*아니[가-힣]*"), ""),                                # 채식주의자가 아니다
+    (re.compile(r"없(?=[가-힣]|\b|$)"), "있"),                           # GPU가 없다 → 있다
+    (re.compile(r"꺼져|꺼짐|꺼진"), "켜져"),
+    (re.compile(r"비활성"), "활성"),
+    (re.compile(r"금지"), "허용"),
+)
+_KO_ENDINGS = ("는다", "다", "지는", "지", "함", "해", "할")   # only on words tokenize.stem_ko left alone
+_LIGHT_VERBS = {"하", "되", "이", "있", "수"}
+
+
+@functools.lru_cache(maxsize=4096)
+def claim(text: str) -> tuple[frozenset, bool]:
+    """(the words of the positive claim, negated?): "배포는 금요일에 하지 않는다" and "Deploys do not
+    happen on Friday" become the words of "배포는 금요일에 한다" / "Deploys happen on Friday", True.
+    Korean words are compared by stem (particles and endings off, last final consonant dropped:
+    한다 / 하지 → 하, 돈다 / 돌지 → 도); English words by tokenize's stemmer; change words drop."""
+    body, flips = normalize(text).casefold(), 0
+    for pattern, positive in _NEGATIONS:
+        body, n = pattern.subn(positive, body)
+        flips += n
+    body = _CHANGE_WORDS.sub(" ", body)
+    out = set()
+    for word in _words(body):
+        if word in _STOP:
+            continue
+        if re.match(r"[가-힣]", word):
+            stem = _ko_claim_word(word)
+            if stem not in _LIGHT_VERBS:
+                out.add(stem)
+        else:
+            out.update(tokenize.terms(word))
+    return frozenset(out), flips % 2 == 1
+
+
+def _ko_claim_word(word: str) -> str:
+    stem = tokenize.stem_ko(word)
+    for ending in _KO_ENDINGS if stem == word else ():
+        if stem.endswith(ending) and len(stem) > len(ending):
+            stem = stem[: -len(ending)]
+            break
+    if len(stem) > 1 and stem.endswith("하"):
+        stem = stem[:-1]
+    last = ord(stem[-1]) - 0xAC00
+    if 0 <= last < 11172 and last % 28:
+        stem = stem[:-1] + chr(0xAC00 + last - last % 28)   # the final consonant off: 한 → 하, 돌 → 도
+    return stem
+
+
+def _counterparts(wa: set, wb: set) -> bool:
+    """Every word of each side has a counterpart of the same stem on the other side."""
     only_a, only_b = wa - wb, wb - wa
 
     def stem_match(word: str, others: set[str]) -> bool:
         size = 2 if re.match(r"[가-힣]", word) else 4
         return len(word) >= size and any(len(o) >= size and o[:size] == word[:size] and
                                          (o.startswith(word[:-1] or word) or word.startswith(o[:-1] or o) or size == 2)
+                                         or (size == 2 and len(o) >= 2 and (word in o or o in word))
                                          for o in others)
 
     return all(stem_match(w, only_b) for w in only_a) and all(stem_match(w, only_a) for w in only_b)
+
+
+def opposed(a: str, b: str) -> bool:
+    """The same claim with the opposite polarity ("runs on Fridays" / "does not run on Fridays",
+    "GPU가 있다" / "GPU가 없다"): a contradiction to flag, unless the newer one says it changed."""
+    (wa, na), (wb, nb) = claim(a), claim(b)
+    return na != nb and bool(wa) and bool(wb) and _counterparts(set(wa), set(wb))
+
+
+_FILLER = {"in", "on", "at", "into", "onto", "to", "of"}
+
+
+def rewording(a: str, b: str) -> bool:
+    """Do a and b differ only in inflection and filler words ("Monday" / "Mondays")? A word
+    with no counterpart of the same stem ("alpha" / "gamma") makes it a different fact, and so
+    does a negation ("한다" / "안 한다")."""
+    def content(text: str) -> set[str]:
+        return {w for w in key(text).split() if w not in _STOP and w not in _FILLER and (len(w) > 1 or w.isdigit())}
+
+    return claim(a)[1] == claim(b)[1] and _counterparts(content(a), content(b))
 
 
 def similarity(a: str, b: str) -> float:
@@ -321,7 +479,9 @@ def compare(memory: MemoryFile, text: str, scope: str, today=None) -> tuple[str,
     best, best_score = None, 0.0
     for entry in reversed(live):
         if mine and contradicts(text, entry.text):
-            return "supersede", entry, f"replaces {entry.id} (same subject: {mine[0]}, {mine[1]}; changed)"
+            return "supersede", entry, f"replaces {entry.id} (same subject: {mine[0] or 'the speaker'}, {mine[1]}; changed)"
+        if _CHANGE_WORDS.search(text) and opposed(text, entry.text):
+            return "supersede", entry, f"replaces {entry.id} (the same claim, now negated or restored)"
         score = similarity(text, entry.text)
         if score > best_score and _numbers(text) == _numbers(entry.text):
             best, best_score = entry, score
