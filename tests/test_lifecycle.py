@@ -142,8 +142,9 @@ def _nights_with_reports(ws, monkeypatch, nights=5):
 def test_distill_reports_do_not_answer_questions(ws, fake, monkeypatch):
     _nights_with_reports(ws, monkeypatch)
     assert ws.read_text(ws.diary_path()).count("nightly-distill:") == 1
-    question = "how many items were judged kept and dropped?"
+    question = "what did we note about items judged, kept and dropped?"  # a personal cue: recall searches
     got = ws.recall(question)
+    assert got.decision == "search"
     assert got.answer == "no memory", [r.text for r in got.results]
     assert ws.search("items judged kept dropped promoted expired") == []
     wanted = ws.search("items judged kept dropped promoted expired", include_system=True)
