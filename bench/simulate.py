@@ -22,6 +22,8 @@ The checks judge what a user would expect, from giok's documented rules only:
   in the layer it was written to;
 - superseded-hidden: once a scripted change replaces a value, the old text is neither in any
   boot text nor in any search/recall result;
+- contradiction-flagged: when a scripted statement contradicts an earlier one
+  (`"contradicts": KEY`), that night's distill flags the pair, or giok superseded the old one;
 - m0-kept: the current value of every M0 fact (after its changes) is in every boot of the
   sessions allowed to see it;
 - flush-kept: each constraint/preference/decision in a flushed conversation is, the next day, in
@@ -54,10 +56,10 @@ except ImportError:  # run from a checkout without PYTHONPATH=src
 DATA = HERE / "data" / "simulate"
 START = dt.date(2026, 3, 2)
 INVARIANTS = ("memory-bounded", "trivial-expiry", "used-promoted", "boot-not-promoted", "superseded-hidden",
-              "m0-kept", "flush-kept", "own-lines-silent", "users-isolated")
+              "contradiction-flagged", "m0-kept", "flush-kept", "own-lines-silent", "users-isolated")
 RANK = {"M30": 1, "M90": 2, "M365": 3, "M0": 4}
-OWN_LINE_RE = re.compile(r"^(\d{1,2}:\d{2}\s+)?(nightly-distill|context-flush|routine)\b|\[(단톡방 크로스뷰|cross-?view)\]",
-                         re.I)
+OWN_LINE_RE = re.compile(r"^(\d{1,2}:\d{2}\s+)?(nightly-distill:|context-flush:|routine \S+ \(giok )"
+                         r"|\[(단톡방 크로스뷰|cross-?view)\]|\(cv-\d+\)$", re.I)
 SAMPLES = 5
 
 
@@ -132,6 +134,7 @@ class Agent:
         self.events = expand(scenario["events"])
         self.key_entry: dict[str, dict] = {}      # key → {"id", "text", "user", "layer"}
         self.replaced: list[tuple[int, dict]] = []  # (day, old entry info) whose value was changed
+        self.contradicted: list[tuple[int, dict, dict]] = []  # (day, old info, new info)
         self.m0_chains: dict[str, str] = {}       # chain root key → current key
         self.user_texts: dict[str, list[tuple[str, str]]] = defaultdict(list)  # user → [(id, text)]
         self.first_layer: dict[str, str] = {}
@@ -140,6 +143,7 @@ class Agent:
         self.writes = 0                           # scripted non-trivial things that may become entries
         self.flush_checks: list[tuple[int, str, dict]] = []  # (day due, user, keep spec)
         self.weeks: list[dict] = []
+        self.received: list[str] = []             # cross-view texts delivered to this agent
 
 
 class Simulation:
@@ -205,6 +209,7 @@ class Simulation:
         for added in report.added:
             a.first_layer.setdefault(added["id"], added["layer"])
         self.check_memory(a, day, self.at(day, 23, 30))
+        self.check_contradictions(a, day, report)
         if day % 7 == 0 or day == self.days:
             live = [e for e in a.ws.memory().entries() if not e.superseded]
             layers = Counter(e.layer or "M30" for e in live)
@@ -227,6 +232,8 @@ class Simulation:
         info = {"id": entry.id, "text": entry.text, "user": user, "layer": entry.layer}
         if user:
             a.user_texts[user].append((entry.id, entry.text))
+        if spec.get("contradicts"):
+            a.contradicted.append((day, a.key_entry[spec["contradicts"]], info))
         old_key = spec.get("replaces")
         if old_key:
             old = a.key_entry[old_key]
@@ -281,6 +288,7 @@ class Simulation:
             for other in self.agents:
                 if other.name in to:
                     other.writes += 1
+                    other.received.append(spec["text"])  # its receipt is giok's line, whatever its format
 
     @staticmethod
     def now() -> dt.datetime:
@@ -308,7 +316,8 @@ class Simulation:
     def check_results(self, a: Agent, day: int, user: str, query: str, results) -> None:
         t = self.tally
         texts = [r.text for r in results]
-        own = [f"{r.path}: {r.text}" for r in results if OWN_LINE_RE.search(r.text)]
+        own = [f"{r.path}: {r.text}" for r in results
+               if OWN_LINE_RE.search(r.text) or any(x in r.text for x in a.received)]
         t.check("own-lines-silent", not own, day, a.name, f"{query!r} answered with giok's own line {own[:1]}")
         for when, old in a.replaced:
             hit = [x for x in texts if old["text"] in x]
@@ -331,6 +340,16 @@ class Simulation:
             ok = any(all(w in norm(line) for w in words) for line in held)
             self.tally.check("flush-kept", ok, day, a.name,
                              f"{keep['text']!r}, flushed the day before, is in no live entry nor the state memo")
+
+    def check_contradictions(self, a: Agent, day: int, report) -> None:
+        flagged = [set(f["ids"]) for f in report.flagged if f.get("kind") == "contradiction"]
+        entries = {e.id: e for e in a.ws.memory().entries()}
+        for when, old, new in a.contradicted:
+            if when != day:
+                continue
+            resolved = old["id"] in entries and entries[old["id"]].superseded
+            self.tally.check("contradiction-flagged", resolved or {old["id"], new["id"]} in flagged, day, a.name,
+                             f"{new['text']!r} contradicts {old['text']!r}: neither flagged that night nor superseded")
 
     def check_memory(self, a: Agent, day: int, at: dt.datetime) -> None:
         t = self.tally
@@ -363,11 +382,10 @@ class Simulation:
             if n < 3:
                 continue
             e = by_id.get(entry_id)
-            if e is not None and e.superseded:
-                continue
-            ok = e is not None and RANK.get(e.layer or "M30", 1) > 1
-            t.check("used-promoted", ok, day, a.name,
-                    f"{entry_id} used {n} times in 14 days is " + (f"still in {e.layer}: {e.text!r}" if e else "gone"))
+            if e is None or e.superseded:
+                continue  # changed, merged or forgotten meanwhile: no promotion to expect
+            t.check("used-promoted", RANK.get(e.layer or "M30", 1) > 1, day, a.name,
+                    f"{entry_id} used {n} times in 14 days is still in {e.layer}: {e.text!r}")
         for e in live:
             first = a.first_layer.get(e.id)
             if first is None or e.id in used:
