@@ -175,6 +175,8 @@ class Simulation:
                 self.daytime(agent, day)
             for agent in self.agents:
                 self.night(agent, day)
+            if day % 10 == 0:
+                print(f"day {day}/{self.days}", file=sys.stderr, flush=True)
 
     def morning(self, a: Agent, day: int) -> None:
         from giok import boot
