@@ -14,8 +14,9 @@ The ledger is the truth about what was judged: `YYYY-MM-DD N` says the first N d
 that day were judged, so items appended after a run are judged the next night, and a rerun
 with nothing new changes nothing. All files are written in one `Workspace.write_files`
 transaction (each file by atomic rename, archive first, MEMORY.md before the ledger; one
-commit; a failed commit restores them), so a crash halfway leaves every file valid and the
-next run finishes the job without duplicating entries. Planning happens outside the lock
+commit; a failed commit restores them), so a crash halfway leaves every file valid; the
+journal rolls the half-done run back (giok.journal) and the next run does it again, without
+duplicating entries. Planning happens outside the lock
 (judges may be slow); when writers keep changing the files meanwhile, the last try plans
 under the lock."""
 
@@ -170,7 +171,8 @@ def distill(ws, day: dt.date | str | None = None, panel: judges.Panel | None = N
         if dry_run:
             return report
         if not writes:
-            report.commit = _finish_interrupted(ws, day)
+            if _finish_interrupted(ws, day):
+                continue  # an interrupted run was rolled back: plan again from committed files
             return report
         try:
             report.commit = ws.write_files(writes, f"nightly-distill: {day.isoformat()}\n\n{report.summary()}",
@@ -198,14 +200,11 @@ def _distill_locked(ws, day: dt.date, panel, cache) -> Report:
     return planned["report"]
 
 
-def _finish_interrupted(ws, day: dt.date) -> str | None:
-    """Commit what an interrupted run left written but uncommitted."""
-    with ws.lock():
-        status = git.run(ws.root, "status", "--porcelain", "--", *OWN_PATHS, check=False).stdout
-        if not status.strip():
-            return None
-        paths = [p for p in OWN_PATHS if (ws.root / p).exists()]
-        return git.commit(ws.root, paths, f"nightly-distill: {day.isoformat()}\n\nFinishing an interrupted run.")
+def _finish_interrupted(ws, day: dt.date) -> bool:
+    """Settle a run (or any write) a crash interrupted: its journal is rolled back, or found
+    committed (giok.journal). True when files changed, so the plan must be made again."""
+    settled = ws.recover()
+    return bool(settled and settled["restored"])
 
 
 # -- the references watermark, kept in MEMORY.md next to the counts it describes ---------------
