@@ -133,7 +133,9 @@ class Soak:
 
     def head_text(self) -> str:
         names = self.git("ls-tree", "-r", "--name-only", "HEAD", "--", *GIOK_PATHS).stdout.split()
-        return "\n".join(self.git("show", f"HEAD:{n}").stdout for n in names)
+        batch = subprocess.run(["git", "-C", str(self.ws), "cat-file", "--batch"], env=self.env, capture_output=True,
+                               input="".join(f"HEAD:{n}\n" for n in names).encode())
+        return batch.stdout.decode("utf-8", errors="replace")
 
     def check(self, tally: Tally, probe: bool = True) -> None:
         """Run the next write (the probe) and every invariant; count what broke."""
