@@ -16,7 +16,7 @@ from pathlib import Path
 from . import git, templates
 from .clock import now, parse_date, today
 from .errors import DirtyFileError, GiokError, GitError, InvalidInput, NotFound, WorkspaceError
-from .fsutil import TEMP_RE, atomic_write, checksum, clean_temp_files, clean_text, file_lock, read_bytes
+from .fsutil import TEMP_RE, atomic_write, check_link, checksum, clean_temp_files, clean_text, file_lock, read_bytes
 from .home import Home, check_name
 from .memoryfile import ID_RE, LAYER_DAYS, LAYERS, MemoryEntry, MemoryFile, new_id
 from .sections import Doc, append_item
@@ -274,7 +274,9 @@ class Workspace:
     def _commit_hand_edits(self, rels: list[str]) -> str | None:
         """Commit, as `hand edit: …`, what changed in the tracked files of rels since the last
         commit (no giok write explains it: the journal was settled first), before giok
-        writes them."""
+        writes them. A path through a symlink is refused first (fsutil.check_link)."""
+        for rel in rels:
+            check_link(self.root / rel, write=True)
         tracked = self._tracked(rels)
         present = [rel for rel in rels if os.path.lexists(self.root / rel) or rel in tracked]
         if not present:
