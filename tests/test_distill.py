@@ -237,11 +237,11 @@ def test_cli_distill_json_and_errors(ws, cli, monkeypatch):
 def test_crash_before_the_commit_is_rolled_back_and_redone_by_the_next_run(ws, monkeypatch):
     at(monkeypatch, "2026-03-01T09:00")
     ws.diary("Decided to keep the archive per month")
-    real_commit = distill_mod.git.commit
-    monkeypatch.setattr(distill_mod.git, "commit", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
+    real_commit = git.commit
+    monkeypatch.setattr(git, "commit", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
     with pytest.raises(KeyboardInterrupt):
         distill(ws)
-    monkeypatch.setattr(distill_mod.git, "commit", real_commit)
+    monkeypatch.setattr(git, "commit", real_commit)
     at(monkeypatch, "2026-03-01T09:30")
     report = distill(ws)  # the interrupted run was rolled back (giok.journal): this one does it all
     assert report.changed and report.commit
@@ -361,7 +361,7 @@ def test_failed_commit_restores_every_file(ws, monkeypatch):
     def refuse(*args, **kwargs):
         raise GitError("git commit failed: disk quota exceeded")
 
-    monkeypatch.setattr(distill_mod.git, "commit", refuse)
+    monkeypatch.setattr(git, "commit", refuse)
     with pytest.raises(GitError, match="quota"):
         distill(ws)
     assert {p: (ws.root / p).read_bytes() if (ws.root / p).exists() else None for p in paths} == before

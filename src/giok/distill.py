@@ -27,7 +27,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from . import git, judges, policy, refs
+from . import judges, policy, refs
 from .clock import now, parse_date, today
 from .errors import DirtyFileError, InvalidInput
 from .fsutil import read_bytes
@@ -203,6 +203,9 @@ def _distill_locked(ws, day: dt.date, panel, cache) -> Report:
 def _finish_interrupted(ws, day: dt.date) -> bool:
     """Settle a run (or any write) a crash interrupted: its journal is rolled back, or found
     committed (giok.journal). True when files changed, so the plan must be made again."""
+    from .journal import path
+    if not path(ws.root).exists():
+        return False
     settled = ws.recover()
     return bool(settled and settled["restored"])
 

@@ -91,20 +91,23 @@ def check_link(path: Path, write: bool = False) -> None:
                            f"write through symlinks (replace the link with the file)")
 
 
-def clean_temp_files(root: Path) -> list[str]:
-    """Remove the temp files killed writers left anywhere in the work tree (hidden folders
-    such as .git and .giok are skipped: giok's own writers there are not under this lock)."""
-    removed = []
+def temp_files(root: Path) -> list[str]:
+    """The temp files killed writers left in the work tree (hidden folders such as .git and
+    .giok are skipped: giok's own writers there are not under the workspace lock), and the
+    journal's own, relative to root."""
+    found = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if not d.startswith(".") and d != "node_modules"]
-        for name in files:
-            if TEMP_RE.match(name):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(os.path.join(folder, name))
-                removed.append(os.path.relpath(os.path.join(folder, name), root))
-    for stale in (root / ".giok").glob(".journal.json.*.tmp"):
-        stale.unlink(missing_ok=True)
-        removed.append(stale.relative_to(root).as_posix())
+        found += [os.path.relpath(os.path.join(folder, name), root) for name in files if TEMP_RE.match(name)]
+    return found + [p.relative_to(root).as_posix() for p in (root / ".giok").glob(".journal.json.*.tmp")]
+
+
+def clean_temp_files(root: Path) -> list[str]:
+    """Remove what temp_files finds (the caller holds the workspace lock)."""
+    removed = temp_files(root)
+    for rel in removed:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(root / rel)
     return removed
 
 

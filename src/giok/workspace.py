@@ -16,7 +16,8 @@ from pathlib import Path
 from . import git, templates
 from .clock import now, parse_date, today
 from .errors import DirtyFileError, GiokError, GitError, InvalidInput, NotFound, WorkspaceError
-from .fsutil import TEMP_RE, atomic_write, check_link, checksum, clean_temp_files, clean_text, file_lock, read_bytes
+from .fsutil import (atomic_write, check_link, checksum, clean_temp_files, clean_text, file_lock, read_bytes,
+                     temp_files)
 from .home import Home, check_name
 from .memoryfile import ID_RE, LAYER_DAYS, LAYERS, MemoryEntry, MemoryFile, new_id
 from .sections import Doc, append_item
@@ -359,11 +360,9 @@ class Workspace:
         for lock in git.stale_locks(self.root):
             found.append({"severity": "warning", "path": lock.relative_to(self.root).as_posix(), "line": None,
                           "message": "git lock file: the next giok write removes it when no git process runs here"})
-        for folder, dirs, files in os.walk(self.root):
-            dirs[:] = [d for d in dirs if not d.startswith(".") and d != "node_modules"]
-            found += [{"severity": "warning", "path": os.path.relpath(os.path.join(folder, f), self.root),
-                       "line": None, "message": "temp file left by a killed writer; the next giok write removes it"}
-                      for f in files if TEMP_RE.match(f)]
+        found += [{"severity": "warning", "path": rel, "line": None,
+                   "message": "temp file left by a killed writer; the next giok write removes it"}
+                  for rel in temp_files(self.root)]
         return found
 
     # -- MEMORY.md ------------------------------------------------------------------------
