@@ -5,6 +5,7 @@ a reduced run of bench/soak.py."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -43,7 +44,6 @@ main(sys.argv[1:], prog_name="giok")
 
 
 def killed(ws, point: str, *args: str) -> subprocess.CompletedProcess:
-    import os
     proc = subprocess.run([sys.executable, "-c", KILLER, "-w", str(ws.root), *args], capture_output=True, text=True,
                           env={**os.environ, "KILL_AT": point}, timeout=60)
     assert proc.returncode == -9, proc.stderr
@@ -110,7 +110,7 @@ def test_memory_tool_delete_killed_before_its_commit_puts_the_note_back(ws):
                                               "from giok import Workspace\nfrom giok.memory_tool import MemoryTool\n"
                                               "MemoryTool(Workspace(sys.argv[1])).handle("
                                               "{'command': 'delete', 'path': '/memories/notes/a.md'})"),
-         str(ws.root)], capture_output=True, text=True, env={**__import__("os").environ, "KILL_AT": "before-commit"})
+         str(ws.root)], capture_output=True, text=True, env={**os.environ, "KILL_AT": "before-commit"})
     assert killed_delete.returncode == -9, killed_delete.stderr
     assert not (ws.root / "notes/a.md").exists()
     probe(ws)
