@@ -234,18 +234,18 @@ def test_cli_distill_json_and_errors(ws, cli, monkeypatch):
     assert bad.exit_code != 0 and "Error: cannot distill 2027-01-01" in bad.output
 
 
-def test_crash_before_the_commit_is_finished_by_the_next_run(ws, monkeypatch):
+def test_crash_before_the_commit_is_rolled_back_and_redone_by_the_next_run(ws, monkeypatch):
     at(monkeypatch, "2026-03-01T09:00")
     ws.diary("Decided to keep the archive per month")
-    real_commit = distill_mod.git.commit
-    monkeypatch.setattr(distill_mod.git, "commit", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
+    real_commit = git.commit
+    monkeypatch.setattr(git, "commit", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
     with pytest.raises(KeyboardInterrupt):
         distill(ws)
-    monkeypatch.setattr(distill_mod.git, "commit", real_commit)
+    monkeypatch.setattr(git, "commit", real_commit)
     at(monkeypatch, "2026-03-01T09:30")
-    report = distill(ws)
-    assert not report.changed and report.commit
-    assert distill_commits(ws)[0]["message"].endswith("Finishing an interrupted run.")
+    report = distill(ws)  # the interrupted run was rolled back (giok.journal): this one does it all
+    assert report.changed and report.commit
+    assert len(distill_commits(ws)) == 1
     assert len(ws.memory().entries("M90")) == 1
     assert not git.run(ws.root, "status", "--porcelain").stdout.strip()
 
@@ -335,7 +335,7 @@ def test_crash_between_memory_and_ledger_does_not_count_references_twice(ws, mon
     monkeypatch.setattr(workspace_mod, "atomic_write", crash_after_memory)
     with pytest.raises(KeyboardInterrupt):
         distill(ws)
-    assert ws.memory().find(entry).refs == 2
+    assert ws.memory().find(entry).refs == 0  # all or nothing: the half-done run was rolled back
     monkeypatch.setattr(workspace_mod, "atomic_write", real_write)
     at(monkeypatch, "2026-03-01T23:05")
     distill(ws)
@@ -361,7 +361,7 @@ def test_failed_commit_restores_every_file(ws, monkeypatch):
     def refuse(*args, **kwargs):
         raise GitError("git commit failed: disk quota exceeded")
 
-    monkeypatch.setattr(distill_mod.git, "commit", refuse)
+    monkeypatch.setattr(git, "commit", refuse)
     with pytest.raises(GitError, match="quota"):
         distill(ws)
     assert {p: (ws.root / p).read_bytes() if (ws.root / p).exists() else None for p in paths} == before

@@ -14,8 +14,9 @@ The ledger is the truth about what was judged: `YYYY-MM-DD N` says the first N d
 that day were judged, so items appended after a run are judged the next night, and a rerun
 with nothing new changes nothing. All files are written in one `Workspace.write_files`
 transaction (each file by atomic rename, archive first, MEMORY.md before the ledger; one
-commit; a failed commit restores them), so a crash halfway leaves every file valid and the
-next run finishes the job without duplicating entries. Planning happens outside the lock
+commit; a failed commit restores them), so a crash halfway leaves every file valid; the
+journal rolls the half-done run back (giok.journal) and the next run does it again, without
+duplicating entries. Planning happens outside the lock
 (judges may be slow); when writers keep changing the files meanwhile, the last try plans
 under the lock."""
 
@@ -26,10 +27,10 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from . import git, judges, policy, refs
+from . import crossview, judges, llm, policy, refs
 from .chunks import OWN_MARK, is_own_line
 from .clock import now, parse_date, today
-from .errors import DirtyFileError, InvalidInput
+from .errors import DirtyFileError, GiokError, InvalidInput
 from .fsutil import read_bytes
 from .memoryfile import LAYER_DAYS, Heading, MemoryEntry, MemoryFile, RawLine, empty, new_id
 from .workspace import LESSONS, MEMO, MEMORY
@@ -179,7 +180,8 @@ def _distill_files(ws, day: dt.date | str | None, panel: judges.Panel | None, dr
         if dry_run:
             return report
         if not writes:
-            report.commit = _finish_interrupted(ws, day)
+            if _finish_interrupted(ws, day):
+                continue  # an interrupted run was rolled back: plan again from committed files
             return report
         try:
             report.commit = ws.write_files(writes, f"nightly-distill: {day.isoformat()}\n\n{report.summary()}",
@@ -207,14 +209,14 @@ def _distill_locked(ws, day: dt.date, panel, cache) -> Report:
     return planned["report"]
 
 
-def _finish_interrupted(ws, day: dt.date) -> str | None:
-    """Commit what an interrupted run left written but uncommitted."""
-    with ws.lock():
-        status = git.run(ws.root, "status", "--porcelain", "--", *OWN_PATHS, check=False).stdout
-        if not status.strip():
-            return None
-        paths = [p for p in OWN_PATHS if (ws.root / p).exists()]
-        return git.commit(ws.root, paths, f"nightly-distill: {day.isoformat()}\n\nFinishing an interrupted run.")
+def _finish_interrupted(ws, day: dt.date) -> bool:
+    """Settle a run (or any write) a crash interrupted: its journal is rolled back, or found
+    committed (giok.journal). True when files changed, so the plan must be made again."""
+    from .journal import path
+    if not path(ws.root).exists():
+        return False
+    settled = ws.recover()
+    return bool(settled and settled["restored"])
 
 
 # -- the references watermark, kept in MEMORY.md next to the counts it describes ---------------
@@ -592,8 +594,6 @@ def _pairs(entries: list[MemoryEntry], token_of: dict, threshold: float, min_tok
 # telegram settings default to crossview.telegram's (token_env, base_url, timeout); local posts
 # to those agents' inboxes on the cross-view bus. A run that committed something sends once; a
 # failed delivery is a note in the report, never a failed distill.
-from . import crossview, llm  # noqa: E402  (here, with the only code that uses them)
-from .errors import GiokError  # noqa: E402
 
 REPORT_KEY = "distill_report"
 REPORT_ITEMS = 5

@@ -7,6 +7,7 @@ import errno
 import fcntl
 import hashlib
 import os
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -23,6 +24,9 @@ def checksum(data: bytes) -> str:
 
 
 def read_bytes(path: Path) -> bytes:
+    """The file's bytes (b"" when it does not exist). A workspace file that is a symlink
+    leading outside its workspace is refused (InvalidInput naming it)."""
+    check_link(path)
     try:
         return path.read_bytes()
     except FileNotFoundError:
@@ -32,6 +36,7 @@ def read_bytes(path: Path) -> bytes:
 def atomic_write(path: Path, data: bytes, expected_checksum: str | None = None) -> None:
     """Write via temp file + fsync + rename. When expected_checksum is given, refuse to
     replace a file whose bytes changed since they were read (someone edited it by hand)."""
+    check_link(path, write=True)
     path.parent.mkdir(parents=True, exist_ok=True)
     if expected_checksum is not None and checksum(read_bytes(path)) != expected_checksum:
         raise DirtyFileError(f"{path.name} changed on disk while giok was writing it; nothing was written, try again")
@@ -48,6 +53,62 @@ def atomic_write(path: Path, data: bytes, expected_checksum: str | None = None) 
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+# -- symlinks and leftovers ----------------------------------------------------------------------
+TEMP_RE = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")  # what atomic_write's mkstemp names look like
+
+
+def workspace_of(path: Path) -> Path | None:
+    """The workspace folder holding path (the nearest folder above it with MEMORY.md and
+    .git), or None."""
+    for folder in Path(os.path.abspath(path)).parents:
+        if os.path.lexists(folder / "MEMORY.md") and os.path.lexists(folder / ".git"):
+            return folder
+    return None
+
+
+def check_link(path: Path, write: bool = False) -> None:
+    """Refuse a workspace file reached through a symlink that leads outside the workspace;
+    when writing, refuse any symlink below the workspace folder (git would commit the link,
+    not the file giok changed). Paths with no symlink cost one realpath."""
+    plain = os.path.abspath(path)
+    real = os.path.realpath(plain)
+    if real == plain:
+        return
+    root = workspace_of(Path(plain))
+    if root is None:
+        return
+    rel = Path(plain).relative_to(root).as_posix()
+    real_root = os.path.realpath(root)
+    if os.path.join(real_root, rel) == real:
+        return  # the link is above the workspace folder, not in it
+    if real != real_root and not real.startswith(real_root + os.sep):
+        raise InvalidInput(f"{rel} in workspace {root} is a symlink to {real}, outside the workspace: giok "
+                           f"does not read or write files outside it (replace the link with the file)")
+    if write:
+        raise InvalidInput(f"{rel} in workspace {root} is reached through a symlink (to {real}): giok does not "
+                           f"write through symlinks (replace the link with the file)")
+
+
+def temp_files(root: Path) -> list[str]:
+    """The temp files killed writers left in the work tree (hidden folders such as .git and
+    .giok are skipped: giok's own writers there are not under the workspace lock), and the
+    journal's own, relative to root."""
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "node_modules"]
+        found += [os.path.relpath(os.path.join(folder, name), root) for name in files if TEMP_RE.match(name)]
+    return found + [p.relative_to(root).as_posix() for p in (root / ".giok").glob(".journal.json.*.tmp")]
+
+
+def clean_temp_files(root: Path) -> list[str]:
+    """Remove what temp_files finds (the caller holds the workspace lock)."""
+    removed = temp_files(root)
+    for rel in removed:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(root / rel)
+    return removed
 
 
 @contextlib.contextmanager
@@ -115,5 +176,6 @@ def confine(root: Path, relative: str) -> Path:
     root_resolved = root.resolve()
     resolved = (root_resolved / candidate).resolve()
     if resolved != root_resolved and root_resolved not in resolved.parents:
-        raise InvalidInput(f"path {relative!r} leads outside the workspace (symlink?)")
+        raise InvalidInput(f"path {relative!r} is a symlink (or under one) leading outside the workspace, "
+                           f"to {resolved}: refused")
     return resolved

@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import shutil
 from pathlib import Path
 
-from . import git, policy
+from . import policy
 from .distill import ARCHIVE_DIR, LEDGER
 from .errors import GiokError, InvalidInput, NotFound
-from .fsutil import MAX_ENTRY_BYTES, confine
+from .fsutil import MAX_ENTRY_BYTES, confine, read_bytes
 from .trace import TRACE
 from .workspace import DECISIONS, MEMORY, Workspace
 
@@ -213,18 +212,11 @@ class MemoryTool:
         self._unprotected(path, rel)
         with self.ws.lock():
             self.ws._require_git(identity=True)
-            target, tracked = self.ws.root / rel, self._tracked(rel)
-            aside = self.ws.data_dir / f"deleting-{secrets.token_hex(4)}"
-            aside.parent.mkdir(parents=True, exist_ok=True)
-            os.rename(target, aside)  # kept until the commit is made: a failed commit puts it back
-            try:
-                if tracked:  # an untracked file's deletion has nothing to commit
-                    git.commit(self.ws.root, [rel], f"memory-tool: delete {rel}")
-            except GiokError:
-                os.rename(aside, target)
-                git.run(self.ws.root, "reset", "-q", "--", rel, check=False)
-                raise
-            shutil.rmtree(aside) if aside.is_dir() and not aside.is_symlink() else aside.unlink()
+            target = self.ws.root / rel
+            # one journaled write (giok.journal): a failed commit or a crash puts every file back
+            self.ws.write_files({f: None for f in self._files(rel)}, f"memory-tool: delete {rel}")
+            if target.is_dir():
+                shutil.rmtree(target)  # only folders are left
         return f"Successfully deleted {path}"
 
     def _rename(self, p: dict) -> str:
@@ -242,31 +234,29 @@ class MemoryTool:
             old, new = self.ws.root / old_rel, self.ws.root / new_rel
             if new.exists():
                 raise InvalidInput(f"The destination {new_path} already exists")
-            made = _first_missing(new.parent, self.ws.root)
-            new.parent.mkdir(parents=True, exist_ok=True)
-            paths = ([old_rel] if self._tracked(old_rel) else []) + [new_rel]
-            os.rename(old, new)
-            try:
-                git.commit(self.ws.root, paths, f"memory-tool: rename {old_rel} → {new_rel}")
-            except GiokError:
-                os.rename(new, old)
-                if made is not None:
-                    shutil.rmtree(made, ignore_errors=True)  # only the empty folders made above
-                git.run(self.ws.root, "reset", "-q", "--", *paths, check=False)
-                raise
+            files = self._files(old_rel)
+            writes: dict[str, bytes | None] = {f: None for f in files}
+            for f in files:
+                writes[new_rel + f[len(old_rel):]] = read_bytes(self.ws.root / f)
+            self.ws.write_files(writes, f"memory-tool: rename {old_rel} → {new_rel}")
+            if old.is_dir():
+                shutil.rmtree(old)  # only folders are left
         return f"Successfully renamed {old_path} to {new_path}"
 
-    def _tracked(self, rel: str) -> bool:
-        return bool(git.run(self.ws.root, "ls-files", "--", rel, check=False).stdout.strip())
-
-
-def _first_missing(folder: Path, root: Path) -> Path | None:
-    """The outermost folder of `folder`'s chain that does not exist yet (None when it does)."""
-    missing = None
-    while folder != root and not folder.exists():
-        missing, folder = folder, folder.parent
-    return missing
-
+    def _files(self, rel: str) -> list[str]:
+        """The files at rel (itself, or every file under the folder); a symlink is refused."""
+        target = self.ws.root / rel
+        if target.is_symlink():
+            raise InvalidInput(f"/memories/{rel} is a symlink: giok does not move or delete links")
+        if not target.is_dir():
+            return [rel]
+        out = []
+        for folder, dirs, names in os.walk(target):
+            for name in dirs + names:
+                if os.path.islink(os.path.join(folder, name)):
+                    raise InvalidInput(f"/memories/{rel} holds a symlink ({name}): giok does not move or delete links")
+            out += [Path(folder, n).relative_to(self.ws.root).as_posix() for n in names]
+        return sorted(out)
 
 def _redacted(found: list[str]) -> str:
     return f" Secrets were redacted before saving: {', '.join(dict.fromkeys(found))}." if found else ""

@@ -16,7 +16,8 @@ from pathlib import Path
 from . import git, templates
 from .clock import now, parse_date, today
 from .errors import DirtyFileError, GiokError, GitError, InvalidInput, NotFound, WorkspaceError
-from .fsutil import atomic_write, checksum, clean_text, file_lock, read_bytes
+from .fsutil import (atomic_write, check_link, checksum, clean_temp_files, clean_text, file_lock, read_bytes,
+                     temp_files)
 from .home import Home, check_name
 from .memoryfile import ID_RE, LAYER_DAYS, LAYERS, MemoryEntry, MemoryFile, new_id
 from .sections import Doc, append_item
@@ -222,62 +223,122 @@ class Workspace:
         if anything changed, commit. `message` is a string or a function of the result."""
         with self.lock():
             self._require_git()
+            self._prepare([rel])
             path = self.root / rel
-            for stale in path.parent.glob(f".{path.name}.*.tmp"):
-                stale.unlink(missing_ok=True)  # left by a writer killed mid-write; we hold the lock
-            existed, before = path.exists(), read_bytes(path)
+            before = read_bytes(path)
             new_text, result = change(before.decode("utf-8", errors="surrogateescape"))
             after = new_text.encode("utf-8", errors="surrogateescape")
             if after == before:
                 return result, None
-            atomic_write(path, after, expected_checksum=checksum(before))
             msg = message(result) if callable(message) else message
-            try:
-                return result, git.commit(self.root, [rel], msg)
-            except GitError:
-                self._restore({rel: before if existed else None})
-                raise
+            return result, self._transaction({rel: after}, msg, expected={rel: before})
 
     def write_files(self, writes, message, before: dict[str, bytes] | None = None,
                     also: tuple[str, ...] = ()) -> str | None:
         """Write several files and commit them as one change, under the lock. `writes` is a
-        dict rel → bytes, or a function of `read(rel) -> bytes` called under the lock that
-        returns one; `before` holds bytes the caller planned from (a file that changed since
-        raises DirtyFileError before anything is written); `also` names paths an interrupted
-        earlier run may have left uncommitted. If a write or the commit fails, every file
-        gets its previous bytes back (a new file is removed) before the error is raised."""
+        dict rel → bytes (None deletes the file), or a function of `read(rel) -> bytes` called
+        under the lock that returns one; `before` holds bytes the caller planned from (a file
+        that changed since raises DirtyFileError before anything is written); hand edits of
+        the `also` paths are committed on their own first, like those of the written files.
+        The write is journaled: if it or the commit fails, or the process dies, every file
+        gets its previous bytes back (a new file is removed)."""
         with self.lock():
             self._require_git()
+            self._prepare(also)
             if callable(writes):
                 writes = writes(lambda rel: read_bytes(self.root / rel))
             for rel in writes:
                 if before and rel in before and checksum(read_bytes(self.root / rel)) != checksum(before[rel]):
                     raise DirtyFileError(f"{rel} changed on disk while giok was writing; nothing was written")
-            previous = {rel: read_bytes(self.root / rel) if (self.root / rel).exists() else None for rel in writes}
-            written: list[str] = []
-            try:
-                for rel, data in writes.items():  # each checked again: a hand edit may land meanwhile
-                    atomic_write(self.root / rel, data, expected_checksum=checksum(previous[rel] or b""))
-                    written.append(rel)
-                paths = list(writes) + [p for p in also if p not in writes and (self.root / p).exists()]
-                return git.commit(self.root, paths, message() if callable(message) else message)
-            except Exception:
-                self._restore({rel: previous[rel] for rel in written})
-                raise
+            self._commit_hand_edits(list(writes))
+            return self._transaction(writes, message() if callable(message) else message)
 
-    def _restore(self, previous: dict[str, bytes | None]) -> None:
-        """Put back the bytes files had before a write whose commit failed (lock held), so
-        files and history never disagree; None means the file did not exist."""
-        for rel, data in previous.items():
-            try:
+    def recover(self) -> dict | None:
+        """Settle what a killed writer left (see `_prepare`); returns the journal's account
+        ({message, committed, restored, kept}) or None when no write was interrupted."""
+        with self.lock():
+            self._require_git()
+            return self._prepare(())
+
+    def _prepare(self, rels) -> dict | None:
+        """Before a write, under the lock: remove the git locks and temp files killed
+        processes left, settle an interrupted write's journal (giok.journal), and commit hand
+        edits of `rels` as their own commit, so giok's commit holds only giok's change."""
+        from . import journal
+        git.recover_locks(self.root)
+        settled = journal.recover(self.root)
+        clean_temp_files(self.root)
+        if rels:
+            self._commit_hand_edits(list(rels))
+        return settled
+
+    def _commit_hand_edits(self, rels: list[str]) -> str | None:
+        """Commit, as `hand edit: …`, what changed in the tracked files of rels since the last
+        commit (no giok write explains it: the journal was settled first), before giok
+        writes them. A path through a symlink is refused first (fsutil.check_link)."""
+        for rel in rels:
+            check_link(self.root / rel, write=True)
+        tracked = self._tracked(rels)
+        present = [rel for rel in rels if os.path.lexists(self.root / rel) or rel in tracked]
+        if not present:
+            return None
+        out = git.run(self.root, "--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=no",
+                      "--", *present, check=False).stdout.split("\0")
+        dirty, skip = [], False
+        for item in out:
+            if skip or len(item) < 4:
+                skip = False
+                continue
+            if not item.startswith("??"):  # a file git never tracked is adopted by giok's own commit
+                dirty.append(item[3:])
+            skip = item[0] in "RC"  # a rename's old path follows
+        if not dirty:
+            return None
+        names = ", ".join(sorted(dirty)[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
+        return git.commit(self.root, sorted(dirty), f"hand edit: {names}\n\nChanged in the work tree outside "
+                          f"giok; committed on its own before giok's next write to it.")
+
+    def _tracked(self, rels: list[str]) -> set[str]:
+        missing = [rel for rel in rels if not os.path.lexists(self.root / rel)]
+        if not missing:
+            return set()
+        return set(git.run(self.root, "ls-files", "-z", "--", *missing, check=False).stdout.split("\0"))
+
+    def _transaction(self, writes: dict[str, bytes | None], message: str,
+                     expected: dict[str, bytes] | None = None) -> str | None:
+        """Journal, write each file atomically (refusing one whose bytes differ from those the
+        caller read, else from those journaled), commit, clear the journal; on any failure,
+        the process's death included, the files get their previous bytes back."""
+        from . import journal
+        previous = journal.begin(self.root, message, writes)
+        try:
+            for rel, data in writes.items():
+                path = self.root / rel
                 if data is None:
-                    (self.root / rel).unlink(missing_ok=True)
-                else:
-                    atomic_write(self.root / rel, data)
-            except OSError:
-                continue  # keep restoring the others; the original error is what the caller sees
-        if previous:
-            git.run(self.root, "reset", "-q", "--", *previous, check=False)
+                    if os.path.lexists(path):
+                        path.unlink()
+                    continue
+                old = (expected or {}).get(rel, previous[rel])
+                atomic_write(path, data, expected_checksum=checksum(old or b""))
+            sha = git.commit(self.root, list(writes), message)
+        except BaseException:
+            self._roll_back()
+            raise
+        journal.end(self.root)
+        return sha
+
+    def _roll_back(self) -> None:
+        """Undo the journaled write in progress (lock held): files get their previous bytes,
+        so files and history never disagree."""
+        from . import journal
+        data = journal.load(self.root)
+        if data is None:
+            return
+        try:
+            journal.roll_back(self.root, data["files"])
+        finally:
+            git.run(self.root, "reset", "-q", "--", *data["files"], check=False)
+            journal.end(self.root)
 
     def _require_git(self, identity: bool = False) -> None:
         """Guard before writing. By default no git process runs: `git.commit` checks the
@@ -288,6 +349,21 @@ class Workspace:
         if identity and not git.has_identity(self.root):
             raise GitError(f"no git identity in {self.root}: run `git -C {self.root} config user.name NAME` "
                            f"and `... user.email EMAIL`")
+
+    def _crash_leftovers(self) -> list[dict]:
+        """What killed processes left (read-only): a pending journal, git locks, temp files."""
+        from . import journal
+        found = []
+        pending = journal.describe(self.root)
+        if pending:
+            found.append({"severity": "warning", "path": ".giok/journal.json", "line": None, "message": pending})
+        for lock in git.stale_locks(self.root):
+            found.append({"severity": "warning", "path": lock.relative_to(self.root).as_posix(), "line": None,
+                          "message": "git lock file: the next giok write removes it when no git process runs here"})
+        found += [{"severity": "warning", "path": rel, "line": None,
+                   "message": "temp file left by a killed writer; the next giok write removes it"}
+                  for rel in temp_files(self.root)]
+        return found
 
     # -- MEMORY.md ------------------------------------------------------------------------
     def memory(self) -> MemoryFile:
@@ -650,7 +726,7 @@ class Workspace:
                           "message": f"TIER 1 has {len(rules)} rules; keep it to 7 or fewer (it is injected every session)"})
         if not git.is_repo(self.root):
             found.append({"severity": "error", "path": ".", "line": None, "message": "not a git repository"})
-        return found
+        return found + self._crash_leftovers()
 
     # -- search (giok.search) ------------------------------------------------------------
     def search(self, query: str, k: int = 5, **opts):

@@ -1,0 +1,201 @@
+"""A write is all or nothing across crashes: real giok processes killed at chosen moments
+(SIGKILL from inside, at a patched seam), stale git locks, stray temp files, hand edits, and
+a reduced run of bench/soak.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from giok import git
+from giok.memoryfile import MemoryFile
+from conftest import run_giok
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Runs the CLI with one seam patched to SIGKILL the process: before the commit, right after
+# it, or after the Nth atomic file write.
+KILLER = r"""
+import os, signal, sys
+from giok import git, workspace
+point, n = os.environ["KILL_AT"], [0]
+die = lambda: os.kill(os.getpid(), signal.SIGKILL)
+real_commit, real_write = git.commit, workspace.atomic_write
+if point == "before-commit":
+    git.commit = lambda *a, **k: die()
+elif point == "after-commit":
+    git.commit = lambda *a, **k: (real_commit(*a, **k), die())
+elif point.startswith("after-write-"):
+    def write(*a, **k):
+        real_write(*a, **k)
+        n[0] += 1
+        if n[0] == int(point.rsplit("-", 1)[1]):
+            die()
+    workspace.atomic_write = write
+from giok.cli import main
+main(sys.argv[1:], prog_name="giok")
+"""
+
+
+def killed(ws, point: str, *args: str) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-c", KILLER, "-w", str(ws.root), *args], capture_output=True, text=True,
+                          env={**os.environ, "KILL_AT": point}, timeout=60)
+    assert proc.returncode == -9, proc.stderr
+    return proc
+
+
+def sh(ws, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(ws.root), *args], capture_output=True, text=True, check=True).stdout
+
+
+def head_memory(ws) -> MemoryFile:
+    return MemoryFile.parse(sh(ws, "show", "HEAD:MEMORY.md").encode())
+
+
+def probe(ws, text: str = "Project probe runs on the quartz lumen cluster") -> list[str]:
+    """The next, unrelated write; returns what its commit changed (numstat)."""
+    done = run_giok("-w", ws.root, "remember", text)
+    assert done.returncode == 0, done.stderr
+    return [line for line in sh(ws, "show", "--numstat", "--format=", "HEAD").splitlines() if line.strip()]
+
+
+def test_killed_forget_is_rolled_back_not_swept_into_the_next_commit(ws):
+    entry = ws.remember("The staging server lives at stage.local").entry.id
+    killed(ws, "before-commit", "forget", entry, "--reason", "moved to prod")
+    assert entry not in (ws.root / "MEMORY.md").read_text()   # half-done: file changed, no commit
+    changed = probe(ws)
+    assert changed == ["1\t0\tMEMORY.md"], changed   # only the probe's own line
+    assert head_memory(ws).find(entry) is not None   # the forget never happened, so it is not half-kept
+    assert sh(ws, "status", "--porcelain") == ""
+    assert not (ws.root / ".giok" / "journal.json").exists()
+    again = run_giok("-w", ws.root, "forget", entry, "--reason", "moved to prod")   # the retry does it whole
+    assert again.returncode == 0, again.stderr
+    assert "Reason: moved to prod" in sh(ws, "log", "-1", "--format=%B")
+
+
+def test_distill_killed_between_its_files_is_rolled_back(ws):
+    ws.diary("We decided to ship the parser on Fridays")
+    ws.remember("Project alpha runs on the amber falcon cluster")
+    before = sh(ws, "rev-parse", "HEAD").strip()
+    killed(ws, "after-write-1", "distill")
+    assert sh(ws, "status", "--porcelain")   # something was written, nothing committed
+    changed = probe(ws)
+    assert changed == ["1\t0\tMEMORY.md"], changed
+    assert sh(ws, "status", "--porcelain") == ""
+    assert len(sh(ws, "rev-list", f"{before}..HEAD").split()) == 1
+    report = run_giok("-w", ws.root, "distill", "--json")
+    assert report.returncode == 0 and json.loads(report.stdout)["changed"], report.stderr
+    assert not list(ws.root.rglob(".*.tmp"))
+
+
+def test_killed_right_after_its_commit_the_write_stays(ws):
+    killed(ws, "after-commit", "remember", "Project beta runs on the cedar harbor cluster")
+    assert "cedar harbor" in sh(ws, "show", "HEAD:MEMORY.md")
+    changed = probe(ws)
+    assert changed == ["1\t0\tMEMORY.md"], changed
+    assert "cedar harbor" in sh(ws, "show", "HEAD:MEMORY.md") and sh(ws, "status", "--porcelain") == ""
+
+
+def test_memory_tool_delete_killed_before_its_commit_puts_the_note_back(ws):
+    from giok.memory_tool import MemoryTool
+    MemoryTool(ws).handle({"command": "create", "path": "/memories/notes/a.md", "file_text": "keep me\n"})
+    killed_delete = subprocess.run(
+        [sys.executable, "-c", KILLER.replace("from giok.cli import main\nmain(sys.argv[1:], prog_name=\"giok\")",
+                                              "from giok import Workspace\nfrom giok.memory_tool import MemoryTool\n"
+                                              "MemoryTool(Workspace(sys.argv[1])).handle("
+                                              "{'command': 'delete', 'path': '/memories/notes/a.md'})"),
+         str(ws.root)], capture_output=True, text=True, env={**os.environ, "KILL_AT": "before-commit"})
+    assert killed_delete.returncode == -9, killed_delete.stderr
+    assert not (ws.root / "notes/a.md").exists()
+    probe(ws)
+    assert (ws.root / "notes/a.md").read_text() == "keep me\n" and sh(ws, "status", "--porcelain") == ""
+
+
+def test_check_reports_an_interrupted_write_and_changes_nothing(ws):
+    entry = ws.remember("The staging server lives at stage.local").entry.id
+    killed(ws, "before-commit", "forget", entry, "--reason", "moved")
+    dirty = sh(ws, "status", "--porcelain")
+    report = run_giok("-w", ws.root, "check", "--json")
+    assert "rolls it back" in report.stdout, report.stdout
+    assert sh(ws, "status", "--porcelain") == dirty
+
+
+@pytest.mark.parametrize("locks", [["HEAD.lock"], ["index.lock", "HEAD.lock", "refs/heads/main.lock",
+                                                   "packed-refs.lock", "config.lock"]])
+def test_stale_git_locks_left_by_a_killed_git_are_recovered(ws, locks):
+    for name in locks:
+        (ws.root / ".git" / name).write_text("")
+    done = run_giok("-w", ws.root, "remember", "Project gamma runs on the onyx pewter cluster")
+    assert done.returncode == 0, done.stderr
+    assert not [n for n in locks if (ws.root / ".git" / n).exists()]
+    assert "onyx pewter" in sh(ws, "show", "HEAD:MEMORY.md") and sh(ws, "status", "--porcelain") == ""
+
+
+def test_a_running_git_keeps_its_lock_and_the_error_names_the_file(ws):
+    lock = ws.root / ".git" / "HEAD.lock"
+    lock.write_text("")
+    holder = subprocess.Popen(["git", "-C", str(ws.root), "hash-object", "--stdin"], stdin=subprocess.PIPE,
+                              stdout=subprocess.DEVNULL)
+    try:
+        time.sleep(0.1)
+        done = run_giok("-w", ws.root, "remember", "Project delta runs on the garnet juniper cluster")
+        assert done.returncode == 6
+        assert str(lock) in done.stderr and "rm" in done.stderr, done.stderr
+        assert lock.exists() and "garnet" not in (ws.root / "MEMORY.md").read_text()
+    finally:
+        holder.communicate(b"")
+    done = run_giok("-w", ws.root, "remember", "Project delta runs on the garnet juniper cluster")
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_git_error_caused_by_a_lock_names_it(ws):
+    (ws.root / "MEMORY.md").write_text((ws.root / "MEMORY.md").read_text() + "- hand line\n")
+    lock = ws.root / ".git" / "index.lock"
+    lock.write_text("")
+    with pytest.raises(git.GitError, match="index.lock") as err:
+        git.commit(ws.root, ["MEMORY.md"], "x")
+    assert "rm" in str(err.value)
+
+
+def test_stray_temp_files_are_removed_everywhere(ws):
+    strays = [ws.root / "memory" / ".2026-01-01.md.abcd1234.tmp", ws.root / "state" / ".tasks.md.x1y2z3w4.tmp",
+              ws.root / ".MEMORY.md.k9k9k9k9.tmp"]
+    for stray in strays:
+        stray.write_text("half")
+    assert "temp file" in run_giok("-w", ws.root, "check").stdout
+    ws.task_add("check the soak")
+    assert not [s for s in strays if s.exists()]
+
+
+def test_a_hand_edit_gets_its_own_commit_before_giok_writes(ws):
+    memory = ws.root / "MEMORY.md"
+    memory.write_text(memory.read_text() + "- 2026-01-01 Minji prefers tea\n")
+    ws.remember("Project epsilon runs on the saffron willow cluster")
+    subjects = sh(ws, "log", "-2", "--format=%s").splitlines()
+    assert subjects[0].startswith("memory: remember") and subjects[1] == "hand edit: MEMORY.md"
+    assert "+- 2026-01-01 Minji prefers tea" in sh(ws, "show", "HEAD~1", "--", "MEMORY.md")
+    assert "+- 2026-01-01 Minji prefers tea" not in sh(ws, "show", "HEAD", "--", "MEMORY.md")
+    diary = ws.root / ws.diary_path()
+    ws.diary("first line")
+    diary.write_text(diary.read_text() + "- 10:00 typed by hand\n")
+    entry = ws.remember("Project zeta runs on the ember nickel cluster").entry.id
+    ws.forget(entry, "wrong cluster")
+    assert sh(ws, "log", "-1", "--format=%s").startswith("memory: forget")
+    ws.diary("second line")
+    assert sh(ws, "log", "-2", "--format=%s").splitlines()[1] == f"hand edit: {ws.diary_path()}"
+    assert sh(ws, "status", "--porcelain") == ""
+
+
+def test_soak_reduced(tmp_path):
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "soak.py"), "--kills", "15", "--writers", "4",
+                           "--duration", "3", "--json", "--seed", "11"], capture_output=True, text=True, timeout=120)
+    table = json.loads(proc.stdout.strip().splitlines()[-1])
+    for name, row in table.items():
+        assert row["failed"] == 0 and row["lost"] == 0, (name, row, proc.stderr[-2000:])
+        assert row["tried"] >= 4, (name, row)
