@@ -28,6 +28,7 @@ from . import git, policy
 from .distill import ARCHIVE_DIR, LEDGER
 from .errors import GiokError, InvalidInput, NotFound
 from .fsutil import MAX_ENTRY_BYTES, confine
+from .memoryfile import MemoryEntry, MemoryFile
 from .trace import TRACE
 from .workspace import DECISIONS, MEMORY, Workspace
 
@@ -37,6 +38,7 @@ PROTECTED = ("SOUL.md", "USER.md", "AGENTS.md", "TOOLS.md", "MEMORY.md", "HEARTB
 MAX_FILE_BYTES = 16 * MAX_ENTRY_BYTES
 _DIARY = re.compile(r"^memory/\d{4}-\d{2}-\d{2}\.md$")
 READ_ONLY = (LEDGER, TRACE)       # and everything under ARCHIVE_DIR
+HIDDEN = "(hidden: an entry scoped to another user or thread)"
 
 
 def _read_only(rel: str) -> bool:
@@ -48,8 +50,14 @@ def _append_only(rel: str) -> bool:
 
 
 class MemoryTool:
-    def __init__(self, ws: Workspace):
+    """`user` and `thread` say on whose behalf Claude reads: in views of MEMORY.md and the
+    archive, entries scoped to another user (default: the name in USER.md) or to a thread
+    other than `thread` (default: none) show as a HIDDEN line, so line numbers still match."""
+
+    def __init__(self, ws: Workspace, user: str | None = None, thread: str | None = None):
         self.ws = ws
+        self.user = user
+        self.thread = thread
 
     # -- dispatch -----------------------------------------------------------------------------
     def handle(self, params: dict) -> str:
@@ -124,12 +132,29 @@ class MemoryTool:
             return self._listing(path, target)
         if not rel.endswith(SUFFIXES):
             raise InvalidInput(f"{path} is not a text note: use one of {', '.join(SUFFIXES)}")
-        lines = target.read_text("utf-8", errors="replace").splitlines()
+        if rel == MEMORY or rel.startswith(ARCHIVE_DIR + "/"):
+            lines = self._scoped_lines(target.read_bytes())
+        else:
+            lines = target.read_text("utf-8", errors="replace").splitlines()
         start, end = 1, len(lines)
         if p.get("view_range"):
             start, end = _range(p["view_range"], len(lines))
         numbered = "\n".join(f"{i:6d}\t{lines[i - 1]}" for i in range(start, end + 1))
         return f"Here's the content of {path} with line numbers:\n{numbered}"
+
+    def _scoped_lines(self, data: bytes) -> list[str]:
+        """The file's lines, each entry Claude may not see replaced by HIDDEN (policy.visible;
+        task-scoped entries are shown: a task scope says when to inject, not who may read)."""
+        from .boot import default_user
+        user = self.user if self.user is not None else default_user(self.ws.read_text("USER.md"))
+        out = []
+        for line in MemoryFile.parse(data).lines:
+            if isinstance(line, MemoryEntry):
+                if not line.scope.startswith("task:") and not policy.visible(line.scope, user, self.thread):
+                    out.append(HIDDEN)
+                    continue
+            out.append(str(line).encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+        return out
 
     def _listing(self, path: str, folder: Path) -> str:
         rows = [(folder, path.rstrip("/") or ROOT)]
