@@ -222,8 +222,9 @@ def memory_path(ws: Workspace, path: str) -> str:
        "expires": _str("Expiry date YYYY-MM-DD (default: today + the layer's days; never for M0).")},
       required=("text",))
 def _remember(ws: Workspace, args: dict):
+    source = policy.redact(args["source"])[0] if args.get("source") else args.get("source")
     return ws.remember(args["text"], layer=args.get("layer", "M30"), expires=args.get("expires"),
-                       type=args.get("type"), scope=args.get("scope"), source=args.get("source"),
+                       type=args.get("type"), scope=args.get("scope"), source=source,
                        confidence=args.get("confidence"), via="mcp").to_dict()
 
 

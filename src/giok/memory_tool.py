@@ -170,6 +170,7 @@ class MemoryTool:
 
     def _create(self, p: dict) -> str:
         path, text = p["path"], p.get("file_text", "")
+        _path_secret(path)
         rel = self._file(path, must_exist=False)
         if not text.strip():
             raise InvalidInput("file_text is empty")
@@ -205,7 +206,7 @@ class MemoryTool:
                 lines = [str(i) for i, line in enumerate(old.splitlines(), 1) if old_str in line]
                 raise InvalidInput(f"No replacement was performed. Multiple occurrences of old_str `{old_str}` "
                                    f"in lines: {', '.join(lines)}. Please ensure it is unique")
-            new = old.replace(old_str, new_str, 1)
+            new = _no_assembled_secret(old, old.replace(old_str, new_str, 1), found)
             _check_size(new)
             return new, None
 
@@ -226,6 +227,7 @@ class MemoryTool:
             if _append_only(rel) and line_no != len(lines):
                 raise InvalidInput(f"{path} is append-only: insert only at its end (insert_line {len(lines)})")
             new = "\n".join(lines[:line_no] + text.rstrip("\n").split("\n") + lines[line_no:]) + "\n"
+            new = _no_assembled_secret(old, new, found)
             _check_size(new)
             return new, None
 
@@ -254,6 +256,7 @@ class MemoryTool:
 
     def _rename(self, p: dict) -> str:
         old_path, new_path = p["old_path"], p["new_path"]
+        _path_secret(new_path)
         old_rel = self._rel(old_path)
         self._unprotected(old_path, old_rel)
         new_rel = self._rel(new_path, must_exist=False)
@@ -291,6 +294,21 @@ def _first_missing(folder: Path, root: Path) -> Path | None:
     while folder != root and not folder.exists():
         missing, folder = folder, folder.parent
     return missing
+
+
+def _no_assembled_secret(old: str, new: str, found: list[str]) -> str:
+    """The edited file, redacted whole when the edit completes a secret that neither the old
+    file nor the (already redacted) new text held alone, e.g. a key's tail next to its prefix."""
+    redacted, kinds = policy.redact(new)
+    if len(kinds) > len(policy.redact(old)[1]):
+        found.extend(kinds)
+        return redacted
+    return new
+
+
+def _path_secret(path: str) -> None:
+    if policy.redact(path)[1]:
+        raise InvalidInput("the path looks like it holds a secret (a key or password); name the file otherwise")
 
 
 def _redacted(found: list[str]) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from ..home import Home
+from ..policy import redact
 from ..workspace import Workspace
 from . import emit, json_option, main, open_workspace, read_text_arg, workspace_option
 
@@ -64,6 +65,7 @@ def remember(text, layer, expires, type_, scope, user, thread, source, confidenc
     written, refused, duplicate or superseded).
     """
     ws = open_workspace()
+    source = redact(source)[0] if source else source    # lands in MEMORY.md, the trace and git too
     result = ws.remember(read_text_arg(text), layer=layer, expires=expires, type=type_, scope=scope,
                          user=user, thread=thread, source=source, confidence=confidence, force=force, via="cli")
     emit(result.to_dict(), as_json, _result_text)
