@@ -202,10 +202,16 @@ SECRET_PATTERNS = (
         r"|\s*(?:는|은|이|가)\s*[\"'`]?(?P<particle>(?=[^\s\"'`,;]*[!-~])[^\s\"'`,;]{4,})"
         r"|\s+[\"'`]?(?P<loose>(?=[^\s\"'`,;]*[0-9!#$%&*+/=?@^_~\-])[^\s\"'`,;]{4,}))")),
     ("secret", re.compile(
-        r"(?i)(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_\-])*(?:api[_\- ]?key|secret(?:[_\- ]?(?:access[_\- ]?)?key)?|"
-        r"access[_\- ]?(?:token|key)|auth[_\- ]?token|private[_\- ]?key|client[_\- ]?secret|token|토큰|키)"
-        r"(?:[_\-][A-Za-z0-9]+)*\s*(?:is|=|:|는|은)\s*[\"'`]?(?P<value>[A-Za-z0-9_\-./+=]{12,})")),
+        r"(?i)(?<![\w])(?:api[_\- ]?key|secret(?:[_\- ]?key)?|access[_\- ]?(?:token|key)|auth[_\- ]?token|"
+        r"private[_\- ]?key|client[_\- ]?secret|token|토큰|키)"
+        r"\s*(?:is|=|:|는|은)\s*[\"'`]?(?P<value>[A-Za-z0-9_\-./+=]{12,})")),
 )
+# `NAME = value` / `NAME: value` where NAME (one token, at most 64 characters) names a secret:
+# `aws_secret_access_key = …`, `GITHUB_TOKEN=…`, `client-secret: …`. The name is checked apart
+# from the match, so no pattern nests quantifiers (redaction stays linear on any input).
+_ASSIGNMENT = re.compile(r"(?<![A-Za-z0-9_\-])(?P<name>[A-Za-z][A-Za-z0-9_\-]{0,63})\s*[=:]\s*[\"'`]?"
+                         r"(?P<value>[A-Za-z0-9_\-./+=]{12,})")
+_SECRET_NAME = re.compile(r"(?i)secret|token|passw|api[_\-]?key|access[_\-]?key|private[_\-]?key|credential")
 # A generic key: 32+ key characters, mixed case, high entropy, character classes changing
 # often and not made of words (at most GENERIC_MAX_WORDS of it in runs like `Word`, `word`,
 # `WORD`). Hex hashes, UUIDs, CamelCase or snake_case identifiers, paths and ids like
@@ -244,6 +250,14 @@ def _redact(text: str) -> tuple[str, list[str]]:
                     return m.group(0)[: start - m.start()] + f"[REDACTED:{kind}]" + m.group(0)[end - m.start():]
             return f"[REDACTED:{kind}]"
         text = pattern.sub(swap, text)
+
+    def assignment(m: re.Match) -> str:
+        if not _SECRET_NAME.search(m.group("name")):
+            return m.group(0)
+        found.append("secret")
+        start, end = m.span("value")
+        return m.group(0)[: start - m.start()] + "[REDACTED:secret]" + m.group(0)[end - m.start():]
+    text = _ASSIGNMENT.sub(assignment, text)
 
     def generic(m: re.Match) -> str:
         if not _random_looking(m.group(0)):

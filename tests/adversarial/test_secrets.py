@@ -228,3 +228,12 @@ def test_ordinary_memories_are_stored_as_written(ws, text):
     assert result.entry.text == text and not result.notes
     ws.diary(text)
     assert text in ws.read_text(ws.diary_path())
+
+
+@pytest.mark.parametrize("text", ["a_" * 64000, "token_" * 20000, "key " * 30000, "aB3" * 40000, "\\u0041" * 20000,
+                                  "password: " * 12000, "비밀번호는 " * 20000, "A" * 40 + "=" * 50000])
+def test_redaction_stays_linear_on_hostile_input(text):
+    import time
+    started = time.perf_counter()
+    redact(text)
+    assert time.perf_counter() - started < 3.0      # a nested quantifier took minutes on the first of these
