@@ -207,7 +207,8 @@ SECRET_PATTERNS = (
         r"\s*(?:is|=|:|는|은)\s*[\"'`]?(?P<value>[A-Za-z0-9_\-./+=]{12,})")),
 )
 # `NAME = value` / `NAME: value` where NAME (one token, at most 64 characters) names a secret:
-# `aws_secret_access_key = …`, `GITHUB_TOKEN=…`, `client-secret: …`. The name is checked apart
+# `aws_secret_access_key = …`, `GITHUB_TOKEN=…`, `client-secret: …`, when the value mixes letters
+# and digits (`token_count: 120000` stays). The name is checked apart
 # from the match, so no pattern nests quantifiers (redaction stays linear on any input).
 _ASSIGNMENT = re.compile(r"(?<![A-Za-z0-9_\-])(?P<name>[A-Za-z][A-Za-z0-9_\-]{0,63})\s*[=:]\s*[\"'`]?"
                          r"(?P<value>[A-Za-z0-9_\-./+=]{12,})")
@@ -252,7 +253,8 @@ def _redact(text: str) -> tuple[str, list[str]]:
         text = pattern.sub(swap, text)
 
     def assignment(m: re.Match) -> str:
-        if not _SECRET_NAME.search(m.group("name")):
+        value = m.group("value")
+        if not _SECRET_NAME.search(m.group("name")) or not (re.search(r"[A-Za-z]", value) and re.search(r"\d", value)):
             return m.group(0)
         found.append("secret")
         start, end = m.span("value")

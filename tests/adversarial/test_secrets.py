@@ -218,6 +218,7 @@ ORDINARY = [
     "test_isolation_matrix_case_number_42_Alpha is the slow test",
     "See src/giok/memory_tool.py and https://github.com/anthropics/claude-code/issues/1234",
     "The API token lasts 3600 seconds",
+    "Config: max_tokens=4096 and TOKEN_BUDGET=120000000000000",
 ]
 
 
