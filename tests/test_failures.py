@@ -31,6 +31,8 @@ def test_1_one_users_memory_is_never_returned_to_another_user(ws, fake_embedding
     assert any("Toss" in t for t in found) and not any("Kakao" in t for t in found)
     group = boot.build(ws, context="group").text
     assert "Kakao" not in group and "Toss" not in group
+    by_default = [r.text for r in _search(ws, "which bank")]      # no user named: USER.md's (Seojun)
+    assert any("Kakao" in t for t in by_default) and not any("Toss" in t for t in by_default)
 
 
 def test_2_after_a_preference_changes_the_old_value_is_never_injected_again(ws, fake_embeddings):

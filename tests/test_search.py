@@ -83,7 +83,8 @@ def test_user_and_thread_scopes(filled):
     minji = filled.remember("Minji's locker code preference is blue", layer="M90", scope="user:minji").entry
     t = filled.remember("Thread seven discusses the blue locker", layer="M90", scope="thread:t7").entry
     ids = lambda **o: {r.source for r in filled.search("blue locker", k=10, **o)}  # noqa: E731
-    assert {minji.id, t.id} <= ids()
+    assert not {minji.id, t.id} & ids()                 # scopes by default: USER.md's user, no thread
+    assert {minji.id, t.id} <= ids(all_scopes=True)
     assert minji.id not in ids(user="seojun") and minji.id in ids(user="minji")
     assert t.id not in ids(thread="t8") and t.id in ids(thread="t7")
 

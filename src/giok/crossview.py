@@ -13,7 +13,8 @@ to a relayed message is never relayed again. Here that rule is code, not a promp
 So a post causes at most 2·(n−1) deliveries in a home of n agents, however eagerly the
 agents answer everything they receive.
 
-Every message and inbox row is written in one SQLite transaction (WAL, `BEGIN IMMEDIATE`),
+Secrets in a message are redacted (`policy.redact`) before it reaches the bus, a diary or a
+transport. Every message and inbox row is written in one SQLite transaction (WAL, `BEGIN IMMEDIATE`),
 so concurrent senders in several processes lose nothing. Then each configured transport
 delivers it: `local` (default) notes it in the recipients' diaries so it becomes memory,
 `telegram` posts it to a group with the Bot API. Transports are plugins with one method.
@@ -35,6 +36,7 @@ from .clock import now
 from .errors import GiokError, InvalidInput, LoopRefused, NotFound, ProviderError, WorkspaceError
 from .fsutil import clean_text
 from .home import Home, check_name
+from .policy import redact
 
 TAG = "[단톡방 크로스뷰]"
 TAGS = (TAG, "[cross-view]", "[crossview]")
@@ -261,7 +263,7 @@ class Bus:
         """Post `text` from `sender` to `to` (default: every other workspace), or, with
         `reply_to`, answer that message (to its sender only). Returns the message as a dict
         with what each transport did."""
-        text = clean_text(text, "message", limit=MAX_TEXT, multiline=True)
+        text, redacted = redact(clean_text(text, "message", limit=MAX_TEXT, multiline=True))
         sender = self._known(sender)
         with self._db(write=True) as conn:
             if reply_to:
@@ -275,7 +277,10 @@ class Bus:
                 kind = "post"
             message = self._insert(conn, sender, kind, text, reply_to, recipients)
         message.transports = self._run_transports(message)
-        return message.to_dict()
+        out = message.to_dict()
+        if redacted:
+            out["redacted"] = sorted(set(redacted))
+        return out
 
     def reply(self, message_id: str, text: str, sender: str) -> dict:
         """Answer a message you received; the answer goes to its sender only."""

@@ -101,8 +101,8 @@ def _boot(ws: Workspace, args: dict):
 _SIBLINGS = {"type": "array", "items": {"type": "string"}, "minItems": 1,
              "description": "Search these workspaces of the home instead (e.g. a sibling agent's); the home "
                             "config decides who may read whom. Default: this workspace."}
-_USER = _str("Answer on behalf of this user: memories scoped to other users are hidden.")
-_THREAD = _str("Within this thread: memories scoped to other threads are hidden.")
+_USER = _str("Answer on behalf of this user (default: the name in USER.md): memories scoped to other users are hidden.")
+_THREAD = _str("Within this thread (default: none): its memories are included, other threads' are hidden.")
 
 
 def _search_opts(args: dict) -> dict:

@@ -27,6 +27,7 @@ from . import policy
 from .distill import ARCHIVE_DIR, LEDGER
 from .errors import GiokError, InvalidInput, NotFound
 from .fsutil import MAX_ENTRY_BYTES, confine, read_bytes
+from .memoryfile import MemoryEntry, MemoryFile
 from .trace import TRACE
 from .workspace import DECISIONS, MEMORY, Workspace
 
@@ -36,6 +37,7 @@ PROTECTED = ("SOUL.md", "USER.md", "AGENTS.md", "TOOLS.md", "MEMORY.md", "HEARTB
 MAX_FILE_BYTES = 16 * MAX_ENTRY_BYTES
 _DIARY = re.compile(r"^memory/\d{4}-\d{2}-\d{2}\.md$")
 READ_ONLY = (LEDGER, TRACE)       # and everything under ARCHIVE_DIR
+HIDDEN = "(hidden: an entry scoped to another user or thread)"
 
 
 def _read_only(rel: str) -> bool:
@@ -47,8 +49,14 @@ def _append_only(rel: str) -> bool:
 
 
 class MemoryTool:
-    def __init__(self, ws: Workspace):
+    """`user` and `thread` say on whose behalf Claude reads: in views of MEMORY.md and the
+    archive, entries scoped to another user (default: the name in USER.md) or to a thread
+    other than `thread` (default: none) show as a HIDDEN line, so line numbers still match."""
+
+    def __init__(self, ws: Workspace, user: str | None = None, thread: str | None = None):
         self.ws = ws
+        self.user = user
+        self.thread = thread
 
     # -- dispatch -----------------------------------------------------------------------------
     def handle(self, params: dict) -> str:
@@ -123,12 +131,29 @@ class MemoryTool:
             return self._listing(path, target)
         if not rel.endswith(SUFFIXES):
             raise InvalidInput(f"{path} is not a text note: use one of {', '.join(SUFFIXES)}")
-        lines = target.read_text("utf-8", errors="replace").splitlines()
+        if rel == MEMORY or rel.startswith(ARCHIVE_DIR + "/"):
+            lines = self._scoped_lines(target.read_bytes())
+        else:
+            lines = target.read_text("utf-8", errors="replace").splitlines()
         start, end = 1, len(lines)
         if p.get("view_range"):
             start, end = _range(p["view_range"], len(lines))
         numbered = "\n".join(f"{i:6d}\t{lines[i - 1]}" for i in range(start, end + 1))
         return f"Here's the content of {path} with line numbers:\n{numbered}"
+
+    def _scoped_lines(self, data: bytes) -> list[str]:
+        """The file's lines, each entry Claude may not see replaced by HIDDEN (policy.visible;
+        task-scoped entries are shown: a task scope says when to inject, not who may read)."""
+        from .boot import default_user
+        user = self.user if self.user is not None else default_user(self.ws.read_text("USER.md"))
+        out = []
+        for line in MemoryFile.parse(data).lines:
+            if isinstance(line, MemoryEntry):
+                if not line.scope.startswith("task:") and not policy.visible(line.scope, user, self.thread):
+                    out.append(HIDDEN)
+                    continue
+            out.append(str(line).encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+        return out
 
     def _listing(self, path: str, folder: Path) -> str:
         rows = [(folder, path.rstrip("/") or ROOT)]
@@ -144,6 +169,7 @@ class MemoryTool:
 
     def _create(self, p: dict) -> str:
         path, text = p["path"], p.get("file_text", "")
+        _path_secret(path)
         rel = self._file(path, must_exist=False)
         if not text.strip():
             raise InvalidInput("file_text is empty")
@@ -179,7 +205,7 @@ class MemoryTool:
                 lines = [str(i) for i, line in enumerate(old.splitlines(), 1) if old_str in line]
                 raise InvalidInput(f"No replacement was performed. Multiple occurrences of old_str `{old_str}` "
                                    f"in lines: {', '.join(lines)}. Please ensure it is unique")
-            new = old.replace(old_str, new_str, 1)
+            new = _no_assembled_secret(old, old.replace(old_str, new_str, 1), found)
             _check_size(new)
             return new, None
 
@@ -200,6 +226,7 @@ class MemoryTool:
             if _append_only(rel) and line_no != len(lines):
                 raise InvalidInput(f"{path} is append-only: insert only at its end (insert_line {len(lines)})")
             new = "\n".join(lines[:line_no] + text.rstrip("\n").split("\n") + lines[line_no:]) + "\n"
+            new = _no_assembled_secret(old, new, found)
             _check_size(new)
             return new, None
 
@@ -221,6 +248,7 @@ class MemoryTool:
 
     def _rename(self, p: dict) -> str:
         old_path, new_path = p["old_path"], p["new_path"]
+        _path_secret(new_path)
         old_rel = self._rel(old_path)
         self._unprotected(old_path, old_rel)
         new_rel = self._rel(new_path, must_exist=False)
@@ -257,6 +285,21 @@ class MemoryTool:
                     raise InvalidInput(f"/memories/{rel} holds a symlink ({name}): giok does not move or delete links")
             out += [Path(folder, n).relative_to(self.ws.root).as_posix() for n in names]
         return sorted(out)
+
+def _no_assembled_secret(old: str, new: str, found: list[str]) -> str:
+    """The edited file, redacted whole when the edit completes a secret that neither the old
+    file nor the (already redacted) new text held alone, e.g. a key's tail next to its prefix."""
+    redacted, kinds = policy.redact(new)
+    if len(kinds) > len(policy.redact(old)[1]):
+        found.extend(kinds)
+        return redacted
+    return new
+
+
+def _path_secret(path: str) -> None:
+    if policy.redact(path)[1]:
+        raise InvalidInput("the path looks like it holds a secret (a key or password); name the file otherwise")
+
 
 def _redacted(found: list[str]) -> str:
     return f" Secrets were redacted before saving: {', '.join(dict.fromkeys(found))}." if found else ""

@@ -15,6 +15,7 @@ that thread, a task's only while that task is asked for.
 from __future__ import annotations
 
 import functools
+import math
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -195,27 +196,103 @@ SECRET_PATTERNS = (
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
     ("bearer-token", re.compile(r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/\-]{16,}=*")),
     ("url-password", re.compile(r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)")),
+    # `password: x`, `DB_PASSWORD=x`, `password is x`: any value; after a Korean particle
+    # (`비밀번호는 …`) a value with an ASCII character; after a bare space a value with a digit
+    # or symbol, so that "password policy" and "비밀번호는 매달 바꾼다" stay as written.
     ("password", re.compile(
-        r"(?i)(?<![\w])(?:password|passwd|passphrase|pwd|pw|비밀번호|비번|암호)"
-        r"(?:\s*(?:is|was|=|:|는|은|이|가)\s*|\s+)[\"'`]?(?P<value>[^\s\"'`,;]{4,})")),
+        r"(?i)(?<![A-Za-z0-9])(?:password|passwd|passphrase|pwd|pw|비밀번호|비번|암호)"
+        r"(?:(?:\s*(?:=|:)|\s+(?:is|was))\s*[\"'`]?(?P<value>[^\s\"'`,;]{4,})"
+        r"|\s*(?:는|은|이|가)\s*[\"'`]?(?P<particle>(?=[^\s\"'`,;]*[!-~])[^\s\"'`,;]{4,})"
+        r"|\s+[\"'`]?(?P<loose>(?=[^\s\"'`,;]*[0-9!#$%&*+/=?@^_~\-])[^\s\"'`,;]{4,}))")),
     ("secret", re.compile(
-        r"(?i)(?<![\w])(?:api[_\- ]?key|secret(?:[_\- ]?key)?|access[_\- ]?token|auth[_\- ]?token|token|토큰|키)"
+        r"(?i)(?<![\w])(?:api[_\- ]?key|secret(?:[_\- ]?key)?|access[_\- ]?(?:token|key)|auth[_\- ]?token|"
+        r"private[_\- ]?key|client[_\- ]?secret|token|토큰|키)"
         r"\s*(?:is|=|:|는|은)\s*[\"'`]?(?P<value>[A-Za-z0-9_\-./+=]{12,})")),
 )
+# `NAME = value` / `NAME: value` where NAME (one token, at most 64 characters) names a secret:
+# `aws_secret_access_key = …`, `GITHUB_TOKEN=…`, `client-secret: …`, when the value mixes letters
+# and digits (`token_count: 120000` stays). The name is checked apart
+# from the match, so no pattern nests quantifiers (redaction stays linear on any input).
+_ASSIGNMENT = re.compile(r"(?<![A-Za-z0-9_\-])(?P<name>[A-Za-z][A-Za-z0-9_\-]{0,63})\s*[=:]\s*[\"'`]?"
+                         r"(?P<value>[A-Za-z0-9_\-./+=]{12,})")
+_SECRET_NAME = re.compile(r"(?i)secret|token|passw|api[_\-]?key|access[_\-]?key|private[_\-]?key|credential")
+# A generic key: 32+ key characters, mixed case, high entropy, character classes changing
+# often and not made of words (at most GENERIC_MAX_WORDS of it in runs like `Word`, `word`,
+# `WORD`). Hex hashes, UUIDs, CamelCase or snake_case identifiers, paths and ids like
+# m-7f3a2c do not qualify. Measured on random keys: see docs/policy.md.
+_TOKEN = re.compile(r"(?<![A-Za-z0-9_\-+/=])[A-Za-z0-9_\-+/]{32,}={0,2}(?![A-Za-z0-9_\-+/=])")
+GENERIC_MIN_ENTROPY = 4.0      # bits per character
+GENERIC_MIN_SWITCHES = 0.3     # share of adjacent characters of different classes
+GENERIC_MAX_WORDS = 0.75       # share of characters inside word-like runs
+# JSON / JavaScript escapes a writer could hide a key behind (`"sk-\u0070roj-…"`, `\/`).
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\/")
 
 
 def redact(text: str) -> tuple[str, list[str]]:
-    """Replace secrets with `[REDACTED:kind]`; returns the new text and the kinds found."""
+    """Replace secrets with `[REDACTED:kind]`; returns the new text and the kinds found.
+    A text with `\\uXXXX` (or `\\/`) escapes is also read with them decoded: when that reveals
+    more secrets, the decoded text is the one redacted and returned (JSON-equivalent: only
+    letters, digits and key punctuation are decoded, never quotes, backslashes or controls)."""
+    out, found = _redact(text)
+    if "\\" in text:
+        plain = _unescape(text)
+        if plain != text:
+            out_plain, found_plain = _redact(plain)
+            if len(found_plain) > len(found):
+                return out_plain, found_plain
+    return out, found
+
+
+def _redact(text: str) -> tuple[str, list[str]]:
     found: list[str] = []
     for kind, pattern in SECRET_PATTERNS:
         def swap(m: re.Match, kind=kind) -> str:
             found.append(kind)
-            if "value" in pattern.groupindex and m.group("value"):
-                start, end = m.span("value")
-                return m.group(0)[: start - m.start()] + f"[REDACTED:{kind}]" + m.group(0)[end - m.start():]
+            for group in ("value", "particle", "loose"):
+                if group in pattern.groupindex and m.group(group):
+                    start, end = m.span(group)
+                    return m.group(0)[: start - m.start()] + f"[REDACTED:{kind}]" + m.group(0)[end - m.start():]
             return f"[REDACTED:{kind}]"
         text = pattern.sub(swap, text)
-    return text, found
+
+    def assignment(m: re.Match) -> str:
+        value = m.group("value")
+        if not _SECRET_NAME.search(m.group("name")) or not (re.search(r"[A-Za-z]", value) and re.search(r"\d", value)):
+            return m.group(0)
+        found.append("secret")
+        start, end = m.span("value")
+        return m.group(0)[: start - m.start()] + "[REDACTED:secret]" + m.group(0)[end - m.start():]
+    text = _ASSIGNMENT.sub(assignment, text)
+
+    def generic(m: re.Match) -> str:
+        if not _random_looking(m.group(0)):
+            return m.group(0)
+        found.append("generic-key")
+        return "[REDACTED:generic-key]"
+    return _TOKEN.sub(generic, text), found
+
+
+def _random_looking(token: str) -> bool:
+    body = token.rstrip("=")
+    if not (re.search(r"[A-Z]", body) and re.search(r"[a-z]", body)):
+        return False
+    counts: dict[str, int] = {}
+    for ch in body:
+        counts[ch] = counts.get(ch, 0) + 1
+    entropy = -sum(c / len(body) * math.log2(c / len(body)) for c in counts.values())
+    kind = [("u" if c.isupper() else "l" if c.islower() else "d" if c.isdigit() else "s") for c in body]
+    switches = sum(a != b for a, b in zip(kind, kind[1:])) / (len(body) - 1)
+    words = sum(len(w) for w in re.findall(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}", body)) / len(body)
+    return entropy >= GENERIC_MIN_ENTROPY and switches >= GENERIC_MIN_SWITCHES and words < GENERIC_MAX_WORDS
+
+
+def _unescape(text: str) -> str:
+    def one(m: re.Match) -> str:
+        if m.group(1) is None:
+            return "/"
+        ch = chr(int(m.group(1), 16))
+        return ch if (ch.isalnum() or ch in " -_.:/+=@!#$%&*?^~'") and ch.isprintable() else m.group(0)
+    return _ESCAPE.sub(one, text)
 
 
 # -- dedup, near-duplicates, contradictions ----------------------------------------------------

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import refs
+from . import policy, refs
 from .chunks import is_own_line
 from .clock import today
 from .errors import InvalidInput, PermissionDenied
@@ -78,8 +78,9 @@ class Options:
     min_score: float = MIN_SCORE
     gap: float | None = DYNAMIC_GAP
     mode: str = "hybrid"
-    user: str | None = None
-    thread: str | None = None
+    user: str | None = None             # None: the asking workspace's user (USER.md)
+    thread: str | None = None           # None: no thread (thread-scoped entries hidden)
+    all_scopes: bool = False            # every scope, for the workspace's owner (no user/thread)
     include_superseded: bool = False
     include_system: bool = False        # giok's own diary lines (distill reports, flush markers, …)
     recency_days: float | None = None   # half-life for diary results; None = no decay
@@ -109,6 +110,9 @@ class Options:
             raise InvalidInput(f"identity prior must be between 0 and 1, not {self.identity!r}")
         if self.mode not in MODES:
             raise InvalidInput(f"unknown search mode {self.mode!r}: choose one of {', '.join(MODES)}")
+        if self.all_scopes and (self.user or self.thread):
+            raise InvalidInput("all_scopes (--all-scopes) shows every user's and thread's entries: "
+                               "give it without a user or thread")
 
 
 @dataclass
@@ -168,6 +172,8 @@ def search_full(ws, query: str, k: int = 5, **opts) -> Response:
     """Search ws (or opts.workspaces); Response carries results and what the cut-offs removed."""
     query = check_query(query)
     o = Options.make(k=k, **opts)
+    if o.user is None and not o.all_scopes:
+        o.user = default_user(ws)
     response = Response(query, [])
     if not re.search(r"\w", query):
         response.notes.append("the query has no words to search for")
@@ -329,19 +335,25 @@ def _system(row: dict) -> bool:
     """A line giok wrote about itself; rows indexed before the "system" kind existed are
     recognised by their text."""
     return row["layer"] == "system" or (row["layer"] == "diary" and is_own_line(row["text"] or ""))
+def default_user(ws) -> str | None:
+    """Whose memory a read sees when no user is named: the name in the workspace's USER.md
+    (as boot does); None when it names nobody, and then no user-scoped entry is seen."""
+    from .boot import default_user as from_user_md
+    return from_user_md(ws.read_text("USER.md"))
 
 
 def _visible(row: dict, o: Options) -> bool:
+    """Scopes by default: a user's entry only for that user (o.user, resolved to USER.md's
+    user when not given), a thread's only in that thread; `workspace` and `task:` entries
+    for everyone (a task scope says when boot injects, not who may read). all_scopes: all."""
     if row["superseded"] and not o.include_superseded:
         return False
     if not o.include_system and _system(row):
         return False
     scope = row["scope"] or "workspace"
-    if scope.startswith("user:") and o.user is not None and scope[5:] != o.user:
-        return False
-    if scope.startswith("thread:") and o.thread is not None and scope[7:] != o.thread:
-        return False
-    return True
+    if o.all_scopes or scope.startswith("task:"):
+        return True
+    return policy.visible(scope, o.user, o.thread)
 
 
 def _recency(row: dict, o: Options) -> float:
@@ -354,7 +366,8 @@ def _recency(row: dict, o: Options) -> float:
     return 0.7 + 0.3 * 0.5 ** (max(age, 0) / o.recency_days)
 
 
-__all__ = ["DYNAMIC_GAP", "MIN_SCORE", "Options", "Response", "Result", "can_read", "search", "search_full", "language"]
+__all__ = ["DYNAMIC_GAP", "MIN_SCORE", "Options", "Response", "Result", "can_read", "default_user", "search", "search_full",
+           "language"]
 
 
 # -- agentic recall ------------------------------------------------------------------------------

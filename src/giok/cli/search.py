@@ -32,9 +32,10 @@ def _asker_and_targets(as_name: str | None) -> tuple[Workspace, list[str]]:
     return asker, names
 
 
-def _search_opts(k, min_score, mode, user, thread, superseded, as_name, names, system=False) -> dict:
+def _search_opts(k, min_score, mode, user, thread, superseded, as_name, names, all_scopes=False,
+                 system=False) -> dict:
     opts = {"k": k, "min_score": min_score, "mode": mode, "user": user, "thread": thread,
-            "include_superseded": superseded, "workspaces": tuple(names)}
+            "include_superseded": superseded, "workspaces": tuple(names), "all_scopes": all_scopes}
     if system:
         opts["include_system"] = True
     if as_name:
@@ -78,24 +79,27 @@ def _text(data: dict) -> str:
 @click.option("-k", "--k", "k", type=int, default=5, show_default=True, help="How many results at most.")
 @click.option("--min-score", type=float, default=MIN_SCORE, show_default=True, help="Drop results scoring under this (0–1).")
 @click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True, help="Evidence to use.")
-@click.option("--user", help="Search on behalf of this user (entries scoped to other users are hidden).")
-@click.option("--thread", help="Search within this thread (entries scoped to other threads are hidden).")
+@click.option("--user", help="Search on behalf of this user (default: the name in USER.md); other users' entries are hidden.")
+@click.option("--thread", help="Search within this thread (default: none); other threads' entries are hidden.")
+@click.option("--all-scopes", "all_scopes", is_flag=True, help="Every user's and thread's entries (the workspace owner's view).")
 @click.option("--include-superseded", "superseded", is_flag=True, help="Also return superseded entries.")
 @click.option("--include-system", "system", is_flag=True,
               help="Also return the diary lines giok writes about itself (distill reports, flush markers, cross-view notes).")
 @click.option("--as", "as_name", metavar="NAME", help="Search as this workspace (permissions are checked for it).")
 @click.option("--batch", "batch", type=click.File("r", encoding="utf-8"), help="One query per line (- for stdin); one JSON line out per query.")
 @json_option
-def search_cmd(query, k, min_score, mode, user, thread, superseded, system, as_name, batch, as_json):
+def search_cmd(query, k, min_score, mode, user, thread, all_scopes, superseded, system, as_name, batch, as_json):
     """Search memories: MEMORY.md entries, diaries, archive, lessons, decisions, other notes.
 
     Hybrid keyword (Korean-aware) + vector search with the seed's cut-offs: results under
     0.35 are dropped, and a gap of 0.15 between results drops everything below it. Repeat
     -w to search several workspaces (the home config decides who may read whom).
+    Entries scoped to a user show only for that user (default: USER.md's), a thread's only
+    with --thread; --all-scopes shows them all.
     """
     _show_progress()
     asker, names = _asker_and_targets(as_name)
-    opts = _search_opts(k, min_score, mode, user, thread, superseded, as_name, names, system)
+    opts = _search_opts(k, min_score, mode, user, thread, superseded, as_name, names, all_scopes, system)
     if batch is not None:
         if query:
             raise click.UsageError("give either QUERY or --batch, not both")
@@ -127,17 +131,18 @@ def _batch(asker: Workspace, stream, opts: dict) -> None:
 @click.argument("query")
 @workspace_option(multiple=True)
 @click.option("-k", "--k", "k", type=int, default=5, show_default=True, help="How many results at most.")
-@click.option("--user", help="Recall on behalf of this user.")
-@click.option("--thread", help="Recall within this thread.")
+@click.option("--user", help="Recall on behalf of this user (default: the name in USER.md).")
+@click.option("--thread", help="Recall within this thread (default: none).")
+@click.option("--all-scopes", "all_scopes", is_flag=True, help="Every user's and thread's entries (the workspace owner's view).")
 @click.option("--as", "as_name", metavar="NAME", help="Recall as this workspace.")
 @json_option
-def recall_cmd(query, k, user, thread, as_name, as_json):
+def recall_cmd(query, k, user, thread, all_scopes, as_name, as_json):
     """Agentic recall: decide whether QUERY needs memory at all; if so search, retry once
     with reformulated keywords when nothing passes the cut-off, else answer "no memory".
     Never more than two searches; --json shows the decision and both attempts."""
     _show_progress()
     asker, names = _asker_and_targets(as_name)
-    opts = _search_opts(k, MIN_SCORE, "hybrid", user, thread, False, as_name, names)
+    opts = _search_opts(k, MIN_SCORE, "hybrid", user, thread, False, as_name, names, all_scopes)
     opts.pop("min_score"), opts.pop("mode")
     result = recall(asker, query, **opts)
     emit(result.to_dict(), as_json, _recall_text)
