@@ -176,6 +176,5 @@ def confine(root: Path, relative: str) -> Path:
     root_resolved = root.resolve()
     resolved = (root_resolved / candidate).resolve()
     if resolved != root_resolved and root_resolved not in resolved.parents:
-        raise InvalidInput(f"path {relative!r} is a symlink (or under one) leading outside the workspace, "
-                           f"to {resolved}: refused")
+        raise InvalidInput(f"path {relative!r} is a symlink (or under one) that leads outside the workspace: refused")
     return resolved
