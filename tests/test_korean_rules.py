@@ -87,3 +87,24 @@ def test_a_change_word_alone_does_not_replace_another_fact(ws, old, new):
     ws.remember(old)
     assert ws.remember(new).action == "written"
     assert len(ws.memory().entries()) == 2
+
+
+@pytest.mark.parametrize("old, new", [
+    ("연구실 GPU 예산은 한 달에 40시간이다", "연구실 GPU 예산은 한 달에 60시간으로 늘었다"),
+    ("The GPU budget is 40 hours a month", "The GPU budget went up to 60 hours a month"),
+    ("Standup is at 09:00", "Standup moved to 09:30"),
+])
+def test_a_value_that_went_up_or_moved_replaces_the_old_value(ws, old, new):
+    first = ws.remember(old)
+    result = ws.remember(new)
+    assert result.action == "superseded", result.reason
+    assert ws.get(first.entry.id).fields.get("superseded_by") == result.entry.id
+
+
+@pytest.mark.parametrize("old, new", [
+    ("Simon's sister is a nurse", "Simon's sister moved to Busan"),
+    ("서준은 개발자다", "서준은 요즘 바쁘다"),
+])
+def test_a_move_or_change_word_does_not_replace_a_fact_of_another_kind(ws, old, new):
+    ws.remember(old)
+    assert ws.remember(new).action == "written"

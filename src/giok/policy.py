@@ -306,8 +306,9 @@ def _unescape(text: str) -> str:
 #   contradiction  the same claim with the opposite polarity and no change word: both are kept,
 #                  the nightly review flags them (`opposed`)
 _CHANGE_WORDS = re.compile(r"\b(now|currently|actually|instead|anymore|these days|no longer|from now on|"
-                           r"switched|changed|moved)\b|"
-                           r"이제|요즘|지금은|현재는|더 이상|앞으로는|대신|바꿨|바꿈|바꾸었|바꿔|옮겼|옮김|이사했|이사함|변경", re.I)
+                           r"switched|changed|moved|increased|decreased|raised|lowered|went up|went down|rose|dropped)\b|"
+                           r"이제|요즘|지금은|현재는|더 이상|앞으로는|대신|바꿨|바꿈|바꾸었|바꿔|옮겼|옮김|이사했|이사함|변경|"
+                           r"늘었|늘어났|줄었|줄어들|올랐|올렸|내렸|내려갔|바뀌었|바뀜", re.I)
 _PREDICATES = (
     ("prefer", re.compile(r"\b(prefers?|preferred|would rather|likes?|loves?|enjoys?|favou?rite)\b|선호|좋아|즐기|즐긴", re.I)),
     ("dislike", re.compile(r"\b(hates?|dislikes?|can'?t stand)\b|싫어|싫다", re.I)),
@@ -318,12 +319,14 @@ _PREDICATES = (
     ("use", re.compile(r"\b(uses?|using|runs? on|deploys? to|works? (at|for))\b|사용|쓴다|쓰고|쓰지|쓴|돌린다|돌려|"
                        r"일한다|일해|다닌다|근무", re.I)),
     ("call", re.compile(r"\b(call(s|ed)? (him|her|them|me)|address(es|ed)? as|goes by)\b|호칭|부른다|불러", re.I)),
+    ("change", re.compile(r"\b(increased|decreased|raised|lowered|went (up|down)|rose|dropped|fell|cut|moved)"
+                          r"( back)? to\b|늘었|늘어났|줄었|줄어들|올랐|올렸|내렸|내려갔|바뀌었|바뀜", re.I)),
     ("be", re.compile(r"\b(is|are)\b|[가-힣]다$|입니다$|이에요$|예요$", re.I)),
 )
 # What a switch or a move replaces besides its own kind; the polarity of a leaning.
-_SUPERSEDES = {"switch": {"use", "be", "prefer"}, "move": {"live", "use"}}
+_SUPERSEDES = {"switch": {"use", "be", "prefer"}, "move": {"live", "use", "be"}, "change": {"be", "use"}}
 _LEANING = {"prefer": 1, "want": 1, "dislike": -1}
-_VALUE_PREDICATES = {"use", "switch", "move", "live", "be"}
+_VALUE_PREDICATES = {"use", "switch", "move", "live", "be", "change"}
 _KO_PARTICLE = re.compile(r"(은|는|이|가|께서|의)$")
 _KO_TOPIC = re.compile(r"..*(은|는|이|가|께서)$")
 _KO_OBJECT = re.compile(r"..*(을|를)$")
@@ -399,6 +402,8 @@ def contradicts(new: str, old: str) -> bool:
         return False                        # "use Postgres for the database" / "now use Redis for caching"
     kin = a.predicate == b.predicate or b.predicate in _SUPERSEDES.get(a.predicate, ())
     if kin and _CHANGE_WORDS.search(new):
+        if a.predicate == "change" or (b.predicate == "be" and a.predicate == "move"):
+            return _value_kinds(a) == _value_kinds(b) is not None   # "budget went up to 60 h" / "budget is 40 h"
         return a.predicate != "be" or _same_kind_of_value(a, b)
     lean_a = _LEANING.get(a.predicate, 0) * (-1 if claim(new)[1] else 1)
     lean_b = _LEANING.get(b.predicate, 0) * (-1 if claim(old)[1] else 1)
@@ -411,6 +416,13 @@ _VALUE_KINDS = (
     ("month", re.compile(r"\b(january|february|march|april|may|june|july|august|september|october|november|december)\b|\d+월")),
     ("number", re.compile(r"\d")),
 )
+
+
+def _value_kinds(x: Statement) -> str | None:
+    """The kind of value a statement holds (weekday, time, month, number), or None."""
+    if len(x.objects) > 3:
+        return None
+    return next((k for k, rx in _VALUE_KINDS if rx.search(" ".join(sorted(x.objects)))), None)
 
 
 def _same_kind_of_value(a: Statement, b: Statement) -> bool:
