@@ -10,6 +10,11 @@ The grammar (see docs/formats.md):
 Anything else is kept verbatim. A line that looks like an entry but cannot be read (a bad
 date, a broken comment) is kept verbatim too and reported in `problems`. Unchanged lines are
 rendered from their original text, so rendering an unchanged file returns the same bytes.
+
+Escaping is lossless (docs/formats.md): in the text, `<!` is written `&lt;!` (and a literal
+`&lt;!` gains an `amp;`); in a field value, the separators (`;`, `|`, `<`, `>`, `%` before
+a code) and line breaks are percent-encoded. Parsing decodes both, so every text and value
+reads back exactly as it was given, and a re-rendered entry keeps its derived id.
 """
 
 from __future__ import annotations
@@ -48,8 +53,66 @@ _LAYER_RE = re.compile(r"(?<![A-Za-z0-9])[Mm]\s?(0|30|90|365)(?![0-9])")
 _ENTRY_RE = re.compile(r"^(\s*)([-*+])\s+(.*?)\s*$")
 _DATE_PREFIX_RE = re.compile(r"^\[([^\]]*)\]\s*")
 _COMMENT_RE = re.compile(r"\s*<!\s*[-–—]*\s*(?P<body>.*?)\s*[-–—]*\s*(?:>|→)\s*$")
-_BROKEN_COMMENT_RE = re.compile(r"<!\s*[-–—]")
+_BROKEN_COMMENT_RE = re.compile(r"<!\s*[-–—](?!.*[>→])")
+_INNER_COMMENT_RE = re.compile(r"<!\s*[-–—]*\s*(.*?)\s*[-–—]*\s*[>→]")
 _DATEISH_RE = re.compile(r"^\d{4}\s*[-–—‒−]\s*\d{1,2}\s*[-–—‒−]\s*\d{1,2}$")
+_KEY_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
+
+# -- escaping ---------------------------------------------------------------------------------
+# Text: a character that would break the line becomes an entity; `&` gains one `amp;` only
+# where the result would otherwise read as one of these entities (so `&lt;` and `R&D` stay).
+_TEXT_CODES = {"<!": "lt;!", "[": "#91;", "\n": "#10;", "\r": "#13;", "\x0b": "#11;", "\x0c": "#12;",
+               "\x1c": "#28;", "\x1d": "#29;", "\x1e": "#30;", "\x85": "#133;", "\u2028": "#8232;",
+               "\u2029": "#8233;"}
+_TEXT_CHARS = {code: char for char, code in _TEXT_CODES.items()}
+_TEXT_BODIES = "|".join(re.escape(c) for c in _TEXT_CODES.values())
+_TEXT_ENCODE_RE = re.compile(r"<!|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]|&((?:amp;)*)(" + _TEXT_BODIES + ")")
+_TEXT_DECODE_RE = re.compile(r"&((?:amp;)*)(" + _TEXT_BODIES + ")")
+# Field values: percent codes for the separators and line breaks; `%` is written `%25` only
+# where it would otherwise start one of these codes (so `100% sure` stays).
+_VALUE_CODES = {";": "%3B", "|": "%7C", "<": "%3C", ">": "%3E", "\n": "%0A", "\r": "%0D", "\x0b": "%0B",
+                "\x0c": "%0C", "\x1c": "%1C", "\x1d": "%1D", "\x1e": "%1E", "\x85": "%C2%85",
+                "\u2028": "%E2%80%A8", "\u2029": "%E2%80%A9", "%": "%25"}
+_VALUE_CHARS = {code: char for char, code in _VALUE_CODES.items()}
+_VALUE_DECODE_RE = re.compile("|".join(re.escape(c) for c in sorted(_VALUE_CHARS, key=len, reverse=True)))
+_VALUE_ENCODE_RE = re.compile("%(?=" + "|".join(re.escape(c[1:]) for c in _VALUE_CHARS) + ")|[;|<>\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
+def encode_text(text: str, dated: bool = True) -> str:
+    """An entry's text as it is written in the line (see decode_text)."""
+    def one(m: re.Match) -> str:
+        if m.group(2):
+            return "&amp;" + m.group(1) + m.group(2)
+        return "&" + _TEXT_CODES[m.group(0)]
+
+    out = _TEXT_ENCODE_RE.sub(one, text)
+    dm = None if dated else _DATE_PREFIX_RE.match(out)
+    if dm and _DATEISH_RE.match(dm.group(1).strip()):
+        out = "&#91;" + out[1:]  # an undated text that starts like a date would be read as one
+    return out
+
+
+def decode_text(written: str) -> str:
+    def one(m: re.Match) -> str:
+        return "&" + m.group(1)[4:] + m.group(2) if m.group(1) else _TEXT_CHARS[m.group(2)]
+
+    return _TEXT_DECODE_RE.sub(one, written)
+
+
+def encode_value(value: str) -> str:
+    """A field value as it is written in the comment: no `;`/`|` that would start a field,
+    no `<`/`>` that would open or close a comment, no line break."""
+    return _VALUE_ENCODE_RE.sub(lambda m: _VALUE_CODES[m.group(0)], value.strip())
+
+
+def decode_value(written: str) -> str:
+    return _VALUE_DECODE_RE.sub(lambda m: _VALUE_CHARS[m.group(0)], written)
+
+
+def check_key(key: str) -> str:
+    if not isinstance(key, str) or not _KEY_RE.match(key) or key == "expires":
+        raise InvalidInput(f"invalid field name {key!r}: lowercase letters, digits and _ (expires is not a field)")
+    return key
 
 
 def new_id(taken: set[str] = frozenset()) -> str:
@@ -105,10 +168,12 @@ class MemoryEntry:
 
     def set(self, key: str, value) -> None:
         """Change a machine field; the line is re-rendered canonically."""
-        if value is None or value == "":
+        check_key(key)
+        value = None if value is None else str(value).strip()
+        if not value:
             self.fields.pop(key, None)
         else:
-            self.fields[key] = str(value)
+            self.fields[key] = value
         self.raw = None
 
     def touch(self) -> None:
@@ -120,12 +185,15 @@ class MemoryEntry:
         parts = [f"{self.indent}{self.bullet} "]
         if self.date:
             parts.append(f"[{self.date.isoformat()}] ")
-        parts.append(self.text.replace("<!", "&lt;!"))  # a comment marker in the text would eat the fields
+        text = encode_text(self.text.strip(), dated=self.date is not None)
+        if not text:
+            raise InvalidInput("a memory entry needs text")
+        parts.append(text)
         meta = []
         if self.expires:
             meta.append(f"expires: {self.expires.isoformat()}")
         keys = [k for k in FIELD_ORDER if k in self.fields] + sorted(k for k in self.fields if k not in FIELD_ORDER)
-        meta += [f"{k}: {self.fields[k]}" for k in keys]
+        meta += [f"{check_key(k)}: {encode_value(str(self.fields[k]))}" for k in keys]
         if meta:
             parts.append(" <!-- " + "; ".join(meta) + " -->")
         return "".join(parts)
@@ -185,30 +253,58 @@ def parse_entry(raw: str, layer: str | None) -> MemoryEntry | RawLine | None:
         except InvalidInput as exc:
             return RawLine(raw, f"bad date in entry: {exc}")
         body = body[dm.end():]
-    cm = _COMMENT_RE.search(body)
-    if cm:
-        for part in re.split(r"\s*[;|]\s*", cm.group("body")):
-            if not part:
-                continue
-            key, sep, value = part.partition(":")
-            key, value = key.strip().lower(), value.strip()
-            if not sep or not re.match(r"^[a-z_][a-z0-9_]*$", key):
-                return RawLine(raw, f"unreadable comment field {part!r}")
-            if key == "expires":
-                try:
-                    expires = parse_date(value)
-                except InvalidInput as exc:
-                    return RawLine(raw, f"bad expiry: {exc}")
-            else:
-                fields[key] = value
-        body = body[: cm.start()]
+    comment = _trailing_comment(body)
+    if isinstance(comment, str):
+        return RawLine(raw, comment)
+    if comment:
+        start, expires, fields = comment
+        body = body[:start]
     elif _BROKEN_COMMENT_RE.search(body):
         return RawLine(raw, "comment marker is not closed")
-    text = body.strip()
-    if not text:
+    elif any(not isinstance(_fields(m.group(1)), str) for m in _INNER_COMMENT_RE.finditer(body)):
+        return RawLine(raw, "text after the comment's fields")
+    text = decode_text(body.strip())
+    if not text.strip():
         return RawLine(raw, "entry has no text")
     return MemoryEntry(text=text, layer=layer, date=date, expires=expires, fields=fields,
                        raw=raw, indent=indent, bullet=bullet)
+
+
+def _trailing_comment(body: str):
+    """The entry's trailing `<!-- key: value; … -->`: (where it starts, expires, fields), None
+    when there is none, or a problem. The rightmost `<!` that opens a readable comment wins,
+    so a hand-written `<!` in the text does not swallow the fields."""
+    starts = [m.start() for m in re.finditer(r"\s*<!", body)]
+    problem = None
+    for start in reversed(starts):
+        cm = _COMMENT_RE.match(body, start)
+        if not cm:
+            continue
+        found = _fields(cm.group("body"))
+        if not isinstance(found, str):
+            return (start, *found)
+        problem = problem or found
+    return problem
+
+
+def _fields(comment: str):
+    """(expires, fields) of a comment's body, or the problem that makes it unreadable."""
+    expires, fields = None, {}
+    for part in re.split(r"\s*[;|]\s*", comment):
+        if not part:
+            continue
+        key, sep, value = part.partition(":")
+        key, value = key.strip().lower(), value.strip()
+        if not sep or not _KEY_RE.match(key):
+            return f"unreadable comment field {part!r}"
+        if key == "expires":
+            try:
+                expires = parse_date(value)
+            except InvalidInput as exc:
+                return f"bad expiry: {exc}"
+        else:
+            fields[key] = decode_value(value)
+    return expires, fields
 
 
 class MemoryFile:
