@@ -47,6 +47,7 @@ LAYER_TITLES = {
 # Machine fields, in the order they are rendered after `expires`.
 FIELD_ORDER = ("id", "type", "scope", "source", "confidence", "supersedes", "superseded_by", "refs", "status")
 ID_RE = re.compile(r"^m-[0-9a-f]{6,12}$")
+OUTSIDE_LAYERS = "entry outside any layer heading (read as M30)"
 
 _HEADING_RE = re.compile(r"^\s{0,3}(#{1,6})\s*(.*?)\s*$")
 _LAYER_RE = re.compile(r"(?<![A-Za-z0-9])[Mm]\s?(0|30|90|365)(?![0-9])")
@@ -70,12 +71,15 @@ _TEXT_ENCODE_RE = re.compile(r"<!|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]|&((?:a
 _TEXT_DECODE_RE = re.compile(r"&((?:amp;)*)(" + _TEXT_BODIES + ")")
 # Field values: percent codes for the separators and line breaks; `%` is written `%25` only
 # where it would otherwise start one of these codes (so `100% sure` stays).
-_VALUE_CODES = {";": "%3B", "|": "%7C", "<": "%3C", ">": "%3E", "\n": "%0A", "\r": "%0D", "\x0b": "%0B",
-                "\x0c": "%0C", "\x1c": "%1C", "\x1d": "%1D", "\x1e": "%1E", "\x85": "%C2%85",
-                "\u2028": "%E2%80%A8", "\u2029": "%E2%80%A9", "%": "%25"}
+_VALUE_CODES = {";": "%3B", "|": "%7C", "<": "%3C", ">": "%3E", "\x7f": "%7F", "\x85": "%C2%85",
+                "\u2028": "%E2%80%A8", "\u2029": "%E2%80%A9", "%": "%25",
+                **{chr(n): f"%{n:02X}" for n in range(32)}}  # control characters, line breaks included
 _VALUE_CHARS = {code: char for char, code in _VALUE_CODES.items()}
 _VALUE_DECODE_RE = re.compile("|".join(re.escape(c) for c in sorted(_VALUE_CHARS, key=len, reverse=True)))
-_VALUE_ENCODE_RE = re.compile("%(?=" + "|".join(re.escape(c[1:]) for c in _VALUE_CHARS) + ")|[;|<>\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+_VALUE_ENCODE_RE = re.compile("%(?=" + "|".join(re.escape(c[1:]) for c in _VALUE_CHARS) + ")"
+                              "|[;|<>\x00-\x1f\x7f\x85\u2028\u2029]")
+# Lone surrogates other than surrogateescape's (invalid bytes read from a file) cannot be written.
+_UNWRITABLE_RE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
 
 
 def encode_text(text: str, dated: bool = True) -> str:
@@ -139,6 +143,7 @@ class MemoryEntry:
     indent: str = ""
     bullet: str = "-"
     line_no: int = 0                # 1-based, in the file as last parsed
+    headed: bool = True             # False: outside any layer heading (read as M30)
 
     @property
     def id(self) -> str:
@@ -185,9 +190,11 @@ class MemoryEntry:
         parts = [f"{self.indent}{self.bullet} "]
         if self.date:
             parts.append(f"[{self.date.isoformat()}] ")
-        text = encode_text(self.text.strip(), dated=self.date is not None)
+        text = encode_text(self.text, dated=self.date is not None).strip()
         if not text:
             raise InvalidInput("a memory entry needs text")
+        if _UNWRITABLE_RE.search(text) or any(_UNWRITABLE_RE.search(str(v)) for v in self.fields.values()):
+            raise InvalidInput("memory text or field contains a lone surrogate (invalid UTF-8)")
         parts.append(text)
         meta = []
         if self.expires:
@@ -334,9 +341,12 @@ class MemoryFile:
             if body.endswith("\r"):
                 body, eol = body[:-1], "\r" + eol
             eols.append(eol)
-            lines.append(cls._parse_line(body, layer))
-            if isinstance(lines[-1], Heading):
-                layer = lines[-1].layer
+            line = cls._parse_line(body, layer)
+            if isinstance(line, Heading):
+                layer = line.layer
+            elif isinstance(line, MemoryEntry) and line.layer is None:
+                line.layer, line.headed = "M30", False  # a plain, adopted bullet: M30 everywhere
+            lines.append(line)
         crlf = sum(1 for e in eols if e == "\r\n")
         newline = "\r\n" if crlf > len(eols) / 2 else "\n"
         lang = "ko" if re.search(r"[가-힣]", text) else "en"
@@ -379,19 +389,25 @@ class MemoryFile:
         return {e.id for e in self.entries()}
 
     @property
-    def problems(self) -> list[tuple[int, str, str]]:
+    def unreadable(self) -> list[tuple[int, str, str]]:
         """(line number, problem, the line) for every line kept verbatim for a reason."""
-        found = [(i, l.problem, l.raw) for i, l in enumerate(self.lines, 1) if isinstance(l, RawLine) and l.problem]
-        for i, l in enumerate(self.lines, 1):
-            if isinstance(l, MemoryEntry) and l.layer is None:
-                found.append((i, "entry outside any layer heading (treated as M30)", l.raw or str(l)))
+        return [(i, l.problem, l.raw) for i, l in enumerate(self.lines, 1) if isinstance(l, RawLine) and l.problem]
+
+    def unheaded(self) -> list[MemoryEntry]:
+        """Entries outside any layer heading (a plain, adopted MEMORY.md): they are M30 entries."""
+        return [e for e in self.entries() if not e.headed]
+
+    @property
+    def problems(self) -> list[tuple[int, str, str]]:
+        """The unreadable lines, and the entries outside any layer heading (read as M30)."""
+        found = self.unreadable + [(e.line_no, OUTSIDE_LAYERS, e.raw or str(e)) for e in self.unheaded()]
         return sorted(found)
 
     # -- changes --------------------------------------------------------------------------
     def add(self, entry: MemoryEntry) -> MemoryEntry:
         """Insert entry at the end of its layer's section, creating the heading if missing."""
         layer = entry.layer or "M30"
-        entry.layer = layer
+        entry.layer, entry.headed = layer, True
         entry.raw = None
         start = next((i for i, l in enumerate(self.lines) if isinstance(l, Heading) and l.layer == layer), None)
         if start is None:
