@@ -106,7 +106,7 @@ def decode_text(written: str) -> str:
 def encode_value(value: str) -> str:
     """A field value as it is written in the comment: no `;`/`|` that would start a field,
     no `<`/`>` that would open or close a comment, no line break."""
-    return _VALUE_ENCODE_RE.sub(lambda m: _VALUE_CODES[m.group(0)], value.strip())
+    return _VALUE_ENCODE_RE.sub(lambda m: _VALUE_CODES[m.group(0)], value).strip()  # spaces around are no part of it
 
 
 def decode_value(written: str) -> str:
