@@ -54,8 +54,8 @@ _LAYER_RE = re.compile(r"(?<![A-Za-z0-9])[Mm]\s?(0|30|90|365)(?![0-9])")
 _ENTRY_RE = re.compile(r"^(\s*)([-*+])\s+(.*?)\s*$")
 _DATE_PREFIX_RE = re.compile(r"^\[([^\]]*)\]\s*")
 _COMMENT_RE = re.compile(r"\s*<!\s*[-–—]*\s*(?P<body>.*?)\s*[-–—]*\s*(?:>|→)\s*$")
-_BROKEN_COMMENT_RE = re.compile(r"<!\s*[-–—](?!.*[>→])")
-_INNER_COMMENT_RE = re.compile(r"<!\s*[-–—]*\s*(.*?)\s*[-–—]*\s*[>→]")
+_BROKEN_COMMENT_RE = re.compile(r"<!\s*[-–—]")
+_INNER_COMMENT_RE = re.compile(r"<!\s*[-–—]*\s*([^<>→]*?)\s*[-–—]*\s*[>→]")  # linear: no `<` inside
 _DATEISH_RE = re.compile(r"^\d{4}\s*[-–—‒−]\s*\d{1,2}\s*[-–—‒−]\s*\d{1,2}$")
 _KEY_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
 
@@ -190,9 +190,9 @@ class MemoryEntry:
         parts = [f"{self.indent}{self.bullet} "]
         if self.date:
             parts.append(f"[{self.date.isoformat()}] ")
-        text = encode_text(self.text, dated=self.date is not None).strip()
-        if not text:
+        if not self.text.strip():
             raise InvalidInput("a memory entry needs text")
+        text = encode_text(self.text, dated=self.date is not None).strip()
         if _UNWRITABLE_RE.search(text) or any(_UNWRITABLE_RE.search(str(v)) for v in self.fields.values()):
             raise InvalidInput("memory text or field contains a lone surrogate (invalid UTF-8)")
         parts.append(text)
@@ -266,8 +266,8 @@ def parse_entry(raw: str, layer: str | None) -> MemoryEntry | RawLine | None:
     if comment:
         start, expires, fields = comment
         body = body[:start]
-    elif _BROKEN_COMMENT_RE.search(body):
-        return RawLine(raw, "comment marker is not closed")
+    elif _BROKEN_COMMENT_RE.search(body, max(body.rfind(">"), body.rfind("→")) + 1):
+        return RawLine(raw, "comment marker is not closed")  # an opener after the last closer
     elif any(not isinstance(_fields(m.group(1)), str) for m in _INNER_COMMENT_RE.finditer(body)):
         return RawLine(raw, "text after the comment's fields")
     text = decode_text(body.strip())
@@ -283,7 +283,7 @@ def _trailing_comment(body: str):
     so a hand-written `<!` in the text does not swallow the fields."""
     starts = [m.start() for m in re.finditer(r"\s*<!", body)]
     problem = None
-    for start in reversed(starts):
+    for start in reversed(starts[-8:]):  # a few candidates: a line of many `<!` stays linear
         cm = _COMMENT_RE.match(body, start)
         if not cm:
             continue

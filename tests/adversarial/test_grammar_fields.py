@@ -111,3 +111,12 @@ def test_text_with_a_line_break_never_splits_the_file():
     mf = _reparsed(entry)
     [back] = mf.entries()
     assert back.text == entry.text and back.scope == "user:minji"
+
+
+@pytest.mark.parametrize("line", ["<!" * 50000, "<!-" * 50000 + ">", "<!- a: b >" * 30000 + " y", "<!-- " * 30000])
+def test_a_line_of_many_comment_markers_parses_in_linear_time(line):
+    import time
+    data = f"## M30\n- x {line}\n".encode()
+    start = time.perf_counter()
+    mf = MemoryFile.parse(data)
+    assert time.perf_counter() - start < 2.0 and mf.render() == data
