@@ -603,7 +603,7 @@ class Workspace:
             lines = ", ".join(str(e.line_no) for e in outside[:10]) + (", …" if len(outside) > 10 else "")
             found.append({"severity": "info", "path": MEMORY, "line": outside[0].line_no,
                           "message": f"{len(outside)} entr{'y' if len(outside) == 1 else 'ies'} outside any layer "
-                                     f"heading (line {lines}): read as M30, without expiry unless they carry one"})
+                                     f"heading (line{'s' if len(outside) > 1 else ''} {lines}): read as M30, without expiry unless they carry one"})
         seen: dict[str, int] = {}
         for e in mf.entries():
             if e.id in seen and e.fields.get("id"):
