@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from .memoryfile import MemoryFile
+from .sections import parse_diary
 from .workspace import DECISION_RE
 
 MAX_CHARS = 1200
@@ -34,7 +35,6 @@ def is_own_line(text: str) -> bool:
     return bool(_OWN_RE.match(text.lstrip()))
 _DIARY_RE = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")
 _ARCHIVE_RE = re.compile(r"^memory/archive/.+\.md$")
-_BULLET_RE = re.compile(r"^\s*[-*+]\s+")
 _TIME_RE = re.compile(r"^\d{1,2}:\d{2}(?::\d{2})?\s+")
 _HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _DATE_IN_HEADING = re.compile(r"\[(\d{4}\s*[-–—]\s*\d{1,2}\s*[-–—]\s*\d{1,2})\]")
@@ -98,37 +98,20 @@ def _memory_chunks(rel: str, text: str, layer: str | None) -> list[Chunk]:
 
 
 def _diary_chunks(rel: str, text: str, day: str) -> list[Chunk]:
-    """One chunk per bullet line (with its indented continuation lines) or paragraph."""
-    out: list[Chunk] = []
-    block: list[tuple[int, str]] = []
-
-    def flush():
-        if block:
-            body = "\n".join(l.strip() for _, l in block)
-            out.append(Chunk(rel, block[0][0], block[-1][0], _BULLET_RE.sub("", body, count=1), layer="diary", date=day))
-            block.clear()
-
-    for no, line in enumerate(text.split("\n"), 1):
-        stripped = line.strip()
-        if not stripped or _HEADING_RE.match(stripped):
-            flush()
-        elif _BULLET_RE.match(line) and not line.startswith((" ", "\t")):
-            flush()
-            block.append((no, line))
-        elif block and (line.startswith((" ", "\t")) or not _BULLET_RE.match(block[0][1])):
-            block.append((no, line))
-        else:
-            flush()
-            block.append((no, line))
-    flush()
-    previous = ""
-    for chunk in out:
+    """One chunk per diary item (a bullet line with its indented continuation lines, or a
+    paragraph; giok.sections.parse_diary, the reading distillation uses too)."""
+    out, previous = [], ""
+    for item in parse_diary(text):
+        chunk = Chunk(rel, item.start, item.end, item.body, layer="diary", date=day)
         body = _TIME_RE.sub("", chunk.text)
         if is_own_line(chunk.text):
             chunk.layer = "system"  # giok's own line: not the context of the next one either
+            out.append(chunk)
             continue
-        chunk.embed_text = f"{body}" + (f" (after: {previous[:200]})" if previous else "")
+        topic = f"{item.heading}: " if item.heading else ""
+        chunk.embed_text = f"{topic}{body}" + (f" (after: {previous[:200]})" if previous else "")
         previous = body
+        out.append(chunk)
     return out
 
 

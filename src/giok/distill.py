@@ -33,13 +33,13 @@ from .clock import now, parse_date, today
 from .errors import DirtyFileError, GiokError, InvalidInput
 from .fsutil import read_bytes
 from .memoryfile import LAYER_DAYS, Heading, MemoryEntry, MemoryFile, RawLine, empty, new_id
+from .sections import parse_diary
 from .workspace import LESSONS, MEMO, MEMORY
 
 LEDGER = "memory/distilled.txt"
 ARCHIVE_DIR = "memory/archive"
 OWN_PATHS = (MEMORY, "memory", LESSONS)  # diaries, ledger and archive live under memory/
 DIARY_FILE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
-DIARY_LINE_RE = re.compile(r"^\s*[-*]\s+(\d{1,2}:\d{2})\s+(.*\S)\s*$")
 MAX_FLAGS = 50
 _STOP = set("the and for with that this from have has was were are been into onto about what when "
             "then than them they their there will would should could but our you your its".split())
@@ -65,9 +65,10 @@ def similar(a: frozenset, b: frozenset) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
-def diary_items(text: str) -> list[tuple[str, str]]:
-    """The (HH:MM, text) items of a diary day, in file order."""
-    return [(m.group(1), m.group(2)) for line in text.splitlines() if (m := DIARY_LINE_RE.match(line))]
+def diary_items(text: str) -> list[tuple[str | None, str]]:
+    """The (HH:MM or None, text) items of a diary day, in file order: giok's timed lines and
+    the plain bullets and paragraphs of adopted notes, read as search reads them."""
+    return [(item.time, item.text) for item in parse_diary(text)]
 
 
 # -- the ledger -------------------------------------------------------------------------------

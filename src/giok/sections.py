@@ -84,3 +84,76 @@ def append_item(section: Section, line: str) -> None:
     section.lines.insert(pos, line)
     if pos + 1 >= len(section.lines):
         section.lines.append("")
+
+
+# -- diaries ----------------------------------------------------------------------------------
+# A day's notes, as giok writes them (`- HH:MM text`) or as a person or OpenClaw writes them
+# (`## topic` headings, plain bullets, wrapped or nested lines, paragraphs). Search's chunker
+# and nightly distillation both read a diary through parse_diary, so they see the same items.
+_DIARY_HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_DIARY_BULLET_RE = re.compile(r"^\s*[-*+]\s+")
+_DIARY_NOISE_RE = re.compile(r"^(?:([-*_])(?:\s*\1){2,}|<!--.*-->)$")  # rules, comment-only lines
+_DIARY_TIME_RE = re.compile(r"^(\d{1,2}:\d{2})(?::\d{2})?\s+")
+_CHECKBOX_RE = re.compile(r"^\[[ xX~!-]\]\s*")
+
+
+@dataclass
+class DiaryItem:
+    start: int                 # first line, 1-based
+    end: int                   # last line (continuation lines included)
+    lines: list[str]           # the raw lines
+    heading: str = ""          # the nearest `##`-or-deeper heading above it ("" if none)
+
+    @property
+    def body(self) -> str:
+        """The lines stripped, the first one without its bullet (what search returns)."""
+        return _DIARY_BULLET_RE.sub("", "\n".join(l.strip() for l in self.lines), count=1)
+
+    @property
+    def time(self) -> str | None:
+        m = _DIARY_TIME_RE.match(self.body) or _DIARY_TIME_RE.match(self.heading + " ")
+        return m.group(1) if m else None
+
+    @property
+    def text(self) -> str:
+        """One line: no bullet, time or checkbox; wrapped lines joined by a space, nested
+        bullets by "; " (what distillation judges and keeps)."""
+        first, *rest = self.body.split("\n")
+        out = _CHECKBOX_RE.sub("", _DIARY_TIME_RE.sub("", first, count=1))
+        for line in rest:
+            nested = _DIARY_BULLET_RE.match(line)
+            out += ("; " if nested else " ") + _CHECKBOX_RE.sub("", line[nested.end():] if nested else line)
+        return " ".join(out.split())
+
+
+def parse_diary(text: str) -> list[DiaryItem]:
+    """The items of a diary day, in file order: each top-level bullet with its indented
+    continuation lines, and each paragraph. Headings, blank lines, rules (`---`) and
+    comment-only lines separate items; an item with no words is no item."""
+    items: list[DiaryItem] = []
+    block: list[str] = []
+    start, heading, block_heading = 0, "", ""
+
+    def flush():
+        if block:
+            item = DiaryItem(start, start + len(block) - 1, list(block), block_heading)
+            if re.search(r"\w", item.text):
+                items.append(item)
+            block.clear()
+
+    for no, line in enumerate(text.split("\n"), 1):
+        stripped = line.strip()
+        hm = _DIARY_HEADING_RE.match(stripped)
+        if not stripped or hm or _DIARY_NOISE_RE.match(stripped):
+            flush()
+            if hm:
+                heading = hm.group(2) if len(hm.group(1)) > 1 else ""
+            continue
+        top_bullet = bool(_DIARY_BULLET_RE.match(line)) and not line.startswith((" ", "\t"))
+        continues = block and not top_bullet and (line.startswith((" ", "\t")) or not _DIARY_BULLET_RE.match(block[0]))
+        if not continues:
+            flush()
+            start, block_heading = no, heading
+        block.append(line)
+    flush()
+    return items

@@ -696,7 +696,8 @@ class Workspace:
                 if e.expires and day <= e.expires <= day + dt.timedelta(days=7)]
         expired = [e.to_dict() for e in mf.entries() if e.expired(day)]
         return {"workspace": self.name, "path": str(self.root), "today": day.isoformat(), "layers": layers,
-                "expiring_soon": soon, "expired": expired, "problems": len(mf.problems)}
+                "expiring_soon": soon, "expired": expired, "problems": len(mf.unreadable),
+                "outside_layers": len(mf.unheaded())}
 
     def log(self, limit: int = 50) -> list[dict]:
         return git.log(self.root, [MEMORY, "memory", "compound", "state", HEARTBEAT, "AGENTS.md", "SOUL.md", "USER.md"], limit)
@@ -708,8 +709,14 @@ class Workspace:
             if not (self.root / rel).is_file():
                 found.append({"severity": "error", "path": rel, "line": None, "message": "missing file"})
         mf = self.memory()
-        for line_no, problem, raw in mf.problems:
+        for line_no, problem, raw in mf.unreadable:
             found.append({"severity": "warning", "path": MEMORY, "line": line_no, "message": f"{problem}: {raw.strip()}"})
+        outside = mf.unheaded()
+        if outside:  # an adopted, plain MEMORY.md: its bullets are M30 entries for every reader
+            lines = ", ".join(str(e.line_no) for e in outside[:10]) + (", …" if len(outside) > 10 else "")
+            found.append({"severity": "info", "path": MEMORY, "line": outside[0].line_no,
+                          "message": f"{len(outside)} entr{'y' if len(outside) == 1 else 'ies'} outside any layer "
+                                     f"heading (line{'s' if len(outside) > 1 else ''} {lines}): read as M30, without expiry unless they carry one"})
         seen: dict[str, int] = {}
         for e in mf.entries():
             if e.id in seen and e.fields.get("id"):
