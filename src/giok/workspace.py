@@ -384,7 +384,7 @@ class Workspace:
         from . import policy, refs, trace
         text = clean_text(text, "memory text")
         if source:  # every field is redacted, not only the text: source lands in MEMORY.md, the trace and git
-            source = policy.redact(clean_text(source, "source", limit=500))[0]
+            source = policy.redact(source)[0]
         asked = check_layer(layer) if layer is not None else None
         layer = asked or "M30"
         expiry = self._expiry(layer, expires)
