@@ -36,6 +36,11 @@ class Slow(Fake):
     def embed_batch(self, texts, kind):
         if kind == "passage":
             time.sleep(float(os.environ.get("SLOW_EMBED_SECONDS", "0")))
+            gate, until = os.environ.get("EMBED_GATE"), time.monotonic() + 60
+            if gate and os.path.exists(gate):
+                open(gate + ".held", "w").close()   # inside the sync's write transaction now
+            while gate and os.path.exists(gate) and time.monotonic() < until:
+                time.sleep(0.02)   # held until the test removes the gate file
         return super().embed_batch(texts, kind)
 '''
 
@@ -69,13 +74,22 @@ class Race:
         return subprocess.run([sys.executable, "-m", "giok", *map(str, args)], env=full, capture_output=True,
                               text=True, timeout=timeout)
 
-    def start_sync(self, slow: float) -> subprocess.Popen:
-        """`giok index` that has taken the write lock (its first progress line is out) when this returns."""
+    def start_sync(self, slow: float = 0.0, gate: Path | None = None) -> subprocess.Popen:
+        """`giok index` that has taken the write lock (its first progress line is out) when this
+        returns; it holds the lock `slow` seconds per text, or while the `gate` file exists."""
+        if gate:
+            gate.touch()
         proc = subprocess.Popen([sys.executable, "-m", "giok", "-w", self.name, "index"],
-                                env={**self.env, "SLOW_EMBED_SECONDS": str(slow)},
+                                env={**self.env, "SLOW_EMBED_SECONDS": str(slow), "EMBED_GATE": str(gate or "")},
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        first = proc.stderr.readline()
-        assert first.startswith("indexing "), first
+        if gate:
+            held, until = Path(str(gate) + ".held"), time.monotonic() + 60
+            while not held.exists() and proc.poll() is None and time.monotonic() < until:
+                time.sleep(0.02)
+            assert held.exists(), proc.stderr.read() if proc.poll() is not None else "sync never reached the gate"
+        else:
+            first = proc.stderr.readline()
+            assert first.startswith("indexing "), first
         return proc
 
     def forget(self, **env) -> subprocess.CompletedProcess:
@@ -112,14 +126,15 @@ def _race(tmp_path: Path, name: str) -> Race:
 
 def test_forget_beside_a_long_sync_exits_0_and_the_text_never_comes_back(tmp_path):
     race = _race(tmp_path, "w1")
-    sync = race.start_sync(slow=0.15)          # ~6 s holding the write lock
-    started = time.monotonic()
+    gate = tmp_path / "gate"
+    sync = race.start_sync(gate=gate)          # holds the write lock until the gate goes
     out = race.forget()
-    waited = time.monotonic() - started
     still_syncing = sync.poll() is None
+    gate.unlink()
     rest = sync.communicate(timeout=120)
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
-    assert still_syncing, f"forget waited out the whole sync ({waited:.1f} s) instead of its busy timeout"
+    assert "warning: the search index is busy" in out.stdout
+    assert still_syncing, "forget waited for the whole sync instead of its busy timeout"
     assert sync.returncode == 0, rest[1]
     assert race.index_rows() == 0              # the sync applied the recorded purge before it committed
     assert race.found() == []
@@ -128,7 +143,7 @@ def test_forget_beside_a_long_sync_exits_0_and_the_text_never_comes_back(tmp_pat
 
 def test_forget_beside_a_sync_that_dies_still_never_returns_the_text(tmp_path):
     race = _race(tmp_path, "w2")
-    sync = race.start_sync(slow=0.3)
+    sync = race.start_sync(gate=tmp_path / "gate")
     out = race.forget()
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
     assert sync.poll() is None
@@ -140,15 +155,16 @@ def test_forget_beside_a_sync_that_dies_still_never_returns_the_text(tmp_path):
 
 def test_a_search_beside_a_long_sync_is_one_clear_error(tmp_path):
     race = _race(tmp_path, "w3")
-    (race.root / "notes" / "late.md").write_text("# Late\n\na file the search must index first\n")
-    sync = race.start_sync(slow=0.15)
-    (race.root / "notes" / "later.md").write_text("# Later\n\nanother file to index\n")
+    gate = tmp_path / "gate"
+    sync = race.start_sync(gate=gate)
+    (race.root / "notes" / "later.md").write_text("# Later\n\nanother file the search must index first\n")
     out = race.giok("-w", race.name, "search", "topic", "--json")
+    gate.unlink()
     sync.communicate(timeout=120)
-    assert "Traceback" not in out.stderr, out.stderr
-    assert out.returncode in (0, 7), out.stderr
-    if out.returncode == 7:
-        assert "busy" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    assert out.returncode == 7, out.stderr
+    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert "the search index is busy" in out.stderr
+    assert race.giok("-w", race.name, "search", "topic", "--json").returncode == 0   # and works once it is free
 
 
 # -- before/after figures -------------------------------------------------------------------
