@@ -26,6 +26,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -33,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import git
-from .errors import GitError, InvalidInput, NotFound
+from .errors import GiokError, GitError, InvalidInput, NotFound
 from .fsutil import atomic_write, clean_text, read_bytes
 
 _SKIP_DERIVED = (".db", ".sqlite", ".sqlite3", "-wal", "-shm", "lock", ".key")
@@ -100,8 +101,9 @@ def forget(ws, entry_id: str | None = None, reason: str = "", match: str | None 
         if dry_run:
             return done
         done.commit = _write(ws, files, done) if done.removed else None
-    done.index_chunks = _purge_index(ws, done)
-    done.caches = _scrub_caches(ws, done) + _scrub_crossview(ws, done)
+    done.index_chunks = _after_commit(done, "search index", _purge_index, ws)
+    done.caches = (_after_commit(done, "giok caches", _scrub_caches, ws) or []) \
+        + (_after_commit(done, "cross-view bus", _scrub_crossview, ws) or [])
     if purge or rewrite_history:
         done.history = history_report(ws, done.texts)
     if rewrite_history and done.history.get("commits"):
@@ -196,6 +198,16 @@ def _scoped_files(ws) -> list[str]:
                   and not (ws.root / n).is_symlink())
 
 
+def _after_commit(done: Forgotten, what: str, step, ws):
+    """A step after the commit: the forget is done, so a failure here is a warning note, never
+    an error (and never a traceback)."""
+    try:
+        return step(ws, done)
+    except (GiokError, OSError, sqlite3.Error) as exc:
+        done.notes.append(f"warning: {what} not cleaned ({exc}); the files and the commit are done")
+        return None
+
+
 def _purge_index(ws, done: Forgotten) -> int | None:
     try:
         from . import index
@@ -205,7 +217,12 @@ def _purge_index(ws, done: Forgotten) -> int | None:
         return None
     ids = [done.entry.id] if done.entry else []
     paths = sorted({r["path"] for r in done.removed})
-    return purge(ws, _needles(done), ids=ids, paths=paths)
+    try:
+        return purge(ws, _needles(done), ids=ids, paths=paths)
+    except index.IndexBusy:
+        done.notes.append("warning: the search index is busy (another giok process is syncing it); the purge is "
+                          "recorded in .giok/ and runs before the next search returns anything")
+        return None
 
 
 def _needles(done: Forgotten) -> list[str]:

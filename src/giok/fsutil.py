@@ -164,10 +164,30 @@ def clean_text(text: str, what: str = "text", limit: int = MAX_ENTRY_BYTES, mult
     return cleaned
 
 
+MAX_PATH_BYTES = 1024      # a whole relative path
+MAX_NAME_BYTES = 255       # one file or folder name (the file system's own limit)
+_ENCODED = re.compile(r"%(2e|2f|5c|00)", re.IGNORECASE)
+
+
+def _check_path_text(relative: str) -> None:
+    """Refuse what only an attack or a mistake sends: encoded dots or separators, backslashes,
+    padded `..`, paths over MAX_PATH_BYTES or names over MAX_NAME_BYTES."""
+    size = len(relative.encode("utf-8", "surrogateescape"))
+    if size > MAX_PATH_BYTES or any(len(p.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for p in relative.split("/")):
+        raise InvalidInput(f"path is too long ({size:,} bytes): at most {MAX_PATH_BYTES} bytes, "
+                           f"{MAX_NAME_BYTES} per name")
+    if _ENCODED.search(relative) or "\\" in relative:
+        raise InvalidInput(f"path {relative!r} holds an encoded or Windows separator (%2e, %2f, %5c, \\): "
+                           f"give a plain path relative to the workspace")
+    if any(part.strip() == ".." for part in relative.split("/")):
+        raise InvalidInput(f"path {relative!r} escapes the workspace")
+
+
 def confine(root: Path, relative: str) -> Path:
     """Resolve a path given by a user or agent inside root; refuse traversal and symlinks out."""
     if not relative or "\x00" in relative:
         raise InvalidInput("empty path")
+    _check_path_text(relative)
     candidate = Path(relative)
     if candidate.is_absolute():
         raise InvalidInput(f"path {relative!r} must be relative to the workspace")

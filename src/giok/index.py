@@ -10,6 +10,7 @@ index, the vectors and the embedding cache at once. Schema: see docs/search.md.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sqlite3
 import time
@@ -60,6 +61,41 @@ def content_hash(text: str) -> str:
 
 
 PROGRESS_MIN_FILES = 20  # smaller syncs finish too fast to need progress
+BUSY_TIMEOUT = 30.0      # seconds a connection waits for another process's write; $GIOK_INDEX_BUSY_TIMEOUT
+PENDING = "index-pending"  # .giok/index-pending/*.json: purges forget could not run yet
+
+
+class IndexBusy(IndexError_):
+    """Another process held the index's write lock longer than the busy timeout."""
+
+
+def busy_timeout() -> float:
+    try:
+        return max(0.0, float(os.environ.get("GIOK_INDEX_BUSY_TIMEOUT", BUSY_TIMEOUT)))
+    except ValueError:
+        return BUSY_TIMEOUT
+
+
+def _is_busy(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and any(w in str(exc) for w in ("locked", "busy"))
+
+
+def _retrying(fn, what: str, timeout: float):
+    """fn() with bounded retries while SQLite says busy or locked (also the cases where its busy
+    handler does not wait, e.g. a stale WAL snapshot), for `timeout` seconds in all."""
+    deadline = time.monotonic() + timeout
+    delay = 0.02
+    while True:
+        try:
+            return fn()
+        except sqlite3.OperationalError as exc:
+            if not _is_busy(exc):
+                raise
+            if time.monotonic() + delay > deadline:
+                raise IndexBusy(f"the search index is busy: another giok process held it for over {timeout:g} s "
+                                f"while {what} (set GIOK_INDEX_BUSY_TIMEOUT to wait longer); try again") from exc
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
 
 
 class Index:
@@ -103,9 +139,13 @@ class Index:
 
     def _connect(self) -> None:
         existed = self.db_path.exists()
+        self.timeout = busy_timeout()
         try:
-            self._open_db()
-        except sqlite3.DatabaseError as exc:
+            _retrying(self._open_db, "opening it", self.timeout)
+        except IndexBusy:
+            self.close()
+            raise
+        except sqlite3.DatabaseError as exc:  # a corrupt file, never a busy one: rebuilt from the files
             self.close()
             self._remove_files()
             self.notes.append(f"index file {self.db_path} was unreadable ({exc}); rebuilt it from the files")
@@ -114,7 +154,8 @@ class Index:
             self.notes.append("index created")
 
     def _open_db(self) -> None:
-        self.db = sqlite3.connect(self.db_path, timeout=30, isolation_level=None, check_same_thread=False)
+        self.close()
+        self.db = sqlite3.connect(self.db_path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA secure_delete=ON")
         self.db.execute("PRAGMA synchronous=NORMAL")
@@ -160,6 +201,10 @@ class Index:
         except Exception:
             pass
 
+    def _begin(self, what: str) -> None:
+        """BEGIN IMMEDIATE (the write lock), waiting and retrying up to the busy timeout."""
+        _retrying(lambda: self.db.execute("BEGIN IMMEDIATE"), what, self.timeout)
+
     # -- model identity --------------------------------------------------------------------
     @property
     def model(self) -> str | None:
@@ -174,16 +219,33 @@ class Index:
 
     # -- sync ------------------------------------------------------------------------------
     def sync(self) -> dict:
-        """Bring the index up to date with the files. Returns counts of what changed."""
+        """Bring the index up to date with the files. Returns counts of what changed.
+
+        Purges that forget recorded (it could not get the write lock) run first, inside the
+        same transaction, and are checked again after the commit: nothing they cover is
+        returned once sync has returned."""
         self.check_model()
         started = time.perf_counter()
+        stats = self._sync_once()
+        for _ in range(2):  # a purge recorded while this sync ran; its paths are re-read after it
+            if not stats.pop("purged", 0) and not self._pending():
+                break
+            more = self._sync_once()
+            for key in ("changed", "removed", "embedded"):
+                stats[key] += more[key]
+            stats["purged"] = more.get("purged", 0)
+        stats.pop("purged", None)
+        stats["ms"] = round((time.perf_counter() - started) * 1000, 1)
+        return stats
+
+    def _sync_once(self) -> dict:
         on_disk = dict(self._scan())
         known = {row[0]: row[1:] for row in self.db.execute("SELECT path, size, mtime_ns, hash FROM files")}
         stats = {"files": len(on_disk), "changed": 0, "removed": 0, "embedded": 0}
         changed = [rel for rel, st in on_disk.items() if known.get(rel, (None, None))[:2] != st]
         gone = [rel for rel in known if rel not in on_disk]
-        if changed or gone:
-            self.db.execute("BEGIN IMMEDIATE")
+        if changed or gone or self._pending():
+            self._begin("syncing it")
             try:
                 if self.model is None:
                     self._set_meta("model", self.embedder.identity)
@@ -196,14 +258,55 @@ class Index:
                     stats["changed"] += 1
                     if self.progress and len(changed) >= PROGRESS_MIN_FILES:
                         self.progress(done, len(changed), rel)
+                applied = self._apply_pending()
                 self._prune_cache()
                 self._bump()
                 self.db.execute("COMMIT")
             except BaseException:
                 self.db.execute("ROLLBACK")
                 raise
-        stats["ms"] = round((time.perf_counter() - started) * 1000, 1)
+            if applied:
+                for path in applied:
+                    path.unlink(missing_ok=True)
+                self._scrub_quietly()
+                stats["purged"] = len(applied)
         return stats
+
+    # -- purges forget could not run yet ----------------------------------------------------
+    def _pending(self) -> list[Path]:
+        try:
+            return sorted((self.db_path.parent / PENDING).glob("*.json"))
+        except OSError:
+            return []
+
+    def _apply_pending(self) -> list[Path]:
+        """Run every recorded purge (the caller holds the write lock). Returns the records run."""
+        records = self._pending()
+        for record in records:
+            try:
+                item = json.loads(record.read_text("utf-8"))
+            except (OSError, ValueError):
+                continue  # half-written by a writer still at it; the next sync runs it
+            ids, paths, hashes = (list(map(str, item.get(k) or [])) for k in ("ids", "paths", "hashes"))
+            drop = self._ids_where(["source = ?"] * len(ids) + ["path = ?"] * len(paths) + ["hash = ?"] * len(hashes),
+                                   [*ids, *paths, *hashes])
+            self._drop_ids(drop)
+            for h in hashes:
+                self.db.execute("DELETE FROM embedding_cache WHERE hash=? AND hash NOT IN (SELECT hash FROM memories)", (h,))
+            for path in paths:
+                self.db.execute("UPDATE files SET size=-1 WHERE path=?", (path,))  # re-read at the next sync
+        return records
+
+    def _ids_where(self, clauses: list[str], args: list) -> list[int]:
+        if not clauses:
+            return []
+        return [r[0] for r in self.db.execute(f"SELECT id FROM memories WHERE {' OR '.join(clauses)}", args)]
+
+    def _scrub_quietly(self) -> None:
+        try:
+            self.scrub()
+        except IndexBusy:
+            self.notes.append("index file not compacted yet (busy); deleted rows are gone, their pages are freed later")
 
     def _scan(self):
         root = str(self.root)
@@ -306,7 +409,7 @@ class Index:
     # -- rebuild / purge / status -------------------------------------------------------------
     def rebuild(self) -> dict:
         """Drop every derived row (keeping cached vectors of the configured model) and re-sync."""
-        self.db.execute("BEGIN IMMEDIATE")
+        self._begin("rebuilding it")
         self._drop_ids([r[0] for r in self.db.execute("SELECT id FROM memories")])
         self.db.execute("DELETE FROM files")
         self.db.execute("DELETE FROM embedding_cache WHERE model != ?", (self.embedder.identity,))
@@ -329,28 +432,49 @@ class Index:
         if not clauses:
             return 0
         self.db.create_function("giok_holds", 2, _holds, deterministic=True)
-        self.db.execute("BEGIN IMMEDIATE")
         where = " OR ".join(clauses)
-        rows = self.db.execute(f"SELECT id, path, hash FROM memories WHERE {where}", [*needles, *ids, *paths]).fetchall()
-        hit = {r[0] for r in self.db.execute(
-            f"SELECT hash FROM memories WHERE {' OR '.join(clauses[:len(needles) + len(ids)]) or '0'}", [*needles, *ids])}
-        self._drop_ids([r[0] for r in rows])
-        for h in hit:
-            if not self.db.execute("SELECT 1 FROM memories WHERE hash=? LIMIT 1", (h,)).fetchone():
-                self.db.execute("DELETE FROM embedding_cache WHERE hash=?", (h,))
-        for path in {r[1] for r in rows} | set(paths):
-            self.db.execute("UPDATE files SET size=-1 WHERE path=?", (path,))  # re-read at the next sync
-        self._bump()
-        self.db.execute("COMMIT")
-        self.scrub()
+        try:
+            self._begin("forget purged it")
+        except IndexBusy:
+            self._record_purge(clauses[:len(needles) + len(ids)], [*needles, *ids], ids, paths)
+            raise
+        try:
+            rows = self.db.execute(f"SELECT id, path, hash FROM memories WHERE {where}", [*needles, *ids, *paths]).fetchall()
+            hit = {r[0] for r in self.db.execute(
+                f"SELECT hash FROM memories WHERE {' OR '.join(clauses[:len(needles) + len(ids)]) or '0'}", [*needles, *ids])}
+            self._drop_ids([r[0] for r in rows])
+            for h in hit:
+                if not self.db.execute("SELECT 1 FROM memories WHERE hash=? LIMIT 1", (h,)).fetchone():
+                    self.db.execute("DELETE FROM embedding_cache WHERE hash=?", (h,))
+            for path in {r[1] for r in rows} | set(paths):
+                self.db.execute("UPDATE files SET size=-1 WHERE path=?", (path,))  # re-read at the next sync
+            self._bump()
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self._scrub_quietly()
         return len(rows)
+
+    def _record_purge(self, text_clauses: list[str], text_args: list, ids: list, paths: list) -> None:
+        """The write lock stayed taken: record the purge (ids, paths and the content hashes of
+        the chunks holding the text, read from the committed index, which WAL lets us read)
+        for the next writer to run before anything is returned."""
+        try:
+            hashes = sorted({r[0] for r in self.db.execute(
+                f"SELECT hash FROM memories WHERE {' OR '.join(text_clauses) or '0'}", text_args)})
+        except sqlite3.Error:
+            hashes = []  # the paths and ids still cover the forgotten entry
+        record_pending(self.db_path, ids, paths, hashes)
 
     def scrub(self) -> None:
         """Leave no byte of deleted rows in the file: merge the FTS segments, rewrite the
         database with secure_delete on, and fold the WAL back in."""
-        self.db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
-        self.db.execute("VACUUM")
-        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        def run():
+            self.db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+            self.db.execute("VACUUM")
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        _retrying(run, "compacting it", self.timeout)
 
     def status(self) -> dict:
         one = lambda sql: self.db.execute(sql).fetchone()[0]  # noqa: E731
@@ -390,8 +514,12 @@ class Index:
             for kind, sets in (("passage", background.PASSAGES), ("query", background.QUERIES)):
                 for lang, texts in sets.items():
                     rows.append((kind, lang, self.embedder.embed(texts, kind).mean(axis=0).astype(np.float32).tobytes()))
-            self.db.executemany("INSERT OR REPLACE INTO baseline(model, kind, lang, vector) VALUES (?, ?, ?, ?)",
-                                [(model, *r) for r in rows])
+            try:
+                self.db.executemany("INSERT OR REPLACE INTO baseline(model, kind, lang, vector) VALUES (?, ?, ?, ?)",
+                                    [(model, *r) for r in rows])
+            except sqlite3.OperationalError as exc:  # only a cache: kept next time when the index is busy
+                if not _is_busy(exc):
+                    raise
         self._baseline = {(k, lang): np.frombuffer(v, dtype=np.float32).reshape(dim) for k, lang, v in rows}
         return self._baseline
 
@@ -460,10 +588,26 @@ def purge(ws, texts: list[str], ids=(), paths=()) -> int:
     if cached and cached._same_file():
         return cached.purge(list(texts), list(ids), list(paths))
     try:
-        index = Index.for_workspace(ws)
-    except embeddings.ProviderError:
-        index = Index(ws.root, db, embeddings.Fake())  # purging needs no model
+        try:
+            index = Index.for_workspace(ws)
+        except embeddings.ProviderError:
+            index = Index(ws.root, db, embeddings.Fake())  # purging needs no model
+    except IndexBusy:
+        record_pending(db, ids, paths)
+        raise
     return index.purge(list(texts), list(ids), list(paths))
+
+
+def record_pending(db: Path, ids=(), paths=(), hashes=()) -> Path:
+    """Write down a purge for the next writer of index file `db` to run under its write lock,
+    before anything is returned (`Index.sync`). Holds ids, paths and content hashes only,
+    never the forgotten text."""
+    from .fsutil import atomic_write
+    folder = Path(db).parent / PENDING
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{time.time_ns()}-{os.getpid()}-{os.urandom(4).hex()}.json"
+    atomic_write(path, json.dumps({"ids": list(ids), "paths": list(paths), "hashes": list(hashes)}).encode())
+    return path
 
 
 def _holds(text, needle) -> int:

@@ -391,6 +391,46 @@ def _sdk():
     return anyio, mcp_types, Server, stdio_server
 
 
+def unknown_tool(name) -> "Exception":
+    """An unknown tool name is a protocol error, JSON-RPC -32602 (MCP spec, tools: error handling);
+    arguments that fail a known tool's schema stay a tool error the model can read and correct."""
+    from mcp import MCPError
+    from mcp_types import INVALID_PARAMS
+    return MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name!r} (tools: {', '.join(TOOLS)})")
+
+
+def protocol_error(exc: Exception):
+    """The JSON-RPC error answering a line the SDK's stdio reader could not parse (it hands the
+    pydantic error over instead of a message): -32700 for bad JSON, -32600 for JSON that is not
+    a JSON-RPC message; id null, as JSON-RPC 2.0 says when the id cannot be read."""
+    import mcp_types as types
+    try:
+        kinds = {e.get("type") for e in exc.errors()}  # pydantic.ValidationError
+    except Exception:
+        kinds = set()
+    if "json_invalid" in kinds:
+        code, message = types.PARSE_ERROR, "Parse error: the line is not valid JSON"
+    else:
+        code, message = types.INVALID_REQUEST, "Invalid Request: the line is not a JSON-RPC 2.0 message"
+    return types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=message))
+
+
+async def _answer_unparseable(source, sink, write) -> None:
+    """Relay the client's messages to the server; answer each unparseable line with its
+    JSON-RPC error (the SDK's server only logs and drops them)."""
+    import anyio
+    from mcp.shared.message import SessionMessage
+    async with sink:
+        async for item in source:
+            if isinstance(item, Exception):
+                try:
+                    await write.send(SessionMessage(protocol_error(item)))
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    return
+                continue
+            await sink.send(item)
+
+
 def build_server(ws: Workspace):
     """An `mcp` lowlevel Server whose tools run `call()` in a worker thread."""
     anyio, types, Server, _ = _sdk()
@@ -403,6 +443,8 @@ def build_server(ws: Workspace):
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(ctx, params):
+        if params.name not in TOOLS:
+            raise unknown_tool(params.name)
         try:
             result, text = await anyio.to_thread.run_sync(call, ws, params.name, params.arguments)
         except GiokError as exc:
@@ -425,6 +467,10 @@ def serve(ws: Workspace) -> None:
 
     async def main():
         async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+            sink, source = anyio.create_memory_object_stream(0)
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(_answer_unparseable, read, sink, write)
+                await server.run(source, write, server.create_initialization_options())
+                tasks.cancel_scope.cancel()
 
     anyio.run(main)

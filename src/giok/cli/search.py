@@ -9,11 +9,15 @@ import time
 import click
 
 from .. import index as index_mod
-from ..errors import GiokError, WorkspaceError
+from ..errors import GiokError, InvalidInput, WorkspaceError
 from ..home import Home
-from ..search import MIN_SCORE, MODES, recall, search_full
+from ..search import MAX_QUERY, MIN_SCORE, MODES, recall, search_full
 from ..workspace import Workspace
 from . import chosen_workspaces, emit, json_option, main, workspace_option
+
+
+MAX_BATCH = 1000                       # queries in one --batch run
+MAX_BATCH_LINE = 4 * MAX_QUERY + 2     # bytes read of one line (MAX_QUERY characters of UTF-8, CRLF)
 
 
 def _asker_and_targets(as_name: str | None) -> tuple[Workspace, list[str]]:
@@ -86,7 +90,8 @@ def _text(data: dict) -> str:
 @click.option("--include-system", "system", is_flag=True,
               help="Also return the diary lines giok writes about itself (distill reports, flush markers, cross-view notes).")
 @click.option("--as", "as_name", metavar="NAME", help="Search as this workspace (permissions are checked for it).")
-@click.option("--batch", "batch", type=click.File("r", encoding="utf-8"), help="One query per line (- for stdin); one JSON line out per query.")
+@click.option("--batch", "batch", type=click.File("rb"),
+              help=f"One query per line (- for stdin; UTF-8, at most {MAX_BATCH:,} queries); one JSON line out per query.")
 @json_option
 def search_cmd(query, k, min_score, mode, user, thread, all_scopes, superseded, system, as_name, batch, as_json):
     """Search memories: MEMORY.md entries, diaries, archive, lessons, decisions, other notes.
@@ -112,19 +117,58 @@ def search_cmd(query, k, min_score, mode, user, thread, all_scopes, superseded, 
 
 
 def _batch(asker: Workspace, stream, opts: dict) -> None:
-    """Each line → one JSON object; a bad query gets {"query", "error"} and the run goes on."""
-    for line in stream:
-        query = line.rstrip("\n")
-        if not query.strip():
+    """Each line → one JSON object; a bad query gets {"query", "error"} and the run goes on.
+    Blank lines are skipped. Input that is not UTF-8, or more than MAX_BATCH queries, stops the
+    run with one error (a file is counted before any search, a pipe when it gets there)."""
+    if stream.seekable():
+        count = sum(1 for _, line in _lines(stream) if line.strip())
+        if count > MAX_BATCH:
+            raise InvalidInput(f"--batch holds {count:,}+ queries; at most {MAX_BATCH:,} per run: split the file")
+        stream.seek(0)
+    asked = 0
+    for number, raw in _lines(stream):
+        if not raw.strip():
             continue
-        started = time.perf_counter()
-        try:
-            data = search_full(asker, query, **opts).to_dict()
-        except GiokError as exc:
-            data = {"query": query, "error": str(exc), "results": []}
-        data["ms"] = round((time.perf_counter() - started) * 1000, 2)
-        sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
-        sys.stdout.flush()
+        asked += 1
+        if asked > MAX_BATCH:
+            raise InvalidInput(f"--batch stopped at line {number:,}: at most {MAX_BATCH:,} queries per run")
+        _answer(asker, _decode(raw, number), opts)
+
+
+def _lines(stream):
+    """(line number, bytes) for each line, a line longer than MAX_BATCH_LINE cut there (the rest
+    is skipped): a huge line costs no memory and fails as "query too long"."""
+    number = 0
+    while True:
+        line = stream.readline(MAX_BATCH_LINE)
+        if not line:
+            return
+        number += 1
+        if not line.endswith(b"\n"):
+            while (rest := stream.readline(MAX_BATCH_LINE)) and not rest.endswith(b"\n"):
+                pass
+            if rest:
+                line += b"..."
+        yield number, line.rstrip(b"\r\n")
+
+
+def _decode(raw: bytes, number: int) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"--batch line {number:,} is not valid UTF-8 (byte {exc.start + 1}); "
+                           f"nothing after it was searched") from None
+
+
+def _answer(asker: Workspace, query: str, opts: dict) -> None:
+    started = time.perf_counter()
+    try:
+        data = search_full(asker, query, **opts).to_dict()
+    except GiokError as exc:
+        data = {"query": query if len(query) <= 200 else query[:200] + "…", "error": str(exc), "results": []}
+    data["ms"] = round((time.perf_counter() - started) * 1000, 2)
+    sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
 
 
 @main.command("recall")
