@@ -14,6 +14,7 @@ pytest.importorskip("mcp")
 
 from anyio.from_thread import start_blocking_portal  # noqa: E402
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+from mcp.shared.exceptions import MCPError  # noqa: E402
 
 from giok import Home, Workspace  # noqa: E402
 from giok.crossview import Bus  # noqa: E402
@@ -130,7 +131,9 @@ def test_tool_errors_carry_the_cli_message(server):
     assert server.error("memory_search") == "Error: invalid arguments for memory_search: 'query' is a required property"
     assert "Additional properties" in server.error("memory_decide", text="a", why="b", bogus=1)
     assert server.error("memory_task", action="start") == "Error: id is required for action start"
-    assert server.error("no_such_tool").startswith("Error: unknown tool 'no_such_tool'")
+    with pytest.raises(MCPError) as unknown:  # an unknown tool is a protocol error (JSON-RPC -32602)
+        server.call("no_such_tool")
+    assert unknown.value.code == -32602
 
 
 def test_memory_get_stays_inside_the_memory_files(server):

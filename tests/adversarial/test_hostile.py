@@ -15,8 +15,6 @@ import time
 
 import pytest
 
-from giok import Workspace
-from giok.errors import GiokError
 from giok.memory_tool import MemoryTool
 
 from conftest import run_giok
