@@ -138,3 +138,16 @@ def test_the_nightly_distill_does_not_add_the_flushed_rules_twice(ws, monkeypatc
     from giok import boot
     memory = [s for s in boot.build(ws, record=False).sections if s.name == "M90"][0]
     assert any("constraint: 절대 main에 직접 푸시하지 마." in line for line in memory.lines)
+
+
+def test_a_standing_request_and_a_korean_decision_are_kept(ws):
+    """"앞으로 … 써줘" is a rule from now on; "…기로 했어" is a decision (the 90-day simulation
+    found both dropped)."""
+    from giok import watchdog
+    report = watchdog.flush(ws, "user: 원고 3장은 다시 쓰기로 했어.\nuser: 앞으로 커밋 메시지는 한국어로 써줘.\n"
+                                "assistant: 알겠습니다. 내일 4장 초안을 검토해야 합니다.", session="s1")
+    assert report.gist["constraints"] == ["앞으로 커밋 메시지는 한국어로 써줘."]
+    assert report.gist["decisions"] == ["원고 3장은 다시 쓰기로 했어."]
+    memory = ws.read_text("MEMORY.md")
+    assert "커밋 메시지는 한국어로" in memory
+    assert "원고 3장은 다시 쓰기로" in memory

@@ -324,7 +324,7 @@ _PREDICATES = (
     ("be", re.compile(r"\b(is|are)\b|[가-힣]다$|입니다$|이에요$|예요$", re.I)),
 )
 # What a switch or a move replaces besides its own kind; the polarity of a leaning.
-_SUPERSEDES = {"switch": {"use", "be", "prefer"}, "move": {"live", "use", "be"}, "change": {"be", "use"}}
+_SUPERSEDES = {"switch": {"use", "be", "prefer"}, "move": {"live", "use"}, "change": {"be", "use"}}
 _LEANING = {"prefer": 1, "want": 1, "dislike": -1}
 _VALUE_PREDICATES = {"use", "switch", "move", "live", "be", "change"}
 _KO_PARTICLE = re.compile(r"(은|는|이|가|께서|의)$")
@@ -401,9 +401,9 @@ def contradicts(new: str, old: str) -> bool:
     if a.purpose and b.purpose and not a.purpose & b.purpose:
         return False                        # "use Postgres for the database" / "now use Redis for caching"
     kin = a.predicate == b.predicate or b.predicate in _SUPERSEDES.get(a.predicate, ())
+    if {a.predicate, b.predicate} <= {"be", "change", "move"} and _value_update(a, b, new, old):
+        return True                         # "budget went up to 60 h" / "budget is 40 h"; "is 80 h" after it
     if kin and _CHANGE_WORDS.search(new):
-        if a.predicate == "change" or (b.predicate == "be" and a.predicate == "move"):
-            return _value_kinds(a) == _value_kinds(b) is not None   # "budget went up to 60 h" / "budget is 40 h"
         return a.predicate != "be" or _same_kind_of_value(a, b)
     lean_a = _LEANING.get(a.predicate, 0) * (-1 if claim(new)[1] else 1)
     lean_b = _LEANING.get(b.predicate, 0) * (-1 if claim(old)[1] else 1)
@@ -418,11 +418,25 @@ _VALUE_KINDS = (
 )
 
 
-def _value_kinds(x: Statement) -> str | None:
-    """The kind of value a statement holds (weekday, time, month, number), or None."""
-    if len(x.objects) > 3:
-        return None
-    return next((k for k, rx in _VALUE_KINDS if rx.search(" ".join(sorted(x.objects)))), None)
+_LINKS = {"at", "to", "on", "in", "by", "back"}
+
+
+def _value_update(a: Statement, b: Statement, new: str, old: str) -> bool:
+    """A new value of the same attribute: the same subject (checked by the caller), a value of the
+    same kind (weekday, time, month, number) that differs, the same other words ("every weekday",
+    "한 달에"), neither negated. "Standup moved to 09:30 every weekday" replaces "Standup is at
+    10:00 every weekday"; "연구실 GPU 예산은 한 달에 80시간이다" replaces "…60시간으로 늘었다"."""
+    if claim(new)[1] or claim(old)[1]:
+        return False
+    parts = []
+    for x in (a, b):
+        values = frozenset(re.sub(r"(?<=[a-z])s$", "", w) for w in x.objects   # Mondays = Monday
+                           if any(rx.search(w) for _, rx in _VALUE_KINDS))
+        kind = next((k for k, rx in _VALUE_KINDS if rx.search(" ".join(sorted(values)))), None)
+        rest = frozenset(w for w in x.objects if not any(rx.search(w) for _, rx in _VALUE_KINDS))
+        parts.append((kind, values, rest - _LINKS))
+    (kind_a, values_a, rest_a), (kind_b, values_b, rest_b) = parts
+    return kind_a is not None and kind_a == kind_b and values_a != values_b and rest_a == rest_b
 
 
 def _same_kind_of_value(a: Statement, b: Statement) -> bool:

@@ -37,7 +37,7 @@ MAX_KEPT = 50                                  # per kept category and flush: a 
 CONTEXT = "compound/context.md"
 MAX_CONVERSATION = 50 * 1024 * 1024
 _CUES = {
-    "decisions": r"\b(decided|decide to|decision|we('ll| will) (go with|use)|let's (go with|use)|chose|agreed|settled on|going with)\b|결정|하기로|정했",
+    "decisions": r"\b(decided|decide to|decision|we('ll| will) (go with|use)|let's (go with|use)|chose|agreed|settled on|going with)\b|결정|하기로|기로 ?(했|하자|합의|정했)|정했",
     "failures": r"\b(failed|fails|failing|error|exception|broke|broken|doesn't work|didn't work|crash(ed|es)?|bug|timed? out)\b|실패|에러|오류|안 ?됨|버그|깨졌|깨짐",
     "discoveries": r"\b(found|turns out|discovered|realized|realised|learned|noticed|the cause|root cause)\b|발견|알고 보니|알게|원인",
     "pending": r"\b(todo|to do|next step|pending|still need|need to|needs to|remaining|left to|follow up|tomorrow)\b|다음에|해야|남은|나중에|할 일|내일",
@@ -322,6 +322,8 @@ _CONSTRAINT_RE = re.compile(
     r"|\b(not allowed|forbidden|under no circumstances|without (my|our) (review|approval|ok|sign-off))\b"
     r"|절대|반드시|무조건|금지|(^|\s)꼭\s|항상|(?<!걱정하)(?<!신경 쓰)(?<!신경쓰)지 ?마(라|세요|요|십시오)?(?=$|[\s.!,~])|지 말(자|고|것|아)"
     r"|(면|으면) 안 ?(돼|된다|됩니다|되요|돼요)", re.I)
+# A standing request ("앞으로 커밋 메시지는 한국어로 써줘"): a rule, unless it is a liking.
+_STANDING_KO = re.compile(r"(^|\s)(앞으로는?|이제부터|다음부터는?)\s.*(줘|주세요|해요?|하세요|하자|할 것|써|마)[.!~]*$")
 # "…해야 해" is a rule unless it is today's to-do ("내일 테스트를 더 해야 한다": pending).
 _MUST_KO = re.compile(r"야 ?(해|한다|합니다|돼|된다|해요)(?=$|[\s.!,~])")
 _WHEN = re.compile(r"내일|오늘|이따|나중에|다음 ?주|이번 ?주|모레|\b(today|tomorrow|later|tonight)\b", re.I)
@@ -358,6 +360,8 @@ def classify_sentence(sentence: str, speaker: str = "user") -> str | None:
             return "constraints"
         if _PREFERENCE_RE.search(sentence):
             return "preferences"
+        if _STANDING_KO.search(sentence):
+            return "constraints"
     if question:
         return None
     for category in ("decisions", "failures", "discoveries", "pending"):
