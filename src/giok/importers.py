@@ -28,7 +28,9 @@ FORMATS = ("giok", "openclaw", "mem0", "claude-code", "basic-memory", "markdown"
 CURATED_LAYER = "M365"   # what another tool keeps as long-term memory stays a year, not 30 days
 _DAY_FILE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[-_ ].*)?\.md$")
 _TIME = re.compile(r"^(?:\*\*)?\[?(\d{1,2}):(\d{2})\]?(?:\*\*)?\s*(?:[-–—:]\s*)?")
-_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?(.*\S)\s*$")
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*\S)\s*$")
+_CHECKBOX = re.compile(r"^\[([ xX])\]\s+")
+_SUBJECTLESS = re.compile(r"^(Is|Are|Am|Was|Were|Has|Have|Had|Does|Did|Can|Will|Would|Should|May)\b")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _LINK_ONLY = re.compile(r"^\[([^\]]+)\]\(([^)]+)\)\s*(?:[-–—:]\s*(.*))?$")
@@ -151,7 +153,7 @@ def read_openclaw(path: Path) -> list[Item]:
         for n, line in enumerate(_read(root / "HEARTBEAT.md").splitlines(), 1):
             m = _BULLET.match(line)
             if m:
-                items.append(Item("heartbeat", m.group(1), f"HEARTBEAT.md:{n}"))
+                items.append(Item("heartbeat", _CHECKBOX.sub("", m.group(1)), f"HEARTBEAT.md:{n}"))
     return items
 
 
@@ -168,6 +170,7 @@ def _day_notes(path: Path, root: Path) -> list[Item]:
             tm = _TIME.match(heading)
             when = f"{int(tm.group(1)):02d}:{tm.group(2)}" if tm else None
             continue
+        text = _CHECKBOX.sub("", text)
         tm = _TIME.match(text)
         at = f"{int(tm.group(1)):02d}:{tm.group(2)}" if tm else when
         text = text[tm.end():] if tm else text
@@ -179,7 +182,9 @@ def _day_notes(path: Path, root: Path) -> list[Item]:
 # -- mem0 ---------------------------------------------------------------------------------------
 def read_mem0(path: Path) -> list[Item]:
     """mem0 memories: user_id → scope user:ID, else run_id → thread:ID; agent_id goes into the
-    source; created_at → the entry's date; metadata.category / categories → the type."""
+    source; created_at → the entry's date; metadata.category / categories → the type. mem0
+    writes facts without their subject; one that starts like a question ("Is a vegetarian")
+    gets the user id in front ("alex is a vegetarian"), so the policy does not read it as one."""
     try:
         data = json.loads(_read(path))
     except json.JSONDecodeError as exc:
@@ -199,7 +204,10 @@ def read_mem0(path: Path) -> list[Item]:
         source = "mem0:" + str(memory.get("id") or n + 1)
         if memory.get("agent_id"):
             source += f" agent:{memory['agent_id']}"
-        items.append(Item("entry", memory["memory"], f"{path.name}#{memory.get('id') or n + 1}",
+        text = memory["memory"].strip()
+        if memory.get("user_id") and _SUBJECTLESS.match(text):  # "Is a vegetarian": about the user, not a question
+            text = f"{memory['user_id']} {text[0].lower()}{text[1:]}"
+        items.append(Item("entry", text, f"{path.name}#{memory.get('id') or n + 1}",
                           {"layer": CURATED_LAYER, "scope": scope, "type": kind, "source": source,
                            "date": _day_of(memory.get("created_at"))}))
     return items
@@ -299,10 +307,19 @@ def read_markdown(path: Path) -> list[Item]:
 
 
 def _notes(path: Path, root: Path, layer: str | None = None, source: str = "markdown") -> list[Item]:
+    """Bullets and paragraphs → entries; `- [ ]` / `- [x]` checkboxes → tasks (todo / done)."""
     rel = path.relative_to(root).as_posix()
     fields = {"source": f"{source}:{rel}", **({"layer": layer} if layer else {})}
-    return [Item("entry", text, f"{rel}:{n}", dict(fields)) for n, text, heading in _lines(_frontmatter(_read(path))[1])
-            if heading is None]
+    items = []
+    for n, text, heading in _lines(_frontmatter(_read(path))[1]):
+        if heading is not None:
+            continue
+        box = _CHECKBOX.match(text)
+        if box:
+            items.append(Item("task", text[box.end():], f"{rel}:{n}", {"status": "todo" if box.group(1) == " " else "done"}))
+        else:
+            items.append(Item("entry", text, f"{rel}:{n}", dict(fields)))
+    return items
 
 
 # -- markdown helpers ---------------------------------------------------------------------------
