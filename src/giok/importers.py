@@ -167,7 +167,7 @@ def _day_notes(path: Path, root: Path) -> list[Item]:
     rel = path.relative_to(root).as_posix()
     for n, text, heading in _lines(_read(path)):
         if heading is not None:
-            tm = _TIME.match(heading)
+            tm = re.search(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])", heading)  # "## Session 10:12"
             when = f"{int(tm.group(1)):02d}:{tm.group(2)}" if tm else None
             continue
         text = _CHECKBOX.sub("", text)

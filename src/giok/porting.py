@@ -188,31 +188,37 @@ class _Run:
             date = None
         opts = dict(layer=layer, expires=expires, type=f.get("type"), scope=check_scope(f.get("scope")),
                     source=f.get("source"), confidence=f.get("confidence"), date=date)
-        if self.dry_run:
-            return self._decide(item, opts)
+        verdict = self._decide(item, opts)
+        duplicate = verdict.action == "merged" and verdict.id is not None
+        if self.dry_run or duplicate or verdict.action == "refused":
+            return verdict  # a refusal or a duplicate is not sent on: no trace commit, no use counted
         result = self.ws.remember(item.text, via="import", **opts)
         action = {"written": "kept", "refused": "refused"}.get(result.action, "merged")
         entry_id = result.entry.id if result.entry else None
         return Outcome(item, action, result.reason if action != "kept" else "written", entry_id)
 
     def _decide(self, item: Item, opts: dict) -> Outcome:
+        """The policy's verdict against MEMORY.md (the dry run's copy in memory, which takes
+        each planned write). A duplicate is `merged` with the id it duplicates."""
         from . import policy
         from .workspace import _confidence
+        memory = self.memory if self.dry_run else self.ws.memory()
         text = clean_text(item.text, "memory text")
         conf = _confidence(opts["confidence"])
-        d = policy.decide(self.memory, text, opts["type"], opts["scope"], None if conf is None else float(conf),
+        d = policy.decide(memory, text, opts["type"], opts["scope"], None if conf is None else float(conf),
                           False, today())
         if d.action == "refuse":
             return Outcome(item, "refused", d.reason)
         if d.action == "duplicate":
             return Outcome(item, "merged", d.reason, d.target.id)
-        entry = MemoryEntry(text=d.text, layer=opts["layer"], fields={"scope": opts["scope"]})
-        entry.fields["id"] = new_id(self.memory.ids())
-        if d.action == "supersede":
-            self.memory.find(d.target.id).set("superseded_by", entry.id)
-        self.memory.add(entry)
-        return Outcome(item, "merged" if d.action == "supersede" else "kept", d.reason if d.action == "supersede"
-                       else "would be written")
+        if self.dry_run:
+            entry = MemoryEntry(text=d.text, layer=opts["layer"], fields={"scope": opts["scope"]})
+            entry.fields["id"] = new_id(memory.ids())
+            if d.action == "supersede":
+                memory.find(d.target.id).set("superseded_by", entry.id)
+            memory.add(entry)
+        return Outcome(item, "merged" if d.action == "supersede" else "kept",
+                       d.reason if d.action == "supersede" else "would be written")
 
     # the other files: written through the workspace's own writers, skipped when already there --
     def _diary(self, item: Item) -> Outcome:
