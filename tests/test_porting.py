@@ -172,8 +172,8 @@ def test_basic_memory_observations_and_relations(target):
 
 def test_markdown_notes_redact_secrets_and_make_tasks_and_diary_days(target):
     report = import_path(target, SAMPLES / "markdown")
-    history = subprocess.run(["git", "-C", str(target.root), "log", "-p", "--all"], capture_output=True,
-                             text=True).stdout
+    history = subprocess.run(["git", "-C", str(target.root), "log", "-p", "--all"], check=True,
+                             capture_output=True, text=True).stdout
     assert "hunter2-Correct-Horse-77" not in history and "ghp_4fJ9kQ2mX7pL0sV8tR3wZ6yB1nC5dE0aH2uI" not in history
     assert "[REDACTED" in target.read_text("MEMORY.md")
     assert [(t["text"], t["status"]) for t in target.tasks()] == [("Replace the UPS battery before winter.", "todo")]
@@ -209,3 +209,36 @@ def test_cli_export_import_json_and_bad_input(ws, target, cli, tmp_path):
     bad = cli("-w", "sion", "import", broken, "--from", "mem0")
     assert bad.exit_code == 2 and "not JSON" in bad.output and git.head_id(target.root) == head
     assert "export" in cli("--help").output and "--dry-run" in cli("import", "--help").output
+
+
+def test_hostile_or_broken_exports_are_refused_whole_before_anything_is_written(target, tmp_path):
+    from giok.errors import InvalidInput
+    evil = tmp_path / "evil.tar"
+    with tarfile.open(evil, "w") as tar:
+        info = tarfile.TarInfo("../escaped.md")
+        info.size = 4
+        tar.addfile(info, __import__("io").BytesIO(b"boom"))
+    head = git.head_id(target.root)
+    with pytest.raises(InvalidInput, match="tar"):
+        import_path(target, evil)
+    assert not (tmp_path / "escaped.md").exists()
+    lines = tmp_path / "half.jsonl"
+    lines.write_text('{"kind": "entry", "text": "The NAS is at 192.168.1.20.", "layer": "M90"}\n{broken\n', "utf-8")
+    with pytest.raises(InvalidInput, match="half.jsonl:2"):
+        import_path(target, lines)
+    assert git.head_id(target.root) == head and not target.memory().entries()
+
+
+def test_one_bad_item_is_refused_and_the_others_import(target, tmp_path):
+    lines = tmp_path / "mixed.jsonl"
+    rows = [{"kind": "entry", "text": "The NAS is at 192.168.1.20.", "layer": "M9"},
+            {"kind": "entry", "text": "The router is at 192.168.1.1.", "scope": "user:a..b"},
+            {"kind": "diary", "day": "2027-01-01", "time": "10:00", "text": "from the future"},
+            {"kind": "entry", "text": "The printer is at 192.168.1.30.", "layer": "M90"}]
+    lines.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    report = import_path(target, lines)
+    got = {o.item.origin: (o.action, o.reason) for o in report.outcomes}
+    assert [got[f"mixed.jsonl:{n}"][0] for n in (1, 2, 3, 4)] == ["refused", "refused", "refused", "kept"]
+    assert "invalid layer" in got["mixed.jsonl:1"][1] and "invalid scope" in got["mixed.jsonl:2"][1]
+    assert "future" in got["mixed.jsonl:3"][1]
+    assert [e.text for e in target.memory().entries()] == ["The printer is at 192.168.1.30."]

@@ -27,7 +27,7 @@ from .errors import InvalidInput
 FORMATS = ("giok", "openclaw", "mem0", "claude-code", "basic-memory", "markdown")
 CURATED_LAYER = "M365"   # what another tool keeps as long-term memory stays a year, not 30 days
 _DAY_FILE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[-_ ].*)?\.md$")
-_TIME = re.compile(r"^(?:\*\*)?\[?(\d{1,2}):(\d{2})\]?(?:\*\*)?\s*(?:[-–—:]\s*)?")
+_TIME = re.compile(r"^(?:\*\*)?\[?([01]?\d|2[0-3]):([0-5]\d)(?![\d:])\]?(?:\*\*)?\s*(?:[-–—:]\s*)?")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*\S)\s*$")
 _CHECKBOX = re.compile(r"^\[([ xX])\]\s+")
 _SUBJECTLESS = re.compile(r"^(Is|Are|Am|Was|Were|Has|Have|Had|Does|Did|Can|Will|Would|Should|May)\b")
@@ -67,7 +67,7 @@ def detect(path: Path) -> str:
             return "mem0"
         return "markdown"
     if (path / ".giok").is_dir() or ((path / "MEMORY.md").is_file() and (path / ".git").exists()
-                                      and re.search(r"^##.*\bM(0|30|90|365)\b", _read(path / "MEMORY.md"), re.M)):
+                                      and re.search(r"^##.*\bM(0|30|90|365)\b", _read(path / "MEMORY.md"), re.MULTILINE)):
         return "giok"
     notes = sorted(path.rglob("*.md"))
     if (path / "MEMORY.md").is_file() and any(_frontmatter(_read(p))[0].get("type") for p in notes
@@ -197,8 +197,9 @@ def read_mem0(path: Path) -> list[Item]:
     for n, memory in enumerate(data):
         if not isinstance(memory, dict) or not isinstance(memory.get("memory"), str):
             raise InvalidInput(f"{path}: memory #{n + 1} has no \"memory\" text")
-        meta = memory.get("metadata") or {}
-        cats = [meta.get("category")] + list(memory.get("categories") or [])
+        meta = memory.get("metadata") if isinstance(memory.get("metadata"), dict) else {}
+        listed = memory.get("categories") if isinstance(memory.get("categories"), list) else []
+        cats = [meta.get("category"), *listed]
         kind = next((_TYPES[c.lower()] for c in cats if isinstance(c, str) and c.lower() in _TYPES), None)
         scope = _scope("user", memory.get("user_id")) or _scope("thread", memory.get("run_id")) or "workspace"
         source = "mem0:" + str(memory.get("id") or n + 1)
@@ -259,7 +260,7 @@ def read_claude_code(path: Path) -> list[Item]:
             if not kind and isinstance(meta.get("metadata"), dict):
                 kind = meta["metadata"].get("type")  # the layout newer versions write
             items.append(Item("entry", text, topic.name,
-                              {"layer": CURATED_LAYER, "type": _CLAUDE_TYPES.get(kind or "", None),
+                              {"layer": CURATED_LAYER, "type": _CLAUDE_TYPES.get(kind) if isinstance(kind, str) else None,
                                "source": f"claude-code:{topic.name}"}))
     return items
 
@@ -373,7 +374,7 @@ def _frontmatter(text: str) -> tuple[dict, str]:
     tools write: `key: value`, `key: [a, b]`, `key:` + `- item` lists, one nested level."""
     if not text.startswith("---"):
         return {}, text
-    end = re.search(r"^(---|\.\.\.)\s*$", text[3:], re.M)
+    end = re.search(r"^(---|\.\.\.)\s*$", text[3:], re.MULTILINE)
     if not end or text[3:].split("\n", 1)[0].strip():
         return {}, text
     head, body = text[3: 3 + end.start()], text[3 + end.end():].lstrip("\n")
