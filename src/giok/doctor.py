@@ -80,6 +80,8 @@ def _config(root: Path, key: str, *where: str) -> str:
 def check_files(ws: Workspace) -> list[dict]:
     out = []
     for p in ws.check():
+        if p["message"] == "not a git repository":
+            continue  # check_git says so, with its fix
         where = p["path"] + (f":{p['line']}" if p.get("line") else "")
         out.append(finding("files", p["severity"], f"{where}: {p['message']}", _files_fix(ws, p)))
     return out
