@@ -186,8 +186,8 @@ class _Run:
         date = f.get("date")
         if date and parse_date(date) > today():
             date = None
-        opts = dict(layer=layer, expires=expires, type=f.get("type"), scope=check_scope(f.get("scope")),
-                    source=f.get("source"), confidence=f.get("confidence"), date=date)
+        opts = {"layer": layer, "expires": expires, "type": f.get("type"), "scope": check_scope(f.get("scope")),
+                "source": f.get("source"), "confidence": f.get("confidence"), "date": date}
         verdict = self._decide(item, opts)
         duplicate = verdict.action == "merged" and verdict.id is not None
         if self.dry_run or duplicate or verdict.action == "refused":
