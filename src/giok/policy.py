@@ -201,6 +201,7 @@ SECRET_PATTERNS = (
     # or symbol, so that "password policy" and "비밀번호는 매달 바꾼다" stay as written.
     ("password", re.compile(
         r"(?i)(?<![A-Za-z0-9])(?:password|passwd|passphrase|pwd|pw|비밀번호|비번|암호)"
+        r"(?:\s+(?:for|of|to|on)\s+(?:(?:the|my|our|a|an)\s+)?[\w.\-]{1,40}(?:\s+[\w.\-]{1,40})?(?=\s*[:=]))?"  # "password for the router:"
         r"(?:(?:\s*(?:=|:)|\s+(?:is|was))\s*[\"'`]?(?P<value>[^\s\"'`,;]{4,})"
         r"|\s*(?:는|은|이|가)\s*[\"'`]?(?P<particle>(?=[^\s\"'`,;]*[!-~])[^\s\"'`,;]{4,})"
         r"|\s+[\"'`]?(?P<loose>(?=[^\s\"'`,;]*[0-9!#$%&*+/=?@^_~\-])[^\s\"'`,;]{4,}))")),

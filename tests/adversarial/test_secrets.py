@@ -219,7 +219,18 @@ ORDINARY = [
     "See src/giok/memory_tool.py and https://github.com/anthropics/claude-code/issues/1234",
     "The API token lasts 3600 seconds",
     "Config: max_tokens=4096 and TOKEN_BUDGET=120000000000000",
+    "Reset the password for the staging box tomorrow",
 ]
+
+
+@pytest.mark.parametrize("text, value", [
+    ("Backup password for the router: hunter2-Bx7q", "hunter2-Bx7q"),
+    ("password for our wifi = s3cret-pass", "s3cret-pass"),
+])
+def test_a_password_named_for_something_is_redacted(ws, text, value):
+    assert value not in redact(text)[0]
+    ws.remember(text, force=True)
+    assert value not in ws.read_text("MEMORY.md")
 
 
 @pytest.mark.parametrize("text", ORDINARY)
