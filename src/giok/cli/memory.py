@@ -4,11 +4,13 @@ task, state, heartbeat, show, log, check, quickstart."""
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
 import click
 
+from ..errors import WorkspaceError
 from ..home import Home
 from ..workspace import LESSONS, Workspace
 from . import emit, json_option, main, open_workspace, read_text_arg, workspace_option
@@ -311,33 +313,81 @@ def check(as_json):
         raise SystemExit(1)
 
 
+DEMO = "zeon-demo"
+DEMO_MEMORIES = [("I am Zeon, Seojun's first agent.", "M0"),
+                 ("Seojun prefers short answers with the result first.", "M365"),
+                 ("Decided to use SQLite with FTS5 for the memory index.", "M90"),
+                 ("First draft of the memory essay is done.", "M30")]
+
+
 @main.command()
 @click.option("--path", "path", type=click.Path(file_okay=False), help="Where to create the demo workspace (default: a temp folder).")
-def quickstart(path):
-    """Create a demo workspace, write a few memories, and show and search them."""
-    root = Path(path) if path else Path(tempfile.mkdtemp(prefix="giok-demo-"))
-    os.environ.setdefault("GIOK_HOME", str(root / ".giok-home")) if not path else None
-    ws, created = Workspace.init(root / "zeon", name="zeon-demo", lang="en", user="Seojun")
-    click.echo(f"created workspace {ws.name} at {ws.root} ({len(created)} files, committed to git)")
-    demo = [("I am Zeon, Seojun's first agent.", "M0"),
-            ("Seojun prefers short answers with the result first.", "M365"),
-            ("Decided to use SQLite with FTS5 for the memory index.", "M90"),
-            ("First draft of the memory essay is done.", "M30")]
-    for text, layer in demo:
-        result = ws.remember(text, layer=layer)
-        click.echo(f"remember [{layer}] {result.entry.id if result.entry else result.action}: {text}")
+@json_option
+def quickstart(path, as_json):
+    """Create a demo workspace (zeon-demo), write a few memories, and show and search them.
+
+    Rerunnable: a demo that is still there is reused (its memories are duplicates the second
+    time), one whose folder was deleted is replaced. Without --path and without $GIOK_HOME the
+    demo gets a throwaway home of its own inside the temp folder.
+    """
+    if not path and "GIOK_HOME" not in os.environ:
+        path = tempfile.mkdtemp(prefix="giok-demo-")
+        os.environ["GIOK_HOME"] = str(Path(path) / ".giok-home")
+    ws, created, notes = _demo_workspace(Home(), path)
+    memories = []
+    for text, layer in DEMO_MEMORIES:
+        result = ws.remember(text, layer=layer, via="quickstart")
+        memories.append({"layer": layer, "text": text, "action": result.action,
+                         "id": result.entry.id if result.entry else None})
     ws.diary("Set up giok and wrote the first memories.")
-    click.echo("")
-    click.echo(_show_text(ws.show()))
-    _quickstart_search(ws)
-    click.echo(f"\nTry: giok -w {ws.root} show   |   git -C {ws.root} log --oneline")
+    data = {"workspace": ws.name, "path": str(ws.root), "reused": created is None, "created": created or [],
+            "notes": notes, "memories": memories, "show": ws.show(), "search": _quickstart_search(ws)}
+    emit(data, as_json, _quickstart_text)
 
 
-def _quickstart_search(ws) -> None:
+def _demo_workspace(home: Home, path: str | None) -> tuple[Workspace, list[str] | None, list[str]]:
+    """The demo workspace: the registered one when its folder is still there (created None),
+    else a new one at path (or in a fresh temp folder)."""
+    notes = []
+    gone = home.reclaim(DEMO)
+    if gone:
+        notes.append(f"the earlier demo at {gone} is gone: unregistered it and made a new one")
+    spec = home.workspaces().get(DEMO)
+    if spec:
+        where = Path(spec["path"])
+        if path and Path(path).expanduser().resolve() not in (where, where.parent):
+            raise WorkspaceError(f"the demo workspace {DEMO!r} already lives at {where}: run quickstart without "
+                                 f"--path to see it again, or `giok workspaces remove {DEMO}` first")
+        notes.append(f"the demo workspace already exists at {where}: running the demo on it again")
+        return Workspace(where, name=DEMO, home=home), None, notes
+    root = Path(path) if path else Path(tempfile.mkdtemp(prefix="giok-demo-"))
+    try:
+        ws, created = Workspace.init(root / "zeon", name=DEMO, lang="en", user="Seojun", home=home)
+    except BaseException:
+        if not path:
+            shutil.rmtree(root, ignore_errors=True)
+        raise
+    return ws, created, notes
+
+
+def _quickstart_text(d: dict) -> str:
+    out = [f"note: {n}" for n in d["notes"]]
+    if not d["reused"]:
+        out.append(f"created workspace {d['workspace']} at {d['path']} ({len(d['created'])} files, committed to git)")
+    out += [f"remember [{m['layer']}] {m['id'] if m['action'] == 'written' else m['action'] + ' ' + (m['id'] or '')}: "
+            f"{m['text']}" for m in d["memories"]]
+    out += ["", _show_text(d["show"])]
+    if d["search"] is not None:
+        out.append(f"\nsearch: {d['search']['query']}")
+        out += [f"  {r['score']:.2f}  {r['path']}:{r['line']}  {r['text']}" for r in d["search"]["results"]]
+    out.append(f"\nTry: giok -w {d['path']} show   |   git -C {d['path']} log --oneline")
+    return "\n".join(out)
+
+
+def _quickstart_search(ws) -> dict | None:
     search = getattr(ws, "search", None)
     if search is None:
-        return
+        return None
     query = "what database did we choose?"
-    click.echo(f"\nsearch: {query}")
-    for r in search(query, k=3):
-        click.echo(f"  {r.score:.2f}  {r.path}:{r.start_line}  {r.text.splitlines()[0]}")
+    return {"query": query, "results": [{"score": r.score, "path": r.path, "line": r.start_line,
+                                         "text": r.text.splitlines()[0]} for r in search(query, k=3)]}
