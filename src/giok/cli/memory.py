@@ -13,7 +13,7 @@ import click
 from ..errors import WorkspaceError
 from ..home import Home
 from ..workspace import LESSONS, Workspace
-from . import emit, json_option, main, open_workspace, read_text_arg, workspace_option
+from . import emit, json_option, main, open_workspace, read_text_arg, style, workspace_option
 
 
 @main.command()
@@ -34,13 +34,82 @@ def init(path, name, lang, user, as_json):
          + (f"created: {', '.join(d['created'])}" if d["created"] else "nothing to add: every file was already there"))
 
 
-@main.command()
+@main.group(invoke_without_command=True)
 @json_option
-def workspaces(as_json):
-    """List the workspaces registered in the giok home."""
+@click.pass_context
+def workspaces(ctx, as_json):
+    """The workspaces registered in the giok home. Without a subcommand: list them.
+
+    A workspace whose folder is gone (deleted or moved) is marked `missing`; `giok workspaces
+    remove NAME` unregisters it.
+    """
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(workspaces_list, as_json=as_json)
+
+
+@workspaces.command("list")
+@json_option
+def workspaces_list(as_json):
+    """List the workspaces, marking those whose folder is gone."""
     home = Home()
-    data = {"home": str(home.path), "workspaces": [{"name": n, **s} for n, s in sorted(home.workspaces().items())]}
-    emit(data, as_json, lambda d: "\n".join(f"{w['name']}\t{w['path']}" for w in d["workspaces"]) or "no workspaces yet")
+    gone = set(home.missing())
+    rows = [{"name": n, **s, "missing": n in gone} for n, s in sorted(home.workspaces().items())]
+    emit({"home": str(home.path), "workspaces": rows, "missing": sorted(gone)}, as_json, _workspaces_text)
+
+
+def _workspaces_text(d: dict) -> str:
+    if not d["workspaces"]:
+        return "no workspaces yet"
+    width = max(len(w["name"]) for w in d["workspaces"])
+    lines = [f"{style.name(w['name'].ljust(width))}  {w['path']}"
+             + (f"  {style.bad('(missing: folder gone)')}" if w["missing"] else "") for w in d["workspaces"]]
+    if d["missing"]:
+        lines.append(f"{len(d['missing'])} missing: `giok workspaces remove NAME` unregisters it")
+    return "\n".join(lines)
+
+
+@workspaces.command("remove")
+@click.argument("name")
+@click.option("--delete-files", is_flag=True, help="Also delete the workspace folder (asks first; see --yes).")
+@click.option("--yes", is_flag=True, help="Do not ask before --delete-files.")
+@json_option
+def workspaces_remove(name, delete_files, yes, as_json):
+    """Unregister workspace NAME from the home. Its folder and files stay unless --delete-files.
+
+    Cross-view posts stop reaching it; its cron lines (`giok schedule install`) are taken out.
+    """
+    home = Home()
+    spec = home.workspaces().get(name)
+    if spec is None:
+        home.unregister(name)  # raises the one clear error, with the known names
+    folder = Path(spec["path"])
+    deleting = delete_files and folder.is_dir()
+    if deleting:
+        if not (folder / "MEMORY.md").is_file():
+            raise WorkspaceError(f"{folder} holds no MEMORY.md: not deleting a folder that is not a workspace")
+        if not yes:
+            click.confirm(f"Delete {folder} and every file in it (git history included)?", abort=True, err=True)
+    home.unregister(name)
+    data = {"workspace": name, "path": str(folder), "files": "kept", "cron_removed": _uncron(name)}
+    if deleting:
+        shutil.rmtree(folder)
+        data["files"] = "deleted"
+    elif not folder.is_dir():
+        data["files"] = "already gone"
+    emit(data, as_json, lambda d: f"removed {d['workspace']} from the home; files {d['files']}: {d['path']}"
+         + "".join(f"\n  crontab: removed {l}" for l in d["cron_removed"]))
+
+
+def _uncron(name: str) -> list[str]:
+    """Take the workspace's giok lines out of the crontab, if it has any (no crontab: nothing)."""
+    from .. import routines as routines_mod
+    from ..errors import GiokError
+    try:
+        if not routines_mod.installed(name):
+            return []
+        return routines_mod.uninstall(name)
+    except GiokError:
+        return []
 
 
 @main.command()
