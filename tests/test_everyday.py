@@ -120,3 +120,73 @@ def test_workspaces_remove_takes_the_workspace_out_of_the_crontab(trio, cli, fak
     assert "giok:a:" in fake_cron.read_text()
     out = json.loads(cli("workspaces", "remove", "a", "--json").output)
     assert out["cron_removed"] and "giok:a:" not in fake_cron.read_text() and "giok:b:" in fake_cron.read_text()
+
+
+# -- 3. edit, move, show filters -------------------------------------------------------------
+def _git(ws, *args) -> str:
+    return subprocess.run(["git", "-C", str(ws.root), *args], capture_output=True, text=True, check=True).stdout
+
+
+def test_edit_keeps_the_id_goes_through_the_policy_and_keeps_history(ws, cli):
+    mid = ws.remember("Seojun prefers tea over coffee", type="preference").entry.id
+    r = json.loads(cli("-w", "zeon", "edit", mid, "Seojun prefers green tea; api_key=sk-abcdef1234567890abcdef",
+                       "--reason", "more precise", "--json").output)
+    assert r["action"] == "edited" and r["entry"]["id"] == mid
+    entry = ws.get(mid)
+    assert "green tea" in entry.text and "sk-abcdef" not in ws.read_text("MEMORY.md")
+    assert entry.type == "preference" and entry.layer == "M30"
+    assert "memory: edit " + mid in _git(ws, "log", "-1", "--format=%B")
+    assert "Seojun prefers tea over coffee" in _git(ws, "log", "-p", "--", "MEMORY.md")
+    refused = json.loads(cli("-w", "zeon", "edit", mid, "Hello there!", "--json").output)
+    assert refused["action"] == "refused" and "green tea" in ws.get(mid).text
+    other = ws.remember("The deploy is on Friday", layer="M90").entry.id
+    dup = json.loads(cli("-w", "zeon", "edit", other, ws.get(mid).text, "--json").output)
+    assert dup["action"] == "duplicate" and ws.get(other).text == "The deploy is on Friday"
+
+
+def test_edit_of_an_adopted_line_keeps_its_id(ws, cli):
+    mf = ws.read_text("MEMORY.md")
+    ws.path("MEMORY.md").write_text(mf + "\n- Seojun reads the news at 07:00\n", "utf-8")
+    mid = next(e.id for e in ws.memory().entries() if "news" in e.text)
+    cli("-w", "zeon", "edit", mid, "Seojun reads the news at 07:30")
+    assert ws.get(mid).text == "Seojun reads the news at 07:30"
+
+
+def test_edit_and_move_of_unknown_ids_fail_cleanly(ws):
+    for args in (("edit", "m-abcdef", "Seojun likes rain"), ("move", "m-abcdef", "--layer", "M90"),
+                 ("move", "nonsense", "--layer", "M90")):
+        r = run_giok("-w", ws.root, *args)
+        assert r.returncode != 0 and r.stderr.startswith("Error:") and "Traceback" not in r.stderr
+    bad_layer = run_giok("-w", ws.root, "move", "m-abcdef", "--layer", "M7")
+    assert bad_layer.returncode != 0 and "invalid layer" in bad_layer.stderr
+
+
+def test_move_recomputes_the_expiry_and_records_the_reason(ws, cli):
+    import datetime as dt
+    mid = ws.remember("Deploys happen on Fridays", layer="M30").entry.id
+    r = json.loads(cli("-w", "zeon", "move", mid, "--layer", "M365", "--reason", "held for a year", "--json").output)
+    assert r["action"] == "promoted"
+    assert ws.get(mid).layer == "M365" and ws.get(mid).expires == dt.date.today() + dt.timedelta(days=365)
+    assert "held for a year" in _git(ws, "log", "-1", "--format=%B")
+    cli("-w", "zeon", "move", mid, "--layer", "M0")
+    assert ws.get(mid).layer == "M0" and ws.get(mid).expires is None
+    assert "expires" not in next(l for l in ws.read_text("MEMORY.md").splitlines() if mid in l)
+    down = json.loads(cli("-w", "zeon", "move", mid, "--layer", "M90", "--json").output)
+    assert down["action"] == "demoted" and ws.get(mid).expires == dt.date.today() + dt.timedelta(days=90)
+    same = json.loads(cli("-w", "zeon", "move", mid, "--layer", "M90", "--json").output)
+    assert same["action"] == "unchanged" and same["commit"] is None
+
+
+def test_show_filters_by_layer_scope_and_type(ws, cli):
+    a = ws.remember("Seojun prefers short answers", layer="M90", type="preference").entry.id
+    b = ws.remember("The build takes nine minutes", layer="M90", type="fact").entry.id
+    c = ws.remember("Minji likes the dark theme", layer="M30", type="preference", user="minji").entry.id
+    shown = lambda *args: {e["id"] for info in json.loads(cli("-w", "zeon", "show", *args, "--json").output)["layers"].values()
+                           for e in info["entries"]}
+    assert shown("--layer", "M90") == {a, b}
+    assert shown("--type", "preference") == {a, c}
+    assert shown("--scope", "user:minji") == {c}
+    assert shown("--layer", "m90", "--type", "preference") == {a}
+    assert shown("--layer", "M0", "--layer", "M30") == {c}
+    text = cli("-w", "zeon", "show", "--layer", "M30").output
+    assert c in text and a not in text and "M90" not in text

@@ -165,3 +165,10 @@ def files(lang: str, name: str, user: str, today: str) -> dict[str, str]:
     out[f"memory/{today}.md"] = f"# {today}\n\n"
     out["drafts/.gitkeep"] = ""
     return out
+
+
+def language(ws) -> str:
+    """A workspace's language: "ko" when its SOUL.md or USER.md (written from these templates,
+    or adopted) is Korean, else "en". Labels shown to its people follow it."""
+    import re
+    return "ko" if re.search(r"[가-힣]", ws.read_text("SOUL.md") + ws.read_text("USER.md")) else "en"

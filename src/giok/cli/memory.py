@@ -10,9 +10,10 @@ from pathlib import Path
 
 import click
 
+from .. import templates
 from ..errors import WorkspaceError
 from ..home import Home
-from ..workspace import LESSONS, Workspace
+from ..workspace import LESSONS, TYPES, Workspace, check_layer, check_scope
 from . import emit, json_option, main, open_workspace, read_text_arg, style, workspace_option
 
 
@@ -333,29 +334,114 @@ def heartbeat_done(item, as_json):
 
 
 @main.command()
+@click.argument("entry_id")
+@click.argument("text")
+@click.option("--reason", help="Why it changed; recorded in the commit message.")
+@click.option("--force", is_flag=True, help="Write even what the policy refuses (a greeting, a question, a guess).")
 @workspace_option()
 @json_option
-def show(as_json):
-    """Show MEMORY.md by layer, with what expires in the next 7 days."""
-    emit(open_workspace().show(), as_json, _show_text)
+def edit(entry_id, text, reason, force, as_json):
+    """Replace the text of memory ENTRY_ID with TEXT (`-` reads stdin), keeping its id.
+
+    The new text goes through the write policy, like `giok remember`: a greeting, question
+    or guess is refused, a duplicate of another entry is refused, secrets are redacted. The
+    layer, dates and fields stay; the old text stays in git history (`giok log`, `git log -p`).
+    A refusal prints `refused: REASON` and exits 0 (`--json` gives the action: edited,
+    refused, duplicate or unchanged).
+    """
+    result = open_workspace().edit_entry(entry_id, read_text_arg(text), reason=reason, force=force)
+    emit(result.to_dict(), as_json, _changed_text)
+
+
+@main.command()
+@click.argument("entry_id")
+@click.option("--layer", required=True, metavar="M0|M365|M90|M30", help="The layer to move it to.")
+@click.option("--reason", help="Why (promote: it proved lasting; demote: it matters less); in the commit message.")
+@workspace_option()
+@json_option
+def move(entry_id, layer, reason, as_json):
+    """Move memory ENTRY_ID to another layer: promote (deeper) or demote, keeping its id and text.
+
+    The expiry is recomputed for the new layer, from today (M365: a year, M90: 90 days, M30:
+    30 days; M0 never expires). `--json` gives the action: promoted, demoted or unchanged.
+    """
+    result = open_workspace().move_entry(entry_id, layer, reason=reason)
+    emit(result.to_dict(), as_json, _changed_text)
+
+
+def _changed_text(d: dict) -> str:
+    entry = d.get("entry") or {}
+    if d["action"] in ("edited", "promoted", "demoted"):
+        exp = f" (expires {entry['expires']})" if entry.get("expires") else (" (permanent)" if entry.get("layer") == "M0" else "")
+        lines = [f"{style.good(d['action'])} {style.ident(entry['id'])} [{entry['layer']}]{exp} {entry['text']}"]
+        if d["action"] != "edited":
+            lines.append(d["reason"])
+    else:
+        lines = [f"{style.bad(d['action']) if d['action'] != 'unchanged' else d['action']}: {d['reason']}"]
+    return "\n".join(lines + [f"note: {n}" for n in d.get("notes", [])])
+
+
+@main.command()
+@click.option("--layer", "layers", multiple=True, metavar="M0|M365|M90|M30", help="Only this layer (repeatable).")
+@click.option("--scope", help="Only entries of this scope (workspace, user:NAME, thread:ID, task:ID).")
+@click.option("--type", "type_", type=click.Choice(TYPES), help="Only entries of this type.")
+@workspace_option()
+@json_option
+def show(layers, scope, type_, as_json):
+    """Show MEMORY.md by layer, with what expires in the next 7 days.
+
+    --layer, --scope and --type narrow it down (they combine); counts are of what is shown.
+    """
+    ws = open_workspace()
+    data = dict(ws.show(), lang=templates.language(ws))
+    emit(_filtered(data, [check_layer(l) for l in layers], scope and check_scope(scope), type_), as_json, _show_text)
+
+
+def _filtered(data: dict, layers: list[str], scope: str | None, type_: str | None) -> dict:
+    if not (layers or scope or type_):
+        return data
+
+    def keep(e: dict) -> bool:
+        return (not layers or e["layer"] in layers) and (not scope or e["scope"] == scope) \
+            and (not type_ or e["type"] == type_)
+
+    out = dict(data, filters={"layer": layers or None, "scope": scope, "type": type_})
+    out["layers"] = {}
+    for layer, info in data["layers"].items():
+        if layers and layer not in layers:
+            continue
+        entries = [e for e in info["entries"] if keep(e)]
+        out["layers"][layer] = {"count": len(entries), "entries": entries}
+    out["expiring_soon"] = [e for e in data["expiring_soon"] if keep(e)]
+    out["expired"] = [e for e in data["expired"] if keep(e)]
+    return out
 
 
 def _show_text(d: dict) -> str:
-    out = [f"{d['workspace']} ({d['path']})"]
+    t = style.labels(d.get("lang"))
+    out = [f"{style.name(d['workspace'])} {style.dim('(' + d['path'] + ')')}"]
     for layer, info in d["layers"].items():
-        out.append(f"\n{layer}: {info['count']}")
+        out.append(f"\n{style.heading(_layer_title(layer, d.get('lang')))}: {info['count']}")
         for e in info["entries"]:
             date = f"[{e['date']}] " if e["date"] else ""
-            exp = f"  (expires {e['expires']})" if e["expires"] else ""
-            old = f"  (superseded by {e['superseded_by']})" if e.get("superseded_by") else ""
-            out.append(f"  {e['id']}  {date}{e['text']}{exp}{old}")
+            exp = style.dim(f"  ({t['expires']} {e['expires']})") if e["expires"] else ""
+            old = style.dim(f"  ({t['superseded']} {e['superseded_by']})") if e.get("superseded_by") else ""
+            out.append(f"  {style.ident(e['id'])}  {date}{e['text']}{exp}{old}")
     if d["expiring_soon"]:
-        out.append("\nexpiring in 7 days: " + ", ".join(e["id"] for e in d["expiring_soon"]))
+        out.append(f"\n{t['expiring']}: " + ", ".join(e["id"] for e in d["expiring_soon"]))
     if d["expired"]:
-        out.append("expired (archived by `giok distill`): " + ", ".join(e["id"] for e in d["expired"]))
+        out.append(f"{t['expired']}: " + ", ".join(e["id"] for e in d["expired"]))
     if d["problems"]:
-        out.append(f"{d['problems']} unreadable line(s): run `giok check`")
+        out.append(style.severity("warning", f"{d['problems']} {t['unreadable']}"))
     return "\n".join(out)
+
+
+def _layer_title(layer: str, lang: str | None) -> str:
+    """M90 in English (as it always was); M90 · 90일 기억 in a Korean workspace."""
+    from ..memoryfile import LAYER_TITLES
+    if lang != "ko":
+        return layer
+    return f"{layer} · {LAYER_TITLES['ko'][layer].split(':', 1)[1].strip()}"
 
 
 @main.command()
