@@ -190,3 +190,38 @@ def test_show_filters_by_layer_scope_and_type(ws, cli):
     assert shown("--layer", "M0", "--layer", "M30") == {c}
     text = cli("-w", "zeon", "show", "--layer", "M30").output
     assert c in text and a not in text and "M90" not in text
+
+
+# -- 4. check's exit status, schedule install --dry-run --------------------------------------
+def test_check_exit_status_counts_warnings_and_errors_not_info(ws):
+    assert run_giok("-w", ws.root, "check").returncode == 0
+    text = ws.read_text("MEMORY.md")
+    ws.path("MEMORY.md").write_text("- an adopted line outside any layer\n" + text, "utf-8")
+    info = run_giok("-w", ws.root, "check", "--json")
+    assert info.returncode == 0 and json.loads(info.stdout)["counts"]["info"] == 1
+    mid = ws.remember("Seojun is the founder", layer="M0").entry.id
+    lines = [l + " <!-- expires: 2030-01-01 -->" if mid in l else l for l in ws.read_text("MEMORY.md").splitlines()]
+    ws.path("MEMORY.md").write_text("\n".join(lines) + "\n", "utf-8")
+    warned = run_giok("-w", ws.root, "check")
+    assert warned.returncode == 3, warned.stdout
+    assert "warning:" in warned.stdout and "\x1b[" not in warned.stdout   # piped: no colour codes
+    ws.path("SOUL.md").unlink()
+    errored = run_giok("-w", ws.root, "check", "--json")
+    assert errored.returncode == 1 and json.loads(errored.stdout)["exit"] == 1
+
+
+def test_schedule_install_dry_run_prints_the_crontab_and_changes_nothing(ws, cli, fake_cron, giok_home):
+    fake_cron.write_text("0 5 * * * /usr/bin/backup # mine\n")
+    before = giok_home.config_path.read_text()
+    r = cli("-w", "zeon", "schedule", "install", "--dry-run", "--add", "qrt", "0 0,8,16 * * *", "wake",
+            "--disable", "checkin-evening")
+    assert r.exit_code == 0
+    assert "/usr/bin/backup # mine" in r.output and "# giok:zeon:qrt" in r.output
+    assert "giok:zeon:checkin-evening" not in r.output and "giok:zeon:nightly-distill" in r.output
+    assert fake_cron.read_text() == "0 5 * * * /usr/bin/backup # mine\n"
+    assert giok_home.config_path.read_text() == before
+    data = json.loads(cli("-w", "zeon", "schedule", "install", "--dry-run", "--json").output)
+    assert data["dry_run"] is True and data["changed"] is True and data["crontab"].count("# giok:zeon:") == 3
+    cli("-w", "zeon", "schedule", "install")
+    again = json.loads(cli("-w", "zeon", "schedule", "install", "--dry-run", "--json").output)
+    assert again["changed"] is False and again["crontab"] == fake_cron.read_text()

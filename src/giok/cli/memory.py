@@ -454,18 +454,36 @@ def log(limit, as_json):
          lambda d: "\n".join(f"{c['commit']} {c['date'][:16]} {c['message'].splitlines()[0]}" for c in d["commits"]))
 
 
+CHECK_EXIT = {"error": 1, "warning": 3}  # else 0: info-only findings are not problems
+
+
 @main.command()
 @workspace_option()
 @json_option
 def check(as_json):
     """Report problems in the workspace files (unreadable lines, duplicate ids, …).
 
-    Exits 1 when an error is found."""
-    problems = open_workspace().check()
-    emit({"problems": problems}, as_json, lambda d: "\n".join(
-        f"{p['severity']}: {p['path']}{':' + str(p['line']) if p['line'] else ''}: {p['message']}" for p in d["problems"]) or "no problems")
-    if any(p["severity"] == "error" for p in problems):
-        raise SystemExit(1)
+    Exit status, for scripts and CI: 1 when an error is found (a missing file, a duplicate id,
+    no git repository), 3 when there are warnings but no error (an unreadable line, an M0
+    entry with an expiry, a long TIER 1, what a killed writer left), 0 otherwise — info
+    findings (expired entries awaiting distill, adopted lines outside a layer) do not count.
+    """
+    ws = open_workspace()
+    problems = ws.check()
+    worst = next((s for s in CHECK_EXIT if any(p["severity"] == s for p in problems)), None)
+    data = {"problems": problems, "exit": CHECK_EXIT.get(worst, 0),
+            "counts": {s: sum(p["severity"] == s for p in problems) for s in ("error", "warning", "info")}}
+    emit(data, as_json, lambda d: _check_text(d, templates.language(ws)))
+    if worst:
+        raise SystemExit(CHECK_EXIT[worst])
+
+
+def _check_text(d: dict, lang: str) -> str:
+    t = style.labels(lang)
+    width = max((len(t[p["severity"]]) + 1 for p in d["problems"]), default=0)
+    lines = [f"{style.severity(p['severity'], (t[p['severity']] + ':').ljust(width))} "
+             f"{p['path']}{':' + str(p['line']) if p['line'] else ''}: {p['message']}" for p in d["problems"]]
+    return "\n".join(lines) or style.good(t["no_problems"])
 
 
 DEMO = "zeon-demo"
