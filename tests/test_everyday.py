@@ -225,3 +225,58 @@ def test_schedule_install_dry_run_prints_the_crontab_and_changes_nothing(ws, cli
     cli("-w", "zeon", "schedule", "install")
     again = json.loads(cli("-w", "zeon", "schedule", "install", "--dry-run", "--json").output)
     assert again["changed"] is False and again["crontab"] == fake_cron.read_text()
+
+
+# -- 5. output for people --------------------------------------------------------------------
+def test_boot_left_out_line_is_korean_in_a_korean_workspace(tmp_path, giok_home):
+    ko, _ = Workspace.init(tmp_path / "ko", name="ko", lang="ko", user="서준", home=giok_home)
+    for i in range(40):
+        ko.remember(f"서준은 프로젝트 {i}번의 마감을 {i % 28 + 1}일로 정했다", layer="M30", force=True)
+    from giok import boot
+    text = boot.build(ko, budget=700, record=False).text
+    last = text.rstrip().splitlines()[-1]
+    assert "예산이 모자라 빠진 것" in last
+    assert "entries" not in last and "tokens" not in last and "reaches them" not in last
+    assert "M30 항목" in last and "토큰" in last
+
+
+def test_colour_in_a_terminal_none_when_piped_or_no_color(ws, monkeypatch):
+    from click.testing import CliRunner
+    from giok.cli import main
+    ws.remember("Seojun prefers short answers", layer="M90")
+    runner = CliRunner()
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert "\x1b[" in runner.invoke(main, ["-w", "zeon", "show"], color=True).output
+    assert "\x1b[" not in runner.invoke(main, ["-w", "zeon", "show", "--json"], color=True).output
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert "\x1b[" not in runner.invoke(main, ["-w", "zeon", "show"], color=True).output
+    monkeypatch.delenv("NO_COLOR")
+    piped = run_giok("-w", ws.root, "show")
+    assert piped.returncode == 0 and "\x1b[" not in piped.stdout and "M90" in piped.stdout
+
+
+def test_korean_workspace_gets_korean_labels_in_show_and_check(tmp_path, giok_home, cli):
+    ko, _ = Workspace.init(tmp_path / "ko", name="ko", lang="ko", user="서준", home=giok_home)
+    ko.remember("배포는 금요일에 한다", layer="M30")
+    shown = cli("-w", "ko", "show").output
+    assert "30일 기억" in shown and "만료" in shown and "expires" not in shown
+    assert "문제 없음" in cli("-w", "ko", "check").output
+
+
+def test_watch_json_says_whether_a_flush_is_due(ws, cli):
+    watch = lambda used: json.loads(cli("-w", "zeon", "watch", "--used", used, "--window", 1000, "--session", "s1", "--json").output)
+    assert watch(100)["flush_due"] is False
+    assert watch(750)["flush_due"] is True
+    cli("-w", "zeon", "flush", "--session", "s1", input="We decided to ship on Friday.\n")
+    assert watch(760)["flush_due"] is False
+    assert watch(900)["flush_due"] is True
+
+
+def test_flush_updates_the_state_memos_updated_stamp(ws, cli, monkeypatch):
+    monkeypatch.setenv("GIOK_NOW", "2026-03-04T10:15:00")
+    ws.state_set("phase", "writing the essay")
+    assert "updated 2026-03-04 10:15" in ws.read_text("state/memo.md").splitlines()[0]
+    monkeypatch.setenv("GIOK_NOW", "2026-03-04T16:40:00")
+    cli("-w", "zeon", "flush", "--session", "s2", input="We decided to ship the essay on Friday.\n")
+    title = ws.read_text("state/memo.md").splitlines()[0]
+    assert "updated 2026-03-04 16:40" in title and title.count("updated") == 1

@@ -722,7 +722,7 @@ class Workspace:
             target.lines = [""] + text.split("\n") + [""]
             stamp = f"{now():%Y-%m-%d %H:%M}"
             if doc.preamble and doc.preamble[0].startswith("# "):
-                doc.preamble[0] = re.sub(r"\s+—\s+updated .*$", "", doc.preamble[0]) + f" — updated {stamp}"
+                doc.preamble[0] = templates.memo_stamped(doc.preamble[0], stamp, lang)
             return doc.render(), key
 
         self.edit(MEMO, change, f"state: {key} — {_short(text)}")
