@@ -146,11 +146,11 @@ def remember(text, layer, expires, date, type_, scope, user, thread, source, con
 def _result_text(d: dict) -> str:
     entry = d.get("entry") or {}
     if d["action"] in ("written", "superseded", "duplicate") and entry:
-        lines = [entry["id"]]
+        lines = [style.ident(entry["id"])]
         if d["action"] != "written":
             lines.append(f"{d['action']}: {d['reason']}")
     else:
-        lines = [f"{d['action']}: {d['reason']}"]
+        lines = [f"{style.bad(d['action'])}: {d['reason']}"]
     lines += [f"note: {n}" for n in d.get("notes", [])]
     return "\n".join(lines)
 
@@ -265,7 +265,12 @@ task.command("block")(_task_mover("blocked", "Move a task to blocked (say why wi
 def task_list(status, as_json):
     """List tasks with their status."""
     tasks = [t for t in open_workspace().tasks() if not status or t["status"] == status]
-    emit({"tasks": tasks}, as_json, lambda d: "\n".join(f"{t['id']}\t{t['status']}\t{t['text']}" for t in d["tasks"]) or "no tasks")
+    emit({"tasks": tasks}, as_json, lambda d: "\n".join(
+        f"{style.ident(t['id'])}\t{style.paint(t['status'], fg=_TASK_COLOUR.get(t['status']))}\t{t['text']}"
+        for t in d["tasks"]) or "no tasks")
+
+
+_TASK_COLOUR = {"todo": None, "doing": "cyan", "done": "green", "blocked": "red"}
 
 
 @main.group(invoke_without_command=True)
@@ -451,7 +456,8 @@ def _layer_title(layer: str, lang: str | None) -> str:
 def log(limit, as_json):
     """The memory timeline, from git history."""
     emit({"commits": open_workspace().log(limit)}, as_json,
-         lambda d: "\n".join(f"{c['commit']} {c['date'][:16]} {c['message'].splitlines()[0]}" for c in d["commits"]))
+         lambda d: "\n".join(f"{style.ident(c['commit'])} {style.dim(c['date'][:16])} {c['message'].splitlines()[0]}"
+                             for c in d["commits"]))
 
 
 CHECK_EXIT = {"error": 1, "warning": 3}  # else 0: info-only findings are not problems
