@@ -280,3 +280,10 @@ def test_flush_updates_the_state_memos_updated_stamp(ws, cli, monkeypatch):
     cli("-w", "zeon", "flush", "--session", "s2", input="We decided to ship the essay on Friday.\n")
     title = ws.read_text("state/memo.md").splitlines()[0]
     assert "updated 2026-03-04 16:40" in title and title.count("updated") == 1
+
+
+@pytest.mark.parametrize("command", [["quickstart"], ["workspaces"], ["workspaces", "list"], ["workspaces", "remove"],
+                                     ["edit"], ["move"], ["show"], ["check"], ["schedule", "install"], ["watch"]])
+def test_new_commands_have_help_and_json(cli, command):
+    r = cli(*command, "--help")
+    assert r.exit_code == 0 and "--json" in r.output and len(r.output.splitlines()) > 4
