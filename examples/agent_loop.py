@@ -14,7 +14,7 @@ def demo_workspace(name="zeon-loop"):                # rerunnable: reuse the dem
 
 ws = Workspace.open(sys.argv[1]) if len(sys.argv) > 1 else demo_workspace()
 system = boot.build(ws).text                          # 1. boot context, once per session
-dog = watchdog.Watchdog(ws, window=700, session=f"loop-{uuid.uuid4().hex[:8]}")  # one id per session
+dog = watchdog.Watchdog(ws, window=700, session=f"loop-demo-{uuid.uuid4().hex[:6]}")  # one id a session
 transcript = []
 
 def reply(system_prompt, memories, message):          # your model call goes here
