@@ -487,8 +487,8 @@ class Workspace:
             return f"memory: edit {e.id} ({e.layer}) {_short(e.text)}\n\n{body}" + trace.trailers(decision, None, "edit")
 
         (decision, entry, changed), sha = self.edit(MEMORY, change, message)
-        notes = [f"redacted {len(decision.redactions)} secret(s) before writing: "
-                 f"{', '.join(sorted(set(decision.redactions)))}"] if decision.redactions else []
+        notes = [(f"redacted {len(decision.redactions)} secret(s) before writing: "
+                  f"{', '.join(sorted(set(decision.redactions)))}")] if decision.redactions else []
         if decision.action == "refuse":
             return WriteResult("refused", entry, decision.reason, None, tuple(notes))
         if decision.action == "duplicate":
