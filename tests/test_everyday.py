@@ -270,6 +270,7 @@ def test_watch_json_says_whether_a_flush_is_due(ws, cli):
     cli("-w", "zeon", "flush", "--session", "s1", input="We decided to ship on Friday.\n")
     assert watch(760)["flush_due"] is False
     assert watch(900)["flush_due"] is True
+    assert "flush due: no" in cli("-w", "zeon", "watch", "--used", 100, "--window", 1000, "--session", "s1").output
 
 
 def test_flush_updates_the_state_memos_updated_stamp(ws, cli, monkeypatch):

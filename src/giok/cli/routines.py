@@ -64,7 +64,8 @@ def watch(used, window, session, exit_code, as_json):
     """
     ws = open_workspace()
     status = watchdog.watch(ws, used, window, session)
-    emit(status.to_dict(), as_json, lambda d: f"{d['level']} {d['percent']}% ({d['used']:,}/{d['window']:,}): {d['action']}")
+    emit(status.to_dict(), as_json, lambda d: f"{d['level']} {d['percent']}% ({d['used']:,}/{d['window']:,}): {d['action']}"
+         + f"\nflush due: {'yes' if d['flush_due'] else 'no'}")
     if exit_code and status.flush_due:
         sys.exit(10 if status.level == "soft" else 11)
 
