@@ -3,13 +3,18 @@
     python examples/agent_loop.py [WORKSPACE]     # default: a demo workspace in a temp folder
 
 `reply()` stands in for your model call; swap in any LLM client."""
-import sys, tempfile
-from giok import Workspace, boot, watchdog
+import sys, tempfile, uuid
+from giok import Home, Workspace, boot, watchdog
 
-ws = Workspace.open(sys.argv[1]) if len(sys.argv) > 1 else \
-    Workspace.init(tempfile.mkdtemp() + "/zeon", name="zeon-loop", user="Seojun")[0]
+def demo_workspace(name="zeon-loop"):                # rerunnable: reuse the demo, or replace a deleted one
+    Home().reclaim(name)
+    if name in Home().workspaces():
+        return Workspace.open(name)
+    return Workspace.init(tempfile.mkdtemp(prefix="giok-loop-") + "/zeon", name=name, user="Seojun")[0]
+
+ws = Workspace.open(sys.argv[1]) if len(sys.argv) > 1 else demo_workspace()
 system = boot.build(ws).text                          # 1. boot context, once per session
-dog = watchdog.Watchdog(ws, window=700, session="loop-demo")
+dog = watchdog.Watchdog(ws, window=700, session=f"loop-demo-{uuid.uuid4().hex[:6]}")  # one id a session
 transcript = []
 
 def reply(system_prompt, memories, message):          # your model call goes here

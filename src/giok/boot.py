@@ -27,7 +27,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from . import policy, refs, tokens
+from . import policy, refs, templates, tokens
 from .clock import today
 from .errors import InvalidInput
 from .memoryfile import LAYERS
@@ -118,7 +118,7 @@ def build(ws, budget: int | None = None, context: str = "private", user: str | N
     day = today()
     user_md = ws.read_text("USER.md")
     user = user or default_user(user_md)
-    lang = "ko" if re.search(r"[가-힣]", ws.read_text("SOUL.md") + user_md) else "en"
+    lang = templates.language(ws)
     t = TITLES[lang]
     fixed = _fixed_sections(ws, t, user_md)
     always_tokens = sum(tokens.count(s.render()) for s in fixed if s.always)
@@ -282,9 +282,22 @@ def _warnings(always_tokens: int, used: int, budget: int, ws) -> list[str]:
 def _render(head: str, sections: list[Section], left: list[dict], t: dict, budget: int) -> str:
     parts = [head] + [s.render() for s in sections if s.lines]
     if left:
-        what = ", ".join(f"{d['count']} {_label(d['section'])} (~{d['tokens']} tokens)" for d in left)
-        parts.append(f"_{t['left']} ({budget} tokens): {what}. `giok search` reaches them._")
+        ko = t is TITLES["ko"]
+        what = ", ".join(_left_label(d, ko) for d in left)
+        parts.append(f"_{t['left']} (예산 {budget} 토큰): {what}. `giok search`로 찾을 수 있다._" if ko else
+                     f"_{t['left']} ({budget} tokens): {what}. `giok search` reaches them._")
     return "\n\n".join(parts) + "\n"
+
+
+_LEFT_KO = {"tasks": "태스크", "context": "세션 맥락 줄", "diary:today": "오늘 일기 줄", "diary:yesterday": "어제 일기 줄"}
+
+
+def _left_label(d: dict, ko: bool) -> str:
+    """One part of the "not included" line: `3 M30 entries (~120 tokens)`, `M30 항목 3개 (~120 토큰)`."""
+    if ko:
+        what = f"{d['section']} 항목" if d["section"] in LAYERS else _LEFT_KO.get(d["section"], d["section"])
+        return f"{what} {d['count']}개 (~{d['tokens']} 토큰)"
+    return f"{d['count']} {_label(d['section'])} (~{d['tokens']} tokens)"
 
 
 def _label(section: str) -> str:

@@ -278,6 +278,9 @@ class Bus:
             message = self._insert(conn, sender, kind, text, reply_to, recipients)
         message.transports = self._run_transports(message)
         out = message.to_dict()
+        skipped = [n for n in self.home.missing() if n != sender] if not (reply_to or to) else []
+        if skipped:  # registered, but the folder is gone: reported, not delivered to
+            out["skipped_missing"] = skipped
         if redacted:
             out["redacted"] = sorted(set(redacted))
         return out
@@ -299,10 +302,16 @@ class Bus:
             names = list(dict.fromkeys(n.strip() for n in to if n and n.strip()))
             if sender in names:
                 raise InvalidInput(f"{sender} cannot send a cross-view message to itself")
+            gone = [n for n in names if n in set(self.home.missing())]
+            if gone:
+                raise WorkspaceError(f"the folder of {', '.join(gone)} is gone: nothing sent "
+                                     f"(`giok workspaces remove NAME` unregisters it)")
             return [self._known(n) for n in names]
-        names = sorted(n for n in self.home.workspaces() if n != sender)
+        gone = set(self.home.missing())
+        names = sorted(n for n in self.home.workspaces() if n != sender and n not in gone)
         if not names:
-            raise InvalidInput(f"no other workspace in this home to send to (only {sender})")
+            raise InvalidInput(f"no other workspace in this home to send to (only {sender})"
+                               + (f"; folder gone: {', '.join(sorted(gone))}" if gone else ""))
         return names
 
     def _reply_target(self, conn, sender: str, reply_to: str) -> list[str]:

@@ -82,6 +82,31 @@ class Home:
 
         self.update(change)
 
+    def unregister(self, name: str) -> dict:
+        """Take workspace `name` out of the home; returns its settings. Its folder is not touched."""
+        removed: dict = {}
+
+        def change(config):
+            if name not in config["workspaces"]:
+                known = ", ".join(sorted(config["workspaces"])) or "none yet"
+                raise WorkspaceError(f"unknown workspace {name!r} (known: {known})")
+            removed.update(config["workspaces"].pop(name))
+
+        self.update(change)
+        return removed
+
+    def missing(self) -> list[str]:
+        """Registered workspaces whose folder is gone (deleted or moved), sorted."""
+        return sorted(n for n, spec in self.workspaces().items() if not Path(spec["path"]).is_dir())
+
+    def reclaim(self, name: str) -> str | None:
+        """Free `name` when its folder is gone: unregister it and return the old path (else None)."""
+        spec = self.workspaces().get(name)
+        if spec is None or Path(spec["path"]).is_dir():
+            return None
+        self.unregister(name)
+        return spec["path"]
+
     def name_for(self, path: Path) -> str | None:
         path = Path(path).resolve()
         for name, spec in self.workspaces().items():

@@ -207,22 +207,28 @@ def _crontab_lock(home):
     return file_lock(home.path / ".lock")
 
 
-def install(ws) -> dict:
-    """Make the crontab hold exactly this workspace's enabled routines (other lines untouched)."""
+def install(ws, dry_run: bool = False, items: list[Routine] | None = None) -> dict:
+    """Make the crontab hold exactly this workspace's enabled routines (other lines untouched).
+    `items`: these routines instead of the configured ones. dry_run: change nothing, and return
+    the whole crontab that would be written as `crontab`."""
+    wanted = [cron_line(ws, r) for r in (routines(ws) if items is None else [r for r in items if r.enabled])]
+    if dry_run:
+        return _install(ws, wanted, dry_run=True)
     ws.home.path.joinpath("logs").mkdir(parents=True, exist_ok=True)
-    wanted = [cron_line(ws, r) for r in routines(ws)]
     with _crontab_lock(ws.home):
         return _install(ws, wanted)
 
 
-def _install(ws, wanted: list[str]) -> dict:
+def _install(ws, wanted: list[str], dry_run: bool = False) -> dict:
     lines = crontab_read().splitlines()
     mine = [l for l in lines if _ours(l, ws.name)]
     kept = [l for l in lines if not _ours(l, ws.name)]
-    if mine != wanted:
-        crontab_write("\n".join(kept + wanted) + "\n")
-    return {"workspace": ws.name, "installed": wanted, "removed": [l for l in mine if l not in wanted],
-            "changed": mine != wanted}
+    table = "\n".join(kept + wanted) + "\n"
+    if mine != wanted and not dry_run:
+        crontab_write(table)
+    out = {"workspace": ws.name, "installed": wanted, "removed": [l for l in mine if l not in wanted],
+           "changed": mine != wanted}
+    return {**out, "dry_run": True, "crontab": table} if dry_run else out
 
 
 def uninstall(workspace: str | None = None, name: str | None = None) -> list[str]:

@@ -165,3 +165,21 @@ def files(lang: str, name: str, user: str, today: str) -> dict[str, str]:
     out[f"memory/{today}.md"] = f"# {today}\n\n"
     out["drafts/.gitkeep"] = ""
     return out
+
+
+def language(ws) -> str:
+    """A workspace's language: "ko" when its SOUL.md or USER.md (written from these templates,
+    or adopted) is Korean, else "en". Labels shown to its people follow it."""
+    import re
+    return "ko" if re.search(r"[가-힣]", ws.read_text("SOUL.md") + ws.read_text("USER.md")) else "en"
+
+
+MEMO_UPDATED = {"en": "updated", "ko": "갱신"}
+
+
+def memo_stamped(title: str, stamp: str, lang: str = "en") -> str:
+    """The state memo's title line with its "— updated STAMP" mark set to stamp (one mark,
+    in the memo's language): every write to the memo (state set, a flush) moves it."""
+    import re
+    bare = re.sub(r"\s+—\s+(?:updated|갱신) .*$", "", title)
+    return f"{bare} — {MEMO_UPDATED.get(lang, MEMO_UPDATED['en'])} {stamp}"

@@ -269,6 +269,8 @@ def _memo_with(old: str, points, stamp) -> str:
         titles = [templates.STATE_TITLES[l][key] for l in ("en", "ko")]
         section = doc.find(*titles, key) or doc.ensure(templates.STATE_TITLES[lang][key])
         append_item(section, f"- [{stamp:%Y-%m-%d %H:%M}] {_LABEL[category]}: {text}")
+    if doc.preamble and doc.preamble[0].startswith("# "):
+        doc.preamble[0] = templates.memo_stamped(doc.preamble[0], f"{stamp:%Y-%m-%d %H:%M}", lang)
     return doc.render()
 
 

@@ -453,6 +453,89 @@ class Workspace:
             raise NotFound(f"no memory with id {entry_id} in {self.name}")
         return entry
 
+    def edit_entry(self, entry_id: str, text: str, reason: str | None = None, force: bool = False) -> WriteResult:
+        """Replace the text of entry `entry_id`, keeping its id, layer, dates and fields; the old
+        text stays in git history. The new text goes through the write policy first (checked
+        against the other entries): a greeting, question or guess is refused (force=True
+        overrides), a duplicate of another entry is refused, secrets are redacted. Returns
+        action edited, refused, duplicate or unchanged."""
+        from . import policy, trace
+        entry_id = check_id(entry_id)
+        text = clean_text(text, "memory text")
+        reason = _safe_text(reason, "reason") if reason else None
+
+        def change(old: str):
+            mf = MemoryFile.parse(old)
+            entry = mf.find(entry_id)
+            if entry is None:
+                raise NotFound(f"no memory with id {entry_id} in {self.name}")
+            others = MemoryFile.parse(old)
+            others.remove(entry_id)
+            conf = entry.fields.get("confidence")
+            decision = policy.decide(others, text, entry.type, entry.scope, None if conf is None else float(conf),
+                                     force, today())
+            if decision.action in ("refuse", "duplicate") or decision.text == entry.text:
+                return old, (decision, entry, False)
+            entry.fields.setdefault("id", entry_id)  # an adopted line's id is derived from its text: pin it
+            entry.text = decision.text
+            entry.touch()
+            return mf.render().decode("utf-8", errors="surrogateescape"), (decision, entry, True)
+
+        def message(result) -> str:
+            decision, e, _ = result
+            body = f"Edit: {e.id}\n" + (f"Why: {_one_line(reason)}\n" if reason else "")
+            return f"memory: edit {e.id} ({e.layer}) {_short(e.text)}\n\n{body}" + trace.trailers(decision, None, "edit")
+
+        (decision, entry, changed), sha = self.edit(MEMORY, change, message)
+        notes = [(f"redacted {len(decision.redactions)} secret(s) before writing: "
+                  f"{', '.join(sorted(set(decision.redactions)))}")] if decision.redactions else []
+        if decision.action == "refuse":
+            return WriteResult("refused", entry, decision.reason, None, tuple(notes))
+        if decision.action == "duplicate":
+            return WriteResult("duplicate", entry, f"the new text duplicates {decision.target.id}: "
+                               f"forget one of them instead", None, tuple(notes))
+        if not changed:
+            return WriteResult("unchanged", entry, "the entry already has this text", None, tuple(notes))
+        if decision.action == "supersede":
+            notes.append(f"it now reads as an update of {decision.target.id}; "
+                         f"`giok remember` would have superseded that one")
+        return WriteResult("edited", entry, reason or "edited", sha, tuple(notes))
+
+    def move_entry(self, entry_id: str, layer: str, reason: str | None = None) -> WriteResult:
+        """Move entry `entry_id` to `layer` (promote to a deeper layer, demote to a shallower
+        one), keeping its id and text. The expiry is recomputed for the new layer, counted from
+        today (M0 has none). The reason goes into the commit message. Returns action promoted,
+        demoted or unchanged."""
+        entry_id = check_id(entry_id)
+        layer = check_layer(layer)
+        reason = _safe_text(reason, "reason") if reason else None
+
+        def change(old: str):
+            mf = MemoryFile.parse(old)
+            entry = mf.find(entry_id)
+            if entry is None:
+                raise NotFound(f"no memory with id {entry_id} in {self.name}")
+            was = entry.layer or "M30"
+            if was == layer and entry.headed:
+                return old, (entry, was, "unchanged")
+            entry.fields.setdefault("id", entry_id)
+            mf.move(entry_id, layer)
+            entry.expires = self._expiry(layer, None)
+            entry.touch()
+            how = "promoted" if LAYERS.index(layer) < LAYERS.index(was) else "demoted"
+            return mf.render().decode("utf-8", errors="surrogateescape"), (entry, was, how)
+
+        def message(result) -> str:
+            e, was, how = result
+            verb = {"promoted": "promote", "demoted": "demote"}[how]
+            return (f"memory: {verb} {e.id} {was} → {e.layer} {_short(e.text)}\n\n"
+                    f"Move: {was} → {e.layer}\nExpires: {e.expires or 'never'}\n"
+                    + (f"Reason: {_one_line(reason)}\n" if reason else ""))
+
+        (entry, was, how), sha = self.edit(MEMORY, change, message)
+        reason_text = f"already in {layer}" if how == "unchanged" else f"{was} → {layer}" + (f": {reason}" if reason else "")
+        return WriteResult(how, entry, reason_text, sha)
+
     def forget(self, entry_id: str | None = None, reason: str = "", match: str | None = None,
                purge: bool = False, rewrite_history: bool = False, dry_run: bool = False) -> WriteResult:
         """Forget an entry (by id) or every line holding `match`: from the files, the search
@@ -639,7 +722,7 @@ class Workspace:
             target.lines = [""] + text.split("\n") + [""]
             stamp = f"{now():%Y-%m-%d %H:%M}"
             if doc.preamble and doc.preamble[0].startswith("# "):
-                doc.preamble[0] = re.sub(r"\s+—\s+updated .*$", "", doc.preamble[0]) + f" — updated {stamp}"
+                doc.preamble[0] = templates.memo_stamped(doc.preamble[0], stamp, lang)
             return doc.render(), key
 
         self.edit(MEMO, change, f"state: {key} — {_short(text)}")
@@ -800,6 +883,10 @@ def _event_date(value) -> dt.date:
     if day > today():
         raise InvalidInput(f"event date {day} is in the future (today is {today()})")
     return day
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
 
 
 def _short(text: str, width: int = 60) -> str:

@@ -19,7 +19,7 @@ from ..workspace import Workspace
 # `giok remember` does not pay for numpy, the index or the scheduler.
 COMMAND_MODULES = {
     "memory": ("init", "workspaces", "remember", "forget", "diary", "lesson", "decide", "task", "state",
-               "heartbeat", "show", "log", "check", "quickstart"),
+               "heartbeat", "show", "log", "check", "quickstart", "edit", "move"),
     "search": ("search", "recall", "index"),
     "boot": ("boot", "history", "trace"),
     "routines": ("distill", "watch", "flush", "wake", "schedule"),

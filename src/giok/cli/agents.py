@@ -51,7 +51,9 @@ def send(text, from_, to, all_, reply_to, as_json):
 
 
 def _sent_text(m: dict) -> str:
-    return f"{m['id']} → {', '.join(m['recipients'])}"
+    skipped = m.get("skipped_missing")
+    return f"{m['id']} → {', '.join(m['recipients'])}" + (
+        f"\nskipped (folder gone): {', '.join(skipped)}; `giok workspaces remove NAME` unregisters it" if skipped else "")
 
 
 @crossview.command("inbox")

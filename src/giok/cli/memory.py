@@ -4,14 +4,17 @@ task, state, heartbeat, show, log, check, quickstart."""
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
 import click
 
+from .. import templates
+from ..errors import WorkspaceError
 from ..home import Home
-from ..workspace import LESSONS, Workspace
-from . import emit, json_option, main, open_workspace, read_text_arg, workspace_option
+from ..workspace import LESSONS, TYPES, Workspace, check_layer, check_scope
+from . import emit, json_option, main, open_workspace, read_text_arg, style, workspace_option
 
 
 @main.command()
@@ -32,13 +35,82 @@ def init(path, name, lang, user, as_json):
          + (f"created: {', '.join(d['created'])}" if d["created"] else "nothing to add: every file was already there"))
 
 
-@main.command()
+@main.group(invoke_without_command=True)
 @json_option
-def workspaces(as_json):
-    """List the workspaces registered in the giok home."""
+@click.pass_context
+def workspaces(ctx, as_json):
+    """The workspaces registered in the giok home. Without a subcommand: list them.
+
+    A workspace whose folder is gone (deleted or moved) is marked `missing`; `giok workspaces
+    remove NAME` unregisters it.
+    """
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(workspaces_list, as_json=as_json)
+
+
+@workspaces.command("list")
+@json_option
+def workspaces_list(as_json):
+    """List the workspaces, marking those whose folder is gone."""
     home = Home()
-    data = {"home": str(home.path), "workspaces": [{"name": n, **s} for n, s in sorted(home.workspaces().items())]}
-    emit(data, as_json, lambda d: "\n".join(f"{w['name']}\t{w['path']}" for w in d["workspaces"]) or "no workspaces yet")
+    gone = set(home.missing())
+    rows = [{"name": n, **s, "missing": n in gone} for n, s in sorted(home.workspaces().items())]
+    emit({"home": str(home.path), "workspaces": rows, "missing": sorted(gone)}, as_json, _workspaces_text)
+
+
+def _workspaces_text(d: dict) -> str:
+    if not d["workspaces"]:
+        return "no workspaces yet"
+    width = max(len(w["name"]) for w in d["workspaces"])
+    lines = [f"{style.name(w['name'].ljust(width))}  {w['path']}"
+             + (f"  {style.bad('(missing: folder gone)')}" if w["missing"] else "") for w in d["workspaces"]]
+    if d["missing"]:
+        lines.append(f"{len(d['missing'])} missing: `giok workspaces remove NAME` unregisters it")
+    return "\n".join(lines)
+
+
+@workspaces.command("remove")
+@click.argument("name")
+@click.option("--delete-files", is_flag=True, help="Also delete the workspace folder (asks first; see --yes).")
+@click.option("--yes", is_flag=True, help="Do not ask before --delete-files.")
+@json_option
+def workspaces_remove(name, delete_files, yes, as_json):
+    """Unregister workspace NAME from the home. Its folder and files stay unless --delete-files.
+
+    Cross-view posts stop reaching it; its cron lines (`giok schedule install`) are taken out.
+    """
+    home = Home()
+    spec = home.workspaces().get(name)
+    if spec is None:
+        home.unregister(name)  # raises the one clear error, with the known names
+    folder = Path(spec["path"])
+    deleting = delete_files and folder.is_dir()
+    if deleting:
+        if not (folder / "MEMORY.md").is_file():
+            raise WorkspaceError(f"{folder} holds no MEMORY.md: not deleting a folder that is not a workspace")
+        if not yes:
+            click.confirm(f"Delete {folder} and every file in it (git history included)?", abort=True, err=True)
+    home.unregister(name)
+    data = {"workspace": name, "path": str(folder), "files": "kept", "cron_removed": _uncron(name)}
+    if deleting:
+        shutil.rmtree(folder)
+        data["files"] = "deleted"
+    elif not folder.is_dir():
+        data["files"] = "already gone"
+    emit(data, as_json, lambda d: f"removed {d['workspace']} from the home; files {d['files']}: {d['path']}"
+         + "".join(f"\n  crontab: removed {l}" for l in d["cron_removed"]))
+
+
+def _uncron(name: str) -> list[str]:
+    """Take the workspace's giok lines out of the crontab, if it has any (no crontab: nothing)."""
+    from .. import routines as routines_mod
+    from ..errors import GiokError
+    try:
+        if not routines_mod.installed(name):
+            return []
+        return routines_mod.uninstall(name)
+    except GiokError:
+        return []
 
 
 @main.command()
@@ -74,11 +146,11 @@ def remember(text, layer, expires, date, type_, scope, user, thread, source, con
 def _result_text(d: dict) -> str:
     entry = d.get("entry") or {}
     if d["action"] in ("written", "superseded", "duplicate") and entry:
-        lines = [entry["id"]]
+        lines = [style.ident(entry["id"])]
         if d["action"] != "written":
             lines.append(f"{d['action']}: {d['reason']}")
     else:
-        lines = [f"{d['action']}: {d['reason']}"]
+        lines = [f"{style.bad(d['action'])}: {d['reason']}"]
     lines += [f"note: {n}" for n in d.get("notes", [])]
     return "\n".join(lines)
 
@@ -193,7 +265,12 @@ task.command("block")(_task_mover("blocked", "Move a task to blocked (say why wi
 def task_list(status, as_json):
     """List tasks with their status."""
     tasks = [t for t in open_workspace().tasks() if not status or t["status"] == status]
-    emit({"tasks": tasks}, as_json, lambda d: "\n".join(f"{t['id']}\t{t['status']}\t{t['text']}" for t in d["tasks"]) or "no tasks")
+    emit({"tasks": tasks}, as_json, lambda d: "\n".join(
+        f"{style.ident(t['id'])}\t{style.paint(t['status'], fg=_TASK_COLOUR.get(t['status']))}\t{t['text']}"
+        for t in d["tasks"]) or "no tasks")
+
+
+_TASK_COLOUR = {"todo": None, "doing": "cyan", "done": "green", "blocked": "red"}
 
 
 @main.group(invoke_without_command=True)
@@ -262,29 +339,114 @@ def heartbeat_done(item, as_json):
 
 
 @main.command()
+@click.argument("entry_id")
+@click.argument("text")
+@click.option("--reason", help="Why it changed; recorded in the commit message.")
+@click.option("--force", is_flag=True, help="Write even what the policy refuses (a greeting, a question, a guess).")
 @workspace_option()
 @json_option
-def show(as_json):
-    """Show MEMORY.md by layer, with what expires in the next 7 days."""
-    emit(open_workspace().show(), as_json, _show_text)
+def edit(entry_id, text, reason, force, as_json):
+    """Replace the text of memory ENTRY_ID with TEXT (`-` reads stdin), keeping its id.
+
+    The new text goes through the write policy, like `giok remember`: a greeting, question
+    or guess is refused, a duplicate of another entry is refused, secrets are redacted. The
+    layer, dates and fields stay; the old text stays in git history (`giok log`, `git log -p`).
+    A refusal prints `refused: REASON` and exits 0 (`--json` gives the action: edited,
+    refused, duplicate or unchanged).
+    """
+    result = open_workspace().edit_entry(entry_id, read_text_arg(text), reason=reason, force=force)
+    emit(result.to_dict(), as_json, _changed_text)
+
+
+@main.command()
+@click.argument("entry_id")
+@click.option("--layer", required=True, metavar="M0|M365|M90|M30", help="The layer to move it to.")
+@click.option("--reason", help="Why (promote: it proved lasting; demote: it matters less); in the commit message.")
+@workspace_option()
+@json_option
+def move(entry_id, layer, reason, as_json):
+    """Move memory ENTRY_ID to another layer: promote (deeper) or demote, keeping its id and text.
+
+    The expiry is recomputed for the new layer, from today (M365: a year, M90: 90 days, M30:
+    30 days; M0 never expires). `--json` gives the action: promoted, demoted or unchanged.
+    """
+    result = open_workspace().move_entry(entry_id, layer, reason=reason)
+    emit(result.to_dict(), as_json, _changed_text)
+
+
+def _changed_text(d: dict) -> str:
+    entry = d.get("entry") or {}
+    if d["action"] in ("edited", "promoted", "demoted"):
+        exp = f" (expires {entry['expires']})" if entry.get("expires") else (" (permanent)" if entry.get("layer") == "M0" else "")
+        lines = [f"{style.good(d['action'])} {style.ident(entry['id'])} [{entry['layer']}]{exp} {entry['text']}"]
+        if d["action"] != "edited":
+            lines.append(d["reason"])
+    else:
+        lines = [f"{style.bad(d['action']) if d['action'] != 'unchanged' else d['action']}: {d['reason']}"]
+    return "\n".join(lines + [f"note: {n}" for n in d.get("notes", [])])
+
+
+@main.command()
+@click.option("--layer", "layers", multiple=True, metavar="M0|M365|M90|M30", help="Only this layer (repeatable).")
+@click.option("--scope", help="Only entries of this scope (workspace, user:NAME, thread:ID, task:ID).")
+@click.option("--type", "type_", type=click.Choice(TYPES), help="Only entries of this type.")
+@workspace_option()
+@json_option
+def show(layers, scope, type_, as_json):
+    """Show MEMORY.md by layer, with what expires in the next 7 days.
+
+    --layer, --scope and --type narrow it down (they combine); counts are of what is shown.
+    """
+    ws = open_workspace()
+    data = dict(ws.show(), lang=templates.language(ws))
+    emit(_filtered(data, [check_layer(l) for l in layers], scope and check_scope(scope), type_), as_json, _show_text)
+
+
+def _filtered(data: dict, layers: list[str], scope: str | None, type_: str | None) -> dict:
+    if not (layers or scope or type_):
+        return data
+
+    def keep(e: dict) -> bool:
+        return (not layers or e["layer"] in layers) and (not scope or e["scope"] == scope) \
+            and (not type_ or e["type"] == type_)
+
+    out = dict(data, filters={"layer": layers or None, "scope": scope, "type": type_})
+    out["layers"] = {}
+    for layer, info in data["layers"].items():
+        if layers and layer not in layers:
+            continue
+        entries = [e for e in info["entries"] if keep(e)]
+        out["layers"][layer] = {"count": len(entries), "entries": entries}
+    out["expiring_soon"] = [e for e in data["expiring_soon"] if keep(e)]
+    out["expired"] = [e for e in data["expired"] if keep(e)]
+    return out
 
 
 def _show_text(d: dict) -> str:
-    out = [f"{d['workspace']} ({d['path']})"]
+    t = style.labels(d.get("lang"))
+    out = [f"{style.name(d['workspace'])} {style.dim('(' + d['path'] + ')')}"]
     for layer, info in d["layers"].items():
-        out.append(f"\n{layer}: {info['count']}")
+        out.append(f"\n{style.heading(_layer_title(layer, d.get('lang')))}: {info['count']}")
         for e in info["entries"]:
             date = f"[{e['date']}] " if e["date"] else ""
-            exp = f"  (expires {e['expires']})" if e["expires"] else ""
-            old = f"  (superseded by {e['superseded_by']})" if e.get("superseded_by") else ""
-            out.append(f"  {e['id']}  {date}{e['text']}{exp}{old}")
+            exp = style.dim(f"  ({t['expires']} {e['expires']})") if e["expires"] else ""
+            old = style.dim(f"  ({t['superseded']} {e['superseded_by']})") if e.get("superseded_by") else ""
+            out.append(f"  {style.ident(e['id'])}  {date}{e['text']}{exp}{old}")
     if d["expiring_soon"]:
-        out.append("\nexpiring in 7 days: " + ", ".join(e["id"] for e in d["expiring_soon"]))
+        out.append(f"\n{t['expiring']}: " + ", ".join(e["id"] for e in d["expiring_soon"]))
     if d["expired"]:
-        out.append("expired (archived by `giok distill`): " + ", ".join(e["id"] for e in d["expired"]))
+        out.append(f"{t['expired']}: " + ", ".join(e["id"] for e in d["expired"]))
     if d["problems"]:
-        out.append(f"{d['problems']} unreadable line(s): run `giok check`")
+        out.append(style.severity("warning", f"{d['problems']} {t['unreadable']}"))
     return "\n".join(out)
+
+
+def _layer_title(layer: str, lang: str | None) -> str:
+    """M90 in English (as it always was); M90 · 90일 기억 in a Korean workspace."""
+    from ..memoryfile import LAYER_TITLES
+    if lang != "ko":
+        return layer
+    return f"{layer} · {LAYER_TITLES['ko'][layer].split(':', 1)[1].strip()}"
 
 
 @main.command()
@@ -294,7 +456,11 @@ def _show_text(d: dict) -> str:
 def log(limit, as_json):
     """The memory timeline, from git history."""
     emit({"commits": open_workspace().log(limit)}, as_json,
-         lambda d: "\n".join(f"{c['commit']} {c['date'][:16]} {c['message'].splitlines()[0]}" for c in d["commits"]))
+         lambda d: "\n".join(f"{style.ident(c['commit'])} {style.dim(c['date'][:16])} {c['message'].splitlines()[0]}"
+                             for c in d["commits"]))
+
+
+CHECK_EXIT = {"error": 1, "warning": 3}  # else 0: info-only findings are not problems
 
 
 @main.command()
@@ -303,41 +469,104 @@ def log(limit, as_json):
 def check(as_json):
     """Report problems in the workspace files (unreadable lines, duplicate ids, …).
 
-    Exits 1 when an error is found."""
-    problems = open_workspace().check()
-    emit({"problems": problems}, as_json, lambda d: "\n".join(
-        f"{p['severity']}: {p['path']}{':' + str(p['line']) if p['line'] else ''}: {p['message']}" for p in d["problems"]) or "no problems")
-    if any(p["severity"] == "error" for p in problems):
-        raise SystemExit(1)
+    Exit status, for scripts and CI: 1 when an error is found (a missing file, a duplicate id,
+    no git repository), 3 when there are warnings but no error (an unreadable line, an M0
+    entry with an expiry, a long TIER 1, what a killed writer left), 0 otherwise — info
+    findings (expired entries awaiting distill, adopted lines outside a layer) do not count.
+    """
+    ws = open_workspace()
+    problems = ws.check()
+    worst = next((s for s in CHECK_EXIT if any(p["severity"] == s for p in problems)), None)
+    data = {"problems": problems, "exit": CHECK_EXIT.get(worst, 0),
+            "counts": {s: sum(p["severity"] == s for p in problems) for s in ("error", "warning", "info")}}
+    emit(data, as_json, lambda d: _check_text(d, templates.language(ws)))
+    if worst:
+        raise SystemExit(CHECK_EXIT[worst])
+
+
+def _check_text(d: dict, lang: str) -> str:
+    t = style.labels(lang)
+    width = max((len(t[p["severity"]]) + 1 for p in d["problems"]), default=0)
+    lines = [f"{style.severity(p['severity'], (t[p['severity']] + ':').ljust(width))} "
+             f"{p['path']}{':' + str(p['line']) if p['line'] else ''}: {p['message']}" for p in d["problems"]]
+    return "\n".join(lines) or style.good(t["no_problems"])
+
+
+DEMO = "zeon-demo"
+DEMO_MEMORIES = [("I am Zeon, Seojun's first agent.", "M0"),
+                 ("Seojun prefers short answers with the result first.", "M365"),
+                 ("Decided to use SQLite with FTS5 for the memory index.", "M90"),
+                 ("First draft of the memory essay is done.", "M30")]
 
 
 @main.command()
 @click.option("--path", "path", type=click.Path(file_okay=False), help="Where to create the demo workspace (default: a temp folder).")
-def quickstart(path):
-    """Create a demo workspace, write a few memories, and show and search them."""
-    root = Path(path) if path else Path(tempfile.mkdtemp(prefix="giok-demo-"))
-    os.environ.setdefault("GIOK_HOME", str(root / ".giok-home")) if not path else None
-    ws, created = Workspace.init(root / "zeon", name="zeon-demo", lang="en", user="Seojun")
-    click.echo(f"created workspace {ws.name} at {ws.root} ({len(created)} files, committed to git)")
-    demo = [("I am Zeon, Seojun's first agent.", "M0"),
-            ("Seojun prefers short answers with the result first.", "M365"),
-            ("Decided to use SQLite with FTS5 for the memory index.", "M90"),
-            ("First draft of the memory essay is done.", "M30")]
-    for text, layer in demo:
-        result = ws.remember(text, layer=layer)
-        click.echo(f"remember [{layer}] {result.entry.id if result.entry else result.action}: {text}")
+@json_option
+def quickstart(path, as_json):
+    """Create a demo workspace (zeon-demo), write a few memories, and show and search them.
+
+    Rerunnable: a demo that is still there is reused (its memories are duplicates the second
+    time), one whose folder was deleted is replaced. Without --path and without $GIOK_HOME the
+    demo gets a throwaway home of its own inside the temp folder.
+    """
+    if not path and "GIOK_HOME" not in os.environ:
+        path = tempfile.mkdtemp(prefix="giok-demo-")
+        os.environ["GIOK_HOME"] = str(Path(path) / ".giok-home")
+    ws, created, notes = _demo_workspace(Home(), path)
+    memories = []
+    for text, layer in DEMO_MEMORIES:
+        result = ws.remember(text, layer=layer, via="quickstart")
+        memories.append({"layer": layer, "text": text, "action": result.action,
+                         "id": result.entry.id if result.entry else None})
     ws.diary("Set up giok and wrote the first memories.")
-    click.echo("")
-    click.echo(_show_text(ws.show()))
-    _quickstart_search(ws)
-    click.echo(f"\nTry: giok -w {ws.root} show   |   git -C {ws.root} log --oneline")
+    data = {"workspace": ws.name, "path": str(ws.root), "reused": created is None, "created": created or [],
+            "notes": notes, "memories": memories, "show": ws.show(), "search": _quickstart_search(ws)}
+    emit(data, as_json, _quickstart_text)
 
 
-def _quickstart_search(ws) -> None:
+def _demo_workspace(home: Home, path: str | None) -> tuple[Workspace, list[str] | None, list[str]]:
+    """The demo workspace: the registered one when its folder is still there (created None),
+    else a new one at path (or in a fresh temp folder)."""
+    notes = []
+    gone = home.reclaim(DEMO)
+    if gone:
+        notes.append(f"the earlier demo at {gone} is gone: unregistered it and made a new one")
+    spec = home.workspaces().get(DEMO)
+    if spec:
+        where = Path(spec["path"])
+        if path and Path(path).expanduser().resolve() not in (where, where.parent):
+            raise WorkspaceError(f"the demo workspace {DEMO!r} already lives at {where}: run quickstart without "
+                                 f"--path to see it again, or `giok workspaces remove {DEMO}` first")
+        notes.append(f"the demo workspace already exists at {where}: running the demo on it again")
+        return Workspace(where, name=DEMO, home=home), None, notes
+    root = Path(path) if path else Path(tempfile.mkdtemp(prefix="giok-demo-"))
+    try:
+        ws, created = Workspace.init(root / "zeon", name=DEMO, lang="en", user="Seojun", home=home)
+    except BaseException:
+        if not path:
+            shutil.rmtree(root, ignore_errors=True)
+        raise
+    return ws, created, notes
+
+
+def _quickstart_text(d: dict) -> str:
+    out = [f"note: {n}" for n in d["notes"]]
+    if not d["reused"]:
+        out.append(f"created workspace {d['workspace']} at {d['path']} ({len(d['created'])} files, committed to git)")
+    out += [f"remember [{m['layer']}] {m['id'] if m['action'] == 'written' else m['action'] + ' ' + (m['id'] or '')}: "
+            f"{m['text']}" for m in d["memories"]]
+    out += ["", _show_text(d["show"])]
+    if d["search"] is not None:
+        out.append(f"\nsearch: {d['search']['query']}")
+        out += [f"  {r['score']:.2f}  {r['path']}:{r['line']}  {r['text']}" for r in d["search"]["results"]]
+    out.append(f"\nTry: giok -w {d['path']} show   |   git -C {d['path']} log --oneline")
+    return "\n".join(out)
+
+
+def _quickstart_search(ws) -> dict | None:
     search = getattr(ws, "search", None)
     if search is None:
-        return
+        return None
     query = "what database did we choose?"
-    click.echo(f"\nsearch: {query}")
-    for r in search(query, k=3):
-        click.echo(f"  {r.score:.2f}  {r.path}:{r.start_line}  {r.text.splitlines()[0]}")
+    return {"query": query, "results": [{"score": r.score, "path": r.path, "line": r.start_line,
+                                         "text": r.text.splitlines()[0]} for r in search(query, k=3)]}

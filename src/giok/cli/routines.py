@@ -64,7 +64,8 @@ def watch(used, window, session, exit_code, as_json):
     """
     ws = open_workspace()
     status = watchdog.watch(ws, used, window, session)
-    emit(status.to_dict(), as_json, lambda d: f"{d['level']} {d['percent']}% ({d['used']:,}/{d['window']:,}): {d['action']}")
+    emit(status.to_dict(), as_json, lambda d: f"{d['level']} {d['percent']}% ({d['used']:,}/{d['window']:,}): {d['action']}"
+         + f"\nflush due: {'yes' if d['flush_due'] else 'no'}")
     if exit_code and status.flush_due:
         sys.exit(10 if status.level == "soft" else 11)
 
@@ -123,17 +124,35 @@ def schedule():
 @click.option("--add", "adds", nargs=3, multiple=True, metavar="NAME CRON COMMAND",
               help="Add or replace a custom routine, e.g. --add qrt '0 0,8,16 * * *' wake.")
 @click.option("--disable", multiple=True, metavar="NAME", help="Disable a routine (a default or a custom one).")
+@click.option("--dry-run", is_flag=True, help="Print the crontab it would write (with --add/--disable applied); change nothing.")
 @workspace_option()
 @json_option
-def schedule_install(adds, disable, as_json):
+def schedule_install(adds, disable, dry_run, as_json):
     """Install the workspace's routines into the crontab (replacing its old giok lines)."""
     ws = open_workspace()
+    if dry_run:
+        result = routines_mod.install(ws, dry_run=True, items=_planned(ws, adds, disable))
+        emit(result, as_json, lambda d: d["crontab"].rstrip("\n") + ("" if d["changed"] else
+             "\n# (dry run: the crontab already holds exactly these lines)"))
+        return
     for name, cron, command in adds:
         routines_mod.save(ws, routines_mod.Routine(name, cron, shlex.split(command)))
     for name in disable:
         routines_mod.forget(ws, name)
     result = routines_mod.install(ws)
     emit(result, as_json, lambda d: "\n".join(d["installed"]) or "no routines enabled")
+
+
+def _planned(ws, adds, disable) -> list:
+    """The routines an install with these --add/--disable would leave, without saving them."""
+    items = {r.name: r for r in routines_mod.routines(ws, include_disabled=True)}
+    for name, cron, command in adds:
+        items[name] = routines_mod.Routine(name, cron, shlex.split(command)).check()
+    for name in disable:
+        if name not in items:
+            routines_mod.find(ws, name)  # the one clear error, with the known names
+        items[name].enabled = False
+    return list(items.values())
 
 
 @schedule.command("list")

@@ -13,7 +13,7 @@ from ..errors import GiokError, InvalidInput, WorkspaceError
 from ..home import Home
 from ..search import MAX_QUERY, MIN_SCORE, MODES, recall, search_full
 from ..workspace import Workspace
-from . import chosen_workspaces, emit, json_option, main, workspace_option
+from . import chosen_workspaces, emit, json_option, main, style, workspace_option
 
 
 MAX_BATCH = 1000                       # queries in one --batch run
@@ -72,7 +72,7 @@ def _text(data: dict) -> str:
         where = f"{r['workspace']}:{r['path']}:{r['start_line']}" + (f"-{r['end_line']}" if r["end_line"] != r["start_line"] else "")
         tag = " ".join(x for x in (r["layer"], r["date"], r["source"]) if x)
         body = r["text"] if len(r["text"]) <= 300 else r["text"][:299] + "…"
-        lines.append(f"{r['score']:.3f}  {where}  [{tag}]")
+        lines.append(f"{style.good(format(r['score'], '.3f'))}  {style.name(where)}  {style.dim('[' + tag + ']')}")
         lines.extend("       " + line for line in body.splitlines())
     return "\n".join(lines)
 
