@@ -4,7 +4,6 @@ boot, search and distill read one parse and give one answer."""
 
 from __future__ import annotations
 
-import json
 
 import pytest
 

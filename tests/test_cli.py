@@ -5,7 +5,6 @@ import subprocess
 import sys
 
 import click
-import pytest
 
 from giok.cli import main
 from conftest import run_giok

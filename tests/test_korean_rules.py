@@ -96,6 +96,7 @@ def test_a_change_word_alone_does_not_replace_another_fact(ws, old, new):
     ("Standup is at 10:00 every weekday", "Standup moved to 09:30 every weekday"),
     ("연구실 GPU 예산은 한 달에 60시간으로 늘었다", "연구실 GPU 예산은 한 달에 80시간이다"),
     ("The release is on Monday", "The release is on Friday"),
+    ("서준은 아침 회의를 10시에 한다", "서준은 아침 회의를 9시로 옮겼다"),
 ])
 def test_a_value_that_went_up_or_moved_replaces_the_old_value(ws, old, new):
     first = ws.remember(old)
@@ -108,6 +109,7 @@ def test_a_value_that_went_up_or_moved_replaces_the_old_value(ws, old, new):
     ("Simon's sister is a nurse", "Simon's sister moved to Busan"),
     ("Seojun is a developer", "Seojun moved to Seoul"),
     ("Seojun is 30", "Seojun is on floor 3"),
+    ("서준은 서울로 이사했다", "서준은 아침 회의를 9시로 옮겼다"),
     ("서준은 개발자다", "서준은 요즘 바쁘다"),
 ])
 def test_a_move_or_change_word_does_not_replace_a_fact_of_another_kind(ws, old, new):

@@ -7,7 +7,6 @@ import pytest
 
 from giok import Workspace
 from giok.errors import DirtyFileError, GitError, InvalidInput, NotFound, WorkspaceError
-from giok.memoryfile import MemoryFile
 
 LAYOUT = ["SOUL.md", "USER.md", "AGENTS.md", "MEMORY.md", "HEARTBEAT.md", "TOOLS.md",
           "compound/lessons.md", "compound/context.md", "state/memo.md", "state/tasks.md",

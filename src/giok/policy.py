@@ -405,6 +405,8 @@ def contradicts(new: str, old: str) -> bool:
     if {a.predicate, b.predicate} <= {"be", "change", "move"} and _value_update(a, b, new, old):
         return True                         # "budget went up to 60 h" / "budget is 40 h"; "is 80 h" after it
     if kin and _CHANGE_WORDS.search(new):
+        if a.predicate in ("move", "change") and _value_kind(a) != _value_kind(b):
+            return False                    # the meeting moved to 9시 is no move of house
         return a.predicate != "be" or _same_kind_of_value(a, b)
     lean_a = _LEANING.get(a.predicate, 0) * (-1 if claim(new)[1] else 1)
     lean_b = _LEANING.get(b.predicate, 0) * (-1 if claim(old)[1] else 1)
@@ -422,6 +424,11 @@ _VALUE_KINDS = (
 _LINKS = {"at", "to", "on", "in", "by", "back"}
 
 
+def _value_kind(x: Statement) -> str | None:
+    """The kind of value among a statement's words (weekday, time, month, number), or None."""
+    return next((k for k, rx in _VALUE_KINDS if any(rx.search(w) for w in x.objects)), None)
+
+
 def _value_update(a: Statement, b: Statement, new: str, old: str) -> bool:
     """A new value of the same attribute: the same subject (checked by the caller), a value of the
     same kind (weekday, time, month, number) that differs, the same other words ("every weekday",
@@ -435,7 +442,7 @@ def _value_update(a: Statement, b: Statement, new: str, old: str) -> bool:
                            if any(rx.search(w) for _, rx in _VALUE_KINDS))
         kind = next((k for k, rx in _VALUE_KINDS if rx.search(" ".join(sorted(values)))), None)
         rest = frozenset(w for w in x.objects if not any(rx.search(w) for _, rx in _VALUE_KINDS))
-        parts.append((kind, values, rest - _LINKS))
+        parts.append((kind, values, (rest | set(x.who.split())) - _LINKS))   # "서준은 아침 회의를" = "서준은 … 아침 회의"
     (kind_a, values_a, rest_a), (kind_b, values_b, rest_b) = parts
     return kind_a is not None and kind_a == kind_b and values_a != values_b and rest_a == rest_b
 
