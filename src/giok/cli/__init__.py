@@ -24,6 +24,7 @@ COMMAND_MODULES = {
     "boot": ("boot", "history", "trace"),
     "routines": ("distill", "watch", "flush", "wake", "schedule"),
     "agents": ("crossview", "mcp"),
+    "hooks": ("hook",),
 }
 _MODULE_OF = {name: module for module, names in COMMAND_MODULES.items() for name in names}
 
