@@ -170,26 +170,60 @@ class _Messages(BaseHTTPRequestHandler):
         if self.path.split("?")[0] != "/v1/messages":
             return self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
         self.server.requests.append(body)
-        text = "<summary>We talked about tea.</summary>" if "summary" in json.dumps(body)[-4000:] else "Noted."
+        blocks = _script(body)
+        stop = "tool_use" if blocks[-1]["type"] == "tool_use" else "end_turn"
         usage = {"input_tokens": 100, "output_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
         message = {"id": f"msg_{next(self.server.ids)}", "type": "message", "role": "assistant", "model": body.get("model"),
                    "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}
         if not body.get("stream"):
-            return self._json(200, {**message, "content": [{"type": "text", "text": text}], "stop_reason": "end_turn"})
+            return self._json(200, {**message, "content": blocks, "stop_reason": stop})
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("connection", "close")
         self.end_headers()
-        for kind, data in (("message_start", {"message": message}),
-                           ("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}),
-                           ("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": text}}),
-                           ("content_block_stop", {"index": 0}),
-                           ("message_delta", {"delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                                              "usage": {"output_tokens": 5}}),
-                           ("message_stop", {})):
+        events = [("message_start", {"message": message})]
+        for i, block in enumerate(blocks):
+            if block["type"] == "text":
+                events += [("content_block_start", {"index": i, "content_block": {"type": "text", "text": ""}}),
+                           ("content_block_delta", {"index": i, "delta": {"type": "text_delta", "text": block["text"]}})]
+            else:
+                events += [("content_block_start", {"index": i, "content_block": {**block, "input": {}}}),
+                           ("content_block_delta", {"index": i, "delta": {"type": "input_json_delta",
+                                                                          "partial_json": json.dumps(block["input"])}})]
+            events.append(("content_block_stop", {"index": i}))
+        events += [("message_delta", {"delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 5}}),
+                   ("message_stop", {})]
+        for kind, data in events:
             self.wfile.write(f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n".encode())
         self.wfile.flush()
         self.close_connection = True
+
+
+GIOK_TOOL = "mcp__plugin_giok_giok__"
+
+
+def _script(body: dict) -> list[dict]:
+    """The model's part: on the session's first turn it calls a read tool and a write tool of
+    giok's; otherwise it answers in one line (a summary when asked to compact)."""
+    messages = body.get("messages") or []
+    tools = {t.get("name") for t in body.get("tools") or []}
+    if len(messages) == 1 and f"{GIOK_TOOL}memory_task_list" in tools:
+        return [{"type": "tool_use", "id": "toolu_read", "name": f"{GIOK_TOOL}memory_task_list", "input": {}},
+                {"type": "tool_use", "id": "toolu_write", "name": f"{GIOK_TOOL}memory_state",
+                 "input": {"section": "phase", "text": "testing the plugin"}}]
+    if "summary" in json.dumps(messages[-1:]).lower():
+        return [{"type": "text", "text": "<summary>We talked about tea.</summary>"}]
+    return [{"type": "text", "text": "Noted."}]
+
+
+def _tool_results(requests: list[dict]) -> dict[str, dict]:
+    found = {}
+    for body in requests:
+        for message in body.get("messages") or []:
+            for block in message["content"] if isinstance(message.get("content"), list) else []:
+                if block.get("type") == "tool_result":
+                    found[block["tool_use_id"]] = block
+    return found
 
 
 @pytest.fixture
@@ -237,6 +271,10 @@ def test_claude_code_with_the_plugin_installed(ws, tmp_path, messages_api):
     project = tmp_path / "project"
     (project / ".claude").mkdir(parents=True)
     (project / ".claude" / "settings.json").write_text(json.dumps({"autoMemoryEnabled": False}))  # docs: one memory
+    config = Path(env["CLAUDE_CONFIG_DIR"])
+    config.mkdir(parents=True)
+    reads = [GIOK_TOOL + name for name, t in TOOLS.items() if t.read_only]  # docs: allow the read-only tools
+    (config / "settings.json").write_text(json.dumps({"permissions": {"allow": reads}}))
     install = "claude plugin marketplace add \"$PLUGIN\" && claude plugin install giok@giok"  # as documented
     out = subprocess.run(["sh", "-c", install], env={**env, "PLUGIN": str(PLUGIN),
                                                      "PATH": f"{CLAUDE.parent}{os.pathsep}{env['PATH']}"},
@@ -281,6 +319,10 @@ def test_claude_code_with_the_plugin_installed(ws, tmp_path, messages_api):
     tools = {t["name"] for t in first.get("tools", [])}  # giok's tools on the first turn
     assert {f"mcp__plugin_giok_giok__{name}" for name in TOOLS} <= tools
     assert "# auto memory" not in json.dumps(first.get("system"))  # Claude Code's own memory is off
+    used = _tool_results(messages_api.requests)  # the first turn's calls reached giok's server
+    assert json.loads(used["toolu_read"]["content"]) == {"tasks": []}
+    assert used["toolu_write"].get("is_error") and "permission" in json.dumps(used["toolu_write"])  # writes ask
+    assert [d["tool_name"] for d in results[0]["permission_denials"]] == [f"{GIOK_TOOL}memory_state"]
 
     assert "PreCompact:manual [giok hook PreCompact] completed with status 0" in debug
     assert "source=compact" in debug and "Compaction blocked" not in debug  # compacted, after a giok error
