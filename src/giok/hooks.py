@@ -102,10 +102,11 @@ def _prompt_file(ws, data: dict) -> Path:
 
 def _keep_prompt(ws, data: dict, prompt: str) -> None:
     """The turn's prompt, for Stop when Claude Code keeps no transcript (--no-session-persistence)."""
+    from .policy import redact
     try:
         path = _prompt_file(ws, data)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(prompt[:DIARY_CHARS * 2], "utf-8")
+        path.write_text(redact(prompt[:DIARY_CHARS * 2])[0], "utf-8")
     except OSError:
         pass  # only a fallback for the diary line
 
