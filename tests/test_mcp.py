@@ -260,6 +260,15 @@ def test_server_without_the_sdk_says_how_to_install_it(tmp_path):
     assert proc.stderr.strip() == "Error: the MCP server needs the mcp package: pip install 'giok[mcp]'"
 
 
+def test_an_sdk_older_than_2_says_which_version_is_needed(tmp_path):
+    code = ("import sys, importlib.metadata as md; sys.modules['mcp_types'] = None\n"  # as with mcp 1.x
+            "real = md.version; md.version = lambda name: '1.26.0' if name == 'mcp' else real(name)\n"
+            "from giok.cli import main; main(['mcp', '-w', 'zeon'])")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == "Error: the MCP server needs mcp>=2.0, not mcp 1.26.0: pip install 'giok[mcp]' --upgrade"
+
+
 def test_core_modules_do_not_import_the_sdk():
     code = "import sys, giok, giok.cli, giok.crossview, giok.mcp; print('mcp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -406,8 +406,20 @@ def _sdk():
         from mcp.server.lowlevel import Server
         from mcp.server.stdio import stdio_server
     except ImportError:
-        raise GiokError("the MCP server needs the mcp package: pip install 'giok[mcp]'") from None
+        raise GiokError(_missing_sdk()) from None
     return anyio, mcp_types, Server, stdio_server
+
+
+def _missing_sdk() -> str:
+    """mcp 1.x has no `mcp_types` and another lowlevel Server API: say which version is needed."""
+    from importlib import metadata
+    try:
+        found = metadata.version("mcp")
+    except metadata.PackageNotFoundError:
+        return "the MCP server needs the mcp package: pip install 'giok[mcp]'"
+    if found.split(".")[0].isdigit() and int(found.split(".")[0]) < 2:
+        return f"the MCP server needs mcp>=2.0, not mcp {found}: pip install 'giok[mcp]' --upgrade"
+    return "the MCP server needs the mcp package: pip install 'giok[mcp]'"
 
 
 def unknown_tool(name) -> "Exception":
