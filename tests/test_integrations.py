@@ -38,7 +38,7 @@ def sh(command: str, cwd: Path, input: str = "", **extra) -> subprocess.Complete
 
 
 def test_every_marked_block_exists():
-    assert set(blocks("claude-code.md")) == {".mcp.json", "settings.json", "giok-precompact.sh", "CLAUDE.md"}
+    assert set(blocks("claude-code.md")) == {".mcp.json", "settings.json", "CLAUDE.md"}
     assert set(blocks("openclaw.md")) == {"adopt.sh"}
     assert set(blocks("python-loop.md")) == {"examples/agent_loop.py", "agent_loop.out"}
 
@@ -52,7 +52,8 @@ def test_mcp_json_starts_the_server(ws):
     assert entry["type"] == "stdio"
     command = shutil.which(entry["command"], path=str(BIN))
     assert command, "the giok entry point is not installed next to this Python"
-    keep = {k: os.environ[k] for k in ("GIOK_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM")}
+    keep = {k: os.environ[k] for k in ("GIOK_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM", "PYTHONPATH")
+            if k in os.environ}  # PYTHONPATH: the SDK's minimal environment would run another tree's giok
     params = StdioServerParameters(command=command, args=entry["args"], env=keep, cwd=str(ws.root.parent))
 
     async def session():
@@ -95,10 +96,7 @@ def _transcript(path: Path) -> None:
 
 def test_precompact_hook_flushes_the_transcript_once(ws, tmp_path):
     project = tmp_path / "project"
-    script = project / ".claude" / "hooks" / "giok-precompact.sh"
-    script.parent.mkdir(parents=True)
-    script.write_text(blocks("claude-code.md")["giok-precompact.sh"] + "\n")
-    script.chmod(0o755)
+    project.mkdir()
     transcript = tmp_path / "session.jsonl"
     _transcript(transcript)
     [group] = json.loads(blocks("claude-code.md")["settings.json"])["hooks"]["PreCompact"]

@@ -21,8 +21,10 @@ from giok.crossview import Bus  # noqa: E402
 
 EXPECTED = {"memory_boot", "memory_recall", "memory_search", "memory_get", "memory_remember", "memory_decide",
             "memory_lesson", "memory_task", "memory_state", "memory_heartbeat", "memory_forget",
+            "memory_task_list", "memory_state_show", "memory_heartbeat_list",
             "crossview_send", "crossview_inbox", "crossview_ack"}
-READ_ONLY = {"memory_boot", "memory_recall", "memory_search", "memory_get", "crossview_inbox"}
+READ_ONLY = {"memory_boot", "memory_recall", "memory_search", "memory_get", "crossview_inbox",
+             "memory_task_list", "memory_state_show", "memory_heartbeat_list"}
 DESTRUCTIVE = {"memory_forget", "memory_state", "memory_heartbeat"}
 
 
@@ -66,6 +68,8 @@ class Client:
 def server(tmp_path_factory):
     base = tmp_path_factory.mktemp("mcp")
     env = {"GIOK_HOME": str(base / "home"), "GIT_CONFIG_GLOBAL": str(base / "gitconfig"), "GIT_CONFIG_NOSYSTEM": "1"}
+    if os.environ.get("PYTHONPATH"):  # the SDK starts the server with a minimal environment: run this tree's giok
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)  # so the fixtures below write to the same home as the server
     try:
@@ -157,19 +161,80 @@ def test_decide_lesson_task_state_heartbeat(server):
     tid = server.ok("memory_task", action="add", text="draft the essay")["id"]
     assert server.ok("memory_task", action="start", id=tid)["status"] == "doing"
     assert server.ok("memory_task", action="block", id=tid, note="waiting for data")["status"] == "blocked"
-    listed = server.ok("memory_task", action="list", status="blocked")["tasks"]
+    listed = server.ok("memory_task_list", status="blocked")["tasks"]
     assert [t["id"] for t in listed] == [tid] and "waiting for data" in listed[0]["text"]
     state = server.ok("memory_state", action="set", section="next-step", text="Finish the draft")
-    assert state["next-step"] == "Finish the draft" == server.ok("memory_state", action="show")["next-step"]
-    assert "unknown state section" in server.error("memory_state", action="set", section="mood", text="x")
+    assert state["next-step"] == "Finish the draft" == server.ok("memory_state_show")["next-step"]
+    assert "unknown state section" in server.error("memory_state", section="mood", text="x")
     server.ok("memory_heartbeat", action="add", text="QRT pool empty")
-    items = server.ok("memory_heartbeat", action="list")["items"]
+    items = server.ok("memory_heartbeat_list")["items"]
     assert items[-1] == "QRT pool empty"
     assert server.ok("memory_heartbeat", action="done", item=len(items))["removed"] == "QRT pool empty"
     assert server.error("memory_heartbeat", action="done", item="nothing like this") == \
         "Error: no open heartbeat item 'nothing like this'"
     messages = [c["message"].splitlines()[0] for c in server.ws.log(12)]
     assert any(m.startswith("decision: D-") for m in messages) and any(m.startswith("task: blocked") for m in messages)
+
+
+def test_reads_are_tools_of_their_own_that_never_ask_permission(server):
+    tools = {t.name: t for t in server.tools()}
+    for read in ("memory_task_list", "memory_state_show", "memory_heartbeat_list"):
+        hints = tools[read].annotations
+        assert hints.read_only_hint is True and hints.destructive_hint is False, read
+    for write, read in (("memory_task", "list"), ("memory_heartbeat", "list")):
+        assert read not in tools[write].input_schema["properties"]["action"]["enum"], write
+    assert "show" not in tools["memory_state"].input_schema["properties"]["action"]["enum"]
+
+
+def test_what_search_returns_get_opens(server):
+    root = server.ws.root
+    (root / "IDENTITY.md").write_text("# IDENTITY\n\n- Name: Zeon, the quartermaster of the fleet\n")
+    (root / "notes").mkdir(exist_ok=True)
+    (root / "notes" / "fleet.md").write_text("# Fleet notes\n\nThe quartermaster counts the fleet's rations on Fridays.\n")
+    (root / "skills" / "rations").mkdir(parents=True, exist_ok=True)
+    (root / "skills" / "rations" / "SKILL.md").write_text("# Rations\n\nHow the quartermaster counts rations.\n")
+    hits = server.ok("memory_search", query="quartermaster fleet rations", k=10)["results"]
+    assert {h["path"] for h in hits} & {"IDENTITY.md", "notes/fleet.md"}
+    for hit in hits:
+        got = server.ok("memory_get", path=hit["path"], lines=hit["end_line"] - hit["start_line"] + 1,
+                        **{"from": hit["start_line"]})
+        assert got["path"] == hit["path"] and got["text"].strip(), hit
+    for path in ("IDENTITY.md", "notes/fleet.md", "skills/rations/SKILL.md"):
+        assert "quartermaster" in server.ok("memory_get", path=path)["text"], path
+    assert "is not a memory file" in server.error("memory_get", path="notes/fleet.txt")
+
+
+def test_the_index_is_warm_before_the_first_call(tmp_path):
+    """The server syncs the index in the background as it starts: on a new workspace the first
+    search used to build it (10-20 s, past an MCP client's request timeout)."""
+    import sqlite3
+    import time
+    from giok.index import _SKIP_FILES
+    home = Home(tmp_path / "home")  # a home of its own: the module's siblings never see it
+    ws, _ = Workspace.init(tmp_path / "fresh", name="fresh", home=home)
+    ws.remember("The fresh workspace keeps its launch date in March.", layer="M30")
+    md_files = {p.relative_to(ws.root).as_posix() for p in ws.root.rglob("*.md") if ".git" not in p.parts} - _SKIP_FILES
+    proc = subprocess.Popen([sys.executable, "-m", "giok", "mcp", "-w", "fresh"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "GIOK_HOME": str(tmp_path / "home")})
+    db = ws.root / ".giok" / "index.sqlite"
+    indexed: set = set()
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and proc.poll() is None:
+            if db.exists():
+                try:
+                    with contextlib.closing(sqlite3.connect(db, timeout=1)) as con:
+                        indexed = {r[0] for r in con.execute("SELECT path FROM files")}
+                except sqlite3.Error:
+                    pass
+                if md_files <= indexed:
+                    break
+            time.sleep(0.3)
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+    assert md_files <= indexed, (sorted(md_files - indexed), proc.stderr.read().decode()[-2000:])
 
 
 def test_crossview_send_inbox_ack(server, giok_home):
@@ -193,6 +258,15 @@ def test_server_without_the_sdk_says_how_to_install_it(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1
     assert proc.stderr.strip() == "Error: the MCP server needs the mcp package: pip install 'giok[mcp]'"
+
+
+def test_an_sdk_older_than_2_says_which_version_is_needed(tmp_path):
+    code = ("import sys, importlib.metadata as md; sys.modules['mcp_types'] = None\n"  # as with mcp 1.x
+            "real = md.version; md.version = lambda name: '1.26.0' if name == 'mcp' else real(name)\n"
+            "from giok.cli import main; main(['mcp', '-w', 'zeon'])")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == "Error: the MCP server needs mcp>=2.0, not mcp 1.26.0: pip install 'giok[mcp]' --upgrade"
 
 
 def test_core_modules_do_not_import_the_sdk():

@@ -100,12 +100,14 @@ class Boot:
                               "items": len(s.lines), "ids": s.ids} for s in self.sections if s.lines],
                 "left_out": self.left_out, "warnings": self.warnings, "text": self.text}
 
-    def hook(self) -> dict:
-        """What a Claude Code SessionStart hook prints on stdout."""
-        return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": self.text}}
+    def hook(self, event: str = "SessionStart") -> dict:
+        """What a Claude Code hook for `event` prints on stdout (the event named must be the
+        event answered, or Claude Code rejects it)."""
+        from .hooks import context
+        return context(event, self.text)
 
-    def hook_json(self) -> str:
-        return json.dumps(self.hook(), ensure_ascii=False)
+    def hook_json(self, event: str = "SessionStart") -> str:
+        return json.dumps(self.hook(event), ensure_ascii=False)
 
 
 def build(ws, budget: int | None = None, context: str = "private", user: str | None = None,

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import re
 import sys
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -31,8 +33,6 @@ INSTRUCTIONS = (
     "outlive the session with memory_remember / memory_decide / memory_lesson; track work with "
     "memory_task and memory_state. Messages from sibling agents arrive in crossview_inbox."
 )
-MEMORY_DIRS = ("memory", "compound", "state", "archive", "drafts")
-MEMORY_FILES = ("MEMORY.md", "SOUL.md", "USER.md", "AGENTS.md", "TOOLS.md", "HEARTBEAT.md")
 MAX_GET_LINES = 2000
 _ID_IN_TEXT = re.compile(r"\bm-[0-9a-f]{6,12}\b")
 
@@ -144,11 +144,11 @@ def _search(ws: Workspace, args: dict):
 
 
 @tool("memory_get",
-      "Read a memory file, or a range of its lines, e.g. a search hit's path and line. Only the "
-      "workspace's memory files can be read (MEMORY.md, SOUL.md, USER.md, AGENTS.md, TOOLS.md, "
-      "HEARTBEAT.md, memory/, compound/, state/, archive/, drafts/). In MEMORY.md and the archive, "
-      "entries scoped to another user or thread are shown as a `(hidden …)` line.",
-      {"path": _str("Path relative to the workspace, e.g. MEMORY.md or memory/2026-03-01.md."),
+      "Read a memory file, or a range of its lines, e.g. a search hit's path and line: every file "
+      "memory_search can return opens (the workspace's .md files: MEMORY.md, SOUL.md, IDENTITY.md, memory/, "
+      "compound/, state/, notes/, skills/*/SKILL.md ...; not .git/, .giok/ or other hidden folders). In "
+      "MEMORY.md and the archive, entries scoped to another user or thread are shown as a `(hidden …)` line.",
+      {"path": _str("Path relative to the workspace, as memory_search returns it, e.g. MEMORY.md or memory/2026-03-01.md."),
        "from": _int("First line, 1-based (default 1).", 1, 10_000_000),
        "lines": _int(f"How many lines (default: to the end, at most {MAX_GET_LINES}).", 1, MAX_GET_LINES),
        "user": _str("Read on behalf of this user (default: the name in USER.md): other users' entries are hidden."),
@@ -195,13 +195,15 @@ def _scoped_lines(ws: Workspace, data: bytes, user: str | None, thread: str | No
 
 
 def memory_path(ws: Workspace, path: str) -> str:
-    """The workspace-relative path of a memory file the agent may read; refuses anything else."""
+    """The workspace-relative path of a memory file the agent may read: a `.md` file the index
+    reads (so every path memory_search returns opens), never a hidden or skipped folder's."""
+    from .index import _SKIP_DIRS
     target = confine(ws.root, (path or "").strip())
     rel = target.relative_to(ws.root.resolve()).as_posix()
-    allowed = rel in MEMORY_FILES or (rel.split("/", 1)[0] in MEMORY_DIRS and rel.endswith(".md"))
-    if not allowed:
-        raise InvalidInput(f"{path!r} is not a memory file: use MEMORY.md, SOUL.md, USER.md, AGENTS.md, "
-                           f"TOOLS.md, HEARTBEAT.md or a .md file under {', '.join(d + '/' for d in MEMORY_DIRS)}")
+    parts = rel.split("/")
+    if not rel.endswith(".md") or any(p.startswith(".") or p in _SKIP_DIRS for p in parts):
+        raise InvalidInput(f"{path!r} is not a memory file: use a .md file of the workspace (MEMORY.md, SOUL.md, "
+                           f"memory/…, a path memory_search returned), not one under .git/, .giok/ or a hidden folder")
     if not target.is_file():
         raise NotFound(f"no file {rel} in workspace {ws.name}")
     return rel
@@ -250,46 +252,63 @@ def _lesson(ws: Workspace, args: dict):
 _TASK_MOVES = {"start": "doing", "done": "done", "block": "blocked"}
 
 
+# Reads and writes are separate tools, so that a client never asks permission to read
+# (readOnlyHint) and the destructive hint marks only what replaces or removes something.
+@tool("memory_task_list",
+      "List the tasks of state/tasks.md (id T-NNN, status, text, notes); change them with memory_task.",
+      {"status": _str("Only tasks with this status.", enum=["todo", "doing", "done", "blocked"])},
+      read_only=True, idempotent=True)
+def _task_list(ws: Workspace, args: dict):
+    return {"tasks": [t for t in ws.tasks() if not args.get("status") or t["status"] == args["status"]]}
+
+
 @tool("memory_task",
-      "Track work in state/tasks.md. action=list shows tasks; add creates a todo (returns T-NNN); "
-      "start, done and block move a task (block with a note saying why).",
-      {"action": _str("What to do.", enum=["list", "add", "start", "done", "block"]),
+      "Change state/tasks.md: add creates a todo (returns T-NNN); start, done and block move a task (block "
+      "with a note saying why). List tasks with memory_task_list.",
+      {"action": _str("What to do.", enum=["add", "start", "done", "block"]),
        "text": _str("The task (for add)."), "id": _str("Task id T-NNN (for start/done/block)."),
-       "note": _str("A note kept with the task."),
-       "status": _str("Only tasks with this status (for list).", enum=["todo", "doing", "done", "blocked"])},
+       "note": _str("A note kept with the task.")},
       required=("action",))
 def _task(ws: Workspace, args: dict):
     action = args["action"]
-    if action == "list":
-        return {"tasks": [t for t in ws.tasks() if not args.get("status") or t["status"] == args["status"]]}
     if action == "add":
         return {"id": ws.task_add(_need(args, "text", action))}
     return ws.task_move(_need(args, "id", action), _TASK_MOVES[action], args.get("note"))
 
 
+@tool("memory_state_show",
+      "The state memo (state/memo.md): where the work stands, by section (phase, last-done, next-step, "
+      "failure-modes). Change a section with memory_state.",
+      {}, read_only=True, idempotent=True)
+def _state_show(ws: Workspace, args: dict):
+    return ws.state()
+
+
 @tool("memory_state",
-      "The state memo (state/memo.md): where the work stands. action=show returns the sections; "
-      "action=set replaces one section (phase, last-done, next-step, failure-modes). Update it before a "
-      "long pause or when the context is about to be compacted.",
-      {"action": _str("show or set.", enum=["show", "set"]),
-       "section": _str("phase, last-done, next-step or failure-modes (for set)."),
-       "text": _str("The section's new text (for set).")},
-      required=("action",), destructive=True, idempotent=True)
+      "Replace one section of the state memo (state/memo.md): phase, last-done, next-step or failure-modes. "
+      "Update it before a long pause or when the context is about to be compacted; read it with memory_state_show.",
+      {"section": _str("phase, last-done, next-step or failure-modes."),
+       "text": _str("The section's new text."),
+       "action": _str("set (optional; the only action, accepted from older callers).", enum=["set"])},
+      required=("section", "text"), destructive=True, idempotent=True)
 def _state(ws: Workspace, args: dict):
-    if args["action"] == "show":
-        return ws.state()
     return ws.state_set(_need(args, "section", "set"), _need(args, "text", "set"))
 
 
+@tool("memory_heartbeat_list",
+      "The open background items of HEARTBEAT.md, numbered, worked through when the agent wakes up.",
+      {}, read_only=True, idempotent=True)
+def _heartbeat_list(ws: Workspace, args: dict):
+    return {"items": ws.heartbeat()}
+
+
 @tool("memory_heartbeat",
-      "Open background items in HEARTBEAT.md, worked through when the agent wakes up. action=list shows "
-      "them numbered; add appends one; done removes one (by number or text) once handled.",
-      {"action": _str("list, add or done.", enum=["list", "add", "done"]),
-       "text": _str("The item (for add)."), "item": {"type": ["string", "integer"], "description": "Its number from list, or its text (for done)."}},
+      "Change HEARTBEAT.md's open background items: action=add appends one; done removes one (by its number "
+      "from memory_heartbeat_list, or its text) once handled.",
+      {"action": _str("add or done.", enum=["add", "done"]),
+       "text": _str("The item (for add)."), "item": {"type": ["string", "integer"], "description": "Its number from memory_heartbeat_list, or its text (for done)."}},
       required=("action",), destructive=True)
 def _heartbeat(ws: Workspace, args: dict):
-    if args["action"] == "list":
-        return {"items": ws.heartbeat()}
     if args["action"] == "add":
         return {"added": ws.heartbeat_add(_need(args, "text", "add"))}
     return {"removed": ws.heartbeat_done(str(_need(args, "item", "done")))}
@@ -387,8 +406,20 @@ def _sdk():
         from mcp.server.lowlevel import Server
         from mcp.server.stdio import stdio_server
     except ImportError:
-        raise GiokError("the MCP server needs the mcp package: pip install 'giok[mcp]'") from None
+        raise GiokError(_missing_sdk()) from None
     return anyio, mcp_types, Server, stdio_server
+
+
+def _missing_sdk() -> str:
+    """mcp 1.x has no `mcp_types` and another lowlevel Server API: say which version is needed."""
+    from importlib import metadata
+    try:
+        found = metadata.version("mcp")
+    except metadata.PackageNotFoundError:
+        return "the MCP server needs the mcp package: pip install 'giok[mcp]'"
+    if found.split(".")[0].isdigit() and int(found.split(".")[0]) < 2:
+        return f"the MCP server needs mcp>=2.0, not mcp {found}: pip install 'giok[mcp]' --upgrade"
+    return "the MCP server needs the mcp package: pip install 'giok[mcp]'"
 
 
 def unknown_tool(name) -> "Exception":
@@ -431,7 +462,53 @@ async def _answer_unparseable(source, sink, write) -> None:
             await sink.send(item)
 
 
-def build_server(ws: Workspace):
+# Tools that read or change the search index: they wait for the warm-up and run one at a time,
+# so that no two threads drive the index's one SQLite connection at once.
+INDEXED = frozenset({"memory_search", "memory_recall", "memory_forget"})
+
+
+class WarmUp:
+    """Brings the index up to date and loads the embedding model, the background baseline and the
+    hub vectors in a background thread started with the server, so the first search does not pay
+    for them (on a new workspace that was 10-20 s: past an MCP client's request timeout). A tool in
+    INDEXED waits for it; every other tool answers at once. A failed warm-up is reported on stderr
+    and the first search simply does the work itself."""
+
+    def __init__(self, ws: Workspace):
+        self.ws = ws
+        self.lock = threading.Lock()
+        self.seconds: float | None = None
+        self.error: Exception | None = None
+
+    def start(self) -> "WarmUp":
+        self.lock.acquire()
+        threading.Thread(target=self._run, name="giok-warm-up", daemon=True).start()
+        return self
+
+    def _run(self) -> None:
+        started = time.perf_counter()
+        try:
+            from .index import Index
+            index = Index.for_workspace(self.ws)
+            index.sync()
+            index.embedder.embed(["warm up"], "query")
+            if index.embedder.relative and len(index.matrix()[0]):
+                index.baseline()
+                for lang in ("en", "ko"):
+                    index.hubs(lang)
+        except Exception as exc:  # never fatal: the first search syncs and reports for itself
+            self.error = exc
+            print(f"giok mcp: index warm-up failed: {exc}", file=sys.stderr)
+        finally:
+            self.seconds = round(time.perf_counter() - started, 2)
+            self.lock.release()
+
+    def run(self, fn, *args):
+        with self.lock:
+            return fn(*args)
+
+
+def build_server(ws: Workspace, warm: WarmUp | None = None):
     """An `mcp` lowlevel Server whose tools run `call()` in a worker thread."""
     anyio, types, Server, _ = _sdk()
     from . import __version__
@@ -446,7 +523,10 @@ def build_server(ws: Workspace):
         if params.name not in TOOLS:
             raise unknown_tool(params.name)
         try:
-            result, text = await anyio.to_thread.run_sync(call, ws, params.name, params.arguments)
+            if warm is not None and params.name in INDEXED:
+                result, text = await anyio.to_thread.run_sync(warm.run, call, ws, params.name, params.arguments)
+            else:
+                result, text = await anyio.to_thread.run_sync(call, ws, params.name, params.arguments)
         except GiokError as exc:
             return types.CallToolResult(content=[types.TextContent(text=f"Error: {exc}")], is_error=True)
         except Exception as exc:  # a bug, not bad input: say so, keep serving
@@ -463,7 +543,7 @@ def build_server(ws: Workspace):
 def serve(ws: Workspace) -> None:
     """Serve MCP over stdin/stdout until the client closes the connection."""
     anyio, _, _, stdio_server = _sdk()
-    server = build_server(ws)
+    server = build_server(ws, WarmUp(ws).start())
 
     async def main():
         async with stdio_server() as (read, write):

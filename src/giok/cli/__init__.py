@@ -25,6 +25,7 @@ COMMAND_MODULES = {
     "routines": ("distill", "watch", "flush", "wake", "schedule"),
     "agents": ("crossview", "mcp"),
     "porting": ("export", "import", "doctor"),
+    "hooks": ("hook",),
 }
 _MODULE_OF = {name: module for module, names in COMMAND_MODULES.items() for name in names}
 

@@ -92,9 +92,11 @@ def ack(ids, all_, as_json):
 def mcp_command():
     """Run the MCP server (Model Context Protocol, stdio) for this workspace.
 
-    Tools: memory_boot, memory_recall, memory_search, memory_get, memory_remember,
-    memory_decide, memory_lesson, memory_task, memory_state, memory_heartbeat,
-    memory_forget, crossview_send, crossview_inbox, crossview_ack. Needs `pip install giok[mcp]`.
+    Tools: memory_boot, memory_recall, memory_search, memory_get, memory_task_list,
+    memory_state_show, memory_heartbeat_list (read-only); memory_remember, memory_decide,
+    memory_lesson, memory_task, memory_state, memory_heartbeat, memory_forget, crossview_send,
+    crossview_inbox, crossview_ack. The index warms up in the background at start.
+    Needs `pip install giok[mcp]`.
     Claude Code: `claude mcp add giok -- giok mcp -w NAME`.
     """
     from ..mcp import serve  # imports the mcp SDK, with a clear error when it is missing

@@ -16,7 +16,8 @@ from . import emit, json_option, main, open_workspace, workspace_option
 @click.option("--user", help="Whose session this is (default: the name in USER.md); other users' memories stay out.")
 @click.option("--thread", help="The thread id; that thread's entries are included, no other thread's.")
 @click.option("--format", "fmt", type=click.Choice(["text", "claude-hook"]), default="text", show_default=True,
-              help="claude-hook prints the JSON a Claude Code SessionStart hook returns.")
+              help="claude-hook prints the JSON a Claude Code hook returns, for the event named in the hook's "
+                   "input on stdin (SessionStart when there is none).")
 @click.option("--no-record", is_flag=True, help="Do not count the injected entries as references.")
 @workspace_option()
 @json_option
@@ -27,14 +28,32 @@ def boot(budget, context, user, thread, fmt, no_record, as_json):
     then M365/M90/M30 as the budget allows), yesterday's and today's diary. What did not fit is
     listed, never cut silently (--json gives every section's token count).
     """
+    if fmt == "claude-hook":
+        _claude_hook(budget, context, user, thread, no_record)
+        return
     result = bootlib.build(open_workspace(), budget=budget, context=context, user=user, thread=thread,
                            record=not no_record)
-    if fmt == "claude-hook":
-        click.echo(result.hook_json())
-        return
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     emit(result.to_dict(), as_json, lambda d: d["text"].rstrip("\n"))
+
+
+def _claude_hook(budget, context, user, thread, no_record) -> None:
+    """As a Claude Code hook: answer the event the hook's input names, and never block it
+    (a failure is a line on stderr and exit 0). Events that take no context get nothing."""
+    from .. import hooks
+    from .hooks import hook_input
+    event = "SessionStart"
+    try:
+        event = hook_input().get("hook_event_name") or event
+        if event not in hooks.CONTEXT_EVENTS:
+            click.echo(f"giok boot: a {event} hook takes no context; printed nothing (use `giok hook {event}`)", err=True)
+            return
+        result = bootlib.build(open_workspace(), budget=budget, context=context, user=user, thread=thread,
+                               record=not no_record)
+        click.echo(result.hook_json(event))
+    except Exception as exc:  # memory never blocks the session
+        click.echo(f"giok boot ({event} hook): {exc}", err=True)
 
 
 @main.command()
