@@ -5,7 +5,7 @@
 # clients skip with a stated reason.
 cd "$(dirname "$0")/.." || exit 0
 TOOLS=.tools
-PACKAGES=("@anthropic-ai/claude-code" "@modelcontextprotocol/inspector")
+PACKAGES=("@anthropic-ai/claude-code@2.1.197" "@modelcontextprotocol/inspector@0.15.0")  # the versions the tests were written against
 BINS=(claude mcp-inspector)
 
 have_all() {
