@@ -115,12 +115,16 @@ def test_plugin_against_a_stub_host(ws, tmp_path):
     search = report["search"]
     assert search["results"] and {"path", "startLine", "endLine", "score", "snippet", "source"} <= set(search["results"][0])
     assert any(r["path"] == "MEMORY.md" and "Friday" in r["snippet"] for r in search["results"])
-    assert report["get"] == {"path": "notes/launch.md", "text": "line two\nline three: Friday"}
+    assert report["get"] == {"path": "notes/launch.md", "text": "line two\nline three: Friday", "truncated": True,
+                             "nextFrom": 5}
     assert report["getMissing"]["error"] and report["getMissing"]["text"] == ""
     assert "The launch moved to Friday." in report["bootstrap"]
-    assert report["watch"]["tokens"] == 120000
-    assert report["systemEvents"] == [{"text": "[giok crossview from zeon] Please check the GPU budget.",
-                                       "sessionKey": "agent:sion:main"}]
+    assert report["bootFiles"] == 2  # OpenClaw's own files stay; giok's boot text is one more
+    assert report["watch"] == {"tokens": 120000, "level": "soft"}
+    watchdog, crossview = report["systemEvents"]
+    assert watchdog["sessionKey"] == "agent:zeon:main" and "giok flush --session s-1" in watchdog["text"]
+    assert crossview == {"text": "[단톡방 크로스뷰] zeon: Please check the GPU budget.", "sessionKey": "agent:sion:main"}
+    assert report["delivered"] == 1 and report["again"] == 0  # acked once OpenClaw took it
 
 
 @needs_openclaw
