@@ -154,7 +154,8 @@ export async function onBootstrap(cfg: GiokConfig, event: any, log?: { warn?: (m
 
 /** llm_output: usage → `giok watch`; a due flush becomes a system event in that session. */
 export async function onLlmOutput(api: any, cfg: GiokConfig, event: any, ctx: Ctx) {
-  const u = event?.usage ?? {};
+  // the context now is the last call's prompt + answer; event.usage sums every call of the run
+  const u = event?.lastAssistant?.usage ?? event?.usage ?? {};
   const used = (u.input ?? 0) + (u.cacheRead ?? 0) + (u.cacheWrite ?? 0) + (u.output ?? 0);
   const window = event?.contextTokenBudget ?? ctx?.["contextTokenBudget" as keyof Ctx];
   if (!used || !window) return null;
@@ -251,6 +252,7 @@ export function register(api: OpenClawPluginApi) {
 
 export default {
   id: "giok-memory",
+  kind: "memory", // selected with plugins.slots.memory = "giok-memory", in place of memory-core
   name: "giok memory",
   description: "Long-term memory from a giok workspace: memory_search, memory_get, boot context, watchdog, cross-view.",
   // the shape of the SDK's plugin config schemas ({safeParse, jsonSchema}); the manifest holds the full schema
