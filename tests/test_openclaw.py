@@ -128,6 +128,19 @@ def test_plugin_against_a_stub_host(ws, tmp_path):
     assert report["delivered"] == 1 and report["again"] == 0  # acked once OpenClaw took it
 
 
+@needs_openclaw
+def test_plugin_typechecks_against_the_openclaw_plugin_sdk(tmp_path):
+    """`tsc -p tsconfig.json` (the TypeScript openclaw ships) with the plugin's
+    `OpenClawPluginApi` import resolved to the installed openclaw."""
+    work = tmp_path / "plugin"
+    shutil.copytree(PLUGIN, work)
+    (work / "node_modules").symlink_to(OPENCLAW.parent.parent)
+    tsc = OPENCLAW.parent.parent / "typescript" / "bin" / "tsc"
+    out = subprocess.run([str(NODE), str(tsc), "-p", "tsconfig.json"], cwd=work, capture_output=True, text=True,
+                         timeout=180)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
 def openclaw_env(ws, tmp_path, config: dict) -> dict:
     """A fresh OpenClaw state folder whose openclaw.json loads the plugin from this tree."""
     env = node_env(ws, tmp_path)

@@ -27,7 +27,7 @@ const search = (await tools.memory_search(ctx).execute("t1", { query: "launch Fr
 const get = (await tools.memory_get(ctx).execute("t2", { path: "notes/launch.md", from: 3, lines: 2 })).details;
 const getMissing = (await tools.memory_get(ctx).execute("t3", { path: "../etc/passwd" })).details;
 const event = { type: "agent", action: "bootstrap", sessionKey: "agent:zeon:main",
-                context: { workspaceDir: process.cwd(), agentId: "zeon", bootstrapFiles: [{ name: "AGENTS.md", path: "AGENTS.md", missing: true }] } };
+                context: { workspaceDir: process.cwd(), agentId: "zeon", bootstrapFiles: [{ name: "AGENTS.md", path: "AGENTS.md", missing: true }] as any[] } };
 await hooks["agent:bootstrap"](event);
 const boot = event.context.bootstrapFiles.find((f: any) => f.name === "GIOK_BOOT.md");
 const watch = await typed.llm_output({ runId: "r", sessionId: "s-1", provider: "anthropic", model: "m", assistantTexts: [],
