@@ -68,6 +68,15 @@ def test_init_detects_an_openclaw_workspace_and_keeps_its_files(tmp_path, giok_h
     assert (root / "AGENTS.md").read_text() == own["AGENTS.md"]
 
 
+def test_init_detects_the_openclaw_default_workspace_folder_before_openclaw_ran(tmp_path, giok_home, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    root = tmp_path / "user" / ".openclaw" / "workspace-sion"
+    ws, created = Workspace.init(root, name="sion", home=giok_home)
+    assert not set(created) & set(OPENCLAW_OWNED) and "MEMORY.md" in created
+    other, created = Workspace.init(tmp_path / "plain", name="plain", home=giok_home)
+    assert set(OPENCLAW_OWNED) <= set(created)
+
+
 def test_identity_md_is_in_boot_and_skills_and_bootstrap_are_not_searched(ws, monkeypatch):
     monkeypatch.setenv("GIOK_EMBEDDINGS", "fake")  # what is indexed is the question, not the ranking
     (ws.root / "IDENTITY.md").write_text("# IDENTITY.md - Who Am I?\n\n- **Name:** Zeon\n- **Vibe:** calm lobster\n")

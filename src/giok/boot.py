@@ -3,7 +3,7 @@
 In the order an agent reads it:
 
 1. a one-line precedence rule (state memo > strategy > project spec > decision log > the rest);
-2. the always-injected tier: AGENTS.md `## TIER 1`, SOUL.md, USER.md (about 1,000 tokens);
+2. the always-injected tier: AGENTS.md `## TIER 1`, SOUL.md, IDENTITY.md (OpenClaw's, when present), USER.md (about 1,000 tokens);
 3. the state memo and the first open tasks (state/tasks.md);
 4. MEMORY.md (private context only): M0 always, then M365, M90, M30 as the budget allows, best
    first (score = log2(1 + refs) − age in days / 30); superseded, expired and other scopes never;
@@ -271,7 +271,7 @@ def _assemble(fixed: list[Section], chosen: dict[str, list[Item]], t: dict, day:
 def _warnings(always_tokens: int, used: int, budget: int, ws) -> list[str]:
     out = []
     if always_tokens > ALWAYS_TARGET:
-        out.append(f"the always-injected tier (TIER 1 + SOUL.md + USER.md) is {always_tokens} tokens, "
+        out.append(f"the always-injected tier (TIER 1 + SOUL.md + IDENTITY.md + USER.md) is {always_tokens} tokens, "
                    f"over the {ALWAYS_TARGET}-token target: shorten SOUL.md or USER.md")
     rules = tier1_rules(ws.read_text("AGENTS.md"))
     if len(rules) > 7:
