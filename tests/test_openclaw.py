@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -216,9 +217,9 @@ def test_real_openclaw_setup_and_giok_init_in_either_order(tmp_path, giok_home):
 
 
 class AnthropicStandIn:
-    """A streaming Messages API on 127.0.0.1 for OpenClaw's anthropic-messages provider: the
-    first call asks for memory_search (directly, or through OpenClaw's tool_call when the tools
-    sit behind its compact tool-search surface), the next ones answer with text."""
+    """A streaming Messages API on 127.0.0.1 for OpenClaw's anthropic-messages provider: asked
+    "When is the launch?" it calls memory_search (directly, or through OpenClaw's tool_call when
+    the tools sit behind its compact tool-search surface); every other call gets text."""
 
     def __init__(self):
         import threading
@@ -232,9 +233,11 @@ class AnthropicStandIn:
                 stand_in.requests.append(body)
                 tools = [t.get("name") for t in body.get("tools", [])]
                 search = {"query": "launch Friday"}
-                if len(stand_in.requests) == 1 and "memory_search" in tools:
+                text = json.dumps(body["messages"])
+                asked = "When is the launch?" in text and "tool_result" not in text  # heartbeat turns get text
+                if asked and "memory_search" in tools:
                     data = stand_in.sse([("tool_use", "memory_search", search)], "tool_use")
-                elif len(stand_in.requests) == 1 and "tool_call" in tools:
+                elif asked and "tool_call" in tools:
                     data = stand_in.sse([("tool_use", "tool_call", {"id": "memory_search", "args": search})], "tool_use")
                 else:
                     data = stand_in.sse([("text", "The launch is on Friday.", None)], "end_turn")
@@ -275,32 +278,72 @@ class AnthropicStandIn:
         self.server.server_close()
 
 
+def free_port() -> int:
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 @needs_openclaw
-def test_a_real_openclaw_agent_turn_uses_giok(ws, tmp_path):
-    """`openclaw agent --local` (OpenClaw's embedded runner) against a local Messages API
-    stand-in: the system prompt carries giok's boot text, the model's memory_search runs giok
-    and its results reach the model, and the watchdog got OpenClaw's token counts."""
+def test_a_real_openclaw_gateway_uses_giok(ws, tmp_path):
+    """`openclaw gateway run` with the plugin and a local Messages API stand-in, then
+    `openclaw agent --agent main --session-key agent:main:main -m "When is the launch?"`: the
+    system prompt carries giok's boot text, the model's memory_search runs giok and its hit
+    reaches the model, the watchdog gets OpenClaw's token counts; then a cross-view message sent
+    to this agent reaches its live session as a system event in the next model call."""
     ws.remember("The launch moved to Friday.", layer="M90")
+    Workspace.init(tmp_path / "sion", name="sion", user="Seojun", home=ws.home)
     api = AnthropicStandIn()
     model = {"id": "m1", "name": "m1", "reasoning": False, "input": ["text"], "contextWindow": 150000,
              "maxTokens": 1000, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}
     config = plugin_config(ws, models={"providers": {"stub": {"baseUrl": api.url, "apiKey": "test-key",
                                                               "api": "anthropic-messages", "models": [model]}}})
     config["agents"]["defaults"]["model"] = {"primary": "stub/m1"}
+    config["plugins"]["entries"]["giok-memory"]["config"] = {"workspace": "zeon", "agents": {"main": "zeon"},
+                                                             "crossviewPollSeconds": 1}
+    port = free_port()
+    env = openclaw_env(ws, tmp_path, config)
+    env.update(OPENCLAW_GATEWAY_TOKEN="test-gateway-token", OPENCLAW_GATEWAY_PORT=str(port))
+    log = open(tmp_path / "gateway.log", "w")
+    gateway = subprocess.Popen([str(NODE), str(OPENCLAW), "gateway", "run", "--port", str(port), "--auth", "token",
+                                "--bind", "loopback", "--allow-unconfigured"], env=env, stdout=log,
+                               stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        out = openclaw(openclaw_env(ws, tmp_path, config), "agent", "--local", "--agent", "main",
-                       "--session-key", "agent:main:main", "--message", "When is the launch?", "--json")
+        ready = lambda: re.search(r"\[gateway\]\S*\s+\S*ready", (tmp_path / "gateway.log").read_text(errors="replace"))
+        wait_for(ready, 120)  # the log is coloured: [gateway]<esc>[39m <esc>[36mready
+        out = openclaw(env, "agent", "--agent", "main", "--session-key", "agent:main:main",
+                       "--message", "When is the launch?", "--json")
+        assert out.returncode == 0, out.stderr[-3000:] + out.stdout[-3000:]
+        assert "The launch is on Friday." in out.stdout
+        sent = run_giok("crossview", "send", "Please check the GPU budget.", "-w", "sion", env=env)
+        assert sent.returncode == 0, sent.stderr
+        wait_for(lambda: any("sion: Please check the GPU budget." in json.dumps(r["messages"], ensure_ascii=False)
+                             for r in api.requests), 90)
     finally:
+        os.killpg(gateway.pid, 15)
+        gateway.wait(30)
+        log.close()
         api.close()
-    assert out.returncode == 0, out.stderr[-3000:] + out.stdout[-3000:]
-    assert "The launch is on Friday." in out.stdout
-    first, second = api.requests[0], api.requests[1]
+    first = next(r for r in api.requests if "When is the launch?" in json.dumps(r["messages"]))
     system = json.dumps(first["system"], ensure_ascii=False)
     assert "GIOK_BOOT.md" in system and "# Boot context: zeon" in system
-    results = [c for m in second["messages"] for c in (m["content"] if isinstance(m["content"], list) else [])
-               if c.get("type") == "tool_result"]
+    results = [c for r in api.requests for m in r["messages"] if isinstance(m["content"], list)
+               for c in m["content"] if c.get("type") == "tool_result"]
     assert results and "giok-memory:memory_search" in json.dumps(results)
     assert "The launch moved to Friday." in json.dumps(results) and "MEMORY.md" in json.dumps(results)
+    event = next(r for r in api.requests if "sion: Please check the GPU budget." in json.dumps(r["messages"], ensure_ascii=False))
+    assert "System: [" in json.dumps(event["messages"], ensure_ascii=False)  # OpenClaw's system-event line
+    inbox = json.loads(run_giok("crossview", "inbox", "-w", "zeon", "--json", env=env).stdout)["messages"]
+    assert [m["acked"] is not None for m in inbox] == [True]
     watch = json.loads((ws.root / ".giok" / "watchdog.json").read_text())
-    assert [s["window"] for s in watch["sessions"].values()] == [150000]
+    assert {s["window"] for s in watch["sessions"].values()} == {150000}
     assert all(110000 <= s["used"] < 150000 for s in watch["sessions"].values())  # the last call, not the sum
+
+
+def wait_for(check, timeout: float) -> None:
+    import time
+    end = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < end, "timed out"
+        time.sleep(0.5)
