@@ -143,7 +143,7 @@ class MemoryTool:
         if rel == MEMORY or rel.startswith(ARCHIVE_DIR + "/"):
             lines = self._scoped_lines(target.read_bytes())
         else:
-            lines = _lines(target.read_text("utf-8", errors="replace"))
+            lines = target.read_text("utf-8", errors="replace").split("\n")  # as the reference: a final newline shows as an empty last line
         start, end = 1, len(lines)
         if p.get("view_range"):
             start, end = _range(p["view_range"], len(lines))
@@ -165,13 +165,17 @@ class MemoryTool:
 
     def _listing(self, path: str, folder: Path) -> str:
         """The reference's listing: the folder, then two levels of children by name, folders
-        with a trailing `/`, sizes as `4.0K` → `4K`, `1.2K`, `13B`; links that lead out of the
+        with a trailing `/`, sizes like `4K`, `1.2K`, `13B`; links that lead out of the
         workspace are left out."""
         base, root = path.rstrip("/") or ROOT, self.ws.root.resolve()
         rows = [f"{_size(folder)}\t{base}"]
 
         def walk(at: Path, rel: str, depth: int) -> None:
-            for child in sorted(at.iterdir(), key=lambda c: c.name):
+            try:
+                children = sorted(at.iterdir(), key=lambda c: c.name)
+            except OSError:
+                return  # an unreadable folder is listed, not entered (as the reference)
+            for child in children:
                 if child.name.startswith("."):
                     continue
                 try:
