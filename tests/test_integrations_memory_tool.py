@@ -31,8 +31,8 @@ def test_create_view_edit_insert_rename_delete(tool, ws):
 
     view = tool.handle({"command": "view", "path": "/memories/notes/progress.md"})
     assert view.splitlines() == ["Here's the content of /memories/notes/progress.md with line numbers:",
-                                 "     1\t# Progress", "     2\t- parser done", "     3\t- index todo"]
-    assert tool.handle({"command": "view", "path": "/memories/notes/progress.md", "view_range": [2, -1]}).splitlines()[1:] \
+                                 "     1\t# Progress", "     2\t- parser done", "     3\t- index todo", "     4\t"]
+    assert tool.handle({"command": "view", "path": "/memories/notes/progress.md", "view_range": [2, 3]}).splitlines()[1:] \
         == ["     2\t- parser done", "     3\t- index todo"]
 
     assert tool.handle({"command": "str_replace", "path": "/memories/notes/progress.md",
