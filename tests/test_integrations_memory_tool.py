@@ -31,12 +31,14 @@ def test_create_view_edit_insert_rename_delete(tool, ws):
 
     view = tool.handle({"command": "view", "path": "/memories/notes/progress.md"})
     assert view.splitlines() == ["Here's the content of /memories/notes/progress.md with line numbers:",
-                                 "     1\t# Progress", "     2\t- parser done", "     3\t- index todo"]
-    assert tool.handle({"command": "view", "path": "/memories/notes/progress.md", "view_range": [2, -1]}).splitlines()[1:] \
+                                 "     1\t# Progress", "     2\t- parser done", "     3\t- index todo", "     4\t"]
+    assert tool.handle({"command": "view", "path": "/memories/notes/progress.md", "view_range": [2, 3]}).splitlines()[1:] \
         == ["     2\t- parser done", "     3\t- index todo"]
 
     assert tool.handle({"command": "str_replace", "path": "/memories/notes/progress.md",
-                        "old_str": "- index todo", "new_str": "- index done"}) == "The memory file has been edited."
+                        "old_str": "- index todo", "new_str": "- index done"}).splitlines() == [
+        "The memory file has been edited. Here is the snippet showing the change (with line numbers):",
+        "     1\t# Progress", "     2\t- parser done", "     3\t- index done", "     4\t"]
     assert tool.handle({"command": "insert", "path": "/memories/notes/progress.md", "insert_line": 1,
                         "insert_text": "(updated by Claude)"}) == "The file /memories/notes/progress.md has been edited."
     assert (ws.root / "notes/progress.md").read_text() == "# Progress\n(updated by Claude)\n- parser done\n- index done\n"
@@ -60,17 +62,46 @@ def test_view_root_lists_two_levels_without_hidden_items(tool, ws):
     assert not any("/." in s for s in shown)
 
 
-def test_memory_md_is_changed_only_through_remember_and_forget(tool, ws):
+def test_memory_md_changes_through_the_write_policy(tool, ws):
+    """With only the memory tool loaded, Claude edits MEMORY.md as a file: an insert is a
+    `remember`, a str_replace of an entry's text an update that supersedes it, an emptied
+    entry is forgotten; each is a giok commit with the policy's decision."""
+    old = ws.remember("Seojun prefers tea.", layer="M90").entry
+    out = tool.handle({"command": "insert", "path": "/memories/MEMORY.md", "insert_line": 0,
+                       "insert_text": "- The launch moved to Friday."})
+    assert out.startswith("The file /memories/MEMORY.md has been edited. giok's write policy: written m-")
+    added = next(e for e in ws.memory().entries() if e.text == "The launch moved to Friday.")
+    assert last_commit(ws).startswith(f"memory: remember {added.id}")
+
+    out = tool.handle({"command": "str_replace", "path": "/memories/MEMORY.md", "old_str": "prefers tea.",
+                       "new_str": "prefers oolong tea."})
+    assert out.startswith("The memory file has been edited. giok's write policy:")
+    new = next(e for e in ws.memory().entries() if e.text == "Seojun prefers oolong tea.")
+    assert ws.get(old.id).fields["superseded_by"] == new.id and new.layer == "M90"
+
+    tool.handle({"command": "str_replace", "path": "/memories/MEMORY.md", "old_str": "The launch moved to Friday.",
+                 "new_str": ""})
+    assert "The launch moved to Friday." not in ws.read_text("MEMORY.md")
+    assert last_commit(ws).startswith("memory: forget")
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"command": "insert", "path": "/memories/MEMORY.md", "insert_line": 0, "insert_text": "- hello!"},
+     "No change was made to MEMORY.md"),
+    ({"command": "str_replace", "path": "/memories/MEMORY.md", "old_str": "M90 : 90-day", "new_str": "x"},
+     "only the text of one entry"),
+    ({"command": "str_replace", "path": "/memories/MEMORY.md", "old_str": "expires:", "new_str": "x"},
+     "only the text of one entry"),
+    ({"command": "create", "path": "/memories/MEMORY.md", "file_text": "- planted"}, "already exists"),
+])
+def test_memory_md_refusals_change_nothing(tool, ws, params, message):
     ws.remember("Seojun prefers tea.", layer="M90")
     before, head = (ws.root / "MEMORY.md").read_bytes(), head_sha(ws)
-    for params in ({"command": "str_replace", "path": "/memories/MEMORY.md", "old_str": "Seojun prefers tea.",
-                    "new_str": ""},
-                   {"command": "str_replace", "path": "/memories/MEMORY.md", "old_str": "tea.", "new_str": "oolong."},
-                   {"command": "insert", "path": "/memories/MEMORY.md", "insert_line": 0, "insert_text": "- sneaky"}):
-        with pytest.raises(InvalidInput, match="giok remember.*giok forget"):
-            tool.handle(params)
-    assert (ws.root / "MEMORY.md").read_bytes() == before and head_sha(ws) == head
-    assert "Seojun prefers tea." in tool.handle({"command": "view", "path": "/memories/MEMORY.md"})
+    with pytest.raises(InvalidInput, match=message):
+        tool.handle(params)
+    assert (ws.root / "MEMORY.md").read_bytes() == before
+    if params["command"] != "insert":  # a refused remember is itself recorded (state/trace.jsonl)
+        assert head_sha(ws) == head
 
 
 def test_decisions_and_diaries_only_grow_at_the_end(tool, ws):

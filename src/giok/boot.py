@@ -3,7 +3,7 @@
 In the order an agent reads it:
 
 1. a one-line precedence rule (state memo > strategy > project spec > decision log > the rest);
-2. the always-injected tier: AGENTS.md `## TIER 1`, SOUL.md, USER.md (about 1,000 tokens);
+2. the always-injected tier: AGENTS.md `## TIER 1`, SOUL.md, IDENTITY.md (OpenClaw's, when present), USER.md (about 1,000 tokens);
 3. the state memo and the first open tasks (state/tasks.md);
 4. MEMORY.md (private context only): M0 always, then M365, M90, M30 as the budget allows, best
    first (score = log2(1 + refs) − age in days / 30); superseded, expired and other scopes never;
@@ -43,11 +43,11 @@ PRECEDENCE = {
     "ko": "출처가 충돌하면: 상태 메모 > 전략 문서 > 프로젝트 명세 > 결정 로그 > 그 외 모든 것.",
 }
 TITLES = {
-    "en": {"rules": "Rules (AGENTS.md TIER 1)", "soul": "Who I am (SOUL.md)", "user": "Who I work for (USER.md)",
+    "en": {"rules": "Rules (AGENTS.md TIER 1)", "soul": "Who I am (SOUL.md)", "identity": "Identity (IDENTITY.md)", "user": "Who I work for (USER.md)",
            "memo": "State memo", "tasks": "Open tasks", "memory": "Memory (MEMORY.md)",
            "diary": "Diary {day}", "left": "Not included for lack of budget",
            "context": "Session context (compound/context.md)"},
-    "ko": {"rules": "규칙 (AGENTS.md TIER 1)", "soul": "나는 누구인가 (SOUL.md)", "user": "상대방 (USER.md)",
+    "ko": {"rules": "규칙 (AGENTS.md TIER 1)", "soul": "나는 누구인가 (SOUL.md)", "identity": "정체성 (IDENTITY.md)", "user": "상대방 (USER.md)",
            "memo": "상태 메모", "tasks": "열린 태스크", "memory": "기억 (MEMORY.md)",
            "diary": "일기 {day}", "left": "예산이 모자라 빠진 것",
            "context": "세션 맥락 (compound/context.md)"},
@@ -162,8 +162,10 @@ def _budget(ws, budget) -> int:
 
 def _fixed_sections(ws, t: dict, user_md: str) -> list[Section]:
     rules = tier1_rules(ws.read_text("AGENTS.md"))
+    identity = _body(ws.read_text("IDENTITY.md"))  # OpenClaw's name, vibe and emoji
     out = [Section("rules", t["rules"], rules, always=True),
            Section("soul", t["soul"], _body(ws.read_text("SOUL.md")), always=True),
+           *([Section("identity", t["identity"], identity, always=True)] if "".join(identity).strip() else []),
            Section("user", t["user"], _body(user_md), always=True)]
     memo = [f"### {title}\n{text}" for title, text in _memo(ws) if text.strip()]
     out.append(Section("memo", t["memo"], memo))
@@ -271,7 +273,7 @@ def _assemble(fixed: list[Section], chosen: dict[str, list[Item]], t: dict, day:
 def _warnings(always_tokens: int, used: int, budget: int, ws) -> list[str]:
     out = []
     if always_tokens > ALWAYS_TARGET:
-        out.append(f"the always-injected tier (TIER 1 + SOUL.md + USER.md) is {always_tokens} tokens, "
+        out.append(f"the always-injected tier (TIER 1 + SOUL.md + IDENTITY.md + USER.md) is {always_tokens} tokens, "
                    f"over the {ALWAYS_TARGET}-token target: shorten SOUL.md or USER.md")
     rules = tier1_rules(ws.read_text("AGENTS.md"))
     if len(rules) > 7:

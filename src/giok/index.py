@@ -26,7 +26,9 @@ from .errors import IndexError_
 SCHEMA_VERSION = "3"
 FILENAME = "index.sqlite"
 _SKIP_DIRS = {".giok", ".git", "node_modules", "__pycache__"}
-_SKIP_FILES = {"compound/context.md"}  # the last flush's session context: boot injects it; its points are in the diary
+_SKIP_FILES = {"compound/context.md",  # the last flush's session context: boot injects it; its points are in the diary
+               "BOOTSTRAP.md",          # OpenClaw's first-run ritual: instructions, not memory
+               "skills"}                # OpenClaw's workspace skills (a folder, matched at the root)
 _MAX_FILE = 4 * 1024 * 1024
 
 SCHEMA = """
@@ -319,7 +321,7 @@ class Index:
             except OSError:
                 continue
             for entry in entries:
-                if entry.name.startswith(".") or entry.name in _SKIP_DIRS:
+                if entry.name.startswith(".") or entry.name in _SKIP_DIRS or entry.path[cut:] in _SKIP_FILES:
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     stack.append(entry.path)

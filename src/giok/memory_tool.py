@@ -6,14 +6,18 @@ directory; it is the workspace itself, so what Claude writes lands in git-versio
 files (one commit per change, through `Workspace.edit`), searchable and distilled like the rest.
 
 Commands: view (a directory two levels deep, or a file with line numbers, optionally
-`view_range`), create, str_replace, insert, delete, rename. Paths must start with
-`/memories`; traversal (`..`), symlinks out, hidden paths (`.git`, `.giok`) and files other
-than text notes are refused, and the workspace's own files (SOUL.md, AGENTS.md, MEMORY.md, the
-state and compound files, …) cannot be deleted or renamed away. The tool keeps giok's
-guarantees: MEMORY.md changes only through `remember`/`forget` (the write policy), the decision
-log and the diary days only grow at the end, the archive, the distill ledger and the decision
-trace are read-only, every text written goes through `policy.redact`, and a delete or rename
-whose commit fails is undone.
+`view_range`), create, str_replace, insert, delete, rename; their answers use the wording of
+the SDK's reference implementation (`BetaLocalFilesystemMemoryTool`). Paths must start with
+`/memories`; traversal (`..`), symlinks out and hidden paths (`.git`, `.giok`) are refused;
+only `.md` files are written (the ones giok indexes), other text files are viewed only; the
+workspace's own files (SOUL.md, AGENTS.md, MEMORY.md, the state and compound files, …) cannot
+be deleted or renamed away. The tool keeps giok's guarantees: MEMORY.md changes only through
+the write policy (`insert` there is `remember`, `str_replace` of an entry's text is an update
+or, with an empty result, `forget`), the decision log and the diary days only grow at the end,
+the archive, the distill ledger and the decision trace are read-only, every text written goes
+through `policy.redact`, and a delete or rename whose commit fails is undone.
+
+`giok.anthropic_tool.GiokMemoryTool` plugs this into the SDK's tool runner.
 """
 
 from __future__ import annotations
@@ -27,12 +31,13 @@ from . import policy
 from .distill import ARCHIVE_DIR, LEDGER
 from .errors import GiokError, InvalidInput, NotFound
 from .fsutil import MAX_ENTRY_BYTES, confine, read_bytes
-from .memoryfile import MemoryEntry, MemoryFile
+from .memoryfile import Heading, MemoryEntry, MemoryFile, parse_entry
 from .trace import TRACE
 from .workspace import DECISIONS, MEMORY, Workspace
 
 ROOT = "/memories"
-SUFFIXES = (".md", ".txt", ".json", ".xml", ".yaml", ".yml", ".csv")
+SUFFIXES = (".md", ".txt", ".json", ".xml", ".yaml", ".yml", ".csv")   # what view shows
+WRITABLE = (".md",)   # what create, str_replace, insert and rename write: only what search indexes
 PROTECTED = ("SOUL.md", "USER.md", "AGENTS.md", "TOOLS.md", "MEMORY.md", "HEARTBEAT.md", "state", "compound")
 MAX_FILE_BYTES = 16 * MAX_ENTRY_BYTES
 _DIARY = re.compile(r"^memory/\d{4}-\d{2}-\d{2}\.md$")
@@ -96,11 +101,14 @@ class MemoryTool:
         return target.relative_to(self.ws.root.resolve()).as_posix()
 
     def _file(self, path: str, must_exist: bool = True) -> str:
+        """A file the tool may write: confined, not read-only, a `.md` note (giok indexes only
+        those, so what Claude writes is searchable)."""
         rel = self._rel(path, must_exist)
-        if not rel.endswith(SUFFIXES):
-            raise InvalidInput(f"{path} is not a text note: use one of {', '.join(SUFFIXES)}")
+        self._writable(path, rel)
         if must_exist and not (self.ws.root / rel).is_file():
-            raise InvalidInput(f"{path} is a directory, not a file")
+            raise InvalidInput(f"The path {path} is not a file.")
+        if not rel.endswith(WRITABLE):
+            raise InvalidInput(_NOT_MD.format(path=path))
         return rel
 
     def _unprotected(self, path: str, rel: str) -> None:
@@ -118,8 +126,9 @@ class MemoryTool:
         """Refuse edits that would bypass the write policy (MEMORY.md) or the read-only files."""
         self._writable(path, rel)
         if rel == MEMORY:
-            raise InvalidInput(f"{path} changes only through giok's write policy: use `giok remember` to add or "
-                               f"update an entry and `giok forget ID` to remove one (MCP: memory_remember, "
+            raise InvalidInput(f"{path} changes only through giok's write policy: `insert` a line to remember a "
+                               f"fact, `str_replace` an entry's text to update it (an empty result forgets it); "
+                               f"outside the memory tool: `giok remember`, `giok forget ID` (MCP: memory_remember, "
                                f"memory_forget)")
 
     # -- commands -----------------------------------------------------------------------------
@@ -134,12 +143,11 @@ class MemoryTool:
         if rel == MEMORY or rel.startswith(ARCHIVE_DIR + "/"):
             lines = self._scoped_lines(target.read_bytes())
         else:
-            lines = target.read_text("utf-8", errors="replace").splitlines()
+            lines = target.read_text("utf-8", errors="replace").split("\n")  # as the reference: a final newline shows as an empty last line
         start, end = 1, len(lines)
         if p.get("view_range"):
             start, end = _range(p["view_range"], len(lines))
-        numbered = "\n".join(f"{i:6d}\t{lines[i - 1]}" for i in range(start, end + 1))
-        return f"Here's the content of {path} with line numbers:\n{numbered}"
+        return f"Here's the content of {path} with line numbers:\n" + _numbered(lines, start, end)
 
     def _scoped_lines(self, data: bytes) -> list[str]:
         """The file's lines, each entry Claude may not see replaced by HIDDEN (policy.visible;
@@ -156,21 +164,40 @@ class MemoryTool:
         return out
 
     def _listing(self, path: str, folder: Path) -> str:
-        rows = [(folder, path.rstrip("/") or ROOT)]
-        for child in sorted(folder.iterdir()):
-            if child.name.startswith(".") or child.name == "node_modules":
-                continue
-            rows.append((child, f"{path.rstrip('/')}/{child.name}"))
-            if child.is_dir() and not child.is_symlink():
-                rows += [(g, f"{path.rstrip('/')}/{child.name}/{g.name}") for g in sorted(child.iterdir())
-                         if not g.name.startswith(".")]
-        head = f"Here're the files and directories up to 2 levels deep in {path}, excluding hidden items and node_modules:"
-        return "\n".join([head] + [f"{_size(p)}\t{shown}" for p, shown in rows])
+        """The reference's listing: the folder, then two levels of children by name, folders
+        with a trailing `/`, sizes like `4K`, `1.2K`, `13B`; links that lead out of the
+        workspace are left out."""
+        base, root = path.rstrip("/") or ROOT, self.ws.root.resolve()
+        rows = [f"{_size(folder)}\t{base}"]
+
+        def walk(at: Path, rel: str, depth: int) -> None:
+            try:
+                children = sorted(at.iterdir(), key=lambda c: c.name)
+            except OSError:
+                return  # an unreadable folder is listed, not entered (as the reference)
+            for child in children:
+                if child.name.startswith("."):
+                    continue
+                try:
+                    child.resolve().relative_to(root)
+                    is_dir = child.is_dir()
+                except (ValueError, OSError):
+                    continue
+                shown = f"{rel}/{child.name}" if rel else child.name
+                rows.append(f"{_size(child)}\t{base}/{shown}{'/' if is_dir else ''}")
+                if is_dir and depth < 2:
+                    walk(child, shown, depth + 1)
+
+        walk(folder, "", 1)
+        head = f"Here're the files and directories up to 2 levels deep in {path}, excluding hidden items:"
+        return "\n".join([head] + rows)
 
     def _create(self, p: dict) -> str:
         path, text = p["path"], p.get("file_text", "")
         _path_secret(path)
         rel = self._file(path, must_exist=False)
+        if rel == MEMORY and (self.ws.root / rel).exists():
+            raise InvalidInput(f"File {path} already exists")
         if not text.strip():
             raise InvalidInput("file_text is empty")
         text, found = policy.redact(text)
@@ -191,6 +218,8 @@ class MemoryTool:
     def _str_replace(self, p: dict) -> str:
         path, old_str, new_str = p["path"], p["old_str"], p.get("new_str", "")
         rel = self._file(path)
+        if rel == MEMORY:
+            return self._memory_replace(path, old_str, new_str or "")
         self._editable(path, rel)
         if _append_only(rel):
             raise InvalidInput(f"{path} is append-only: earlier lines are never rewritten; add to its end "
@@ -207,22 +236,25 @@ class MemoryTool:
                                    f"in lines: {', '.join(lines)}. Please ensure it is unique")
             new = _no_assembled_secret(old, old.replace(old_str, new_str, 1), found)
             _check_size(new)
-            return new, None
+            return new, old[:old.find(old_str)].count("\n")
 
-        self.ws.edit(rel, change, f"memory-tool: edit {rel}")
-        return "The memory file has been edited." + _redacted(found)
+        changed, _ = self.ws.edit(rel, change, f"memory-tool: edit {rel}")
+        lines = self.ws.read_text(rel).split("\n")
+        snippet = _numbered(lines, max(0, changed - 2) + 1, min(len(lines), changed + 3))
+        return ("The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"
+                + snippet + _redacted(found))
 
     def _insert(self, p: dict) -> str:
         path, line_no, text = p["path"], p["insert_line"], p.get("insert_text", "")
         rel = self._file(path)
+        if rel == MEMORY:
+            return self._memory_insert(path, line_no, text or "")
         self._editable(path, rel)
         text, found = policy.redact(text or "")
 
         def change(old: str):
-            lines = old.splitlines()
-            if not isinstance(line_no, int) or not 0 <= line_no <= len(lines):
-                raise InvalidInput(f"Invalid `insert_line` parameter: {line_no}. It should be within the range "
-                                   f"of lines of the file: [0, {len(lines)}]")
+            lines = _lines(old)
+            _check_insert_line(line_no, len(lines))
             if _append_only(rel) and line_no != len(lines):
                 raise InvalidInput(f"{path} is append-only: insert only at its end (insert_line {len(lines)})")
             new = "\n".join(lines[:line_no] + text.rstrip("\n").split("\n") + lines[line_no:]) + "\n"
@@ -255,8 +287,8 @@ class MemoryTool:
         self._writable(new_path, new_rel)
         if new_rel in ("", "memory") or new_rel.split("/", 1)[0] in PROTECTED or _DIARY.match(new_rel):
             raise InvalidInput(f"{new_path} is among the workspace's own files; a file cannot be moved there")
-        if (self.ws.root / old_rel).is_file() and not new_rel.endswith(SUFFIXES):
-            raise InvalidInput(f"{new_path} is not a text note: use one of {', '.join(SUFFIXES)}")
+        if (self.ws.root / old_rel).is_file() and not new_rel.endswith(WRITABLE):
+            raise InvalidInput(_NOT_MD.format(path=new_path))
         with self.ws.lock():
             self.ws._require_git(identity=True)
             old, new = self.ws.root / old_rel, self.ws.root / new_rel
@@ -270,6 +302,69 @@ class MemoryTool:
             if old.is_dir():
                 shutil.rmtree(old)  # only folders are left
         return f"Successfully renamed {old_path} to {new_path}"
+
+    # -- MEMORY.md through the write policy --------------------------------------------------
+    def _memory_insert(self, path: str, line_no, text: str) -> str:
+        """Each line of insert_text is one `remember` (dedup, supersede, refusals, redaction, a
+        commit with the decision); the layer is that of the heading above insert_line (M30
+        when none). Where the entry lands is giok's: under its layer heading."""
+        mf = self.ws.memory()
+        _check_insert_line(line_no, len(mf.lines))
+        layer = next((l.layer for l in reversed(mf.lines[:line_no]) if isinstance(l, Heading) and l.layer), None)
+        texts = []
+        for raw in text.split("\n"):
+            if not raw.strip() or raw.lstrip().startswith("#"):
+                continue
+            entry = parse_entry(raw, layer)
+            texts.append(entry.text if isinstance(entry, MemoryEntry) else raw.strip().lstrip("-*+ ").strip())
+        if not texts:
+            raise InvalidInput("insert_text holds no memory: give one fact per line")
+        done = [self.ws.remember(t, layer=layer, source=f"memory-tool:{path}", via="memory-tool") for t in texts]
+        return f"The file {path} has been edited." + _policy_report(done)
+
+    def _memory_replace(self, path: str, old_str: str, new_str: str) -> str:
+        """old_str must lie, once, inside one entry's text that this reader may see. The entry
+        is updated through `remember` (its layer, type and scope kept; the new entry
+        supersedes it) or, when its text becomes empty, forgotten."""
+        mf = self.ws.memory()
+        raw = self.ws.root.joinpath(MEMORY).read_bytes().decode("utf-8", "surrogateescape")
+        count = raw.count(old_str) if old_str else 0
+        if count == 0:
+            raise InvalidInput(f"No replacement was performed, old_str `{old_str}` did not appear verbatim in {path}.")
+        if count > 1:
+            lines = [str(i) for i, line in enumerate(raw.split("\n"), 1) if old_str in line]
+            raise InvalidInput(f"No replacement was performed. Multiple occurrences of old_str `{old_str}` "
+                               f"in lines: {', '.join(lines)}. Please ensure it is unique")
+        entry = next((l for l in mf.lines if isinstance(l, MemoryEntry) and old_str in l.text), None)
+        if entry is None or not self._may_see(entry):
+            raise InvalidInput(f"No replacement was performed: in {path} only the text of one entry can be replaced "
+                               f"(headings and the `<!-- … -->` fields are giok's); `insert` a line to add a fact")
+        text = entry.text.replace(old_str, new_str, 1)
+        if not text.strip():
+            self.ws.forget(entry.id, reason=f"memory tool: str_replace emptied it ({path})")
+            return f"The memory file has been edited. giok's write policy: forgot {entry.id}."
+        result = self.ws.remember(text, layer=entry.layer if entry.headed else None, type=entry.type,
+                                  scope=entry.scope, source=f"memory-tool:{path}", via="memory-tool")
+        new = result.entry
+        if result.action in _WROTE and new is not None and new.id != entry.id \
+                and not self.ws.get(entry.id).superseded:
+            self._supersede(entry.id, new.id)
+        report = _policy_report([result])
+        return "The memory file has been edited." + report
+
+    def _may_see(self, entry: MemoryEntry) -> bool:
+        from .boot import default_user
+        user = self.user if self.user is not None else default_user(self.ws.read_text("USER.md"))
+        return entry.scope.startswith("task:") or policy.visible(entry.scope, user, self.thread)
+
+    def _supersede(self, old_id: str, new_id: str) -> None:
+        def change(old: str):
+            mf = MemoryFile.parse(old)
+            mf.find(old_id).set("superseded_by", new_id)
+            mf.find(new_id).set("supersedes", old_id)
+            return mf.render().decode("utf-8", errors="surrogateescape"), None
+
+        self.ws.edit(MEMORY, change, f"memory-tool: {new_id} supersedes {old_id}")
 
     def _files(self, rel: str) -> list[str]:
         """The files at rel (itself, or every file under the folder); a symlink is refused."""
@@ -305,20 +400,60 @@ def _redacted(found: list[str]) -> str:
     return f" Secrets were redacted before saving: {', '.join(dict.fromkeys(found))}." if found else ""
 
 
+_WROTE = ("written", "superseded")
+_NOT_MD = "{path} is not a text note giok can search: memory files end in .md (only those are indexed)"
+
+
+def _policy_report(results) -> str:
+    """` giok's write policy: added m-1 (M30); duplicate of m-2; …` for remember results."""
+    parts = []
+    for r in results:
+        eid = f" {r.entry.id}" if r.entry is not None else ""
+        layer = f" ({r.entry.layer})" if r.entry is not None and r.action in _WROTE else ""
+        parts.append(f"{r.action}{eid}{layer}" + (f" ({r.reason})" if r.reason and r.action not in _WROTE else "")
+                     + "".join(f", {n}" for n in r.notes if "redacted" in n or "superseded by" in n))
+    report = " giok's write policy: " + "; ".join(parts) + "."
+    if not any(r.action in _WROTE for r in results):
+        raise InvalidInput("No change was made to MEMORY.md." + report)
+    return report
+
+
+def _lines(text: str) -> list[str]:
+    """The reference's lines: split on LF only, no empty tail after a final newline."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _numbered(lines: list[str], start: int, end: int) -> str:
+    return "\n".join(f"{i:6d}\t{lines[i - 1]}" for i in range(start, end + 1))
+
+
+def _check_insert_line(line_no, total: int) -> None:
+    if isinstance(line_no, bool) or not isinstance(line_no, int) or not 0 <= line_no <= total:
+        raise InvalidInput(f"Invalid `insert_line` parameter: {line_no}. It should be within the range [0, {total}].")
+
+
 def _range(view_range, total: int) -> tuple[int, int]:
+    """As the reference: start below 1 reads from 1, end -1 or past the end reads to the end."""
     try:
         start, end = (int(v) for v in view_range)
     except (TypeError, ValueError):
         raise InvalidInput(f"invalid view_range {view_range!r}: give [start, end], 1-based") from None
-    end = total if end == -1 else end
-    if not 1 <= start <= max(total, 1) or end < start or end > total:
-        raise InvalidInput(f"invalid view_range {list(view_range)}: the file has {total} lines")
+    start = max(1, start)
+    end = total if end == -1 else min(end, total)
     return start, end
 
 
 def _size(path: Path) -> str:
-    size = path.stat().st_size if path.is_file() else 4096
-    return f"{size / 1024:.1f}K" if size >= 1024 else f"{size}B"
+    """The reference's size: `0B`, `512B`, `4K`, `1.5K`, `2M`."""
+    size = path.stat().st_size
+    if size == 0:
+        return "0B"
+    unit = min((size.bit_length() - 1) // 10, 3)
+    value = size / 1024 ** unit
+    return f"{int(value) if value == int(value) else f'{value:.1f}'}{'BKMG'[unit]}"
 
 
 def _check_size(text: str) -> None:

@@ -70,6 +70,21 @@ def check_id(entry_id: str) -> str:
     return entry_id.strip()
 
 
+# OpenClaw's templates own these (`openclaw setup` writes them); `giok init --openclaw` leaves them alone
+OPENCLAW_FILES = ("SOUL.md", "AGENTS.md", "USER.md", "TOOLS.md", "HEARTBEAT.md")
+_OPENCLAW_MARKERS = ("IDENTITY.md", "BOOTSTRAP.md", ".openclaw/workspace-state.json", "openclaw-workspace-state.json")
+
+
+def is_openclaw(root: Path) -> bool:
+    """A folder OpenClaw set up (its IDENTITY.md or BOOTSTRAP.md, an old state sidecar) or
+    will: `~/.openclaw/workspace*`."""
+    root = Path(root).expanduser().resolve()
+    if any((root / m).exists() for m in _OPENCLAW_MARKERS):
+        return True
+    home = Path.home().resolve() / ".openclaw"
+    return root.parent == home and root.name.startswith("workspace")
+
+
 class Workspace:
     def __init__(self, root: Path | str, name: str | None = None, home: Home | None = None):
         self.root = Path(root).resolve()
@@ -114,9 +129,11 @@ class Workspace:
 
     @classmethod
     def init(cls, path: Path | str, name: str | None = None, lang: str = "en", user: str | None = None,
-             home: Home | None = None) -> tuple["Workspace", list[str]]:
+             home: Home | None = None, openclaw: bool | None = None) -> tuple["Workspace", list[str]]:
         """Create (or adopt) a workspace: add only missing files, never overwrite. Returns
-        the workspace and the files it created."""
+        the workspace and the files it created. `openclaw`: write only giok's own files and
+        leave SOUL/AGENTS/USER/TOOLS/HEARTBEAT.md to OpenClaw's templates (None: when the
+        folder looks like an OpenClaw workspace, see `is_openclaw`)."""
         if lang not in ("en", "ko"):
             raise InvalidInput(f"invalid language {lang!r}: use en or ko")
         home = home or Home()
@@ -137,10 +154,12 @@ class Workspace:
                 root.rmdir()  # leave no empty folder behind a refused name
             raise
         ws = cls(root, name=name, home=home)
-        created = ws._scaffold(lang, user)
+        if openclaw is None:
+            openclaw = is_openclaw(root)
+        created = ws._scaffold(lang, user, skip=OPENCLAW_FILES if openclaw else ())
         return ws, created
 
-    def _scaffold(self, lang: str, user: str) -> list[str]:
+    def _scaffold(self, lang: str, user: str, skip=()) -> list[str]:
         with self.lock():
             if not git.is_repo(self.root):
                 git.init(self.root)
@@ -148,6 +167,8 @@ class Workspace:
                 git.set_local_identity(self.root, f"{self.name} (giok)", f"{self.name}@giok.local")
             created = []
             for rel, content in templates.files(lang, self.name, user, today().isoformat()).items():
+                if rel in skip:
+                    continue
                 path = self.root / rel
                 if rel.startswith("memory/") and any((self.root / "memory").glob("*.md")):
                     continue  # an adopted diary folder already has its days

@@ -133,9 +133,9 @@ WRITE_PATHS = {
     "memory tool create": _tool(lambda ws, t, i: {"command": "create", "path": f"/memories/notes/c{i}.md",
                                                   "file_text": f"# Note\n\n{t}\n"}),
     "memory tool create json \\u (one char)": _tool(lambda ws, t, i: {
-        "command": "create", "path": f"/memories/notes/j{i}.json", "file_text": _escape_some(t)}),
+        "command": "create", "path": f"/memories/notes/j{i}.md", "file_text": _escape_some(t)}),
     "memory tool create json \\u (all chars)": _tool(lambda ws, t, i: {
-        "command": "create", "path": f"/memories/notes/k{i}.json", "file_text": _escape_all(t)}),
+        "command": "create", "path": f"/memories/notes/k{i}.md", "file_text": _escape_all(t)}),
     "memory tool str_replace": _tool(lambda ws, t, i: {"command": "str_replace", "path": _note(ws, i),
                                                        "old_str": "line one", "new_str": t}),
     "memory tool str_replace json \\u": _tool(lambda ws, t, i: {"command": "str_replace", "path": _note(ws, i),

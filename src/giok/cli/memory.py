@@ -22,17 +22,24 @@ from . import emit, json_option, main, open_workspace, read_text_arg, style, wor
 @click.option("--name", help="Workspace name in the home (default: the folder's name).")
 @click.option("--lang", type=click.Choice(["en", "ko"]), default="en", show_default=True, help="Template language.")
 @click.option("--user", "user", help="Who the agent works for (goes into USER.md).")
+@click.option("--openclaw/--no-openclaw", default=None,
+              help="Write only giok's own files; SOUL/AGENTS/USER/TOOLS/HEARTBEAT.md are OpenClaw's "
+                   "(default: on when PATH looks like an OpenClaw workspace).")
 @json_option
-def init(path, name, lang, user, as_json):
+def init(path, name, lang, user, openclaw, as_json):
     """Create a workspace at PATH, or adopt an existing folder.
 
     Adds only the files that are missing (never overwrites), runs `git init`, ignores
     derived data (.giok/) and commits. Registers the workspace in the giok home.
     """
-    ws, created = Workspace.init(path, name=name, lang=lang, user=user)
-    data = {"workspace": ws.name, "path": str(ws.root), "created": created}
+    from ..workspace import OPENCLAW_FILES, is_openclaw
+    if openclaw is None and Path(path).is_dir():
+        openclaw = is_openclaw(Path(path))
+    ws, created = Workspace.init(path, name=name, lang=lang, user=user, openclaw=bool(openclaw))
+    data = {"workspace": ws.name, "path": str(ws.root), "created": created, "openclaw": bool(openclaw)}
     emit(data, as_json, lambda d: f"workspace {d['workspace']} at {d['path']}\n"
-         + (f"created: {', '.join(d['created'])}" if d["created"] else "nothing to add: every file was already there"))
+         + (f"created: {', '.join(d['created'])}" if d["created"] else "nothing to add: every file was already there")
+         + (f"\nOpenClaw workspace: {', '.join(OPENCLAW_FILES)} are left to OpenClaw" if d["openclaw"] else ""))
 
 
 @main.group(invoke_without_command=True)
