@@ -73,14 +73,43 @@ def lock_error(root: Path, command: str, output: str) -> GitError | None:
                     f"(giok removes it itself on its next write when no git process runs there)")
 
 
+def git_dir(root: Path) -> Path | None:
+    """The repository's git folder: root/.git, or where a `.git` file points (a worktree or a
+    submodule: `gitdir: PATH`); None when there is none."""
+    dot = root / ".git"
+    if dot.is_dir():
+        return dot
+    try:
+        text = dot.read_text("utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    target = Path(text[7:].strip())
+    return (target if target.is_absolute() else root / target).resolve()
+
+
+def common_dir(gitdir: Path) -> Path:
+    """Where refs, packed-refs and config live: a worktree's `commondir`, else gitdir itself."""
+    try:
+        target = Path((gitdir / "commondir").read_text("utf-8").strip())
+    except (OSError, UnicodeDecodeError):
+        return gitdir
+    return (target if target.is_absolute() else gitdir / target).resolve()
+
+
 def stale_locks(root: Path) -> list[Path]:
-    """The lock files git has left in root/.git: index, HEAD, config, packed-refs, every ref."""
-    gitdir = root / ".git"
-    if not gitdir.is_dir():
+    """The lock files git has left in the repository's git folder (and, for a worktree, its
+    common folder): index, HEAD, config, packed-refs, every ref."""
+    gitdir = git_dir(root)
+    if gitdir is None or not gitdir.is_dir():
         return []
-    found = [gitdir / name for name in LOCK_NAMES if (gitdir / name).exists()]
-    refs = gitdir / "refs"
-    return found + (sorted(refs.rglob("*.lock")) if refs.is_dir() else [])
+    found = []
+    for folder in dict.fromkeys((gitdir, common_dir(gitdir))):
+        found += [folder / name for name in LOCK_NAMES if (folder / name).exists()]
+        refs = folder / "refs"
+        found += sorted(refs.rglob("*.lock")) if refs.is_dir() else []
+    return found
 
 
 def running_in(root: Path) -> list[int]:
@@ -150,7 +179,10 @@ def _stamp(path: Path) -> tuple[int, float] | None:
 
 def head_id(root: Path) -> str | None:
     """The commit HEAD points to, read from .git without a git process (None: no commit yet)."""
-    gitdir = root / ".git"
+    gitdir = git_dir(root)
+    if gitdir is None:
+        return None
+    common = common_dir(gitdir)
     try:
         head = (gitdir / "HEAD").read_text("ascii").strip()
     except (OSError, UnicodeDecodeError):
@@ -159,11 +191,11 @@ def head_id(root: Path) -> str | None:
         return head or None
     ref = head[5:]
     try:
-        return (gitdir / ref).read_text("ascii").strip() or None
+        return (common / ref).read_text("ascii").strip() or None
     except (OSError, UnicodeDecodeError):
         pass
     try:
-        for line in (gitdir / "packed-refs").read_text("ascii").splitlines():
+        for line in (common / "packed-refs").read_text("ascii").splitlines():
             if line.endswith(" " + ref):
                 return line.split(" ", 1)[0]
     except (OSError, UnicodeDecodeError):
@@ -174,7 +206,9 @@ def head_id(root: Path) -> str | None:
 def blob_id(root: Path, data: bytes) -> str:
     """The id git gives a blob of these bytes (sha1, or sha256 in a sha256 repository)."""
     try:
-        sha256 = "objectformat = sha256" in (root / ".git" / "config").read_text("utf-8", errors="replace").lower()
+        gitdir = git_dir(root)
+        config = (common_dir(gitdir) / "config").read_text("utf-8", errors="replace") if gitdir else ""
+        sha256 = re.search(r"objectformat\s*=\s*sha256", config.lower()) is not None
     except OSError:
         sha256 = False
     return hashlib.new("sha256" if sha256 else "sha1", b"blob %d\0" % len(data) + data).hexdigest()

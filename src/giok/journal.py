@@ -9,10 +9,12 @@ killed writer and settles it with `recover`:
 - HEAD moved past the journal's HEAD and holds every file's new bytes: the write was
   committed; only the index entries of its files are reset to HEAD (a commit killed after
   it moved the branch leaves a stale index) and the journal goes.
-- Otherwise the write is rolled back: each file that holds its new or its old bytes gets its
-  old bytes again (a new file is removed). A file that holds anything else was changed after
-  the crash, by hand: it is left as it is (and committed as a hand edit before giok writes
-  it). Whatever `git add` had staged for these files is unstaged.
+- Otherwise, when every file holds its new or its old bytes, the write is rolled back: each
+  gets its old bytes again (a new file is removed). Whatever `git add` had staged for these
+  files is unstaged.
+- A file that holds anything else was edited by hand after the crash. Rolling the others back
+  could then lose what the edit builds on, so the write is finished instead: its files are
+  committed as they stand under its own message, with a line naming the hand-edited files.
 
 Rolled back, not forward: the killed process never said it succeeded, so its caller retries
 it; a write rolled forward as well would then happen twice (a diary line, a decision, a
@@ -82,13 +84,40 @@ def recover(root: Path) -> dict | None:
     data = load(root)
     if data is None:
         return None
-    done = {"message": data.get("message", ""), "committed": committed(root, data), "restored": [], "kept": []}
-    if not done["committed"]:
-        done["restored"], done["kept"] = roll_back(root, data["files"])
+    done = {"message": data.get("message", ""), "committed": committed(root, data), "restored": [], "kept": [],
+            "finished": []}
     if data["files"]:
         git.run(root, "reset", "-q", "--", *data["files"], check=False)
+    if not done["committed"]:
+        states = {rel: _state(root, rel, f) for rel, f in data["files"].items()}
+        edited = [rel for rel, state in states.items() if state == "edited"]
+        if edited:
+            done["finished"], done["kept"] = _finish(root, data, states, edited), edited
+        else:
+            done["restored"], done["kept"] = roll_back(root, data["files"])
     end(root)
     return done
+
+
+def _state(root: Path, rel: str, f: dict) -> str:
+    """old, new or edited: what a journaled file holds now."""
+    before = None if f.get("before") is None else base64.b64decode(f["before"])
+    now = _current(root, rel)
+    if now == before:
+        return "old"
+    return "new" if (None if now is None else git.blob_id(root, now)) == f.get("after") else "edited"
+
+
+def _finish(root: Path, data: dict, states: dict[str, str], edited: list[str]) -> list[str]:
+    """A file of the interrupted write was edited by hand after the crash: rolling the others
+    back could take away what the hand edit builds on (the entry distill archived, the line a
+    write added), so what was written is committed as it stands, under the write's message,
+    hand edit included and named. Nothing is lost; git log says what happened."""
+    paths = [rel for rel, state in states.items() if state != "old"]
+    note = (f"\n\nFinished after an interrupted write: {', '.join(edited)} changed by hand since; "
+            f"committed as found.")
+    git.commit(root, paths, (data.get("message") or "giok: an interrupted write") + note)
+    return paths
 
 
 def roll_back(root: Path, files: dict[str, dict]) -> tuple[list[str], list[str]]:

@@ -199,3 +199,59 @@ def test_soak_reduced(tmp_path):
     for name, row in table.items():
         assert row["failed"] == 0 and row["lost"] == 0, (name, row, proc.stderr[-2000:])
         assert row["tried"] >= 4, (name, row)
+
+
+def _interrupted(ws, message: str, changes: dict[str, bytes]) -> None:
+    """What a writer killed after writing its files and before its commit leaves behind."""
+    from giok import journal
+    from giok.fsutil import atomic_write
+    journal.begin(ws.root, message, changes)
+    for rel, data in changes.items():
+        atomic_write(ws.root / rel, data)
+
+
+def test_a_hand_edit_after_a_killed_write_finishes_the_write_and_loses_nothing(ws):
+    """Distill killed after archiving an entry (MEMORY.md without it, a new archive file),
+    then a hand edit of MEMORY.md: rolling the archive back would leave the entry nowhere."""
+    entry = ws.remember("The VPN certificate for the lab is valid until spring").entry
+    memory = ws.read_text("MEMORY.md")
+    without = "".join(l for l in memory.splitlines(True) if entry.id not in l)
+    archive = f"# Archive 2026-11\n\n- {entry.text} <!-- id: {entry.id} -->\n"
+    _interrupted(ws, "nightly-distill: 2026-12-03", {"MEMORY.md": without.encode(),
+                                                     "memory/archive/2026-11.md": archive.encode()})
+    with open(ws.root / "MEMORY.md", "a", encoding="utf-8") as f:
+        f.write("- a note added by hand\n")
+    ws.diary("the next write settles the journal")
+    assert entry.text in ws.read_text("memory/archive/2026-11.md")
+    assert "a note added by hand" in ws.read_text("MEMORY.md")
+    assert git.run(ws.root, "status", "--porcelain").stdout == ""
+    subjects = git.run(ws.root, "log", "--format=%B", "-n", "2").stdout
+    assert "nightly-distill: 2026-12-03" in subjects
+    assert "Finished after an interrupted write: MEMORY.md changed by hand" in subjects
+
+
+def test_a_killed_write_without_hand_edits_is_still_rolled_back(ws):
+    before = ws.read_text("MEMORY.md")
+    _interrupted(ws, "memory: remember m-000001 (M30) x", {"MEMORY.md": (before + "- [2026-12-03] x\n").encode()})
+    ws.diary("the next write settles the journal")
+    assert ws.read_text("MEMORY.md") == before
+
+
+def test_a_workspace_in_a_git_worktree_keeps_a_committed_write(tmp_path, giok_home):
+    """`.git` is a file there (`gitdir: …`): a write killed after its commit must count as
+    committed, not be undone."""
+    from giok import Workspace, journal
+    main = tmp_path / "repo"
+    main.mkdir()
+    git.run(main, "init", "-q")
+    git.run(main, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "root")
+    git.run(main, "worktree", "add", "-q", str(tmp_path / "wt"))
+    ws, _ = Workspace.init(tmp_path / "wt", name="wt", home=giok_home)
+    assert git.head_id(ws.root) == git.run(ws.root, "rev-parse", "HEAD").stdout.strip()
+    text = ws.read_text("MEMORY.md") + "- [2026-12-03] Deploys happen on Fridays\n"
+    journal.begin(ws.root, "memory: remember (killed after its commit)", {"MEMORY.md": text.encode()})
+    (ws.root / "MEMORY.md").write_text(text, encoding="utf-8")
+    git.commit(ws.root, ["MEMORY.md"], "memory: remember (killed after its commit)")
+    ws.diary("the next write settles the journal")
+    assert "Deploys happen on Fridays" in ws.read_text("MEMORY.md")
+    assert "hand edit" not in git.run(ws.root, "log", "--format=%s").stdout
