@@ -89,7 +89,7 @@ def test_scope_from_user_and_thread_and_visibility(ws):
     assert not policy.visible("user:Seojun") and not policy.visible("thread:t-42", thread="t-7")
     assert policy.visible("task:T-001", tasks={"T-001"}) and not policy.visible("task:T-002", tasks={"T-001"})
     with pytest.raises(InvalidInput, match="invalid scope"):
-        ws.remember("x y z", user="bad name")
+        ws.remember("x y z", user="bad/name")  # a space is fine now (user:bad-name); a slash is not
 
 
 def test_normalize_whitespace_and_dates():

@@ -52,7 +52,9 @@ TITLES = {
            "diary": "일기 {day}", "left": "예산이 모자라 빠진 것",
            "context": "세션 맥락 (compound/context.md)"},
 }
-_USER_RE = re.compile(r"^\s*[-*]\s*(?:name|이름)\s*:\s*(.+?)\s*$", re.I | re.M)
+# "- Name: Seojun", "- 이름: 서준", OpenClaw's "- **Name:** Seojun"; an empty value is no name.
+_USER_RE = re.compile(r"^[ \t]*[-*][ \t]*(?:\*\*)?(?:name|이름)[ \t]*:[ \t]*(?:\*\*)?[ \t]*(\S[^\n]*?)[ \t]*$",
+                      re.I | re.M)
 
 
 @dataclass

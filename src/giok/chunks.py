@@ -30,6 +30,17 @@ _OWN_RE = re.compile(
     r"routine [\w.-]+ \(giok [^)]*\): |\[단톡방 크로스뷰\] )")
 
 
+# The Claude Code Stop hook's turn log ("Claude Code 1a2b3c4d: asked … → …", giok.hooks): a
+# record of the conversation, searchable, but never distilled into memory (the PreCompact flush
+# and the agent's own remembers keep what mattered).
+_TURN_RE = re.compile(r"^(?:[-*+]\s+)?(?:\d{1,2}:\d{2}(?::\d{2})?\s+)?Claude Code [\w-]{1,12}: (?:asked |→ )")
+
+
+def is_turn_log(text: str) -> bool:
+    """Whether a diary line is the Stop hook's log of one turn."""
+    return bool(_TURN_RE.match(text.lstrip()))
+
+
 def is_own_line(text: str) -> bool:
     """Whether a diary line (with or without its bullet and HH:MM) is one giok wrote about itself."""
     return bool(_OWN_RE.match(text.lstrip()))

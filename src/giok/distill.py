@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from . import crossview, judges, llm, policy, refs
-from .chunks import OWN_MARK, is_own_line
+from .chunks import OWN_MARK, is_own_line, is_turn_log
 from .clock import now, parse_date, today
 from .errors import DirtyFileError, GiokError, InvalidInput
 from .fsutil import read_bytes
@@ -302,7 +302,7 @@ class _Run:
             if len(found) <= start:
                 continue
             new = [(n, policy.redact(text)[0]) for n, (_, text) in enumerate(found[start:], start)
-                   if not is_own_line(text)]
+                   if not is_own_line(text) and not is_turn_log(text)]
             self.ledger.days[day] = len(found)
             if new:
                 self.report.days.append({"day": day, "items": len(new)})

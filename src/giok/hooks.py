@@ -48,7 +48,7 @@ def prompt_recall(ws, data: dict, budget: int = PROMPT_BUDGET) -> dict | None:
     _keep_prompt(ws, data, prompt)
     if not prompt or not needs_memory(prompt)[0]:
         return None
-    found = recall(ws, prompt, k=PROMPT_HITS + 2)
+    found = recall(ws, prompt, k=PROMPT_HITS + 2, record="inject")  # shown unasked: not a use (giok.refs)
     mine = f"{DIARY_TAG} {_session(data)[:8]}:"  # this session's own diary lines: it has them already
     hits = [h for h in found.results if mine not in h.text][:PROMPT_HITS]
     head = f"giok memory that may bear on this prompt (workspace {ws.name}; memory_get opens a path):"

@@ -130,8 +130,14 @@ def scope_for(scope: str | None = None, user: str | None = None, thread: str | N
     if task:
         return f"task:{task}"
     if user:
-        return f"user:{user}"
+        return f"user:{scope_name(user)}"
     return "workspace"
+
+
+def scope_name(name: str) -> str:
+    """A user's name as a scope carries it: spaces become hyphens ("김 민수" → user:김-민수), so
+    any name USER.md holds can own entries, and a read compares names the same way."""
+    return re.sub(r"\s+", "-", name.strip())
 
 
 def visible(scope: str | None, user: str | None = None, thread: str | None = None,
@@ -142,7 +148,7 @@ def visible(scope: str | None, user: str | None = None, thread: str | None = Non
     if kind == "workspace":
         return True
     if kind == "user":
-        return user is not None and name.casefold() == user.casefold()
+        return user is not None and name.casefold() == scope_name(user).casefold()
     if kind == "thread":
         return thread is not None and name == thread
     if kind == "task":
@@ -200,10 +206,13 @@ SECRET_PATTERNS = (
     # (`비밀번호는 …`) a value with an ASCII character; after a bare space a value with a digit
     # or symbol, so that "password policy" and "비밀번호는 매달 바꾼다" stay as written.
     ("password", re.compile(
-        r"(?i)(?<![A-Za-z0-9])(?:password|passwd|passphrase|pwd|pw|비밀번호|비번|암호)"
+        r"(?i)(?<![A-Za-z0-9])(?:password|passwd|passphrase|(?:pwd|pw)(?=\s*[:=])|비밀번호|비번|암호)"
         r"(?:\s+(?:for|of|to|on)\s+(?:(?:the|my|our|a|an)\s+)?[\w.\-]{1,40}(?:\s+[\w.\-]{1,40})?(?=\s*[:=]))?"  # "password for the router:"
-        r"(?:(?:\s*(?:=|:)|\s+(?:is|was))\s*[\"'`]?(?P<value>[^\s\"'`,;]{4,})"
-        r"|\s*(?:는|은|이|가)\s*[\"'`]?(?P<particle>(?=[^\s\"'`,;]*[!-~])[^\s\"'`,;]{4,})"
+        r"(?:\s*(?:=|:)\s*[\"'`]?(?P<value>[^\s\"'`,;]{4,})"
+        # after "is"/"was" or a Korean particle, only what looks like a password: a digit or a
+        # symbol in it ("password is hunter2", not "password is stored in 1Password")
+        r"|\s+(?:is|was)\s+[\"'`]?(?P<said>(?=[^\s\"'`,;]*[0-9!#$%&*+/=?@^_~\-])[^\s\"'`,;]{4,})"
+        r"|\s*(?:는|은|이|가)\s*[\"'`]?(?P<particle>(?=[^\s\"'`,;]*[0-9!#$%&*+/=?@^_~\-])[^\s\"'`,;]{4,})"
         r"|\s+[\"'`]?(?P<loose>(?=[^\s\"'`,;]*[0-9!#$%&*+/=?@^_~\-])[^\s\"'`,;]{4,}))")),
     ("secret", re.compile(
         r"(?i)(?<![\w])(?:api[_\- ]?key|secret(?:[_\- ]?key)?|access[_\- ]?(?:token|key)|auth[_\- ]?token|"
@@ -216,7 +225,7 @@ SECRET_PATTERNS = (
 # from the match, so no pattern nests quantifiers (redaction stays linear on any input).
 _ASSIGNMENT = re.compile(r"(?<![A-Za-z0-9_\-])(?P<name>[A-Za-z][A-Za-z0-9_\-]{0,63})\s*[=:]\s*[\"'`]?"
                          r"(?P<value>[A-Za-z0-9_\-./+=]{12,})")
-_SECRET_NAME = re.compile(r"(?i)secret|token|passw|api[_\-]?key|access[_\-]?key|private[_\-]?key|credential")
+_SECRET_NAME = re.compile(r"(?i)secret|token(?!i[sz])|passw|api[_\-]?key|access[_\-]?key|private[_\-]?key|credential")
 # A generic key: 32+ key characters, mixed case, high entropy, character classes changing
 # often and not made of words (at most GENERIC_MAX_WORDS of it in runs like `Word`, `word`,
 # `WORD`). Hex hashes, UUIDs, CamelCase or snake_case identifiers, paths and ids like
@@ -249,7 +258,7 @@ def _redact(text: str) -> tuple[str, list[str]]:
     for kind, pattern in SECRET_PATTERNS:
         def swap(m: re.Match, kind=kind) -> str:
             found.append(kind)
-            for group in ("value", "particle", "loose"):
+            for group in ("value", "said", "particle", "loose"):
                 if group in pattern.groupindex and m.group(group):
                     start, end = m.span(group)
                     return m.group(0)[: start - m.start()] + f"[REDACTED:{kind}]" + m.group(0)[end - m.start():]
@@ -399,7 +408,7 @@ def contradicts(new: str, old: str) -> bool:
     a, b = subject(new), subject(old)
     if not a or not b or not _same_subject(a, b):
         return False
-    if a.purpose and b.purpose and not a.purpose & b.purpose:
+    if (a.purpose or b.purpose) and not a.purpose & b.purpose:
         return False                        # "use Postgres for the database" / "now use Redis for caching"
     kin = a.predicate == b.predicate or b.predicate in _SUPERSEDES.get(a.predicate, ())
     if {a.predicate, b.predicate} <= {"be", "change", "move"} and _value_update(a, b, new, old):
@@ -438,13 +447,19 @@ def _value_update(a: Statement, b: Statement, new: str, old: str) -> bool:
         return False
     parts = []
     for x in (a, b):
-        values = frozenset(re.sub(r"(?<=[a-z])s$", "", w) for w in x.objects   # Mondays = Monday
-                           if any(rx.search(w) for _, rx in _VALUE_KINDS))
-        kind = next((k for k, rx in _VALUE_KINDS if rx.search(" ".join(sorted(values)))), None)
-        rest = frozenset(w for w in x.objects if not any(rx.search(w) for _, rx in _VALUE_KINDS))
-        parts.append((kind, values, (rest | set(x.who.split())) - _LINKS))   # "서준은 아침 회의를" = "서준은 … 아침 회의"
-    (kind_a, values_a, rest_a), (kind_b, values_b, rest_b) = parts
-    return kind_a is not None and kind_a == kind_b and values_a != values_b and rest_a == rest_b
+        slots: dict[str, set] = {}
+        rest = set(x.who.split())           # "서준은 아침 회의를" = "서준은 … 아침 회의"
+        for w in x.objects:
+            kind = next((k for k, rx in _VALUE_KINDS if rx.search(w)), None)
+            if kind:
+                slots.setdefault(kind, set()).add(re.sub(r"(?<=[a-z])s$", "", w))   # Mondays = Monday
+            else:
+                rest.add(w)
+        parts.append((slots, rest - _LINKS))
+    (slots_a, rest_a), (slots_b, rest_b) = parts
+    if not slots_a or slots_a.keys() != slots_b.keys() or rest_a != rest_b:
+        return False
+    return sum(slots_a[k] != slots_b[k] for k in slots_a) == 1   # one value changed, not two
 
 
 def _same_kind_of_value(a: Statement, b: Statement) -> bool:

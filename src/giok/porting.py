@@ -73,7 +73,19 @@ def _lesson_items(ws: Workspace):
 
 
 def export_jsonl(ws: Workspace) -> str:
-    return "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in export_items(ws))
+    """One JSON object per line. Bytes that are not UTF-8 in the files (read as lone
+    surrogates) are written as `\\udcXX` escapes, so the export stays valid UTF-8 and an
+    import gives the same bytes back."""
+    return "".join(_json_line(item) + "\n" for item in export_items(ws))
+
+
+def _json_line(item: dict) -> str:
+    line = json.dumps(item, ensure_ascii=False)
+    try:
+        line.encode("utf-8")
+        return line
+    except UnicodeEncodeError:
+        return json.dumps(item, ensure_ascii=True)
 
 
 def export_tar(ws: Workspace) -> bytes:

@@ -806,12 +806,31 @@ class Workspace:
     def log(self, limit: int = 50) -> list[dict]:
         return git.log(self.root, [MEMORY, "memory", "compound", "state", HEARTBEAT, "AGENTS.md", "SOUL.md", "USER.md"], limit)
 
+    def _invalid_utf8(self) -> list[dict]:
+        """Lines of MEMORY.md and the diaries that are not valid UTF-8 (giok keeps their bytes
+        as they are, but shows them as "�" and cannot search them as written)."""
+        found = []
+        rels = [MEMORY] + sorted(p.relative_to(self.root).as_posix() for p in (self.root / "memory").glob("*.md"))
+        for rel in rels:
+            try:
+                data = read_bytes(self.root / rel)
+            except (OSError, GiokError):
+                continue
+            for no, line in enumerate(data.split(b"\n"), 1):
+                try:
+                    line.decode("utf-8")
+                except UnicodeDecodeError:
+                    found.append({"severity": "warning", "path": rel, "line": no,
+                                  "message": "not valid UTF-8 (shown as \ufffd; fix the bytes or save the file as UTF-8)"})
+        return found
+
     def check(self) -> list[dict]:
         """Problems in the files: {severity, path, line, message}."""
         found = []
         for rel in ("SOUL.md", "USER.md", "AGENTS.md", MEMORY):
             if not (self.root / rel).is_file():
                 found.append({"severity": "error", "path": rel, "line": None, "message": "missing file"})
+        found += self._invalid_utf8()
         mf = self.memory()
         for line_no, problem, raw in mf.unreadable:
             found.append({"severity": "warning", "path": MEMORY, "line": line_no, "message": f"{problem}: {raw.strip()}"})

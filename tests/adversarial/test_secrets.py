@@ -220,6 +220,13 @@ ORDINARY = [
     "The API token lasts 3600 seconds",
     "Config: max_tokens=4096 and TOKEN_BUDGET=120000000000000",
     "Reset the password for the staging box tomorrow",
+    "The router password was changed yesterday",
+    "The wifi password is stored in 1Password",
+    "Password was reset by IT on Monday",
+    "Run pwd /home/minsu to check the folder",
+    "PW 2025-01 release notes are in the wiki",
+    "tokenizer: cl100k_base-2024 is used for counting",
+    "비밀번호는 password manager에 저장",
 ]
 
 

@@ -29,8 +29,8 @@ def hook_input(wait: float = 1.0) -> dict:
 
 
 @main.command("hook")
-@click.argument("event")
-@click.option("--budget", type=int, help="SessionStart: the boot budget; UserPromptSubmit: the recall budget (default 300).")
+@click.argument("event", required=False, default="")
+@click.option("--budget", help="SessionStart: the boot budget; UserPromptSubmit: the recall budget (default 300).")
 @workspace_option()
 def hook(event, budget):
     """Run giok's part of Claude Code hook EVENT, reading the hook's JSON on stdin.
@@ -42,7 +42,15 @@ def hook(event, budget):
     """
     from .. import hooks
     try:
-        data = hook_input()
+        if budget is not None:  # checked here, not by click: a usage error would exit 2 and block
+            if not str(budget).isdigit():
+                raise ValueError(f"--budget must be a whole number of tokens, not {budget!r}")
+            budget = int(budget)
+        try:
+            data = hook_input()
+        except ValueError as exc:
+            raise ValueError(f"the hook input on stdin is not a JSON object ({exc})") from None
+        event = event or data.get("hook_event_name") or ""
         sent = data.get("hook_event_name")
         if sent and sent != event:
             click.echo(f"giok hook: configured as {event} but Claude Code sent {sent}; answering {sent}", err=True)
