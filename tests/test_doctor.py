@@ -128,3 +128,18 @@ def test_claude_code_hooks(ws, isolated):
     hook.write_text("#!/bin/sh\n")
     hook.chmod(0o755)
     assert not _by(diagnose(ws), "hooks")
+
+
+def test_the_plugins_giok_hook_commands_are_recognised(ws, isolated):
+    """docs/integrations/claude-code.md's settings run `giok hook EVENT -w NAME`."""
+    settings = isolated / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    hooks = {"hooks": {event: [{"hooks": [{"type": "command", "command": f"giok hook {event} -w zeon"}]}]
+                       for event in ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop")}}
+    settings.write_text(json.dumps(hooks), "utf-8")
+    assert not _by(diagnose(ws), "hooks")
+    hooks["hooks"]["Stop"][0]["hooks"][0]["command"] = "giok hook Stop -w ghost"
+    settings.write_text(json.dumps(hooks), "utf-8")
+    found = _by(diagnose(ws), "hooks")
+    assert [f["severity"] for f in found] == ["error"]
+    assert "'ghost'" in found[0]["message"]

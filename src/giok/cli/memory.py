@@ -96,6 +96,8 @@ def workspaces_remove(name, delete_files, yes, as_json):
         if not (folder / "MEMORY.md").is_file():
             raise WorkspaceError(f"{folder} holds no MEMORY.md: not deleting a folder that is not a workspace")
         if not yes:
+            if not os.isatty(0):
+                raise WorkspaceError(f"no terminal to confirm deleting {folder}: pass --yes to delete it")
             click.confirm(f"Delete {folder} and every file in it (git history included)?", abort=True, err=True)
     home.unregister(name)
     data = {"workspace": name, "path": str(folder), "files": "kept", "cron_removed": _uncron(name)}
