@@ -468,11 +468,14 @@ class Workspace:
             return date
         return today() + dt.timedelta(days=LAYER_DAYS[layer])
 
-    def get(self, entry_id: str) -> MemoryEntry:
-        entry = self.memory().find(check_id(entry_id))
+    def _entry_in(self, mf: MemoryFile, entry_id: str) -> MemoryEntry:
+        entry = mf.find(entry_id)
         if entry is None:
             raise NotFound(f"no memory with id {entry_id} in {self.name}")
         return entry
+
+    def get(self, entry_id: str) -> MemoryEntry:
+        return self._entry_in(self.memory(), check_id(entry_id))
 
     def edit_entry(self, entry_id: str, text: str, reason: str | None = None, force: bool = False) -> WriteResult:
         """Replace the text of entry `entry_id`, keeping its id, layer, dates and fields; the old
@@ -487,9 +490,7 @@ class Workspace:
 
         def change(old: str):
             mf = MemoryFile.parse(old)
-            entry = mf.find(entry_id)
-            if entry is None:
-                raise NotFound(f"no memory with id {entry_id} in {self.name}")
+            entry = self._entry_in(mf, entry_id)
             others = MemoryFile.parse(old)
             others.remove(entry_id)
             conf = entry.fields.get("confidence")
@@ -533,9 +534,7 @@ class Workspace:
 
         def change(old: str):
             mf = MemoryFile.parse(old)
-            entry = mf.find(entry_id)
-            if entry is None:
-                raise NotFound(f"no memory with id {entry_id} in {self.name}")
+            entry = self._entry_in(mf, entry_id)
             was = entry.layer or "M30"
             if was == layer and entry.headed:
                 return old, (entry, was, "unchanged")
