@@ -124,13 +124,13 @@ def roll_back(root: Path, files: dict[str, dict]) -> tuple[list[str], list[str]]
     """Give each file its recorded old bytes when it holds the old or the new ones."""
     restored, kept = [], []
     for rel, f in files.items():
-        before = None if f.get("before") is None else base64.b64decode(f["before"])
-        now = _current(root, rel)
-        if now == before:
+        state = _state(root, rel, f)
+        if state == "old":
             continue
-        if (None if now is None else git.blob_id(root, now)) != f.get("after"):
+        if state == "edited":
             kept.append(rel)  # changed again after the crash: a hand edit, not ours to undo
             continue
+        before = None if f.get("before") is None else base64.b64decode(f["before"])
         target = root / rel
         if before is None:
             target.unlink(missing_ok=True)

@@ -315,22 +315,24 @@ def _unescape(text: str) -> str:
 #                  the same claim negated together with a change word
 #   contradiction  the same claim with the opposite polarity and no change word: both are kept,
 #                  the nightly review flags them (`opposed`)
+_KO_SWITCH = "바꿨|바꿈|바꾸었|바꿔|변경"                                   # switched (to)
+_KO_VALUE_CHANGE = "늘었|늘어났|줄었|줄어들|올랐|올렸|내렸|내려갔|바뀌었|바뀜"        # went up / down, changed
 _CHANGE_WORDS = re.compile(r"\b(now|currently|actually|instead|anymore|these days|no longer|from now on|"
                            r"switched|changed|moved|increased|decreased|raised|lowered|went up|went down|rose|dropped)\b|"
-                           r"이제|요즘|지금은|현재는|더 이상|앞으로는|대신|바꿨|바꿈|바꾸었|바꿔|옮겼|옮김|이사했|이사함|변경|"
-                           r"늘었|늘어났|줄었|줄어들|올랐|올렸|내렸|내려갔|바뀌었|바뀜", re.I)
+                           rf"이제|요즘|지금은|현재는|더 이상|앞으로는|대신|{_KO_SWITCH}|옮겼|옮김|이사했|이사함|{_KO_VALUE_CHANGE}",
+                           re.I)
 _PREDICATES = (
     ("prefer", re.compile(r"\b(prefers?|preferred|would rather|likes?|loves?|enjoys?|favou?rite)\b|선호|좋아|즐기|즐긴", re.I)),
     ("dislike", re.compile(r"\b(hates?|dislikes?|can'?t stand)\b|싫어|싫다", re.I)),
     ("want", re.compile(r"\b(wants?)\b|원한다|원함|원해", re.I)),
-    ("switch", re.compile(r"\b(switched|changed|migrated) (over )?to\b|바꿨|바꿈|바꾸었|바꿔|변경", re.I)),
+    ("switch", re.compile(rf"\b(switched|changed|migrated) (over )?to\b|{_KO_SWITCH}", re.I)),
     ("move", re.compile(r"\b(moved|relocated) to\b|이사|옮겼|옮김|이전했", re.I)),
     ("live", re.compile(r"\b(lives? in|based in|located in|is in|are in)\b|산다|살고|살아|거주|에 있다|에 있음", re.I)),
     ("use", re.compile(r"\b(uses?|using|runs? on|deploys? to|works? (at|for))\b|사용|쓴다|쓰고|쓰지|쓴|돌린다|돌려|"
                        r"일한다|일해|다닌다|근무", re.I)),
     ("call", re.compile(r"\b(call(s|ed)? (him|her|them|me)|address(es|ed)? as|goes by)\b|호칭|부른다|불러", re.I)),
     ("change", re.compile(r"\b(increased|decreased|raised|lowered|went (up|down)|rose|dropped|fell|cut|moved)"
-                          r"( back)? to\b|늘었|늘어났|줄었|줄어들|올랐|올렸|내렸|내려갔|바뀌었|바뀜", re.I)),
+                          rf"( back)? to\b|{_KO_VALUE_CHANGE}", re.I)),
     ("be", re.compile(r"\b(is|are)\b|[가-힣]다$|입니다$|이에요$|예요$", re.I)),
 )
 # What a switch or a move replaces besides its own kind; the polarity of a leaning.
@@ -433,6 +435,11 @@ _VALUE_KINDS = (
 _LINKS = {"at", "to", "on", "in", "by", "back"}
 
 
+def _kind_of(text: str) -> str | None:
+    """The first kind of value (weekday, time, month, number) the text holds, or None."""
+    return next((k for k, rx in _VALUE_KINDS if rx.search(text)), None)
+
+
 def _value_kind(x: Statement) -> str | None:
     """The kind of value among a statement's words (weekday, time, month, number), or None."""
     return next((k for k, rx in _VALUE_KINDS if any(rx.search(w) for w in x.objects)), None)
@@ -450,7 +457,7 @@ def _value_update(a: Statement, b: Statement, new: str, old: str) -> bool:
         slots: dict[str, set] = {}
         rest = set(x.who.split())           # "서준은 아침 회의를" = "서준은 … 아침 회의"
         for w in x.objects:
-            kind = next((k for k, rx in _VALUE_KINDS if rx.search(w)), None)
+            kind = _kind_of(w)
             if kind:
                 slots.setdefault(kind, set()).add(re.sub(r"(?<=[a-z])s$", "", w))   # Mondays = Monday
             else:
@@ -468,8 +475,7 @@ def _same_kind_of_value(a: Statement, b: Statement) -> bool:
     "favourite food"): "Seojun is busy these days" does not replace "Seojun is a developer"."""
     if len(a.objects) > 3 or len(b.objects) > 3:
         return False
-    kind_a = next((k for k, rx in _VALUE_KINDS if rx.search(" ".join(sorted(a.objects)))), None)
-    kind_b = next((k for k, rx in _VALUE_KINDS if rx.search(" ".join(sorted(b.objects)))), None)
+    kind_a, kind_b = _kind_of(" ".join(sorted(a.objects))), _kind_of(" ".join(sorted(b.objects)))
     if kind_a or kind_b:
         return kind_a == kind_b
     return len(a.who.split()) >= 2

@@ -438,8 +438,7 @@ class Workspace:
             return f"memory: remember {e.id} ({e.layer}) {_short(e.text)}\n\n" + trace.trailers(decision, source, via)
 
         (decision, entry), sha = self.edit(MEMORY, change, message)
-        notes = [f"redacted {len(decision.redactions)} secret(s) before writing: "
-                 f"{', '.join(sorted(set(decision.redactions)))}"] if decision.redactions else []
+        notes = _redaction_notes(decision)
         if entry is not None:
             cited = [i for i in dict.fromkeys(_CITED_ID.findall(entry.text)) if i != entry.id]
             if cited:  # a memory that names another is a use of it (docs/distill.md)
@@ -509,8 +508,7 @@ class Workspace:
             return f"memory: edit {e.id} ({e.layer}) {_short(e.text)}\n\n{body}" + trace.trailers(decision, None, "edit")
 
         (decision, entry, changed), sha = self.edit(MEMORY, change, message)
-        notes = [(f"redacted {len(decision.redactions)} secret(s) before writing: "
-                  f"{', '.join(sorted(set(decision.redactions)))}")] if decision.redactions else []
+        notes = _redaction_notes(decision)
         if decision.action == "refuse":
             return WriteResult("refused", entry, decision.reason, None, tuple(notes))
         if decision.action == "duplicate":
@@ -905,7 +903,12 @@ def _confidence(value) -> str | None:
     return f"{number:g}"
 
 
-_CITED_ID = re.compile(r"\bm-[0-9a-f]{6,12}\b")
+_CITED_ID = re.compile(ID_RE.pattern.strip("^$").join((r"\b", r"\b")))   # an entry id inside a text
+
+
+def _redaction_notes(decision) -> list[str]:
+    kinds = decision.redactions
+    return [f"redacted {len(kinds)} secret(s) before writing: {', '.join(sorted(set(kinds)))}"] if kinds else []
 
 
 def _kept_layer(target: MemoryEntry, layer: str) -> str | None:
@@ -929,7 +932,7 @@ def _one_line(text: str) -> str:
 
 
 def _short(text: str, width: int = 60) -> str:
-    text = " ".join(text.split())
+    text = _one_line(text)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
