@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from .memoryfile import MemoryFile
-from .sections import parse_diary
+from .sections import HEADING_RE, TIME_RE, parse_diary
 from .workspace import DECISION_RE
 
 MAX_CHARS = 1200
@@ -46,8 +46,6 @@ def is_own_line(text: str) -> bool:
     return bool(_OWN_RE.match(text.lstrip()))
 _DIARY_RE = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")
 _ARCHIVE_RE = re.compile(r"^memory/archive/.+\.md$")
-_TIME_RE = re.compile(r"^\d{1,2}:\d{2}(?::\d{2})?\s+")
-_HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _DATE_IN_HEADING = re.compile(r"\[(\d{4}\s*[-–—]\s*\d{1,2}\s*[-–—]\s*\d{1,2})\]")
 _SUPERSEDES_RE = re.compile(r"^-\s+(?:supersedes|대체)\s*:\s*(D-\d{3,})", re.M)
 
@@ -114,7 +112,7 @@ def _diary_chunks(rel: str, text: str, day: str) -> list[Chunk]:
     out, previous = [], ""
     for item in parse_diary(text):
         chunk = Chunk(rel, item.start, item.end, item.body, layer="diary", date=day)
-        body = _TIME_RE.sub("", chunk.text)
+        body = TIME_RE.sub("", chunk.text)
         if is_own_line(chunk.text):
             chunk.layer = "system"  # giok's own line: not the context of the next one either
             out.append(chunk)
@@ -133,7 +131,7 @@ def _sections(text: str, level: int) -> list[tuple[int, int, str, list[str]]]:
     out = []
     start, heading, body = 1, "", []
     for no, line in enumerate(lines, 1):
-        m = _HEADING_RE.match(line)
+        m = HEADING_RE.match(line)
         if m and len(m.group(1)) <= level:
             out.append((start, no - 1, heading, body))
             start, heading, body = no, line, []
@@ -150,7 +148,7 @@ def _section_chunks(rel: str, text: str, layer: str, level: int) -> list[Chunk]:
         if not content:
             continue  # a heading with nothing under it says nothing
 
-        title = _HEADING_RE.match(heading).group(2) if heading else ""
+        title = HEADING_RE.match(heading).group(2) if heading else ""
         dm = _DATE_IN_HEADING.search(title)
         full = "\n".join(x for x in (title, content) if x)
         end = _last_text_line(body, start + (1 if heading else 0), end)

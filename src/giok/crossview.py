@@ -302,7 +302,8 @@ class Bus:
             names = list(dict.fromkeys(n.strip() for n in to if n and n.strip()))
             if sender in names:
                 raise InvalidInput(f"{sender} cannot send a cross-view message to itself")
-            gone = [n for n in names if n in set(self.home.missing())]
+            missing = set(self.home.missing())
+            gone = [n for n in names if n in missing]
             if gone:
                 raise WorkspaceError(f"the folder of {', '.join(gone)} is gone: nothing sent "
                                      f"(`giok workspaces remove NAME` unregisters it)")

@@ -223,11 +223,11 @@ def _script_hook(path: Path, command: str, project: Path) -> list[dict]:
 # -- the home -----------------------------------------------------------------------------------
 def check_home(ws: Workspace) -> list[dict]:
     out = []
-    for name, spec in sorted(ws.home.workspaces().items()):
-        if not Path(spec.get("path", "")).is_dir():
-            out.append(finding("home", "warning", f"workspace {name!r} is registered at {spec.get('path')}, which is "
-                               f"gone: cross-view messages and sibling search still reach for it",
-                               f"giok workspaces remove {name} (or restore the folder)"))
+    spaces = ws.home.workspaces()
+    for name in ws.home.missing():
+        out.append(finding("home", "warning", f"workspace {name!r} is registered at {spaces[name]['path']}, which is "
+                           f"gone: cross-view messages and sibling search still reach for it",
+                           f"giok workspaces remove {name} (or restore the folder)"))
     return out
 
 

@@ -321,14 +321,14 @@ class Index:
             except OSError:
                 continue
             for entry in entries:
-                if entry.name.startswith(".") or entry.name in _SKIP_DIRS or entry.path[cut:] in _SKIP_FILES:
+                rel = entry.path[cut:].replace(os.sep, "/")
+                if entry.name.startswith(".") or entry.name in _SKIP_DIRS or rel in _SKIP_FILES:
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     stack.append(entry.path)
                 elif entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
                     st = entry.stat(follow_symlinks=False)
-                    rel = entry.path[cut:].replace(os.sep, "/")
-                    if st.st_size <= _MAX_FILE and rel not in _SKIP_FILES:
+                    if st.st_size <= _MAX_FILE:
                         yield rel, (st.st_size, st.st_mtime_ns)
 
     def _sync_file(self, rel: str, stat: tuple, known) -> int:

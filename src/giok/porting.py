@@ -24,7 +24,6 @@ from .sections import Doc
 from .workspace import LESSONS, Workspace, _short, check_layer, check_scope
 
 EXPORT_VERSION = 1
-_DIARY_LINE = re.compile(r"^\s*[-*]\s+(?:(\d{2}:\d{2})\s+)?(.*\S)\s*$")
 _SKIP = {".git", ".giok"}
 ACTIONS = ("kept", "merged", "refused")
 
@@ -52,16 +51,14 @@ def export_items(ws: Workspace):
 
 
 def _diary_items(ws: Workspace):
-    from .distill import DIARY_FILE_RE
+    from .distill import DIARY_FILE_RE, diary_items
     folder = ws.root / "memory"
     for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
         m = DIARY_FILE_RE.match(path.name)
         if not m:
             continue
-        for line in ws.read_text(f"memory/{path.name}").splitlines():
-            lm = _DIARY_LINE.match(line)
-            if lm:
-                yield {"kind": "diary", "day": m.group(1), "time": lm.group(1), "text": lm.group(2)}
+        for at, text in diary_items(ws.read_text(f"memory/{path.name}")):   # as search and distill read it
+            yield {"kind": "diary", "day": m.group(1), "time": at, "text": text}
 
 
 def _lesson_items(ws: Workspace):

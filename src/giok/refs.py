@@ -29,9 +29,9 @@ from pathlib import Path
 
 from .clock import now
 
-KINDS = ("boot", "search", "recall", "duplicate", "get", "cite")
 WEIGHT = {"boot": 0, "inject": 0, "search": 1, "recall": 1, "duplicate": 1, "get": 1, "cite": 1}
 # "inject": what a hook puts in front of the model unasked (Claude Code's per-prompt recall), like boot.
+KINDS = tuple(WEIGHT)
 TOP_HITS = 3     # of one search's results, how many count as used
 CITE_MAX = 3     # a read of more entries than this at once is browsing, not citing
 

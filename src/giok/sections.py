@@ -90,10 +90,10 @@ def append_item(section: Section, line: str) -> None:
 # A day's notes, as giok writes them (`- HH:MM text`) or as a person or OpenClaw writes them
 # (`## topic` headings, plain bullets, wrapped or nested lines, paragraphs). Search's chunker
 # and nightly distillation both read a diary through parse_diary, so they see the same items.
-_DIARY_HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")    # any markdown heading: level, title
 _DIARY_BULLET_RE = re.compile(r"^\s*[-*+]\s+")
 _DIARY_NOISE_RE = re.compile(r"^(?:([-*_])(?:\s*\1){2,}|<!--.*-->)$")  # rules, comment-only lines
-_DIARY_TIME_RE = re.compile(r"^(\d{1,2}:\d{2})(?::\d{2})?\s+")
+TIME_RE = re.compile(r"^(\d{1,2}:\d{2})(?::\d{2})?\s+")        # a diary line's HH:MM[:SS]
 _CHECKBOX_RE = re.compile(r"^\[[ xX~!-]\]\s*")
 
 
@@ -111,7 +111,7 @@ class DiaryItem:
 
     @property
     def time(self) -> str | None:
-        m = _DIARY_TIME_RE.match(self.body) or _DIARY_TIME_RE.match(self.heading + " ")
+        m = TIME_RE.match(self.body) or TIME_RE.match(self.heading + " ")
         return m.group(1) if m else None
 
     @property
@@ -119,7 +119,7 @@ class DiaryItem:
         """One line: no bullet, time or checkbox; wrapped lines joined by a space, nested
         bullets by "; " (what distillation judges and keeps)."""
         first, *rest = self.body.split("\n")
-        out = _CHECKBOX_RE.sub("", _DIARY_TIME_RE.sub("", first, count=1))
+        out = _CHECKBOX_RE.sub("", TIME_RE.sub("", first, count=1))
         for line in rest:
             nested = _DIARY_BULLET_RE.match(line)
             out += ("; " if nested else " ") + _CHECKBOX_RE.sub("", line[nested.end():] if nested else line)
@@ -143,7 +143,7 @@ def parse_diary(text: str) -> list[DiaryItem]:
 
     for no, line in enumerate(text.split("\n"), 1):
         stripped = line.strip()
-        hm = _DIARY_HEADING_RE.match(stripped)
+        hm = HEADING_RE.match(stripped)
         if not stripped or hm or _DIARY_NOISE_RE.match(stripped):
             flush()
             if hm:

@@ -115,9 +115,7 @@ def _uncron(name: str) -> list[str]:
     from .. import routines as routines_mod
     from ..errors import GiokError
     try:
-        if not routines_mod.installed(name):
-            return []
-        return routines_mod.uninstall(name)
+        return routines_mod.uninstall(name)   # [] when it has none: one crontab read
     except GiokError:
         return []
 
