@@ -242,3 +242,16 @@ def test_one_bad_item_is_refused_and_the_others_import(target, tmp_path):
     assert "invalid layer" in got["mixed.jsonl:1"][1] and "invalid scope" in got["mixed.jsonl:2"][1]
     assert "future" in got["mixed.jsonl:3"][1]
     assert [e.text for e in target.memory().entries()] == ["The printer is at 192.168.1.30."]
+
+
+def test_export_keeps_every_diary_item_as_search_reads_it(ws):
+    """The export reads diaries with the shared diary parser: wrapped lines, untimed
+    paragraphs and H:MM times are kept (a line-by-line pattern cut them)."""
+    from giok.porting import export_items
+    (ws.root / "memory" / "2026-11-02.md").write_text(
+        "# 2026-11-02\n\n- 09:05 Reviewed the parser\n  and wrote docs\n\nA plain paragraph about the release.\n"
+        "- 9:30 early standup\n", "utf-8")
+    items = [i for i in export_items(ws) if i["kind"] == "diary" and i["day"] == "2026-11-02"]
+    assert [(i["time"], i["text"]) for i in items] == [
+        ("09:05", "Reviewed the parser and wrote docs"), (None, "A plain paragraph about the release."),
+        ("9:30", "early standup")]
