@@ -4,7 +4,7 @@
 
 1. `giok boot` on a workspace with 2,000 MEMORY.md entries and 365 diary files: the library
    call (median of 20, in process, after the first), and the CLI process end to end minus a
-   bare `python -c "import giok.cli"` (interpreter + imports), median of 10.
+   bare `python -c "import giok.edges.cli"` (interpreter + imports), median of 10.
 2. Tokens of the always-injected tier (TIER 1 + SOUL.md + USER.md) of the default templates,
    en and ko, with the counter that runs here.
 3. The policy set (tests/data/policy_set.json): of 50 greeting/question/speculation lines,
@@ -28,8 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _big_workspace(tmp: Path):
-    from giok import Workspace, git
-    from giok.memoryfile import LAYER_TITLES
+    from giok import Workspace
+    from giok.store import git
+    from giok.store.memoryfile import LAYER_TITLES
     ws, _ = Workspace.init(tmp / "big", name="big", user="Seojun")
     rnd = random.Random(7)
     today = dt.date.today()
@@ -56,7 +57,7 @@ def _big_workspace(tmp: Path):
 
 
 def bench_boot(tmp: Path, env: dict) -> None:
-    from giok import boot
+    from giok.lifecycle import boot
     ws = _big_workspace(tmp)
     boot.build(ws, record=False)
     lib = []
@@ -75,10 +76,10 @@ def bench_boot(tmp: Path, env: dict) -> None:
                        capture_output=True)
         cli.append(time.perf_counter() - start)
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import giok.cli"], env=env, check=True)
+        subprocess.run([sys.executable, "-c", "import giok.edges.cli"], env=env, check=True)
         bare.append(time.perf_counter() - start)
     c, b = statistics.median(cli), statistics.median(bare)
-    print(f"giok boot CLI process: median {c * 1000:.0f} ms; interpreter + `import giok.cli` {b * 1000:.0f} ms; "
+    print(f"giok boot CLI process: median {c * 1000:.0f} ms; interpreter + `import giok.edges.cli` {b * 1000:.0f} ms; "
           f"work after start {max(0.0, c - b) * 1000:.0f} ms (target <= 150 ms)")
 
 
@@ -87,7 +88,9 @@ def _left(data: dict) -> str:
 
 
 def bench_tier(tmp: Path) -> None:
-    from giok import Workspace, boot, tokens
+    from giok import Workspace
+    from giok.lifecycle import boot
+    from giok.text import token_count as tokens
     for lang in ("en", "ko"):
         ws, _ = Workspace.init(tmp / f"tier-{lang}", name=f"tier-{lang}", lang=lang, user="Seojun" if lang == "en" else "서준")
         result = boot.build(ws, record=False)

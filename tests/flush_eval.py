@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from giok.watchdog import extract
+from giok.lifecycle.watchdog import extract
 
 SET = Path(__file__).parent / "data" / "flush_set.json"
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from conftest import run_giok
-from giok import git, refs
-from giok.chunks import chunk_file
-from giok.distill import LEDGER, Ledger, distill
+from giok.store import git, refs
+from giok.retrieval.chunks import chunk_file
+from giok.lifecycle.distill import LEDGER, Ledger, distill
 
 # As OpenClaw's MEMORY.md template reads once an agent has filled it in.
 OPENCLAW_MEMORY = """# MEMORY.md — Long-Term Memory

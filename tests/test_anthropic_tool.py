@@ -15,7 +15,7 @@ from anthropic.lib.tools._beta_builtin_memory_tool import BetaLocalFilesystemMem
 from anthropic.types.beta import (  # noqa: E402
     BetaMemoryTool20250818InsertCommand, BetaMemoryTool20250818StrReplaceCommand, BetaMemoryTool20250818ViewCommand)
 
-from giok.anthropic_tool import GiokMemoryTool  # noqa: E402
+from giok.edges.anthropic_tool import GiokMemoryTool  # noqa: E402
 
 
 class StandIn:

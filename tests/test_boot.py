@@ -4,7 +4,10 @@ import json
 
 import pytest
 
-from giok import Workspace, boot, refs, tokens
+from giok import Workspace
+from giok.lifecycle import boot
+from giok.store import refs
+from giok.text import token_count as tokens
 from giok.errors import InvalidInput
 
 from conftest import run_giok

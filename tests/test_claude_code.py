@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from conftest import run_giok
-from giok import tokens
-from giok.mcp import TOOLS
+from giok.text import token_count as tokens
+from giok.edges.mcp import TOOLS
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = ROOT / "integrations" / "claude-code"

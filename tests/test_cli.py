@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from giok.cli import main
+from giok.edges.cli import main
 from conftest import run_giok
 
 
@@ -100,9 +100,9 @@ def test_quickstart_runs_on_embedded_defaults(tmp_path):
 
 
 def test_a_simple_command_does_not_import_search_or_scheduler():
-    code = ("import sys; from giok.cli import main\n"
+    code = ("import sys; from giok.edges.cli import main\n"
             "try:\n    main(['workspaces'])\nexcept SystemExit:\n    pass\n"
-            "heavy = [m for m in ('numpy', 'croniter', 'httpx', 'mcp', 'giok.index') if m in sys.modules]\n"
+            "heavy = [m for m in ('numpy', 'croniter', 'httpx', 'mcp', 'giok.retrieval.index') if m in sys.modules]\n"
             "print(heavy)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.stdout.strip().splitlines()[-1] == "[]", r.stdout + r.stderr

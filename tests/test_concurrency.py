@@ -6,7 +6,7 @@ import subprocess
 import sys
 import time
 
-from giok.memoryfile import MemoryFile
+from giok.store.memoryfile import MemoryFile
 
 WRITER = r"""
 import hashlib, sys
@@ -51,7 +51,7 @@ def test_writer_killed_mid_write_leaves_valid_files(ws):
         proc.wait()
         mf = MemoryFile.parse((ws.root / "MEMORY.md").read_bytes())
         assert mf.problems == []
-    # what was committed survives; a write killed before its commit is rolled back (giok.journal)
+    # what was committed survives; a write killed before its commit is rolled back (giok.store.journal)
     written = len(MemoryFile.parse(git(ws, "show", "HEAD:MEMORY.md").encode()).entries())
     assert written > 0
     result = ws.remember("written after the crashes", layer="M90")

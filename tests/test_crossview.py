@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 
 from giok import Workspace
-from giok.crossview import TAG, Bus, Transport, TRANSPORTS, register_transport
+from giok.lifecycle.crossview import TAG, Bus, Transport, TRANSPORTS, register_transport
 from giok.errors import InvalidInput, LoopRefused, NotFound, WorkspaceError
 
 AGENTS = ("zeon", "sion", "mion", "sano")
@@ -156,7 +156,7 @@ def test_diary_can_be_switched_off_per_workspace(family, bus, giok_home):
 
 def test_concurrent_senders_in_separate_processes_lose_nothing(family, bus):
     quiet_diaries(bus.home)
-    script = ("import sys; from giok.crossview import Bus\n"
+    script = ("import sys; from giok.lifecycle.crossview import Bus\n"
               "b = Bus()\n"
               "for i in range(15): b.send(f'{sys.argv[1]} msg {i}', sys.argv[1], to=['zeon'])\n")
     procs = [subprocess.Popen([sys.executable, "-c", script, name]) for name in ("sion", "mion", "sano")]

@@ -4,13 +4,13 @@ import json
 
 import pytest
 
-import giok.workspace as workspace_mod
+import giok.store.workspace as workspace_mod
 
-from giok import distill as distill_mod
-from giok import git, refs
-from giok.distill import LEDGER, Ledger, distill
+from giok.lifecycle import distill as distill_mod
+from giok.store import git, refs
+from giok.lifecycle.distill import LEDGER, Ledger, distill
 from giok.errors import InvalidInput
-from giok.memoryfile import MemoryFile
+from giok.store.memoryfile import MemoryFile
 
 
 def at(monkeypatch, stamp):
@@ -243,7 +243,7 @@ def test_crash_before_the_commit_is_rolled_back_and_redone_by_the_next_run(ws, m
         distill(ws)
     monkeypatch.setattr(git, "commit", real_commit)
     at(monkeypatch, "2026-03-01T09:30")
-    report = distill(ws)  # the interrupted run was rolled back (giok.journal): this one does it all
+    report = distill(ws)  # the interrupted run was rolled back (giok.store.journal): this one does it all
     assert report.changed and report.commit
     assert len(distill_commits(ws)) == 1
     assert len(ws.memory().entries("M90")) == 1
@@ -272,7 +272,7 @@ def test_links_and_role_weigh_in_and_sustained_m90_goes_to_m365(ws, monkeypatch)
 
 
 def test_a_write_during_judging_is_not_lost(ws, monkeypatch):
-    from giok.judges import Judge, OfflineJudge, Panel
+    from giok.write.judges import Judge, OfflineJudge, Panel
 
     class Sneaky(Judge):
         name = "sneaky"

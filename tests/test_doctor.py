@@ -8,8 +8,11 @@ import stat
 
 import pytest
 
-from giok import Workspace, git, index, journal, routines
-from giok.doctor import diagnose
+from giok import Workspace
+from giok.store import git, journal
+from giok.retrieval import index
+from giok.lifecycle import routines
+from giok.edges.doctor import diagnose
 
 
 @pytest.fixture(autouse=True)

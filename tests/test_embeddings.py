@@ -8,7 +8,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import numpy as np
 import pytest
 
-from giok import embeddings
+from giok.providers import embeddings
 from giok.errors import ProviderError
 
 

@@ -232,7 +232,7 @@ def test_boot_left_out_line_is_korean_in_a_korean_workspace(tmp_path, giok_home)
     ko, _ = Workspace.init(tmp_path / "ko", name="ko", lang="ko", user="서준", home=giok_home)
     for i in range(40):
         ko.remember(f"서준은 프로젝트 {i}번의 마감을 {i % 28 + 1}일로 정했다", layer="M30", force=True)
-    from giok import boot
+    from giok.lifecycle import boot
     text = boot.build(ko, budget=700, record=False).text
     last = text.rstrip().splitlines()[-1]
     assert "예산이 모자라 빠진 것" in last
@@ -243,7 +243,7 @@ def test_boot_left_out_line_is_korean_in_a_korean_workspace(tmp_path, giok_home)
 def test_colour_in_a_terminal_none_when_piped_or_no_color(ws, monkeypatch):
     from click.testing import CliRunner
 
-    from giok.cli import main
+    from giok.edges.cli import main
     ws.remember("Seojun prefers short answers", layer="M90")
     runner = CliRunner()
     monkeypatch.delenv("NO_COLOR", raising=False)

@@ -7,8 +7,9 @@ import subprocess
 
 import pytest
 
-from giok import boot, trace
-from giok.workspace import Workspace
+from giok.lifecycle import boot
+from giok.store import trace
+from giok.store.workspace import Workspace
 
 
 @pytest.fixture
@@ -18,7 +19,7 @@ def fake_embeddings(monkeypatch):
 
 
 def _search(ws, query, **opts):
-    from giok import search
+    from giok.retrieval import search
     return search.search(ws, query, k=10, min_score=0.0, gap=None, **opts)
 
 
@@ -53,7 +54,7 @@ def test_3_constraints_and_pending_state_survive_a_flush(ws, giok_home):
     ws.task_move(tid, "doing")
     before = boot.build(ws).text
     # a context flush / compaction: the conversation is gone; a new session opens the workspace afresh
-    from giok.watchdog import flush
+    from giok.lifecycle.watchdog import flush
     flush(ws, "We talked about the migration; step 3 is done.")
     fresh = Workspace.open("zeon", home=giok_home)
     after = boot.build(fresh, budget=700).text
@@ -63,7 +64,7 @@ def test_3_constraints_and_pending_state_survive_a_flush(ws, giok_home):
 
 
 def test_4_after_a_delete_the_entry_is_gone_from_file_index_vectors_and_cache(ws, fake_embeddings):
-    from giok import index
+    from giok.retrieval import index
     secret = "Seojun's old address is 12 Hanok-gil Jongno"
     entry = ws.remember(secret, layer="M90").entry
     ws.diary(f"Noted: {secret}")

@@ -4,9 +4,9 @@ into memory (seed 001, failure test 3: "compaction 전후에 핵심 constraint�
 
 import json
 
-from giok import git
-from giok.memoryfile import MemoryFile
-from giok.watchdog import Watchdog, extract, flush
+from giok.store import git
+from giok.store.memoryfile import MemoryFile
+from giok.lifecycle.watchdog import Watchdog, extract, flush
 
 from flush_eval import evaluate
 from llm_server import FakeLLM
@@ -123,7 +123,7 @@ def test_llm_constraints_are_not_doubled(ws, monkeypatch):
 
 
 def test_the_nightly_distill_does_not_add_the_flushed_rules_twice(ws, monkeypatch):
-    from giok.distill import distill
+    from giok.lifecycle.distill import distill
     monkeypatch.setenv("GIOK_NOW", "2026-03-05T14:00")
     flush(ws, SPAN, "s1", level="hard")
     kept = sorted(e.text for e in _live(ws))
@@ -135,7 +135,7 @@ def test_the_nightly_distill_does_not_add_the_flushed_rules_twice(ws, monkeypatc
     assert sum("main에 직접 푸시" in t for t in texts) == 1 and sum("prefer Korean" in t for t in texts) == 1
     assert set(kept) <= set(texts)
     monkeypatch.setenv("GIOK_NOW", "2026-03-06T09:00")     # the next day's boot carries the rule
-    from giok import boot
+    from giok.lifecycle import boot
     memory = [s for s in boot.build(ws, record=False).sections if s.name == "M90"][0]
     assert any("constraint: 절대 main에 직접 푸시하지 마." in line for line in memory.lines)
 
@@ -143,7 +143,7 @@ def test_the_nightly_distill_does_not_add_the_flushed_rules_twice(ws, monkeypatc
 def test_a_standing_request_and_a_korean_decision_are_kept(ws):
     """"앞으로 … 써줘" is a rule from now on; "…기로 했어" is a decision (the 90-day simulation
     found both dropped)."""
-    from giok import watchdog
+    from giok.lifecycle import watchdog
     report = watchdog.flush(ws, "user: 원고 3장은 다시 쓰기로 했어.\nuser: 앞으로 커밋 메시지는 한국어로 써줘.\n"
                                 "assistant: 알겠습니다. 내일 4장 초안을 검토해야 합니다.", session="s1")
     assert report.gist["constraints"] == ["앞으로 커밋 메시지는 한국어로 써줘."]

@@ -6,8 +6,8 @@ import sqlite3
 
 import pytest
 
-from giok import index
-from giok.chunks import MAX_CHARS, chunk_file
+from giok.retrieval import index
+from giok.retrieval.chunks import MAX_CHARS, chunk_file
 from giok.errors import IndexError_
 
 

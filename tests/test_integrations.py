@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from giok import Home, Workspace
-from giok.mcp import TOOLS
+from giok.edges.mcp import TOOLS
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "integrations"
@@ -188,7 +188,7 @@ def test_reference_docs_cover_every_tool_and_command():
     crossview_doc = (ROOT / "docs" / "crossview.md").read_text("utf-8")
     for command in ("crossview send", "crossview inbox", "crossview ack"):
         assert command in crossview_doc
-    from giok.cli import main
+    from giok.edges.cli import main
     for name in ("send", "inbox", "ack"):  # get_command: command modules load on demand
         assert main.get_command(None, "crossview").commands[name].help
     assert main.get_command(None, "mcp").help

@@ -7,9 +7,9 @@ import subprocess
 
 import pytest
 
-from giok import git
+from giok.store import git
 from giok.errors import GitError, InvalidInput, NotFound
-from giok.memory_tool import MemoryTool
+from giok.edges.memory_tool import MemoryTool
 
 
 @pytest.fixture

@@ -3,10 +3,11 @@ failing answers), the panel with its synthesizer, and degradation to the offline
 
 import pytest
 
-from giok import distill as distill_mod
-from giok import judges, llm
+from giok.lifecycle import distill as distill_mod
+from giok.write import judges
+from giok.providers import llm
 from giok.errors import InvalidInput, ProviderError
-from giok.judges import Item, LLMJudge, OfflineJudge, Panel
+from giok.write.judges import Item, LLMJudge, OfflineJudge, Panel
 
 from llm_server import FakeLLM
 
@@ -184,7 +185,7 @@ def test_distill_with_panel_against_local_server(ws, server, monkeypatch):
 
 
 def test_only_an_llm_judge_can_raise_an_entry_to_m0(ws, server, monkeypatch):
-    from giok import refs
+    from giok.store import refs
     monkeypatch.setenv("GIOK_NOW", "2026-03-01T09:00")
     core = ws.remember("Seojun is the person I work for and my first user", layer="M365").entry.id
     for day in range(2, 12):

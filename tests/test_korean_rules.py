@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from giok import boot
-from giok.distill import distill
+from giok.lifecycle import boot
+from giok.lifecycle.distill import distill
 
 BENCH = Path(__file__).resolve().parent.parent / "bench" / "judgement.py"
 # Measured on the test split (bench/judgement.py): 100% (KO and EN) after the change, 64.7% before.

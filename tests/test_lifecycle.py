@@ -7,10 +7,11 @@ import json
 import pytest
 
 from conftest import run_giok
-from giok import boot, refs
-from giok.distill import distill
+from giok.lifecycle import boot
+from giok.store import refs
+from giok.lifecycle.distill import distill
 from giok.errors import InvalidInput
-from giok.memoryfile import MemoryFile
+from giok.store.memoryfile import MemoryFile
 
 START = dt.date(2026, 3, 1)
 
@@ -154,8 +155,8 @@ def test_distill_reports_do_not_answer_questions(ws, fake, monkeypatch):
 
 
 def test_flush_markers_and_crossview_notes_are_system_lines(ws, fake, monkeypatch):
-    from giok import watchdog
-    from giok.crossview import Bus
+    from giok.lifecycle import watchdog
+    from giok.lifecycle.crossview import Bus
     at(monkeypatch, START)
     watchdog.flush(ws, "user: We decided to ship the parser on Monday\nassistant: noted", session="s1")
     Workspace = type(ws)
@@ -220,7 +221,7 @@ def test_remember_refuses_a_future_or_impossible_date(ws, monkeypatch):
 
 
 def test_mcp_remember_takes_the_event_date_and_keeps_the_layer(ws, monkeypatch):
-    from giok.mcp import TOOLS
+    from giok.edges.mcp import TOOLS
     at(monkeypatch, START + dt.timedelta(days=3))
     remember = TOOLS["memory_remember"].handler
     assert "date" in TOOLS["memory_remember"].properties

@@ -17,7 +17,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
 from giok import Home, Workspace  # noqa: E402
-from giok.crossview import Bus  # noqa: E402
+from giok.lifecycle.crossview import Bus  # noqa: E402
 
 EXPECTED = {"memory_boot", "memory_recall", "memory_search", "memory_get", "memory_remember", "memory_decide",
             "memory_lesson", "memory_task", "memory_state", "memory_heartbeat", "memory_forget",
@@ -209,7 +209,7 @@ def test_the_index_is_warm_before_the_first_call(tmp_path):
     search used to build it (10-20 s, past an MCP client's request timeout)."""
     import sqlite3
     import time
-    from giok.index import _SKIP_FILES
+    from giok.retrieval.index import _SKIP_FILES
     home = Home(tmp_path / "home")  # a home of its own: the module's siblings never see it
     ws, _ = Workspace.init(tmp_path / "fresh", name="fresh", home=home)
     ws.remember("The fresh workspace keeps its launch date in March.", layer="M30")
@@ -254,7 +254,7 @@ def test_crossview_send_inbox_ack(server, giok_home):
 
 def test_server_without_the_sdk_says_how_to_install_it(tmp_path):
     code = ("import sys; sys.modules['mcp'] = None; sys.modules['mcp_types'] = None\n"
-            "from giok.cli import main; main(['mcp', '-w', 'zeon'])")
+            "from giok.edges.cli import main; main(['mcp', '-w', 'zeon'])")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1
     assert proc.stderr.strip() == "Error: the MCP server needs the mcp package: pip install 'giok[mcp]'"
@@ -263,14 +263,14 @@ def test_server_without_the_sdk_says_how_to_install_it(tmp_path):
 def test_an_sdk_older_than_2_says_which_version_is_needed(tmp_path):
     code = ("import sys, importlib.metadata as md; sys.modules['mcp_types'] = None\n"  # as with mcp 1.x
             "real = md.version; md.version = lambda name: '1.26.0' if name == 'mcp' else real(name)\n"
-            "from giok.cli import main; main(['mcp', '-w', 'zeon'])")
+            "from giok.edges.cli import main; main(['mcp', '-w', 'zeon'])")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1
     assert proc.stderr.strip() == "Error: the MCP server needs mcp>=2.0, not mcp 1.26.0: pip install 'giok[mcp]' --upgrade"
 
 
 def test_core_modules_do_not_import_the_sdk():
-    code = "import sys, giok, giok.cli, giok.crossview, giok.mcp; print('mcp' in sys.modules)"
+    code = "import sys, giok, giok.edges.cli, giok.lifecycle.crossview, giok.edges.mcp; print('mcp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "False", out.stderr
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from giok import Workspace
-from giok.mcp import TOOLS
+from giok.edges.mcp import TOOLS
 
 ROOT = Path(__file__).resolve().parents[1]
 INSPECTOR = ROOT / ".tools" / "node_modules" / ".bin" / "mcp-inspector"

@@ -4,7 +4,7 @@ import datetime as dt
 
 import pytest
 
-from giok.memoryfile import MemoryEntry, MemoryFile
+from giok.store.memoryfile import MemoryEntry, MemoryFile
 
 # The seed's own sample (000_…txt), with its en dashes and mangled comment markers.
 SEED = """## 🔮 M0 : 코어 메모리 (영구)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from giok.search import needs_memory
+from giok.retrieval.search import needs_memory
 
 BENCH = Path(__file__).resolve().parent.parent / "bench" / "judgement.py"
 # Measured on the test split (bench/judgement.py): 98.6% after the change (EN 100%, KO 97.2%),

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from giok import boot
-from giok.workspace import Workspace
+from giok.lifecycle import boot
+from giok.store.workspace import Workspace
 
 from conftest import run_giok
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from giok import policy, refs, trace
+from giok.write import policy
+from giok.store import refs, trace
 from giok.errors import InvalidInput, NotFound
 
 from conftest import run_giok

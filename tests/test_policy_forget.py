@@ -46,7 +46,7 @@ def test_forget_by_id_removes_copies_and_dangling_supersedes_stays_auditable(ws)
     new = ws.remember("Seojun now prefers coffee").entry
     ws.forget(old.id, reason="no longer relevant")
     assert old.id not in ws.memory().ids() and ws.get(new.id).fields["supersedes"] == old.id
-    from giok import trace
+    from giok.store import trace
     chain = trace.history(ws, new.id)
     assert chain[0] == {"id": old.id, "missing": True}
 
@@ -74,7 +74,7 @@ def test_purge_reports_history_and_rewrite_history_removes_every_byte(ws, cli):
     assert any("git history: " in n and "--rewrite-history" in n for n in data["notes"])
     assert "M12345678" in _all_git_bytes(ws)
     assert cli("-w", "zeon", "forget", "--match", "M12345678", "--reason", "files only").exit_code != 0  # already gone
-    from giok.forget import history_report
+    from giok.write.forget import history_report
     assert history_report(ws, ["M12345678"])["commits"]
     out = cli("-w", "zeon", "forget", "--match", "M12345678", "--reason", "history too", "--rewrite-history", "--json")
     assert out.exit_code == 0 and "(rewritten)" in out.output
@@ -171,7 +171,7 @@ def test_forget_restores_every_file_when_the_commit_fails(ws, monkeypatch):
     ws.lesson("Vault", "- keep tangerine-42 out of chat")
     rels = ("MEMORY.md", "compound/lessons.md", ws.diary_path())
     before = {rel: (ws.root / rel).read_bytes() for rel in rels}
-    from giok import forget as forget_mod
+    from giok.write import forget as forget_mod
     from giok.errors import GitError
 
     def broken(*args, **kwargs):
@@ -189,7 +189,7 @@ def test_forget_checks_every_file_before_writing_any(ws, monkeypatch):
     """A file changed by hand after the read is refused, and nothing is left half-written."""
     ws.remember("The vault code is tangerine-42")
     ws.lesson("Vault", "- keep tangerine-42 out of chat")
-    import giok.workspace as workspace_mod
+    import giok.store.workspace as workspace_mod
     from giok.errors import ConflictError
     real = workspace_mod.atomic_write
     calls = []
@@ -210,7 +210,7 @@ def test_forget_checks_every_file_before_writing_any(ws, monkeypatch):
 
 def test_forget_purges_the_index_case_insensitively(ws, monkeypatch):
     monkeypatch.setenv("GIOK_EMBEDDINGS", "fake")
-    from giok import index
+    from giok.retrieval import index
     ws.remember("Seojun's old address is 12 Hanok-gil Jongno", layer="M90")
     ws.remember("The office is in Pangyo")
     index.sync(ws)
@@ -220,7 +220,7 @@ def test_forget_purges_the_index_case_insensitively(ws, monkeypatch):
         if path.is_file():
             assert b"hanok" not in path.read_bytes().lower(), path
     index.sync(ws)
-    from giok import search
+    from giok.retrieval import search
     found = [r.text for r in search.search(ws, "office Pangyo", k=10, min_score=0.0, gap=None)]
     assert any("Pangyo" in t for t in found) and not any("Hanok" in t for t in found)
 

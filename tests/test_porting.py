@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from giok import Workspace, git
-from giok.importers import detect
-from giok.porting import export_items, export_jsonl, export_tar, import_path
+from giok import Workspace
+from giok.store import git
+from giok.edges.importers import detect
+from giok.edges.porting import export_items, export_jsonl, export_tar, import_path
 
 SAMPLES = Path(__file__).parent / "data" / "import"
 NOW = "2026-12-01T10:00"
@@ -247,7 +248,7 @@ def test_one_bad_item_is_refused_and_the_others_import(target, tmp_path):
 def test_export_keeps_every_diary_item_as_search_reads_it(ws):
     """The export reads diaries with the shared diary parser: wrapped lines, untimed
     paragraphs and H:MM times are kept (a line-by-line pattern cut them)."""
-    from giok.porting import export_items
+    from giok.edges.porting import export_items
     (ws.root / "memory" / "2026-11-02.md").write_text(
         "# 2026-11-02\n\n- 09:05 Reviewed the parser\n  and wrote docs\n\nA plain paragraph about the release.\n"
         "- 9:30 early standup\n", "utf-8")

@@ -10,8 +10,8 @@ import pytest
 
 from giok import Workspace
 from giok.errors import InvalidInput
-from giok import tokens
-from giok.boot import build
+from giok.text import token_count as tokens
+from giok.lifecycle.boot import build
 
 from conftest import run_giok
 
@@ -110,8 +110,8 @@ def test_show_marks_a_superseded_entry(ws, cli):
 
 
 def test_routines_only_run_giok_commands(ws):
-    from giok import routines
-    from giok.cli import main
+    from giok.lifecycle import routines
+    from giok.edges.cli import main
     import click
     with pytest.raises(InvalidInput, match="not a giok command"):
         routines.Routine("bad", "0 * * * *", ["rm", "-rf", "/"]).check()
@@ -121,7 +121,7 @@ def test_routines_only_run_giok_commands(ws):
 
 
 def test_flush_refuses_binary_input(ws):
-    from giok.watchdog import flush
+    from giok.lifecycle.watchdog import flush
     with pytest.raises(InvalidInput, match="binary"):
         flush(ws, "hello \x00\x01\x02 world", level="hard")
 
@@ -171,7 +171,7 @@ def test_a_similar_sentence_about_another_thing_is_not_a_duplicate(ws):
 
 
 def test_forget_reaches_the_cross_view_bus(ws, giok_home, tmp_path):
-    from giok.crossview import Bus
+    from giok.lifecycle.crossview import Bus
     Workspace.init(tmp_path / "sion", name="sion", home=giok_home)
     Bus(giok_home).send("The vault combination is velvet-otter-93", sender="sion", to=["zeon"])
     Bus(giok_home).send("Lunch at noon", sender="sion", to=["zeon"])

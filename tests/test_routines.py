@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from giok import routines
+from giok.lifecycle import routines
 from giok.errors import InvalidInput, NotFound
-from giok.routines import Routine, Scheduler
+from giok.lifecycle.routines import Routine, Scheduler
 
 USER_LINE = "17 4 * * * /usr/bin/true # the user's own job, giok must not touch it"
 
@@ -161,7 +161,7 @@ def test_crontab_update_holds_the_home_lock(ws, crontab):
     import threading
     import time
 
-    from giok.fsutil import file_lock
+    from giok.store.fsutil import file_lock
 
     held, released = threading.Event(), []
 

@@ -6,9 +6,10 @@ import json
 import pytest
 
 from conftest import run_giok
-from giok import Workspace, refs
+from giok import Workspace
+from giok.store import refs
 from giok.errors import InvalidInput, PermissionDenied, WorkspaceError
-from giok.search import DYNAMIC_GAP, MIN_SCORE, Response, Result, _cut, Options, needs_memory, reformulate
+from giok.retrieval.search import DYNAMIC_GAP, MIN_SCORE, Response, Result, _cut, Options, needs_memory, reformulate
 
 
 @pytest.fixture

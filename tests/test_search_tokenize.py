@@ -4,7 +4,7 @@ import sqlite3
 
 import pytest
 
-from giok.tokenize import grams, language, query_terms, quote_fts, stem_en, stem_ko, terms
+from giok.text.terms import grams, language, query_terms, quote_fts, stem_en, stem_ko, terms
 
 
 @pytest.mark.parametrize("word", ["제온이", "제온은", "제온의", "제온을", "제온에게", "제온"])

@@ -7,7 +7,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from giok import git
+from giok.store import git
 from giok.errors import InvalidInput
 
 
@@ -55,8 +55,8 @@ SPAN = "\n".join([
 
 
 def test_flush_writes_the_session_context_and_boot_injects_it(ws, monkeypatch):
-    from giok import boot
-    from giok.watchdog import flush
+    from giok.lifecycle import boot
+    from giok.lifecycle.watchdog import flush
     monkeypatch.setenv("GIOK_NOW", "2026-03-05T14:00")
     flush(ws, SPAN, "s1", level="soft")
     context = ws.read_text("compound/context.md")
@@ -71,7 +71,7 @@ def test_flush_writes_the_session_context_and_boot_injects_it(ws, monkeypatch):
 
 
 def test_a_later_flush_replaces_the_session_context(ws, monkeypatch):
-    from giok.watchdog import flush
+    from giok.lifecycle.watchdog import flush
     monkeypatch.setenv("GIOK_NOW", "2026-03-05T14:00")
     flush(ws, SPAN, "s1", level="soft")
     flush(ws, "user: We decided to ship on Monday.", "s2", level="soft")
@@ -81,7 +81,7 @@ def test_a_later_flush_replaces_the_session_context(ws, monkeypatch):
 
 
 def test_boot_lists_the_session_context_it_could_not_fit(ws, monkeypatch):
-    from giok import boot
+    from giok.lifecycle import boot
     ws.edit("compound/context.md", lambda old: (old + "\n".join(f"- pending: item {i} " + "word " * 30
                                                                   for i in range(40)) + "\n", None), "hand edit")
     booted = boot.build(ws, budget=600)
@@ -148,7 +148,7 @@ def test_distill_report_is_sent_to_the_users_telegram_chat(ws, telegram, cli, mo
 
 
 def test_failed_delivery_is_a_note_not_a_failed_distill(ws, telegram, monkeypatch):
-    from giok.distill import distill
+    from giok.lifecycle.distill import distill
     telegram.status = 403
     _night(ws, monkeypatch)
     report = distill(ws)
@@ -159,7 +159,7 @@ def test_failed_delivery_is_a_note_not_a_failed_distill(ws, telegram, monkeypatc
 
 
 def test_unreachable_transport_and_bad_config_are_notes(ws, giok_home, monkeypatch):
-    from giok.distill import distill
+    from giok.lifecycle.distill import distill
     monkeypatch.setenv("TG_TOKEN", "123:SECRET")
     giok_home.update(lambda c: c.update(distill_report={"transports": ["telegram", "pigeon"], "telegram": {
         "chat_id": "1", "token_env": "TG_TOKEN", "base_url": "http://127.0.0.1:9", "timeout": 2}}))
@@ -171,9 +171,9 @@ def test_unreachable_transport_and_bad_config_are_notes(ws, giok_home, monkeypat
 
 
 def test_report_to_a_local_inbox_from_the_workspace_config(ws, giok_home, tmp_path, monkeypatch):
-    from giok.crossview import Bus
-    from giok.distill import distill
-    from giok.workspace import Workspace
+    from giok.lifecycle.crossview import Bus
+    from giok.lifecycle.distill import distill
+    from giok.store.workspace import Workspace
     Workspace.init(tmp_path / "simon", name="simon", home=giok_home)
     giok_home.update(lambda c: c.update(crossview={"diary": False}) or
                      c["workspaces"]["zeon"].update(distill_report={"transports": ["local"], "local": {"to": ["simon"]}}))
@@ -185,8 +185,8 @@ def test_report_to_a_local_inbox_from_the_workspace_config(ws, giok_home, tmp_pa
 
 
 def test_no_report_transport_by_default(ws, giok_home, monkeypatch):
-    from giok.crossview import Bus
-    from giok.distill import distill
+    from giok.lifecycle.crossview import Bus
+    from giok.lifecycle.distill import distill
     _night(ws, monkeypatch)
     report = distill(ws)
     assert report.commit and not any("report" in n for n in report.notes)

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from giok import git
+from giok.store import git
 from giok.errors import InvalidInput
-from giok.watchdog import Thresholds, Watchdog, extract, flush, level, messages, watch
+from giok.lifecycle.watchdog import Thresholds, Watchdog, extract, flush, level, messages, watch
 
 from llm_server import FakeLLM
 

@@ -226,7 +226,7 @@ def test_a_write_never_commits_what_the_user_had_staged(ws):
 
 def test_a_write_whose_commit_fails_is_undone(ws, monkeypatch):
     before = (ws.root / "MEMORY.md").read_bytes()
-    monkeypatch.setattr("giok.git.commit", lambda *a, **k: (_ for _ in ()).throw(GitError("git commit failed: disk full")))
+    monkeypatch.setattr("giok.store.git.commit", lambda *a, **k: (_ for _ in ()).throw(GitError("git commit failed: disk full")))
     with pytest.raises(GitError, match="disk full"):
         ws.remember("The staging server moved to port 8443")
     assert (ws.root / "MEMORY.md").read_bytes() == before

@@ -8,28 +8,28 @@ command does not pay for modules it never touches.
 
 from importlib import import_module
 
-from .errors import (
+from giok.errors import (
     ConflictError, DirtyFileError, GiokError, GitError, InvalidInput, LockTimeout, LoopRefused, NotFound,
     PermissionDenied, ProviderError, WorkspaceError,
 )
-from .home import Home
-from .memoryfile import LAYERS, MemoryEntry, MemoryFile
-from .workspace import Workspace, WriteResult
+from giok.store.home import Home
+from giok.store.memoryfile import LAYERS, MemoryEntry, MemoryFile
+from giok.store.workspace import Workspace, WriteResult
 
 __version__ = "0.1.0"
 
 _LAZY = {
-    "Boot": ("boot", "Boot"),
-    "CrossView": ("crossview", "Bus"),
-    "Decision": ("policy", "Decision"),
-    "DistillReport": ("distill", "Report"),
-    "LLMJudge": ("judges", "LLMJudge"),
-    "OfflineJudge": ("judges", "OfflineJudge"),
-    "Panel": ("judges", "Panel"),
-    "Routine": ("routines", "Routine"),
-    "Scheduler": ("routines", "Scheduler"),
-    "Thresholds": ("watchdog", "Thresholds"),
-    "Watchdog": ("watchdog", "Watchdog"),
+    "Boot": ("lifecycle.boot", "Boot"),
+    "CrossView": ("lifecycle.crossview", "Bus"),
+    "Decision": ("write.policy", "Decision"),
+    "DistillReport": ("lifecycle.distill", "Report"),
+    "LLMJudge": ("write.judges", "LLMJudge"),
+    "OfflineJudge": ("write.judges", "OfflineJudge"),
+    "Panel": ("write.judges", "Panel"),
+    "Routine": ("lifecycle.routines", "Routine"),
+    "Scheduler": ("lifecycle.routines", "Scheduler"),
+    "Thresholds": ("lifecycle.watchdog", "Thresholds"),
+    "Watchdog": ("lifecycle.watchdog", "Watchdog"),
 }
 
 __all__ = [

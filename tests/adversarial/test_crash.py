@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from giok import git
-from giok.memoryfile import MemoryFile
+from giok.store import git
+from giok.store.memoryfile import MemoryFile
 from conftest import run_giok
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # it, or after the Nth atomic file write.
 KILLER = r"""
 import os, signal, sys
-from giok import git, workspace
+from giok.store import git, workspace
 point, n = os.environ["KILL_AT"], [0]
 die = lambda: os.kill(os.getpid(), signal.SIGKILL)
 real_commit, real_write = git.commit, workspace.atomic_write
@@ -38,7 +38,7 @@ elif point.startswith("after-write-"):
         if n[0] == int(point.rsplit("-", 1)[1]):
             die()
     workspace.atomic_write = write
-from giok.cli import main
+from giok.edges.cli import main
 main(sys.argv[1:], prog_name="giok")
 """
 
@@ -103,11 +103,11 @@ def test_killed_right_after_its_commit_the_write_stays(ws):
 
 
 def test_memory_tool_delete_killed_before_its_commit_puts_the_note_back(ws):
-    from giok.memory_tool import MemoryTool
+    from giok.edges.memory_tool import MemoryTool
     MemoryTool(ws).handle({"command": "create", "path": "/memories/notes/a.md", "file_text": "keep me\n"})
     killed_delete = subprocess.run(
-        [sys.executable, "-c", KILLER.replace("from giok.cli import main\nmain(sys.argv[1:], prog_name=\"giok\")",
-                                              "from giok import Workspace\nfrom giok.memory_tool import MemoryTool\n"
+        [sys.executable, "-c", KILLER.replace("from giok.edges.cli import main\nmain(sys.argv[1:], prog_name=\"giok\")",
+                                              "from giok import Workspace\nfrom giok.edges.memory_tool import MemoryTool\n"
                                               "MemoryTool(Workspace(sys.argv[1])).handle("
                                               "{'command': 'delete', 'path': '/memories/notes/a.md'})"),
          str(ws.root)], capture_output=True, text=True, env={**os.environ, "KILL_AT": "before-commit"})
@@ -203,8 +203,8 @@ def test_soak_reduced(tmp_path):
 
 def _interrupted(ws, message: str, changes: dict[str, bytes]) -> None:
     """What a writer killed after writing its files and before its commit leaves behind."""
-    from giok import journal
-    from giok.fsutil import atomic_write
+    from giok.store import journal
+    from giok.store.fsutil import atomic_write
     journal.begin(ws.root, message, changes)
     for rel, data in changes.items():
         atomic_write(ws.root / rel, data)
@@ -240,7 +240,8 @@ def test_a_killed_write_without_hand_edits_is_still_rolled_back(ws):
 def test_a_workspace_in_a_git_worktree_keeps_a_committed_write(tmp_path, giok_home):
     """`.git` is a file there (`gitdir: …`): a write killed after its commit must count as
     committed, not be undone."""
-    from giok import Workspace, journal
+    from giok import Workspace
+    from giok.store import journal
     main = tmp_path / "repo"
     main.mkdir()
     git.run(main, "init", "-q")

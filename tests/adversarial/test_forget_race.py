@@ -2,7 +2,7 @@
 traceback) without waiting out the sync, and search never returns the forgotten text after it.
 
 The long sync holds the index's write lock because a slow embedder (registered through the real
-`giok.embeddings` entry-point group, from a dist-info folder on PYTHONPATH) sleeps per text.
+`giok.providers.embeddings` entry-point group, from a dist-info folder on PYTHONPATH) sleeps per text.
 
 Also a script for the before/after figures:
     PYTHONPATH=$PWD/src python tests/adversarial/test_forget_race.py --rounds 20
@@ -22,7 +22,7 @@ from pathlib import Path
 
 PLUGIN = '''
 import os, time
-from giok.embeddings import Fake
+from giok.providers.embeddings import Fake
 
 class Slow(Fake):
     """The fake embedder's vectors, slowly: a long sync holds the index's write lock."""
@@ -46,11 +46,11 @@ class Slow(Fake):
 
 
 def slow_plugin(folder: Path) -> Path:
-    """A one-module distribution registering `slowfake` in the giok.embeddings group."""
+    """A one-module distribution registering `slowfake` in the giok.providers.embeddings group."""
     (folder / "slowembed-0.dist-info").mkdir(parents=True, exist_ok=True)
     (folder / "slowembed.py").write_text(PLUGIN)
     (folder / "slowembed-0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: slowembed\nVersion: 0\n")
-    (folder / "slowembed-0.dist-info" / "entry_points.txt").write_text("[giok.embeddings]\nslowfake = slowembed:Slow\n")
+    (folder / "slowembed-0.dist-info" / "entry_points.txt").write_text("[giok.providers.embeddings]\nslowfake = slowembed:Slow\n")
     return folder
 
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from giok.errors import InvalidInput
-from giok.memoryfile import MemoryEntry, MemoryFile, derived_id, empty
+from giok.store.memoryfile import MemoryEntry, MemoryFile, derived_id, empty
 
 from conftest import run_giok
 

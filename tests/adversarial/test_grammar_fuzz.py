@@ -13,7 +13,7 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from giok.memoryfile import FIELD_ORDER, LAYERS, MemoryEntry, MemoryFile, empty
+from giok.store.memoryfile import FIELD_ORDER, LAYERS, MemoryEntry, MemoryFile, empty
 
 EXAMPLES = int(os.environ.get("GIOK_FUZZ_EXAMPLES", "1000"))
 RUNS: Counter = Counter()  # examples run per property (bench/fuzz_grammar.py prints them)

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from giok.memory_tool import MemoryTool
+from giok.edges.memory_tool import MemoryTool
 
 from conftest import run_giok
 

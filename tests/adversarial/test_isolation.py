@@ -10,10 +10,12 @@ import json
 import pytest
 
 from conftest import run_giok
-from giok import Workspace, boot, mcp
-from giok import search as searchlib
-from giok.crossview import Bus
-from giok.memory_tool import MemoryTool
+from giok import Workspace
+from giok.lifecycle import boot
+from giok.edges import mcp
+from giok.retrieval import search as searchlib
+from giok.lifecycle.crossview import Bus
+from giok.edges.memory_tool import MemoryTool
 
 # Each text shares the rare words "zephyr" and "locker" so every search finds all four.
 TEXTS = {

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import run_giok
 from giok.errors import InvalidInput
-from giok.memory_tool import MemoryTool
+from giok.edges.memory_tool import MemoryTool
 
 SECRET = "outside-file-zebra-marker"
 

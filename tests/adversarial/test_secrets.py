@@ -15,10 +15,11 @@ import subprocess
 
 import pytest
 
-from giok import Workspace, mcp
-from giok.index import Index
-from giok.memory_tool import MemoryTool
-from giok.policy import redact
+from giok import Workspace
+from giok.edges import mcp
+from giok.retrieval.index import Index
+from giok.edges.memory_tool import MemoryTool
+from giok.write.policy import redact
 
 ALNUM = string.ascii_letters + string.digits
 

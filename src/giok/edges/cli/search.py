@@ -1,0 +1,232 @@
+"""`giok search`, `giok recall`, `giok index`: thin edges over giok.retrieval.search and giok.retrieval.index."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import click
+
+from giok.retrieval import index as index_mod
+from giok.errors import GiokError, InvalidInput, WorkspaceError
+from giok.store.home import Home
+from giok.retrieval.search import MAX_QUERY, MIN_SCORE, MODES, recall, search_full
+from giok.store.workspace import Workspace
+from giok.edges.cli import chosen_workspaces, emit, json_option, main, style, workspace_option
+
+
+MAX_BATCH = 1000                       # queries in one --batch run
+MAX_BATCH_LINE = 4 * MAX_QUERY + 2     # bytes read of one line (MAX_QUERY characters of UTF-8, CRLF)
+
+
+def _asker_and_targets(as_name: str | None) -> tuple[Workspace, list[str]]:
+    """The workspace asking (--as, else the current one, else the first -w) and the ones searched."""
+    home = Home()
+    names = chosen_workspaces()
+    if as_name:
+        asker = Workspace.open(as_name, home=home)
+    else:
+        try:
+            asker = Workspace.open(None, home=home)
+        except WorkspaceError:
+            if not names:
+                raise
+            asker = Workspace.open(names[0], home=home)
+    return asker, names
+
+
+def _search_opts(k, min_score, mode, user, thread, superseded, as_name, names, all_scopes=False,
+                 system=False) -> dict:
+    opts = {"k": k, "min_score": min_score, "mode": mode, "user": user, "thread": thread,
+            "include_superseded": superseded, "workspaces": tuple(names), "all_scopes": all_scopes}
+    if system:
+        opts["include_system"] = True
+    if as_name:
+        opts["as_"] = as_name
+    return opts
+
+
+def _show_progress() -> None:
+    """Long first syncs (an adopted workspace, a model change) report progress on stderr."""
+    from giok.retrieval.index import Index
+    interactive = sys.stderr.isatty()
+    state = {"shown": -1}
+
+    def report(done: int, total: int, path: str) -> None:
+        step = done * 10 // total
+        if interactive:
+            click.echo(f"\rindexing {done}/{total} files: {path[:50]:<50}", err=True, nl=done == total)
+        elif step != state["shown"]:
+            state["shown"] = step
+            click.echo(f"indexing {done}/{total} files", err=True)
+
+    Index.progress = staticmethod(report)
+
+
+def _text(data: dict) -> str:
+    lines = [f"{n}" for n in data.get("notes", [])]
+    if not data["results"]:
+        lines.append("no results above the cut-off")
+    for r in data["results"]:
+        where = f"{r['workspace']}:{r['path']}:{r['start_line']}" + (f"-{r['end_line']}" if r["end_line"] != r["start_line"] else "")
+        tag = " ".join(x for x in (r["layer"], r["date"], r["source"]) if x)
+        body = r["text"] if len(r["text"]) <= 300 else r["text"][:299] + "…"
+        lines.append(f"{style.good(format(r['score'], '.3f'))}  {style.name(where)}  {style.dim('[' + tag + ']')}")
+        lines.extend("       " + line for line in body.splitlines())
+    return "\n".join(lines)
+
+
+@main.command("search")
+@click.argument("query", required=False)
+@workspace_option(multiple=True)
+@click.option("-k", "--k", "k", type=int, default=5, show_default=True, help="How many results at most.")
+@click.option("--min-score", type=float, default=MIN_SCORE, show_default=True, help="Drop results scoring under this (0–1).")
+@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True, help="Evidence to use.")
+@click.option("--user", help="Search on behalf of this user (default: the name in USER.md); other users' entries are hidden.")
+@click.option("--thread", help="Search within this thread (default: none); other threads' entries are hidden.")
+@click.option("--all-scopes", "all_scopes", is_flag=True, help="Every user's and thread's entries (the workspace owner's view).")
+@click.option("--include-superseded", "superseded", is_flag=True, help="Also return superseded entries.")
+@click.option("--include-system", "system", is_flag=True,
+              help="Also return the diary lines giok writes about itself (distill reports, flush markers, cross-view notes).")
+@click.option("--as", "as_name", metavar="NAME", help="Search as this workspace (permissions are checked for it).")
+@click.option("--batch", "batch", type=click.File("rb"),
+              help=f"One query per line (- for stdin; UTF-8, at most {MAX_BATCH:,} queries); one JSON line out per query.")
+@json_option
+def search_cmd(query, k, min_score, mode, user, thread, all_scopes, superseded, system, as_name, batch, as_json):
+    """Search memories: MEMORY.md entries, diaries, archive, lessons, decisions, other notes.
+
+    Hybrid keyword (Korean-aware) + vector search with the seed's cut-offs: results under
+    0.35 are dropped, and a gap of 0.15 between results drops everything below it. Repeat
+    -w to search several workspaces (the home config decides who may read whom).
+    Entries scoped to a user show only for that user (default: USER.md's), a thread's only
+    with --thread; --all-scopes shows them all.
+    """
+    _show_progress()
+    asker, names = _asker_and_targets(as_name)
+    opts = _search_opts(k, min_score, mode, user, thread, superseded, as_name, names, all_scopes, system)
+    if batch is not None:
+        if query:
+            raise click.UsageError("give either QUERY or --batch, not both")
+        _batch(asker, batch, opts)
+        return
+    if query is None:
+        raise click.UsageError("missing QUERY (or --batch FILE)")
+    response = search_full(asker, query, **opts)
+    emit(response.to_dict(), as_json, _text)
+
+
+def _batch(asker: Workspace, stream, opts: dict) -> None:
+    """Each line → one JSON object; a bad query gets {"query", "error"} and the run goes on.
+    Blank lines are skipped. Input that is not UTF-8, or more than MAX_BATCH queries, stops the
+    run with one error (a file is counted before any search, a pipe when it gets there)."""
+    if stream.seekable():
+        count = sum(1 for _, line in _lines(stream) if line.strip())
+        if count > MAX_BATCH:
+            raise InvalidInput(f"--batch holds {count:,}+ queries; at most {MAX_BATCH:,} per run: split the file")
+        stream.seek(0)
+    asked = 0
+    for number, raw in _lines(stream):
+        if not raw.strip():
+            continue
+        asked += 1
+        if asked > MAX_BATCH:
+            raise InvalidInput(f"--batch stopped at line {number:,}: at most {MAX_BATCH:,} queries per run")
+        _answer(asker, _decode(raw, number), opts)
+
+
+def _lines(stream):
+    """(line number, bytes) for each line, a line longer than MAX_BATCH_LINE cut there (the rest
+    is skipped): a huge line costs no memory and fails as "query too long"."""
+    number = 0
+    while True:
+        line = stream.readline(MAX_BATCH_LINE)
+        if not line:
+            return
+        number += 1
+        if not line.endswith(b"\n"):
+            while (rest := stream.readline(MAX_BATCH_LINE)) and not rest.endswith(b"\n"):
+                pass
+            if rest:
+                line += b"..."
+        yield number, line.rstrip(b"\r\n")
+
+
+def _decode(raw: bytes, number: int) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"--batch line {number:,} is not valid UTF-8 (byte {exc.start + 1}); "
+                           f"nothing after it was searched") from None
+
+
+def _answer(asker: Workspace, query: str, opts: dict) -> None:
+    started = time.perf_counter()
+    try:
+        data = search_full(asker, query, **opts).to_dict()
+    except GiokError as exc:
+        data = {"query": query if len(query) <= 200 else query[:200] + "…", "error": str(exc), "results": []}
+    data["ms"] = round((time.perf_counter() - started) * 1000, 2)
+    sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+@main.command("recall")
+@click.argument("query")
+@workspace_option(multiple=True)
+@click.option("-k", "--k", "k", type=int, default=5, show_default=True, help="How many results at most.")
+@click.option("--user", help="Recall on behalf of this user (default: the name in USER.md).")
+@click.option("--thread", help="Recall within this thread (default: none).")
+@click.option("--all-scopes", "all_scopes", is_flag=True, help="Every user's and thread's entries (the workspace owner's view).")
+@click.option("--as", "as_name", metavar="NAME", help="Recall as this workspace.")
+@json_option
+def recall_cmd(query, k, user, thread, all_scopes, as_name, as_json):
+    """Agentic recall: decide whether QUERY needs memory at all; if so search, retry once
+    with reformulated keywords when nothing passes the cut-off, else answer "no memory".
+    Never more than two searches; --json shows the decision and both attempts."""
+    _show_progress()
+    asker, names = _asker_and_targets(as_name)
+    opts = _search_opts(k, MIN_SCORE, "hybrid", user, thread, False, as_name, names, all_scopes)
+    opts.pop("min_score"), opts.pop("mode")
+    result = recall(asker, query, **opts)
+    emit(result.to_dict(), as_json, _recall_text)
+
+
+def _recall_text(data: dict) -> str:
+    head = f"{data['decision']}: {data['reason']}"
+    attempts = [f"  attempt {i}: {a['query']!r} → {a['kept']} result(s)" for i, a in enumerate(data["attempts"], 1)]
+    body = _text({"results": data["results"], "notes": []}) if data["results"] else data["answer"]
+    return "\n".join([head, *attempts, body])
+
+
+@main.command("index")
+@click.argument("action", type=click.Choice(["sync", "status"]), default="sync", required=False)
+@workspace_option()
+@click.option("--rebuild", is_flag=True, help="Drop the index and rebuild it from the files (needed after a model change).")
+@json_option
+def index_cmd(action, rebuild, as_json):
+    """Bring the search index up to date (sync, the default), rebuild it, or show its status.
+
+    The index lives in the workspace's ignored .giok/index.sqlite and is derived from the
+    files; searches sync it automatically."""
+    _show_progress()
+    from giok.edges.cli import open_workspace
+    ws = open_workspace()
+    if action == "status" and not rebuild:
+        data = index_mod.status(ws)
+    else:
+        stats = index_mod.rebuild(ws) if rebuild else index_mod.sync(ws)
+        data = {**index_mod.status(ws), "sync": stats, "rebuilt": rebuild}
+    emit(data, as_json, _index_text)
+
+
+def _index_text(data: dict) -> str:
+    lines = [*data.get("notes", [])]
+    if data.get("error"):
+        lines.append(f"warning: {data['error']}")
+    if "sync" in data:
+        s = data["sync"]
+        verb = "rebuilt" if data.get("rebuilt") else "synced"
+        lines.append(f"{verb}: {s['changed']} file(s) changed, {s['removed']} removed, {s['embedded']} text(s) embedded in {s['ms']} ms")
+    lines.append(f"{data['chunks']} chunks from {data['files']} files; model {data['model'] or '(none yet)'}; {data['bytes']:,} bytes at {data['path']}")
+    return "\n".join(lines)

@@ -1,0 +1,154 @@
+"""Claude Code hooks: what giok does on SessionStart, UserPromptSubmit, PreCompact and Stop.
+
+Each handler takes the workspace and the hook's input (the JSON Claude Code writes on stdin)
+and returns the JSON to print on stdout, or None for nothing. Only SessionStart and
+UserPromptSubmit add context, and their answer names the event it answers
+(`hookSpecificOutput.hookEventName`): Claude Code rejects an answer that names another event.
+PreCompact (flush the transcript) and Stop (one diary line) print nothing on stdout. The CLI
+edge (`giok hook EVENT`) turns every failure into a line on stderr and exit 0: memory must
+never block the user's session or a compaction.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from giok.text import token_count as tokens
+from giok.errors import InvalidInput
+
+EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop")
+CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")  # the events whose answer may add context
+PROMPT_BUDGET = 300      # tokens of recalled memory a prompt may add
+PROMPT_HITS = 3
+DIARY_CHARS = 160
+DIARY_TAG = "Claude Code"
+MAX_PROMPT = 2000        # longer prompts are recalled by their start (search's own limit is on words)
+
+
+def context(event: str, text: str) -> dict:
+    """The answer of a hook that adds `text` to the conversation."""
+    if event not in CONTEXT_EVENTS:
+        raise InvalidInput(f"hook event {event!r} takes no context: only {' and '.join(CONTEXT_EVENTS)} do")
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+
+
+def session_start(ws, data: dict, budget: int | None = None) -> dict:
+    """The boot context, after a start, a resume, /clear and a compaction alike."""
+    from giok.lifecycle.boot import build
+    return context("SessionStart", build(ws, budget=budget).text)
+
+
+def prompt_recall(ws, data: dict, budget: int = PROMPT_BUDGET) -> dict | None:
+    """Only what this prompt needs: nothing for a greeting, an instruction or general knowledge
+    (search.needs_memory), nothing when recall finds nothing, else the hits within `budget`."""
+    from giok.retrieval.search import needs_memory, recall
+    prompt = " ".join(str(data.get("prompt") or "").split())[:MAX_PROMPT]
+    _keep_prompt(ws, data, prompt)
+    if not prompt or not needs_memory(prompt)[0]:
+        return None
+    found = recall(ws, prompt, k=PROMPT_HITS + 2, record="inject")  # shown unasked: not a use (giok.store.refs)
+    mine = f"{DIARY_TAG} {_session(data)[:8]}:"  # this session's own diary lines: it has them already
+    hits = [h for h in found.results if mine not in h.text][:PROMPT_HITS]
+    head = f"giok memory that may bear on this prompt (workspace {ws.name}; memory_get opens a path):"
+    lines, used = [head], tokens.count(head)
+    for hit in hits:
+        line = f"- {' '.join(hit.text.split())} ({hit.path}:{hit.start_line})"
+        cost = tokens.count(line) + 1
+        if used + cost > budget:
+            break
+        lines.append(line)
+        used += cost
+    return context("UserPromptSubmit", "\n".join(lines)) if len(lines) > 1 else None
+
+
+def pre_compact(ws, data: dict):
+    """Flush the transcript's gist (watchdog.flush, hard) once per compaction: the session key
+    changes as the transcript grows. Raises when the transcript is missing or unreadable."""
+    from giok.lifecycle.watchdog import flush
+    path = data.get("transcript_path")
+    if not path:
+        raise InvalidInput("the PreCompact input names no transcript_path")
+    try:
+        text = Path(path).read_text("utf-8", errors="replace")
+    except OSError as exc:
+        raise InvalidInput(f"cannot read the transcript {path}: {exc.strerror or exc}") from None
+    session = f"{_session(data)}-{text.count(chr(10))}"
+    return flush(ws, text, session=session, level="hard")
+
+
+def stop(ws, data: dict) -> str | None:
+    """One diary line for the turn that ended: what was asked and what was answered, short.
+    Nothing when a Stop hook already made Claude continue (stop_hook_active) or the turn is empty."""
+    from giok.write.policy import redact
+    if data.get("stop_hook_active"):
+        return None
+    asked = _last_prompt(data.get("transcript_path")) or _kept_prompt(ws, data)
+    answered = str(data.get("last_assistant_message") or "")
+    if not asked and not answered:
+        return None
+    parts = [f"{DIARY_TAG} {_session(data)[:8]}:"]
+    if asked:
+        parts.append(f"asked {_short(asked)!s}")
+    if answered:
+        parts.append(f"→ {_short(answered)}")
+    return ws.diary(redact(" ".join(parts))[0])
+
+
+def _prompt_file(ws, data: dict) -> Path:
+    return ws.data_dir / "claude-code" / f"{_session(data)}.prompt"
+
+
+def _keep_prompt(ws, data: dict, prompt: str) -> None:
+    """The turn's prompt, for Stop when Claude Code keeps no transcript (--no-session-persistence)."""
+    from giok.write.policy import redact
+    try:
+        path = _prompt_file(ws, data)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(redact(prompt[:DIARY_CHARS * 2])[0], "utf-8")
+    except OSError:
+        pass  # only a fallback for the diary line
+
+
+def _kept_prompt(ws, data: dict) -> str:
+    try:
+        return _prompt_file(ws, data).read_text("utf-8")
+    except OSError:
+        return ""
+
+
+def _session(data: dict) -> str:
+    value = re.sub(r"[^\w.:@-]", "-", str(data.get("session_id") or "claude"))[:100]
+    return value or "claude"
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= DIARY_CHARS else text[: DIARY_CHARS - 1].rstrip() + "…"
+
+
+def _last_prompt(path) -> str:
+    """The last prompt the user typed, from Claude Code's JSONL transcript ('' if none)."""
+    if not path:
+        return ""
+    try:
+        lines = Path(path).read_text("utf-8", errors="replace").splitlines()
+    except OSError:
+        return ""
+    for line in reversed(lines):
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        message = row.get("message") if isinstance(row, dict) else None
+        if row.get("type") != "user" or not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        if isinstance(content, str) and content.strip():
+            return content
+        if isinstance(content, list):  # tool results come back as user messages: skip them
+            texts = [c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text"]
+            if any(t.strip() for t in texts):
+                return " ".join(texts)
+    return ""

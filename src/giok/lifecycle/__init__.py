@@ -1,0 +1,2 @@
+"""What runs over time: boot context, nightly distillation, the context watchdog, routines and
+cross-agent messaging."""

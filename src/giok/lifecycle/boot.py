@@ -1,0 +1,315 @@
+"""Boot context: what an agent must see when a session starts, within a token budget.
+
+In the order an agent reads it:
+
+1. a one-line precedence rule (state memo > strategy > project spec > decision log > the rest);
+2. the always-injected tier: AGENTS.md `## TIER 1`, SOUL.md, IDENTITY.md (OpenClaw's, when present), USER.md (about 1,000 tokens);
+3. the state memo and the first open tasks (state/tasks.md);
+4. MEMORY.md (private context only): M0 always, then M365, M90, M30 as the budget allows, best
+   first (score = log2(1 + refs) − age in days / 30); superseded, expired and other scopes never;
+5. compound/context.md (private context only): the session context the last watchdog flush
+   carried over (its constraints, preferences, decisions, pending work), first lines first;
+6. yesterday's and today's diary, newest lines first when the budget is short.
+
+The tier, the precedence line, the state memo and M0 are always included (a warning says when
+they alone exceed the budget); the rest fills the budget in the order: tasks, session context,
+today's diary, yesterday's diary, M365, M90, M30. Nothing is cut silently: `left_out` lists what
+did not fit, and the text ends with a "not included" line. Each injected MEMORY.md entry is noted
+in the reference log with weight 0 (`refs.record(ws, ids, "boot")`): being shown is not being
+used, so boot alone never promotes anything (docs/distill.md). boot keeps no cache of its own.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import re
+from dataclasses import dataclass, field
+
+from giok.write import policy
+from giok.store import refs, templates
+from giok.text import token_count as tokens
+from giok.store.clock import today
+from giok.errors import InvalidInput
+from giok.store.memoryfile import LAYERS
+from giok.store.workspace import tier1_rules
+
+CONTEXT = "compound/context.md"
+DEFAULT_BUDGET = 4000
+ALWAYS_TARGET = 1000
+MAX_TASKS = 10
+CONTEXTS = ("private", "group")
+PRECEDENCE = {
+    "en": "Precedence when sources disagree: state memo > strategy > project spec > decision log > everything else.",
+    "ko": "출처가 충돌하면: 상태 메모 > 전략 문서 > 프로젝트 명세 > 결정 로그 > 그 외 모든 것.",
+}
+TITLES = {
+    "en": {"rules": "Rules (AGENTS.md TIER 1)", "soul": "Who I am (SOUL.md)", "identity": "Identity (IDENTITY.md)", "user": "Who I work for (USER.md)",
+           "memo": "State memo", "tasks": "Open tasks", "memory": "Memory (MEMORY.md)",
+           "diary": "Diary {day}", "left": "Not included for lack of budget",
+           "context": "Session context (compound/context.md)"},
+    "ko": {"rules": "규칙 (AGENTS.md TIER 1)", "soul": "나는 누구인가 (SOUL.md)", "identity": "정체성 (IDENTITY.md)", "user": "상대방 (USER.md)",
+           "memo": "상태 메모", "tasks": "열린 태스크", "memory": "기억 (MEMORY.md)",
+           "diary": "일기 {day}", "left": "예산이 모자라 빠진 것",
+           "context": "세션 맥락 (compound/context.md)"},
+}
+# "- Name: Seojun", "- 이름: 서준", OpenClaw's "- **Name:** Seojun"; an empty value is no name.
+_USER_RE = re.compile(r"^[ \t]*[-*][ \t]*(?:\*\*)?(?:name|이름)[ \t]*:[ \t]*(?:\*\*)?[ \t]*(\S[^\n]*?)[ \t]*$",
+                      re.I | re.M)
+
+
+@dataclass
+class Section:
+    name: str
+    title: str
+    lines: list[str] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)
+    always: bool = False
+
+    def render(self) -> str:
+        return f"## {self.title}\n" + "\n".join(self.lines) if self.lines else ""
+
+
+@dataclass
+class Item:
+    section: str
+    line: str
+    id: str | None = None
+    cost: int = 0
+
+
+@dataclass
+class Boot:
+    workspace: str
+    day: dt.date
+    budget: int
+    context: str
+    user: str | None
+    thread: str | None
+    lang: str
+    sections: list[Section]
+    left_out: list[dict]
+    warnings: list[str]
+    always_tokens: int
+    text: str = ""
+
+    def to_dict(self) -> dict:
+        return {"workspace": self.workspace, "date": self.day.isoformat(), "budget": self.budget,
+                "context": self.context, "user": self.user, "thread": self.thread, "counter": tokens.counter(),
+                "tokens": tokens.count(self.text),
+                "always_tier": {"tokens": self.always_tokens, "target": ALWAYS_TARGET,
+                                "over": self.always_tokens > ALWAYS_TARGET},
+                "sections": [{"name": s.name, "title": s.title, "tokens": tokens.count(s.render()),
+                              "items": len(s.lines), "ids": s.ids} for s in self.sections if s.lines],
+                "left_out": self.left_out, "warnings": self.warnings, "text": self.text}
+
+    def hook(self, event: str = "SessionStart") -> dict:
+        """What a Claude Code hook for `event` prints on stdout (the event named must be the
+        event answered, or Claude Code rejects it)."""
+        from giok.edges.hooks import context
+        return context(event, self.text)
+
+    def hook_json(self, event: str = "SessionStart") -> str:
+        return json.dumps(self.hook(event), ensure_ascii=False)
+
+
+def build(ws, budget: int | None = None, context: str = "private", user: str | None = None,
+          thread: str | None = None, record: bool = True) -> Boot:
+    """The boot context of ws. `user` defaults to USER.md's name; `thread` shows that
+    thread's entries; group context leaves MEMORY.md out."""
+    if context not in CONTEXTS:
+        raise InvalidInput(f"invalid context {context!r}: use private or group")
+    budget = _budget(ws, budget)
+    day = today()
+    user_md = ws.read_text("USER.md")
+    user = user or default_user(user_md)
+    lang = templates.language(ws)
+    t = TITLES[lang]
+    fixed = _fixed_sections(ws, t, user_md)
+    always_tokens = sum(tokens.count(s.render()) for s in fixed if s.always)
+    open_tasks = [x for x in ws.tasks() if x["status"] != "done"]
+    pools = {"tasks": _task_items(open_tasks), **_diary_items(ws, day),
+             **({} if context == "group" else _memory_items(ws, day, user, thread, {x["id"] for x in open_tasks}))}
+    if context != "group":
+        pools["context"] = [Item("context", line) for line in _body(ws.read_text(CONTEXT)) if line.strip()]
+    boot = Boot(ws.name, day, budget, context, user, thread, lang, [], [], [], always_tokens)
+    head = f"# Boot context: {ws.name} ({day.isoformat()})\n{PRECEDENCE[lang]}"
+    used = tokens.count(head) + sum(tokens.count(s.render()) + 1 for s in fixed)
+    chosen, left = _fill(pools, budget - used - _RESERVE)
+    boot.sections = _assemble(fixed, chosen, t, day)
+    boot.left_out = left
+    boot.warnings = _warnings(always_tokens, used, budget, ws)
+    boot.text = _render(head, boot.sections, left, t, budget)
+    if record:
+        refs.record(ws, [i for s in boot.sections if s.name.startswith("M") for i in s.ids], "boot")
+    return boot
+
+
+def default_user(user_md: str) -> str | None:
+    m = _USER_RE.search(user_md)
+    return m.group(1) if m else None
+
+
+def _budget(ws, budget) -> int:
+    if budget is None:
+        settings = ws.home.workspaces().get(ws.name, {})
+        budget = settings.get("boot_budget", ws.home.setting("boot_budget", DEFAULT_BUDGET))
+    try:
+        value = int(budget)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"invalid budget {budget!r}: a number of tokens") from None
+    if value < 100:
+        raise InvalidInput(f"budget {value} is too small: give at least 100 tokens")
+    return value
+
+
+def _fixed_sections(ws, t: dict, user_md: str) -> list[Section]:
+    rules = tier1_rules(ws.read_text("AGENTS.md"))
+    identity = _body(ws.read_text("IDENTITY.md"))  # OpenClaw's name, vibe and emoji
+    out = [Section("rules", t["rules"], rules, always=True),
+           Section("soul", t["soul"], _body(ws.read_text("SOUL.md")), always=True),
+           *([Section("identity", t["identity"], identity, always=True)] if "".join(identity).strip() else []),
+           Section("user", t["user"], _body(user_md), always=True)]
+    memo = [f"### {title}\n{text}" for title, text in _memo(ws) if text.strip()]
+    out.append(Section("memo", t["memo"], memo))
+    return out
+
+
+def _memo(ws) -> list[tuple[str, str]]:
+    from giok.store.templates import STATE_TITLES
+    lang = "ko" if re.search(r"[가-힣]", ws.read_text("state/memo.md")) else "en"
+    return [(STATE_TITLES[lang][k], v) for k, v in ws.state().items()]
+
+
+def _body(text: str) -> list[str]:
+    """A file's lines without its `# ` title and surrounding blank lines."""
+    lines = text.strip("\n").split("\n")
+    if lines and lines[0].startswith("# "):
+        lines = lines[1:]
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    return [l.rstrip() for l in lines] if any(l.strip() for l in lines) else []
+
+
+def _task_items(open_tasks: list[dict]) -> list[Item]:
+    order = {"doing": 0, "blocked": 1, "todo": 2}
+    ranked = sorted(open_tasks, key=lambda x: order.get(x["status"], 3))[:MAX_TASKS]
+    return [Item("tasks", f"- {x['id']} [{x['status']}] {x['text']}", x["id"]) for x in ranked]
+
+
+def _diary_items(ws, day: dt.date) -> dict[str, list[Item]]:
+    """Diary lines, newest first (the budget keeps the most recent)."""
+    out = {}
+    for name, when in (("today", day), ("yesterday", day - dt.timedelta(days=1))):
+        text = ws.read_text(ws.diary_path(when))
+        lines = [l.rstrip() for l in text.splitlines() if re.match(r"^\s*[-*]\s+\S", l)]
+        out[f"diary:{name}"] = [Item(f"diary:{name}", l) for l in reversed(lines)]
+    return out
+
+
+def _memory_items(ws, day: dt.date, user, thread, open_tasks: set[str]) -> dict[str, list[Item]]:
+    mf = ws.memory()
+    pools: dict[str, list] = {layer: [] for layer in LAYERS}
+    for e in mf.entries():
+        if e.superseded or e.expired(day) or not policy.visible(e.scope, user, thread, open_tasks):
+            continue
+        pools[e.layer or "M30"].append(e)
+    out = {}
+    for layer, entries in pools.items():
+        entries.sort(key=lambda e: _score(e, day), reverse=True)
+        out[layer] = [Item(layer, _entry_line(e), e.id) for e in entries]
+    return out
+
+
+def _score(entry, day: dt.date) -> float:
+    age = (day - entry.date).days if entry.date else 0
+    return math.log2(1 + entry.refs) - age / 30
+
+
+def _entry_line(entry) -> str:
+    date = f"[{entry.date.isoformat()}] " if entry.date else ""
+    return f"- {date}{entry.text} ({entry.id})"
+
+
+_RESERVE = 80       # the closing "not included" line
+_HEADING = 16       # a section heading and the blank lines around it
+_ORDER = ("M0", "tasks", "context", "diary:today", "diary:yesterday", "M365", "M90", "M30")
+
+
+def _fill(pools: dict[str, list[Item]], room: int) -> tuple[dict[str, list[Item]], list[dict]]:
+    """Greedy fill in priority order; M0 is taken whole. Returns chosen items and left_out."""
+    chosen: dict[str, list[Item]] = {}
+    left: list[dict] = []
+    for name in _ORDER:
+        items = pools.get(name, [])
+        heading = _HEADING
+        taken, dropped = [], []
+        for item in items:
+            item.cost = tokens.count(item.line) + 1
+            extra = item.cost + (heading if not taken else 0)
+            if name == "M0" or (not dropped and extra <= room):
+                taken.append(item)
+                room -= extra
+            else:
+                dropped.append(item)
+        chosen[name] = taken
+        if dropped:
+            left.append({"section": name, "count": len(dropped), "tokens": sum(i.cost for i in dropped),
+                         "ids": [i.id for i in dropped if i.id]})
+    return chosen, left
+
+
+def _assemble(fixed: list[Section], chosen: dict[str, list[Item]], t: dict, day: dt.date) -> list[Section]:
+    out = list(fixed)
+    out.append(Section("tasks", t["tasks"], [i.line for i in chosen.get("tasks", [])],
+                       [i.id for i in chosen.get("tasks", [])]))
+    out.append(Section("context", t["context"], [i.line for i in chosen.get("context", [])]))
+    for layer in LAYERS:
+        items = chosen.get(layer, [])
+        out.append(Section(layer, f"{t['memory']} — {layer}", [i.line for i in items], [i.id for i in items]))
+    for name, when in (("yesterday", day - dt.timedelta(days=1)), ("today", day)):
+        items = list(reversed(chosen.get(f"diary:{name}", [])))
+        out.append(Section(f"diary:{name}", t["diary"].format(day=when.isoformat()), [i.line for i in items]))
+    return out
+
+
+def _warnings(always_tokens: int, used: int, budget: int, ws) -> list[str]:
+    out = []
+    if always_tokens > ALWAYS_TARGET:
+        out.append(f"the always-injected tier (TIER 1 + SOUL.md + IDENTITY.md + USER.md) is {always_tokens} tokens, "
+                   f"over the {ALWAYS_TARGET}-token target: shorten SOUL.md or USER.md")
+    rules = tier1_rules(ws.read_text("AGENTS.md"))
+    if len(rules) > 7:
+        out.append(f"TIER 1 has {len(rules)} rules; keep it to 7 or fewer")
+    if used > budget:
+        out.append(f"the parts always included take {used} tokens, over the budget of {budget}")
+    return out
+
+
+def _render(head: str, sections: list[Section], left: list[dict], t: dict, budget: int) -> str:
+    parts = [head] + [s.render() for s in sections if s.lines]
+    if left:
+        ko = t is TITLES["ko"]
+        what = ", ".join(_left_label(d, ko) for d in left)
+        parts.append(f"_{t['left']} (예산 {budget} 토큰): {what}. `giok search`로 찾을 수 있다._" if ko else
+                     f"_{t['left']} ({budget} tokens): {what}. `giok search` reaches them._")
+    return "\n\n".join(parts) + "\n"
+
+
+_LEFT_KO = {"tasks": "태스크", "context": "세션 맥락 줄", "diary:today": "오늘 일기 줄", "diary:yesterday": "어제 일기 줄"}
+
+
+def _left_label(d: dict, ko: bool) -> str:
+    """One part of the "not included" line: `3 M30 entries (~120 tokens)`, `M30 항목 3개 (~120 토큰)`."""
+    if ko:
+        what = f"{d['section']} 항목" if d["section"] in LAYERS else _LEFT_KO.get(d["section"], d["section"])
+        return f"{what} {d['count']}개 (~{d['tokens']} 토큰)"
+    return f"{d['count']} {_label(d['section'])} (~{d['tokens']} tokens)"
+
+
+def _label(section: str) -> str:
+    if section in LAYERS:
+        return f"{section} entries"
+    return {"tasks": "tasks", "context": "lines of the session context", "diary:today": "lines of today's diary",
+            "diary:yesterday": "lines of yesterday's diary"}.get(section, section)

@@ -1,0 +1,652 @@
+"""Nightly distillation: the agent's sleep. One run
+
+1. reads every diary day not yet distilled (a missed night is caught up) and the reference
+   log since the last run;
+2. asks the judges about each new diary item (drop, M30, M90, M365, M0, lesson) and about the
+   entries whose references, links and role relevance make them candidates for promotion;
+3. expires what is past its date into memory/archive/YYYY-MM.md (searchable, never injected);
+4. review pass: merges duplicates (the copy goes to the archive, marked merged_into), flags
+   contradictions and stale workflow state without touching them;
+5. writes the reference totals into the entries, a report line into the diary, the ledger
+   memory/distilled.txt, and makes ONE commit `nightly-distill: YYYY-MM-DD`.
+
+The ledger is the truth about what was judged: `YYYY-MM-DD N` says the first N diary items of
+that day were judged, so items appended after a run are judged the next night, and a rerun
+with nothing new changes nothing. All files are written in one `Workspace.write_files`
+transaction (each file by atomic rename, archive first, MEMORY.md before the ledger; one
+commit; a failed commit restores them), so a crash halfway leaves every file valid; the
+journal rolls the half-done run back (giok.store.journal) and the next run does it again, without
+duplicating entries. Planning happens outside the lock
+(judges may be slow); when writers keep changing the files meanwhile, the last try plans
+under the lock."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from giok.lifecycle import crossview
+from giok.write import judges, policy
+from giok.providers import llm
+from giok.store import refs
+from giok.retrieval.chunks import OWN_MARK, is_own_line, is_turn_log
+from giok.store.clock import now, parse_date, today
+from giok.errors import DirtyFileError, GiokError, InvalidInput
+from giok.store.fsutil import read_bytes
+from giok.store.memoryfile import LAYER_DAYS, Heading, MemoryEntry, MemoryFile, RawLine, empty, new_id
+from giok.store.sections import parse_diary
+from giok.store.workspace import LESSONS, MEMO, MEMORY
+
+LEDGER = "memory/distilled.txt"
+ARCHIVE_DIR = "memory/archive"
+OWN_PATHS = (MEMORY, "memory", LESSONS)  # diaries, ledger and archive live under memory/
+DIARY_FILE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
+MAX_FLAGS = 50
+_STOP = set("the and for with that this from have has was were are been into onto about what when "
+            "then than them they their there will would should could but our you your its".split())
+_KO_SUFFIX = re.compile(r"(으로|에서|까지|부터|에게|은|는|이|가|을|를|에|의|도|로|와|과|만)$")
+_NEGATION_RE = re.compile(r"\b(not|no|never|don't|doesn't|isn't|won't|cannot|can't|stopped|dislikes?)\b|안 |않|못 |없|말자|금지", re.I)
+
+
+# -- small text tools ------------------------------------------------------------------------
+def tokens(text: str) -> frozenset[str]:
+    words = re.findall(r"[a-z][a-z0-9_-]{2,}|[가-힣]{2,}|\d{2,}", text.lower())
+    return frozenset(_KO_SUFFIX.sub("", w) if w[0] >= "가" else w for w in words if w not in _STOP)
+
+
+def negated(text: str) -> bool:
+    return bool(_NEGATION_RE.search(text))
+
+
+def normal(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
+
+
+def similar(a: frozenset, b: frozenset) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def diary_items(text: str) -> list[tuple[str | None, str]]:
+    """The (HH:MM or None, text) items of a diary day, in file order: giok's timed lines and
+    the plain bullets and paragraphs of adopted notes, read as search reads them."""
+    return [(item.time, item.text) for item in parse_diary(text)]
+
+
+# -- the ledger -------------------------------------------------------------------------------
+@dataclass
+class Ledger:
+    days: dict[str, int] = field(default_factory=dict)
+    refs_until: dt.datetime | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> "Ledger":
+        ledger = cls()
+        for line in text.splitlines():
+            m = re.match(r"^(\d{4}-\d{2}-\d{2})\s+(\d+)\b", line.strip())
+            if m:
+                ledger.days[m.group(1)] = int(m.group(2))
+            m = re.match(r"^refs-read-until:\s*(\S+)", line.strip())
+            if m:
+                try:
+                    ledger.refs_until = dt.datetime.fromisoformat(m.group(1))
+                except ValueError:
+                    pass
+        return ledger
+
+    def render(self) -> str:
+        lines = ["# giok distillation ledger: `DAY N` = the first N items of memory/DAY.md were judged.",
+                 "# Delete a day's line to have it judged again."]
+        if self.refs_until:
+            lines.append(f"refs-read-until: {self.refs_until.isoformat(timespec='seconds')}")
+        lines += [f"{day} {n}" for day, n in sorted(self.days.items())]
+        return "\n".join(lines) + "\n"
+
+
+# -- the report -------------------------------------------------------------------------------
+@dataclass
+class Report:
+    workspace: str
+    date: str
+    dry_run: bool = False
+    commit: str | None = None
+    days: list[dict] = field(default_factory=list)
+    judged: int = 0
+    decisions: Counter = field(default_factory=Counter)
+    added: list[dict] = field(default_factory=list)
+    lessons: list[dict] = field(default_factory=list)
+    dropped: list[dict] = field(default_factory=list)
+    skipped: list[dict] = field(default_factory=list)
+    promoted: list[dict] = field(default_factory=list)
+    expired: list[dict] = field(default_factory=list)
+    merged: list[dict] = field(default_factory=list)
+    flagged: list[dict] = field(default_factory=list)
+    refs_written: dict[str, int] = field(default_factory=dict)
+    judges: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    changed: bool = False
+
+    def summary(self) -> str:
+        kept = sum(self.decisions[k] for k in ("M0", "M365", "M90", "M30"))
+        return (f"nightly-distill: {len(self.days)} day(s), {self.judged} item(s) judged → {kept} kept, "
+                f"{self.decisions['lesson']} lesson(s), {self.decisions['drop']} dropped; "
+                f"promoted {len(self.promoted)}, expired {len(self.expired)}, merged {len(self.merged)}, "
+                f"flagged {len(self.flagged)}")
+
+    def to_dict(self) -> dict:
+        data = {k: v for k, v in self.__dict__.items()}
+        data["decisions"] = dict(self.decisions)
+        data["summary"] = self.summary()
+        return data
+
+
+# -- the run ----------------------------------------------------------------------------------
+class _Snapshot:
+    """The bytes of every file the plan read, to check nothing changed before writing."""
+
+    def __init__(self, ws):
+        self.ws = ws
+        self.seen: dict[str, bytes] = {}
+
+    def read(self, rel: str) -> bytes:
+        if rel not in self.seen:
+            self.seen[rel] = read_bytes(self.ws.root / rel)
+        return self.seen[rel]
+
+    def text(self, rel: str) -> str:
+        return self.read(rel).decode("utf-8", errors="surrogateescape")
+
+
+def distill(ws, day: dt.date | str | None = None, panel: judges.Panel | None = None,
+            dry_run: bool = False) -> Report:
+    """Distil the workspace as of `day` (default today), then send the report over the
+    configured transports when the run committed something. Returns the report; writes nothing
+    when dry_run or when there is nothing to do."""
+    report = _distill_files(ws, day, panel, dry_run)
+    if report.commit and not dry_run:
+        send_report(ws, report)
+    return report
+
+
+def _distill_files(ws, day: dt.date | str | None, panel: judges.Panel | None, dry_run: bool) -> Report:
+    """The run itself: plan, then one commit (retried when someone wrote meanwhile)."""
+    day = parse_date(day) if isinstance(day, str) else (day or today())
+    if day > today():
+        raise InvalidInput(f"cannot distill {day}: it is in the future (today is {today()})")
+    panel = panel or judges.from_config(ws)
+    cache: dict[str, judges.Verdict] = {}
+    for _ in range(3):
+        snap = _Snapshot(ws)
+        run = _Run(ws, snap, day, panel, cache)
+        report, writes = run.plan()
+        report.dry_run = dry_run
+        if dry_run:
+            return report
+        if not writes:
+            if _finish_interrupted(ws, day):
+                continue  # an interrupted run was rolled back: plan again from committed files
+            return report
+        try:
+            report.commit = ws.write_files(writes, f"nightly-distill: {day.isoformat()}\n\n{report.summary()}",
+                                           before=snap.seen, also=OWN_PATHS)
+            return report
+        except DirtyFileError:
+            continue  # someone wrote meanwhile: plan again (verdicts are cached)
+    return _distill_locked(ws, day, panel, cache)
+
+
+def _distill_locked(ws, day: dt.date, panel, cache) -> Report:
+    """The last try, for a busy workspace: plan under the workspace lock, so nobody can write
+    in between. Verdicts from the earlier tries are cached; only items that arrived since are
+    judged while other writers wait."""
+    planned: dict[str, Report] = {}
+
+    def plan(_read):
+        report, writes = _Run(ws, _Snapshot(ws), day, panel, cache).plan()
+        planned["report"] = report
+        return writes
+
+    commit = ws.write_files(plan, lambda: f"nightly-distill: {day.isoformat()}\n\n{planned['report'].summary()}",
+                            also=OWN_PATHS)
+    planned["report"].commit = commit
+    return planned["report"]
+
+
+def _finish_interrupted(ws, day: dt.date) -> bool:
+    """Settle a run (or any write) a crash interrupted: its journal is rolled back, or found
+    committed (giok.store.journal). True when files changed, so the plan must be made again."""
+    from giok.store.journal import path
+    if not path(ws.root).exists():
+        return False
+    settled = ws.recover()
+    return bool(settled and settled["restored"])
+
+
+# -- the references watermark, kept in MEMORY.md next to the counts it describes ---------------
+REFS_MARK_RE = re.compile(r"^<!--\s*giok:refs-counted-until\s+(\S+)\s*-->$")
+
+
+def refs_mark(mf: MemoryFile) -> dt.datetime | None:
+    """Until when the reference log has been added into the entries' `refs` fields."""
+    for line in mf.lines:
+        m = isinstance(line, RawLine) and REFS_MARK_RE.match(line.raw.strip())
+        if m:
+            try:
+                return dt.datetime.fromisoformat(m.group(1))
+            except ValueError:
+                return None
+    return None
+
+
+def set_refs_mark(mf: MemoryFile, at: dt.datetime) -> None:
+    mark = RawLine(f"<!-- giok:refs-counted-until {at.isoformat(timespec='seconds')} -->")
+    for n, line in enumerate(mf.lines):
+        if isinstance(line, RawLine) and REFS_MARK_RE.match(line.raw.strip()):
+            mf.lines[n] = mark
+            return
+    first = mf.lines[0] if mf.lines else None
+    at_line = 1 if isinstance(first, Heading) and first.layer is None else 0
+    if at_line and not mf.eols[0]:
+        mf.eols[0] = mf.newline
+    mf.lines.insert(at_line, mark)
+    mf.eols.insert(at_line, mf.newline)
+    mf._number()
+
+
+class _Run:
+    def __init__(self, ws, snap: _Snapshot, day: dt.date, panel: judges.Panel, cache: dict):
+        self.ws, self.snap, self.day, self.panel, self.cache = ws, snap, day, panel, cache
+        self.at = now() if day == today() else dt.datetime.combine(day, dt.time(23, 59, 59))
+        self.report = Report(ws.name, day.isoformat(), judges=panel.names or ["offline"])
+        self.ledger = Ledger.parse(snap.text(LEDGER))
+        self.mf = MemoryFile.parse(snap.read(MEMORY) or empty().encode())
+        self.archives: dict[str, MemoryFile] = {}
+        self.lesson_blocks: list[str] = []
+        self.touched_memory = False
+
+    def plan(self) -> tuple[Report, dict[str, bytes]]:
+        self._write_back_refs()
+        diary = self._diary_items()
+        candidates = self._candidates()
+        decided = self._judge(diary + candidates)
+        self._apply_diary(diary, decided)
+        self._apply_promotions(candidates, decided)
+        self._expire()
+        self._review()
+        return self.report, self._writes()
+
+    # -- references ---------------------------------------------------------------------------
+    def _write_back_refs(self) -> None:
+        events30 = refs.used(self.ws, self.at - dt.timedelta(days=30), self.at)  # boot injections count 0
+        self.window30 = Counter()
+        self.window14 = Counter()
+        for e in events30:
+            self.window30[e["id"]] += refs.weight(e)
+            if e["at"] >= self.at - dt.timedelta(days=14):
+                self.window14[e["id"]] += refs.weight(e)
+        self.days30 = Counter(i for i, _ in {(e["id"], e["at"].date()) for e in events30})
+        since = refs_mark(self.mf) or self.ledger.refs_until
+        if since and since >= self.at:
+            return
+        fresh = refs.counts(self.ws, since, self.at)
+        for entry in self.mf.entries():
+            if fresh.get(entry.id):
+                entry.set("refs", entry.refs + fresh[entry.id])
+                self.report.refs_written[entry.id] = entry.refs
+                self.touched_memory = True
+
+    # -- diary items --------------------------------------------------------------------------
+    def _diary_items(self) -> list[judges.Item]:
+        items = []
+        for rel, day in self._diary_days():
+            found = diary_items(self.snap.text(rel))
+            start = self.ledger.days.get(day, 0)
+            if len(found) <= start:
+                continue
+            new = [(n, policy.redact(text)[0]) for n, (_, text) in enumerate(found[start:], start)
+                   if not is_own_line(text) and not is_turn_log(text)]
+            self.ledger.days[day] = len(found)
+            if new:
+                self.report.days.append({"day": day, "items": len(new)})
+            items += [judges.Item(key=f"diary:{day}#{n}", kind="diary", text=text, day=day) for n, text in new]
+        return items
+
+    def _diary_days(self) -> list[tuple[str, str]]:
+        folder = self.ws.root / "memory"
+        days = []
+        for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+            m = DIARY_FILE_RE.match(path.name)
+            if m and m.group(1) <= self.day.isoformat():
+                days.append((f"memory/{path.name}", m.group(1)))
+        return days
+
+    # -- promotion candidates -----------------------------------------------------------------
+    def _candidates(self) -> list[judges.Item]:
+        live = [e for e in self.mf.entries() if not e.superseded]
+        self.token_of = {e.id: tokens(e.text) for e in self.mf.entries()}
+        links = self._links(live)
+        role = tokens(self.snap.text("SOUL.md") + "\n" + self.snap.text("AGENTS.md"))
+        out = []
+        for e in live:
+            if e.layer not in ("M30", "M90", "M365") or is_own_line(e.text):
+                continue  # giok's own lines are never promoted (an older run may have kept one)
+            item = judges.Item(
+                key=f"entry:{e.id}", kind="entry", text=e.text, day=e.date.isoformat() if e.date else "",
+                layer=e.layer, type=e.type, refs_14d=self.window14.get(e.id, 0), refs_30d=self.window30.get(e.id, 0),
+                ref_days_30=self.days30.get(e.id, 0), refs_total=e.refs, links=links.get(e.id, 0),
+                role=len(self.token_of[e.id] & role) / max(1, len(self.token_of[e.id])), expired=e.expired(self.day))
+            if _worth_asking(item):
+                out.append(item)
+        return out
+
+    def _links(self, live: list[MemoryEntry]) -> Counter:
+        """How many other live entries share two or more words with each entry, plus explicit
+        supersedes links."""
+        postings: dict[str, list[str]] = {}
+        for e in live:
+            for t in self.token_of[e.id]:
+                postings.setdefault(t, []).append(e.id)
+        limit = max(5, len(live) // 5)
+        links = Counter()
+        for e in live:
+            shared = Counter(o for t in self.token_of[e.id] if len(postings[t]) <= limit for o in postings[t] if o != e.id)
+            links[e.id] = sum(1 for n in shared.values() if n >= 2)
+            for key in ("supersedes", "superseded_by"):
+                if e.fields.get(key):
+                    links[e.id] += 1
+        return links
+
+    # -- judging ------------------------------------------------------------------------------
+    def _judge(self, items: list[judges.Item]) -> dict[str, judges.Verdict]:
+        ask = [i for i in items if f"{i.key}|{i.text}|{i.layer}" not in self.cache]
+        context = {"workspace": self.ws.name, "today": self.day.isoformat(),
+                   "role": (self.snap.text("SOUL.md") + "\n" + self.snap.text("AGENTS.md")).strip()}
+        decisions = self.panel.decide(ask, context)
+        self.report.notes += decisions.notes
+        for item in ask:
+            self.cache[f"{item.key}|{item.text}|{item.layer}"] = decisions.verdicts[item.key]
+        return {i.key: self.cache[f"{i.key}|{i.text}|{i.layer}"] for i in items}
+
+    def _apply_diary(self, items: list[judges.Item], decided: dict) -> None:
+        index = _DupIndex(self.mf)
+        lessons_text = self.snap.text(LESSONS)
+        for item in items:
+            verdict = decided[item.key]
+            self.report.judged += 1
+            if verdict.decision == "drop":
+                self.report.dropped.append({"day": item.day, "text": item.text, "reason": verdict.reason})
+            elif verdict.decision == "lesson":
+                if not self._add_lesson(item, verdict, lessons_text):
+                    self.report.decisions["duplicate"] += 1
+                    continue
+            else:
+                same = index.find(item.text)
+                if same:
+                    self.report.skipped.append({"day": item.day, "text": item.text, "duplicate_of": same})
+                    self.report.decisions["duplicate"] += 1
+                    continue
+                index.add(self._add_entry(item, verdict))
+            self.report.decisions[verdict.decision] += 1
+
+    def _add_entry(self, item: judges.Item, verdict: judges.Verdict) -> MemoryEntry:
+        date = dt.date.fromisoformat(item.day)
+        days = LAYER_DAYS[verdict.decision]
+        entry = MemoryEntry(text=item.text, layer=verdict.decision, date=date,
+                            expires=date + dt.timedelta(days=days) if days else None)
+        if not hasattr(self, "taken"):
+            self.taken = self.mf.ids()
+        entry.fields = {"id": new_id(self.taken), "type": judges.guess_type(item.text), "scope": "workspace",
+                        "source": f"diary:{item.day}"}
+        self.taken.add(entry.fields["id"])
+        self.mf.add(entry)
+        self.touched_memory = True
+        self.report.added.append({**entry.to_dict(), "reason": verdict.reason, "judge": verdict.judge})
+        return entry
+
+    def _add_lesson(self, item: judges.Item, verdict: judges.Verdict, existing: str) -> bool:
+        line = f"- {item.text}"
+        if line in existing.splitlines() or any(line in b for b in self.lesson_blocks):
+            self.report.skipped.append({"day": item.day, "text": item.text, "duplicate_of": LESSONS})
+            return False
+        title = item.text if len(item.text) <= 60 else item.text[:59] + "…"
+        self.lesson_blocks.append(f"## [{item.day}] {title}\n{line}\n- source: diary:{item.day}\n")
+        self.report.lessons.append({"day": item.day, "text": item.text, "reason": verdict.reason, "judge": verdict.judge})
+        return True
+
+    def _apply_promotions(self, items: list[judges.Item], decided: dict) -> None:
+        for item in items:
+            verdict = decided[item.key]
+            if verdict.decision == "keep" or verdict.decision not in item.choices():
+                continue
+            if verdict.decision == "M0" and verdict.judge == "offline":
+                continue  # never to M0 without a judge's explicit decision
+            entry_id = item.key.split(":", 1)[1]
+            entry = self.mf.move(entry_id, verdict.decision)
+            days = LAYER_DAYS[verdict.decision]
+            entry.expires = self.day + dt.timedelta(days=days) if days else None
+            self.touched_memory = True
+            self.report.promoted.append({"id": entry_id, "from": item.layer, "to": verdict.decision,
+                                         "text": item.text, "reason": verdict.reason, "judge": verdict.judge})
+
+    # -- expiry and review --------------------------------------------------------------------
+    def _expire(self) -> None:
+        for entry in list(self.mf.entries()):
+            if entry.expired(self.day):
+                where = self._archive(entry, status="expired")
+                self.report.expired.append({"id": entry.id, "layer": entry.layer, "text": entry.text,
+                                            "expires": entry.expires.isoformat(), "archive": where})
+
+    def _archive(self, entry: MemoryEntry, status: str, **extra) -> str:
+        month = (entry.expires or self.day).strftime("%Y-%m") if status == "expired" else self.day.strftime("%Y-%m")
+        rel = f"{ARCHIVE_DIR}/{month}.md"
+        if rel not in self.archives:
+            header = f"# Archive {month} : memories that left MEMORY.md (searchable, never injected)\n"
+            self.archives[rel] = MemoryFile.parse(self.snap.read(rel) or header.encode())
+        self.mf.remove(entry.id)
+        self.touched_memory = True
+        archive = self.archives[rel]
+        if archive.find(entry.id) is None:  # a rerun after a crash does not archive twice
+            entry.fields.setdefault("id", entry.id)
+            entry.set("status", status)
+            entry.set("archived", self.day.isoformat())
+            for key, value in extra.items():
+                entry.set(key, value)
+            archive.add(entry)
+        return rel
+
+    def _review(self) -> None:
+        live = [e for e in self.mf.entries() if not e.superseded]
+        self.token_of.update({e.id: tokens(e.text) for e in live if e.id not in self.token_of})
+        self._merge_duplicates(live)
+        live = [e for e in self.mf.entries() if not e.superseded]
+        self._flag_contradictions(live)
+        self._flag_stale(live)
+
+    def _merge_duplicates(self, live: list[MemoryEntry]) -> None:
+        order = sorted(live, key=lambda e: (-judges.RANK.get(e.layer or "M30", 1), e.date or dt.date.min, e.line_no))
+        index = _DupIndex(None)
+        for entry in order:
+            keep_id = index.find(entry.text, entry.scope)
+            if not keep_id:
+                index.add(entry)
+                continue
+            keeper = self.mf.find(keep_id)
+            keeper.set("refs", keeper.refs + entry.refs or None)
+            self._archive(entry, status="merged", merged_into=keep_id)
+            self.report.merged.append({"id": entry.id, "into": keep_id, "text": entry.text})
+
+    def _flag_contradictions(self, live: list[MemoryEntry]) -> None:
+        found = 0
+        for a, b in _pairs(live, self.token_of, 0.2, min_tokens=2):
+            if a.scope != b.scope or not disagree(a.text, b.text):
+                continue
+            found += 1
+            if found <= MAX_FLAGS:
+                self.report.flagged.append({"kind": "contradiction", "ids": [a.id, b.id],
+                                            "message": f"{a.id} and {b.id} may disagree: {a.text!r} / {b.text!r}"})
+        if found > MAX_FLAGS:
+            self.report.notes.append(f"{found} possible contradictions; the first {MAX_FLAGS} are listed")
+
+    def _flag_stale(self, live: list[MemoryEntry]) -> None:
+        cutoff = self.day - dt.timedelta(days=14)
+        for e in live:
+            if e.type == "workflow" and e.date and e.date < cutoff:
+                self.report.flagged.append({"kind": "stale-workflow", "ids": [e.id],
+                                            "message": f"{e.id} is workflow state from {e.date}: still true?"})
+        m = re.search(r"updated (\d{4}-\d{2}-\d{2})", self.snap.text(MEMO))
+        if m and m.group(1) < cutoff.isoformat():
+            self.report.flagged.append({"kind": "stale-memo", "ids": [],
+                                        "message": f"{MEMO} was last updated {m.group(1)}: review it"})
+
+    # -- output -------------------------------------------------------------------------------
+    def _writes(self) -> dict[str, bytes]:
+        r = self.report
+        if not (r.days or self.touched_memory or self.lesson_blocks):
+            return {}
+        r.changed = True
+        writes: dict[str, bytes] = {rel: mf.render() for rel, mf in sorted(self.archives.items())}
+        if self.lesson_blocks:
+            base = self.snap.text(LESSONS) or f"# lessons.md : {self.ws.name}\n"
+            base = base if base.endswith("\n") else base + "\n"
+            writes[LESSONS] = (base + "".join("\n" + b for b in self.lesson_blocks)).encode("utf-8", "surrogateescape")
+        since = refs_mark(self.mf) or self.ledger.refs_until
+        if not since or since < self.at:
+            set_refs_mark(self.mf, self.at)  # in the same file, so the same atomic write, as the counts
+        writes[MEMORY] = self.mf.render()
+        rel = self.ws.diary_path(self.day)
+        old = self.snap.text(rel) or f"# {self.day.isoformat()}\n\n"
+        old = old if old.endswith("\n") else old + "\n"
+        writes[rel] = (old + f"- {self.at:%H:%M} {OWN_MARK} {r.summary()}\n").encode("utf-8", "surrogateescape")
+        self.ledger.days[self.day.isoformat()] = len(diary_items(writes[rel].decode("utf-8", "surrogateescape")))
+        self.ledger.refs_until = None  # older versions kept the watermark here; MEMORY.md holds it now
+        writes[LEDGER] = self.ledger.render().encode()
+        return writes
+
+
+def _worth_asking(item: judges.Item) -> bool:
+    """Entries the judges look at: those the references put near a promotion."""
+    if item.layer == "M30":
+        return item.refs_14d >= 2
+    if item.layer == "M90":
+        return item.ref_days_30 >= 3
+    return item.refs_30d >= 8  # M365 → M0 only by an LLM judge's explicit decision
+
+
+class _DupIndex:
+    """Finds a live entry with the same text (normalised) or nearly the same words, and the
+    same negation: "must ship" and "must not ship" are opposites, never duplicates."""
+
+    def __init__(self, mf: MemoryFile | None):
+        self.exact: dict[tuple, str] = {}
+        self.postings: dict[str, list[tuple[str, frozenset, str]]] = {}
+        for e in (mf.entries() if mf else []):
+            if not e.superseded:
+                self.add(e)
+
+    def add(self, entry: MemoryEntry) -> None:
+        self.exact[(normal(entry.text), entry.scope)] = entry.id
+        toks = tokens(entry.text)
+        for t in toks:
+            self.postings.setdefault(t, []).append((entry.id, toks, (entry.scope, negated(entry.text))))
+
+    def find(self, text: str, scope: str = "workspace") -> str | None:
+        hit = self.exact.get((normal(text), scope))
+        if hit:
+            return hit
+        toks = tokens(text)
+        if len(toks) < 4:
+            return None
+        numbers = {t for t in toks if t.isdigit()}
+        kind = (scope, negated(text))
+        for t in sorted(toks, key=lambda t: len(self.postings.get(t, ())))[:3]:
+            for entry_id, other, other_kind in self.postings.get(t, ()):
+                if other_kind == kind and similar(toks, other) >= 0.85 and numbers == {o for o in other if o.isdigit()}:
+                    return entry_id
+        return None
+
+
+def disagree(a: str, b: str) -> bool:
+    """May these two live statements not both be true? The same claim with the opposite
+    polarity in either language (policy.opposed), or one replaces the other by the write
+    policy's rules (policy.contradicts: a changed preference, place or value)."""
+    return policy.opposed(a, b) or policy.contradicts(a, b) or policy.contradicts(b, a)
+
+
+def _pairs(entries: list[MemoryEntry], token_of: dict, threshold: float, min_tokens: int = 3):
+    """Pairs of entries whose words overlap at least `threshold` (Jaccard)."""
+    postings: dict[str, list[int]] = {}
+    for n, e in enumerate(entries):
+        for t in token_of[e.id]:
+            postings.setdefault(t, []).append(n)
+    seen = set()
+    for n, e in enumerate(entries):
+        for t in token_of[e.id]:
+            for m in postings[t]:
+                if m <= n or (n, m) in seen:
+                    continue
+                seen.add((n, m))
+                if similar(token_of[e.id], token_of[entries[m].id]) >= threshold and len(token_of[e.id]) >= min_tokens:
+                    yield e, entries[m]
+
+
+# -- sending the report ------------------------------------------------------------------------
+# The seed's last step: "마지막으로 Simon DM으로 요약 보고를 보낸다". Off unless configured, in the
+# home config or the workspace's own entry, with cross-view's transports:
+#   "distill_report": {"transports": ["telegram"], "telegram": {"chat_id": "12345"}}
+#   "distill_report": {"transports": ["local"], "local": {"to": ["miyon"]}}
+# telegram settings default to crossview.telegram's (token_env, base_url, timeout); local posts
+# to those agents' inboxes on the cross-view bus. A run that committed something sends once; a
+# failed delivery is a note in the report, never a failed distill.
+
+REPORT_KEY = "distill_report"
+REPORT_ITEMS = 5
+
+
+def report_text(report: Report) -> str:
+    """The short report sent to the user: the summary, then the first few of each change."""
+    lines = [f"{report.workspace} {report.summary()}"]
+    lines += [f"+ {a['layer']} {a['text']}" for a in report.added[:REPORT_ITEMS]]
+    lines += [f"+ lesson: {l['text']}" for l in report.lessons[:REPORT_ITEMS]]
+    lines += [f"↑ {p['from']}→{p['to']} {p['text']}" for p in report.promoted[:REPORT_ITEMS]]
+    lines += [f"! {f['message']}" for f in report.flagged[:REPORT_ITEMS]]
+    text = "\n".join(lines)
+    return text if len(text) <= 4000 else text[:3999] + "…"
+
+
+def send_report(ws, report: Report) -> dict:
+    """Deliver the report over the configured transports; {transport: outcome}. Outcomes and
+    failures are also added to report.notes."""
+    spec = llm.configured(ws, REPORT_KEY)
+    if not spec:
+        return {}
+    names = spec.get("transports") if isinstance(spec, dict) else None
+    if not isinstance(names, list) or not names:
+        report.notes.append(f"report not sent: `{REPORT_KEY}` needs a list of transports, e.g. [\"telegram\"]")
+        return {}
+    shared = ws.home.setting("crossview", {}) or {}
+    outcome: dict[str, dict] = {}
+    for name in names:
+        try:
+            settings = {**(shared.get(name) or {}), **(spec.get(name) or {})}
+            if name == "local":
+                to = settings.get("to")
+                if not to:
+                    raise InvalidInput(f"`{REPORT_KEY}.local.to` must name the agents whose inbox gets the report")
+                sent = crossview.Bus(ws.home).send(report_text(report), ws.name, [to] if isinstance(to, str) else list(to))
+                outcome[name] = {"ok": True, "message": sent["id"]}
+            else:
+                message = _ReportMessage(f"report-{report.date}", ws.name, "post", report_text(report), report.date)
+                outcome[name] = crossview.transport_class(name)(settings, ws.home).deliver(message, None)
+        except (GiokError, OSError) as exc:
+            outcome[name] = {"ok": False, "error": str(exc)}
+        except Exception as exc:  # a third-party transport's bug must not fail the night either
+            outcome[name] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        ok = outcome[name].get("ok", True)
+        report.notes.append(f"report sent over {name}" if ok else f"report not sent over {name}: {outcome[name].get('error')}")
+    return outcome
+
+
+class _ReportMessage(crossview.Message):
+    def render(self) -> str:   # a direct message to the user: no cross-view tag
+        return self.text

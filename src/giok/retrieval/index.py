@@ -1,0 +1,635 @@
+"""The search index: one SQLite file per workspace, `.giok/index.sqlite` (WAL mode).
+
+Everything in it is derived from the workspace files and can be rebuilt (`giok index
+--rebuild`). `sync` brings it up to date before every search, synchronously: files whose
+size and mtime are unchanged are skipped, changed files are re-chunked, only chunks whose
+embedding input is not already cached are embedded, and deleted files and entries leave the
+index, the vectors and the embedding cache at once. Schema: see docs/search.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+import numpy as np
+
+from giok.providers import embeddings
+from giok.retrieval.chunks import Chunk, chunk_file
+from giok.store.clock import now
+from giok.errors import IndexError_
+
+SCHEMA_VERSION = "3"
+FILENAME = "index.sqlite"
+_SKIP_DIRS = {".giok", ".git", "node_modules", "__pycache__"}
+_SKIP_FILES = {"compound/context.md",  # the last flush's session context: boot injects it; its points are in the diary
+               "BOOTSTRAP.md",          # OpenClaw's first-run ritual: instructions, not memory
+               "skills"}                # OpenClaw's workspace skills (a folder, matched at the root)
+_MAX_FILE = 4 * 1024 * 1024
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, hash TEXT);
+CREATE TABLE IF NOT EXISTS memories (
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL,
+    path TEXT NOT NULL, start_line INTEGER, end_line INTEGER,
+    text TEXT NOT NULL, category TEXT, priority INTEGER, tags TEXT,
+    layer TEXT, scope TEXT, lang TEXT, date TEXT, expires TEXT, superseded INTEGER DEFAULT 0,
+    source TEXT, hash TEXT NOT NULL, created_at TEXT);
+CREATE INDEX IF NOT EXISTS memories_path ON memories(path);
+CREATE INDEX IF NOT EXISTS memories_source ON memories(source);
+CREATE INDEX IF NOT EXISTS memories_hash ON memories(hash);
+CREATE TABLE IF NOT EXISTS embedding_cache (hash TEXT, model TEXT, vector BLOB, PRIMARY KEY (hash, model));
+CREATE TABLE IF NOT EXISTS baseline (model TEXT, kind TEXT, lang TEXT, vector BLOB, PRIMARY KEY (model, kind, lang));
+CREATE VIEW IF NOT EXISTS memory_vectors AS
+    SELECT m.*, c.vector AS embedding FROM memories m
+    JOIN embedding_cache c ON c.hash = m.hash AND c.model = (SELECT value FROM meta WHERE key = 'model');
+CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(terms, grams);
+CREATE VIRTUAL TABLE IF NOT EXISTS memories_vocab USING fts5vocab(memories_fts, 'row');
+"""
+
+
+def _printable(text: str) -> str:
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", errors="surrogateescape")).hexdigest()[:32]
+
+
+PROGRESS_MIN_FILES = 20  # smaller syncs finish too fast to need progress
+BUSY_TIMEOUT = 30.0      # seconds a connection waits for another process's write; $GIOK_INDEX_BUSY_TIMEOUT
+PENDING = "index-pending"  # .giok/index-pending/*.json: purges forget could not run yet
+
+
+class IndexBusy(IndexError_):
+    """Another process held the index's write lock longer than the busy timeout."""
+
+
+def busy_timeout() -> float:
+    try:
+        return max(0.0, float(os.environ.get("GIOK_INDEX_BUSY_TIMEOUT", BUSY_TIMEOUT)))
+    except ValueError:
+        return BUSY_TIMEOUT
+
+
+def _is_busy(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and any(w in str(exc) for w in ("locked", "busy"))
+
+
+def _retrying(fn, what: str, timeout: float):
+    """fn() with bounded retries while SQLite says busy or locked (also the cases where its busy
+    handler does not wait, e.g. a stale WAL snapshot), for `timeout` seconds in all."""
+    deadline = time.monotonic() + timeout
+    delay = 0.02
+    while True:
+        try:
+            return fn()
+        except sqlite3.OperationalError as exc:
+            if not _is_busy(exc):
+                raise
+            if time.monotonic() + delay > deadline:
+                raise IndexBusy(f"the search index is busy: another giok process held it for over {timeout:g} s "
+                                f"while {what} (set GIOK_INDEX_BUSY_TIMEOUT to wait longer); try again") from exc
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
+
+
+class Index:
+    """An open index for one workspace. `Index.for_workspace(ws)` reuses one per process."""
+
+    _open: dict[str, "Index"] = {}
+    # Optional callable(done, total, path) called after each changed file while a sync of
+    # many files runs (the CLI shows progress with it); the library itself prints nothing.
+    progress = None
+
+    def __init__(self, root: Path, db_path: Path, embedder: embeddings.Embedder):
+        self.root = Path(root)
+        self.db_path = Path(db_path)
+        self.embedder = embedder
+        self.notes: list[str] = []
+        self._matrix = None
+        self._matrix_gen = None
+        self._baseline = None
+        self._hubs: dict = {}
+        self._connect()
+
+    # -- opening ---------------------------------------------------------------------------
+    @classmethod
+    def for_workspace(cls, ws, embedder: embeddings.Embedder | None = None) -> "Index":
+        embedder = embedder or embeddings.get(embeddings.settings(ws.home))
+        db = ws.data_dir / FILENAME
+        cached = cls._open.get(str(db))
+        if cached and cached.embedder is embedder and cached._same_file():
+            return cached
+        if cached:
+            cached.close()
+        index = cls(ws.root, db, embedder)
+        cls._open[str(db)] = index
+        return index
+
+    def _same_file(self) -> bool:
+        try:
+            return os.stat(self.db_path).st_ino == self._inode
+        except FileNotFoundError:
+            return False
+
+    def _connect(self) -> None:
+        existed = self.db_path.exists()
+        self.timeout = busy_timeout()
+        try:
+            _retrying(self._open_db, "opening it", self.timeout)
+        except IndexBusy:
+            self.close()
+            raise
+        except sqlite3.DatabaseError as exc:  # a corrupt file, never a busy one: rebuilt from the files
+            self.close()
+            self._remove_files()
+            self.notes.append(f"index file {self.db_path} was unreadable ({exc}); rebuilt it from the files")
+            self._open_db()
+        if not existed:
+            self.notes.append("index created")
+
+    def _open_db(self) -> None:
+        self.close()
+        self.db = sqlite3.connect(self.db_path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA secure_delete=ON")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        version = self._meta_raw("schema")
+        if version not in (None, SCHEMA_VERSION):
+            self._drop_derived(version)
+            version = None
+        self.db.executescript(SCHEMA)
+        self.db.execute("SELECT count(*) FROM memories_fts").fetchone()
+        if version is None:
+            self._set_meta("schema", SCHEMA_VERSION)
+        self._inode = os.stat(self.db_path).st_ino
+
+    def _drop_derived(self, version: str) -> None:
+        """Another schema version: drop every derived table but keep cached vectors."""
+        self.db.execute("DROP VIEW IF EXISTS memory_vectors")
+        for table in ("memories_vocab", "memories_fts", "memories", "files", "meta"):
+            self.db.execute(f"DROP TABLE IF EXISTS {table}")
+        self.notes.append(f"index schema {version} replaced by {SCHEMA_VERSION}; re-indexing from the files")
+
+    def _meta_raw(self, key: str):
+        try:
+            row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return None
+            raise
+        return row[0] if row else None
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    def _remove_files(self) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                os.unlink(str(self.db_path) + suffix)
+            except FileNotFoundError:
+                pass
+
+    def close(self) -> None:
+        try:
+            self.db.close()
+        except Exception:
+            pass
+
+    def _begin(self, what: str) -> None:
+        """BEGIN IMMEDIATE (the write lock), waiting and retrying up to the busy timeout."""
+        _retrying(lambda: self.db.execute("BEGIN IMMEDIATE"), what, self.timeout)
+
+    # -- model identity --------------------------------------------------------------------
+    @property
+    def model(self) -> str | None:
+        return self._meta_raw("model")
+
+    def check_model(self) -> None:
+        built = self.model
+        wanted = self.embedder.identity
+        if built and built != wanted:
+            raise IndexError_(f"the index was built with embedding model {built}, but the configured model is "
+                              f"{wanted}; run `giok index --rebuild` (vectors of two models are never mixed)")
+
+    # -- sync ------------------------------------------------------------------------------
+    def sync(self) -> dict:
+        """Bring the index up to date with the files. Returns counts of what changed.
+
+        Purges that forget recorded (it could not get the write lock) run first, inside the
+        same transaction, and are checked again after the commit: nothing they cover is
+        returned once sync has returned."""
+        self.check_model()
+        started = time.perf_counter()
+        stats = self._sync_once()
+        for _ in range(2):  # a purge recorded while this sync ran; its paths are re-read after it
+            if not stats.pop("purged", 0) and not self._pending():
+                break
+            more = self._sync_once()
+            for key in ("changed", "removed", "embedded"):
+                stats[key] += more[key]
+            stats["purged"] = more.get("purged", 0)
+        stats.pop("purged", None)
+        stats["ms"] = round((time.perf_counter() - started) * 1000, 1)
+        return stats
+
+    def _sync_once(self) -> dict:
+        on_disk = dict(self._scan())
+        known = {row[0]: row[1:] for row in self.db.execute("SELECT path, size, mtime_ns, hash FROM files")}
+        stats = {"files": len(on_disk), "changed": 0, "removed": 0, "embedded": 0}
+        changed = [rel for rel, st in on_disk.items() if known.get(rel, (None, None))[:2] != st]
+        gone = [rel for rel in known if rel not in on_disk]
+        if changed or gone or self._pending():
+            self._begin("syncing it")
+            try:
+                if self.model is None:
+                    self._set_meta("model", self.embedder.identity)
+                for rel in gone:
+                    self._drop_path(rel)
+                    self.db.execute("DELETE FROM files WHERE path=?", (rel,))
+                    stats["removed"] += 1
+                for done, rel in enumerate(changed, 1):
+                    stats["embedded"] += self._sync_file(rel, on_disk[rel], known.get(rel))
+                    stats["changed"] += 1
+                    if self.progress and len(changed) >= PROGRESS_MIN_FILES:
+                        self.progress(done, len(changed), rel)
+                applied = self._apply_pending()
+                self._prune_cache()
+                self._bump()
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            if applied:
+                for path in applied:
+                    path.unlink(missing_ok=True)
+                self._scrub_quietly()
+                stats["purged"] = len(applied)
+        return stats
+
+    # -- purges forget could not run yet ----------------------------------------------------
+    def _pending(self) -> list[Path]:
+        try:
+            return sorted((self.db_path.parent / PENDING).glob("*.json"))
+        except OSError:
+            return []
+
+    def _apply_pending(self) -> list[Path]:
+        """Run every recorded purge (the caller holds the write lock). Returns the records run."""
+        records = self._pending()
+        for record in records:
+            try:
+                item = json.loads(record.read_text("utf-8"))
+            except (OSError, ValueError):
+                continue  # half-written by a writer still at it; the next sync runs it
+            ids, paths, hashes = (list(map(str, item.get(k) or [])) for k in ("ids", "paths", "hashes"))
+            drop = self._ids_where(["source = ?"] * len(ids) + ["path = ?"] * len(paths) + ["hash = ?"] * len(hashes),
+                                   [*ids, *paths, *hashes])
+            self._drop_ids(drop)
+            for h in hashes:
+                self.db.execute("DELETE FROM embedding_cache WHERE hash=? AND hash NOT IN (SELECT hash FROM memories)", (h,))
+            for path in paths:
+                self.db.execute("UPDATE files SET size=-1 WHERE path=?", (path,))  # re-read at the next sync
+        return records
+
+    def _ids_where(self, clauses: list[str], args: list) -> list[int]:
+        if not clauses:
+            return []
+        return [r[0] for r in self.db.execute(f"SELECT id FROM memories WHERE {' OR '.join(clauses)}", args)]
+
+    def _scrub_quietly(self) -> None:
+        try:
+            self.scrub()
+        except IndexBusy:
+            self.notes.append("index file not compacted yet (busy); deleted rows are gone, their pages are freed later")
+
+    def _scan(self):
+        root = str(self.root)
+        cut = len(root) + 1
+        stack = [root]
+        while stack:
+            folder = stack.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                rel = entry.path[cut:].replace(os.sep, "/")
+                if entry.name.startswith(".") or entry.name in _SKIP_DIRS or rel in _SKIP_FILES:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                elif entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
+                    st = entry.stat(follow_symlinks=False)
+                    if st.st_size <= _MAX_FILE:
+                        yield rel, (st.st_size, st.st_mtime_ns)
+
+    def _sync_file(self, rel: str, stat: tuple, known) -> int:
+        try:
+            data = (self.root / rel).read_bytes()
+        except OSError:
+            return 0
+        digest = content_hash(data.decode("utf-8", errors="replace"))
+        if known and known[2] == digest:
+            self.db.execute("UPDATE files SET size=?, mtime_ns=? WHERE path=?", (*stat, rel))
+            return 0
+        # Parse the bytes as the file model does (surrogateescape), so derived entry ids match
+        # `giok show`; store and embed text with any invalid bytes shown as U+FFFD.
+        chunks = chunk_file(rel, data.decode("utf-8", errors="surrogateescape")) if b"\x00" not in data else []
+        for chunk in chunks:
+            chunk.text, chunk.embed_text = _printable(chunk.text), _printable(chunk.embed_text)
+        self._drop_path(rel)
+        embedded = self._insert(chunks)
+        self.db.execute("INSERT OR REPLACE INTO files(path, size, mtime_ns, hash) VALUES (?, ?, ?, ?)", (rel, *stat, digest))
+        return embedded
+
+    def _insert(self, chunks: list[Chunk]) -> int:
+        if not chunks:
+            return 0
+        from giok.text.terms import grams, language, terms
+        model = self.embedder.identity
+        hashes = [content_hash(c.embed_text) for c in chunks]
+        have = self._cached(hashes, model)
+        missing = [i for i, h in enumerate(hashes) if h not in have]
+        todo = list(dict.fromkeys(hashes[i] for i in missing))
+        if todo:
+            texts = {hashes[i]: chunks[i].embed_text for i in missing}
+            fresh = self.embedder.embed([texts[h] for h in todo], "passage")
+            for h, vec in zip(todo, fresh):
+                blob = vec.astype(np.float32).tobytes()
+                self.db.execute("INSERT OR REPLACE INTO embedding_cache(hash, model, vector) VALUES (?, ?, ?)", (h, model, blob))
+        stamp = now().isoformat(timespec="seconds")
+        for chunk, h in zip(chunks, hashes):
+            cur = self.db.execute(
+                "INSERT INTO memories(key, path, start_line, end_line, text, category, priority, tags, layer, scope, lang, date,"
+                " expires, superseded, source, hash, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (chunk.key, chunk.path, chunk.start_line, chunk.end_line, chunk.text, chunk.category, chunk.priority,
+                 None, chunk.layer, chunk.scope, language(chunk.text), chunk.date, chunk.expires, int(chunk.superseded), chunk.source, h,
+                 chunk.date or stamp))
+            self.db.execute("INSERT INTO memories_fts(rowid, terms, grams) VALUES (?, ?, ?)",
+                            (cur.lastrowid, " ".join(terms(chunk.text)), " ".join(grams(chunk.text))))
+        return len(todo)
+
+    def _cached(self, hashes: list[str], model: str) -> set[str]:
+        """Which of these content hashes already have a vector of this model."""
+        found = set()
+        unique = list(dict.fromkeys(hashes))
+        for start in range(0, len(unique), 500):
+            part = unique[start:start + 500]
+            marks = ",".join("?" * len(part))
+            found.update(h for (h,) in self.db.execute(
+                f"SELECT hash FROM embedding_cache WHERE model=? AND hash IN ({marks})", (model, *part)))
+        return found
+
+    def _drop_path(self, rel: str) -> None:
+        ids = [r[0] for r in self.db.execute("SELECT id FROM memories WHERE path=?", (rel,))]
+        self._drop_ids(ids)
+
+    def _drop_ids(self, ids: list[int]) -> None:
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            marks = ",".join("?" * len(part))
+            self.db.execute(f"DELETE FROM memories_fts WHERE rowid IN ({marks})", part)
+            self.db.execute(f"DELETE FROM memories WHERE id IN ({marks})", part)
+
+    def _prune_cache(self) -> None:
+        """Vectors of texts no chunk holds any more leave the cache with them."""
+        self.db.execute("DELETE FROM embedding_cache WHERE model != ? OR hash NOT IN (SELECT hash FROM memories)",
+                        (self.embedder.identity,))
+
+    def _bump(self) -> None:
+        gen = int(self._meta_raw("generation") or 0) + 1
+        self._set_meta("generation", str(gen))
+
+    # -- rebuild / purge / status -------------------------------------------------------------
+    def rebuild(self) -> dict:
+        """Drop every derived row (keeping cached vectors of the configured model) and re-sync."""
+        self._begin("rebuilding it")
+        self._drop_ids([r[0] for r in self.db.execute("SELECT id FROM memories")])
+        self.db.execute("DELETE FROM files")
+        self.db.execute("DELETE FROM embedding_cache WHERE model != ?", (self.embedder.identity,))
+        self.db.execute("DELETE FROM baseline WHERE model != ?", (self.embedder.identity,))
+        self._set_meta("model", self.embedder.identity)
+        self._bump()
+        self.db.execute("COMMIT")
+        self._matrix = None
+        return self.sync()
+
+    def purge(self, texts, ids=(), paths=()) -> int:
+        """Remove every chunk containing one of `texts` (case-insensitive, as forget matches
+        the files), whose source id is in `ids`, or that comes from one of `paths` (files
+        forget just edited: their chunks are re-read at the next sync). The vectors and cache
+        rows of the chunks that held the text go too, and the bytes are scrubbed from the file."""
+        needles = [t.casefold() for t in texts if t and t.strip()]
+        ids, paths = list(ids), list(paths)
+        clauses = (["giok_holds(text, ?)"] * len(needles) + ["source = ?"] * len(ids)
+                   + ["path = ?"] * len(paths))
+        if not clauses:
+            return 0
+        self.db.create_function("giok_holds", 2, _holds, deterministic=True)
+        where = " OR ".join(clauses)
+        try:
+            self._begin("forget purged it")
+        except IndexBusy:
+            self._record_purge(clauses[:len(needles) + len(ids)], [*needles, *ids], ids, paths)
+            raise
+        try:
+            rows = self.db.execute(f"SELECT id, path, hash FROM memories WHERE {where}", [*needles, *ids, *paths]).fetchall()
+            hit = {r[0] for r in self.db.execute(
+                f"SELECT hash FROM memories WHERE {' OR '.join(clauses[:len(needles) + len(ids)]) or '0'}", [*needles, *ids])}
+            self._drop_ids([r[0] for r in rows])
+            for h in hit:
+                if not self.db.execute("SELECT 1 FROM memories WHERE hash=? LIMIT 1", (h,)).fetchone():
+                    self.db.execute("DELETE FROM embedding_cache WHERE hash=?", (h,))
+            for path in {r[1] for r in rows} | set(paths):
+                self.db.execute("UPDATE files SET size=-1 WHERE path=?", (path,))  # re-read at the next sync
+            self._bump()
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self._scrub_quietly()
+        return len(rows)
+
+    def _record_purge(self, text_clauses: list[str], text_args: list, ids: list, paths: list) -> None:
+        """The write lock stayed taken: record the purge (ids, paths and the content hashes of
+        the chunks holding the text, read from the committed index, which WAL lets us read)
+        for the next writer to run before anything is returned."""
+        try:
+            hashes = sorted({r[0] for r in self.db.execute(
+                f"SELECT hash FROM memories WHERE {' OR '.join(text_clauses) or '0'}", text_args)})
+        except sqlite3.Error:
+            hashes = []  # the paths and ids still cover the forgotten entry
+        record_pending(self.db_path, ids, paths, hashes)
+
+    def scrub(self) -> None:
+        """Leave no byte of deleted rows in the file: merge the FTS segments, rewrite the
+        database with secure_delete on, and fold the WAL back in."""
+        def run():
+            self.db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+            self.db.execute("VACUUM")
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        _retrying(run, "compacting it", self.timeout)
+
+    def status(self) -> dict:
+        one = lambda sql: self.db.execute(sql).fetchone()[0]  # noqa: E731
+        size = sum(os.path.getsize(str(self.db_path) + s) for s in ("", "-wal") if os.path.exists(str(self.db_path) + s))
+        return {"path": str(self.db_path), "model": self.model, "configured_model": self.embedder.identity,
+                "files": one("SELECT count(*) FROM files"), "chunks": one("SELECT count(*) FROM memories"),
+                "cached_vectors": one("SELECT count(*) FROM embedding_cache"), "bytes": size,
+                "schema": SCHEMA_VERSION, "notes": list(self.notes)}
+
+    # -- retrieval ---------------------------------------------------------------------------
+    def generation(self) -> int:
+        return int(self._meta_raw("generation") or 0)
+
+    def matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, vectors) of every chunk, cached in memory until the index changes."""
+        gen = self.generation()
+        if self._matrix is None or self._matrix_gen != gen:
+            rows = self.db.execute("SELECT m.id, c.vector FROM memories m JOIN embedding_cache c ON c.hash = m.hash"
+                                   " AND c.model = ? ORDER BY m.id", (self.embedder.identity,)).fetchall()
+            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            dim = self.embedder.dim
+            mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim) if rows \
+                else np.zeros((0, dim), dtype=np.float32)
+            self._matrix, self._matrix_gen = (ids, mat), gen
+        return self._matrix
+
+    def baseline(self) -> dict[tuple[str, str], np.ndarray]:
+        """Centroids of the background set (`giok.retrieval.baseline`) for the configured model:
+        {(kind, lang): unit-free mean vector}, embedded once per model and kept in the index."""
+        if self._baseline is not None:
+            return self._baseline
+        model, dim = self.embedder.identity, self.embedder.dim
+        rows = self.db.execute("SELECT kind, lang, vector FROM baseline WHERE model=?", (model,)).fetchall()
+        if len(rows) < 4:
+            from giok.retrieval import baseline as background
+            rows = []
+            for kind, sets in (("passage", background.PASSAGES), ("query", background.QUERIES)):
+                for lang, texts in sets.items():
+                    rows.append((kind, lang, self.embedder.embed(texts, kind).mean(axis=0).astype(np.float32).tobytes()))
+            try:
+                self.db.executemany("INSERT OR REPLACE INTO baseline(model, kind, lang, vector) VALUES (?, ?, ?, ?)",
+                                    [(model, *r) for r in rows])
+            except sqlite3.OperationalError as exc:  # only a cache: kept next time when the index is busy
+                if not _is_busy(exc):
+                    raise
+        self._baseline = {(k, lang): np.frombuffer(v, dtype=np.float32).reshape(dim) for k, lang, v in rows}
+        return self._baseline
+
+    def hubs(self, query_lang: str) -> np.ndarray:
+        """Per chunk (aligned with `matrix()`): its mean cosine to everyday queries in query_lang."""
+        ids, mat = self.matrix()
+        key = (self._matrix_gen, query_lang)
+        if key not in self._hubs:
+            self._hubs = {k: v for k, v in self._hubs.items() if k[0] == self._matrix_gen}
+            self._hubs[key] = mat @ self.baseline()[("query", query_lang)]
+        return self._hubs[key]
+
+    def vector_search(self, qvec: np.ndarray, limit: int) -> list[tuple[int, float]]:
+        ids, mat = self.matrix()
+        if not len(ids):
+            return []
+        cos = mat @ qvec.astype(np.float32)
+        limit = min(limit, len(ids))
+        top = np.argpartition(-cos, limit - 1)[:limit]
+        top = top[np.argsort(-cos[top], kind="stable")]
+        return [(int(ids[i]), float(cos[i])) for i in top]
+
+    def keyword_search(self, fts_query: str, limit: int) -> list[tuple[int, float]]:
+        if not fts_query:
+            return []
+        sql = ("SELECT rowid, bm25(memories_fts, 1.0, 0.3) AS r FROM memories_fts WHERE memories_fts MATCH ? "
+               "ORDER BY r LIMIT ?")
+        return [(int(r[0]), -float(r[1])) for r in self.db.execute(sql, (fts_query, limit))]
+
+    def doc_freq(self, terms: list[str]) -> tuple[dict[str, int], int]:
+        if not terms:
+            return {}, 0
+        marks = ",".join("?" * len(terms))
+        df = dict(self.db.execute(f"SELECT term, doc FROM memories_vocab WHERE term IN ({marks})", terms).fetchall())
+        total = self.db.execute("SELECT count(*) FROM memories").fetchone()[0]
+        return df, total
+
+    def rows(self, ids: list[int]) -> dict[int, dict]:
+        out = {}
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            marks = ",".join("?" * len(part))
+            cur = self.db.execute(
+                f"SELECT m.id, m.key, m.path, m.start_line, m.end_line, m.text, m.layer, m.scope, m.lang, m.date, m.expires,"
+                f" m.superseded, m.source, m.priority, f.terms FROM memories m JOIN memories_fts f ON f.rowid = m.id"
+                f" WHERE m.id IN ({marks})", part)
+            names = [d[0] for d in cur.description]
+            for row in cur:
+                out[row[0]] = dict(zip(names, row))
+        return out
+
+
+def open_index(ws, embedder=None) -> Index:
+    return Index.for_workspace(ws, embedder)
+
+
+def purge(ws, texts: list[str], ids=(), paths=()) -> int:
+    """Remove from ws's index every chunk whose text contains one of `texts` (case-insensitive),
+    whose source id is in `ids` or that comes from one of `paths`, with the vectors and
+    embedding-cache rows of the matching chunks, leaving no byte of them in the SQLite file.
+    Returns the number of chunks removed. (`forget` calls this.)"""
+    db = ws.data_dir / FILENAME
+    if not db.exists():
+        return 0
+    cached = Index._open.get(str(db))
+    if cached and cached._same_file():
+        return cached.purge(list(texts), list(ids), list(paths))
+    try:
+        try:
+            index = Index.for_workspace(ws)
+        except embeddings.ProviderError:
+            index = Index(ws.root, db, embeddings.Fake())  # purging needs no model
+    except IndexBusy:
+        record_pending(db, ids, paths)
+        raise
+    return index.purge(list(texts), list(ids), list(paths))
+
+
+def record_pending(db: Path, ids=(), paths=(), hashes=()) -> Path:
+    """Write down a purge for the next writer of index file `db` to run under its write lock,
+    before anything is returned (`Index.sync`). Holds ids, paths and content hashes only,
+    never the forgotten text."""
+    from giok.store.fsutil import atomic_write
+    folder = Path(db).parent / PENDING
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{time.time_ns()}-{os.getpid()}-{os.urandom(4).hex()}.json"
+    atomic_write(path, json.dumps({"ids": list(ids), "paths": list(paths), "hashes": list(hashes)}).encode())
+    return path
+
+
+def _holds(text, needle) -> int:
+    return int(bool(text) and needle in text.casefold())
+
+
+def sync(ws, embedder=None) -> dict:
+    return Index.for_workspace(ws, embedder).sync()
+
+
+def rebuild(ws, embedder=None) -> dict:
+    index = Index.for_workspace(ws, embedder)
+    return index.rebuild()
+
+
+def status(ws, embedder=None) -> dict:
+    """What the index holds; `error` says when it was built by another model."""
+    index = Index.for_workspace(ws, embedder)
+    try:
+        index.check_model()
+    except IndexError_ as exc:
+        return {**index.status(), "error": str(exc)}
+    return index.status()

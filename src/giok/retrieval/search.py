@@ -1,0 +1,474 @@
+"""Hybrid search over one or more workspaces, and the seed's agentic recall.
+
+Score. Each candidate gets two pieces of evidence in [0, 1]:
+- vector: the provider's cosine, calibrated (`Embedder.calibrate`) so that unrelated text
+  sits at 0 and a close paraphrase near 1;
+- keyword: the IDF-weighted share of the query's terms the chunk contains (all of a query's
+  rare words present → 1), lightly scaled by BM25 rank among the keyword hits.
+They fuse as a noisy-OR, `1 - (1 - W_VEC·v)(1 - W_KW·k)`: either strong piece of evidence
+alone passes the 0.35 noise floor (a keyword-only hit survives), and agreement lifts a result
+above either. Then the seed's cut-offs: results under MIN_SCORE are noise; where the gap
+between consecutive results reaches DYNAMIC_GAP everything below it is dropped. Candidates
+are scored independently of k, so results are monotonic in k.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from giok.write import policy
+from giok.store import refs
+from giok.retrieval.chunks import is_own_line
+from giok.store.clock import today
+from giok.errors import InvalidInput, PermissionDenied
+from giok.store.fsutil import check_binary
+from giok.retrieval.index import Index
+from giok.text.terms import language, quote_fts, query_terms
+
+MIN_SCORE = 0.35
+DYNAMIC_GAP = 0.15
+W_VEC = 0.80
+W_KW = 0.60
+NEIGHBOUR = 0.3     # weight of the better adjacent diary line
+GAMMA = 0.7         # concave spread: keeps close results from being cut by DYNAMIC_GAP
+POOL = 100
+# Injected into every session by boot anyway: a low prior in search, left out of recall.
+IDENTITY_FILES = frozenset({"SOUL.md", "USER.md", "AGENTS.md", "TOOLS.md"})
+IDENTITY_PRIOR = 0.6
+# Words too generic to carry a keyword hit on their own, whatever a small corpus's IDF says.
+GENERIC = frozenset("""name thing stuff way kind sort lot time day week month year people person something anything
+everything nothing one two first last new old good bad make made take use used want need think feel look
+come came give gave find found work thing really much many well back still even 이름 것 거 때 일 사람 정도 요즘""".split())
+GENERIC = GENERIC | frozenset(query_terms(" ".join(GENERIC)))
+GENERIC_WEIGHT = 0.25
+HUB = 0.5           # share of a chunk's own similarity to everyday queries in its baseline
+CROSS = 0.0         # cross-language pairs: a bonus here lifts unrelated Korean↔English text too
+MAX_QUERY = 4000
+MODES = ("hybrid", "keyword", "vector")
+
+
+@dataclass
+class Result:
+    id: str
+    workspace: str
+    path: str
+    start_line: int
+    end_line: int
+    layer: str | None
+    date: str | None
+    score: float
+    text: str
+    source: str | None
+    priority: int = 0
+    evidence: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "workspace": self.workspace, "path": self.path, "start_line": self.start_line,
+                "end_line": self.end_line, "layer": self.layer, "date": self.date, "score": round(self.score, 4),
+                "text": self.text, "source": self.source}
+
+
+@dataclass
+class Options:
+    k: int = 5
+    min_score: float = MIN_SCORE
+    gap: float | None = DYNAMIC_GAP
+    mode: str = "hybrid"
+    user: str | None = None             # None: the asking workspace's user (USER.md)
+    thread: str | None = None           # None: no thread (thread-scoped entries hidden)
+    all_scopes: bool = False            # every scope, for the workspace's owner (no user/thread)
+    include_superseded: bool = False
+    include_system: bool = False        # giok's own diary lines (distill reports, flush markers, …)
+    recency_days: float | None = None   # half-life for diary results; None = no decay
+    workspaces: tuple = ()
+    as_: str | None = None
+    prefix: bool = False                # keyword terms as prefixes (recall's second attempt)
+    record: str | None = "search"       # reference-log kind, None = do not log
+    identity: float = IDENTITY_PRIOR    # score factor for SOUL/USER/AGENTS/TOOLS.md; 0 leaves them out
+
+    @classmethod
+    def make(cls, k=5, **opts) -> "Options":
+        if "as" in opts:
+            opts["as_"] = opts.pop("as")
+        unknown = set(opts) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise InvalidInput(f"unknown search option(s): {', '.join(sorted(unknown))}")
+        o = cls(k=k, **opts)
+        o.check()
+        return o
+
+    def check(self) -> None:
+        if not isinstance(self.k, int) or not 1 <= self.k <= 1000:
+            raise InvalidInput(f"k must be a whole number from 1 to 1000, not {self.k!r}")
+        if not 0.0 <= float(self.min_score) <= 1.0:
+            raise InvalidInput(f"min score must be between 0 and 1, not {self.min_score!r}")
+        if not 0.0 <= float(self.identity) <= 1.0:
+            raise InvalidInput(f"identity prior must be between 0 and 1, not {self.identity!r}")
+        if self.mode not in MODES:
+            raise InvalidInput(f"unknown search mode {self.mode!r}: choose one of {', '.join(MODES)}")
+        if self.all_scopes and (self.user or self.thread):
+            raise InvalidInput("all_scopes (--all-scopes) shows every user's and thread's entries: "
+                               "give it without a user or thread")
+
+
+@dataclass
+class Response:
+    query: str
+    results: list[Result]
+    cut_noise: int = 0
+    cut_gap: int = 0
+    cut_noise_top: int = 0      # of the k best candidates, how many each rule removed
+    cut_gap_top: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"query": self.query, "results": [r.to_dict() for r in self.results], "cut": {"noise": self.cut_noise, "gap": self.cut_gap, "noise_top": self.cut_noise_top,
+                                    "gap_top": self.cut_gap_top},
+                "notes": self.notes}
+
+
+def check_query(query) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput("empty query: say what to search for")
+    if len(query) > MAX_QUERY:
+        raise InvalidInput(f"query too long ({len(query):,} characters; at most {MAX_QUERY:,}): search with a few key words")
+    check_binary(query, "the query")
+    return " ".join(query.split())
+
+
+# -- permissions ------------------------------------------------------------------------------
+def can_read(home, reader: str, target: str) -> bool:
+    """Default: workspaces of one home read each other. A workspace's config entry may say
+    `private: true` (only itself) or `readers: [names]` (an explicit allow-list)."""
+    if reader == target:
+        return True
+    spec = home.workspaces().get(target, {})
+    readers = spec.get("readers")
+    if readers is not None:
+        return reader in readers or "*" in readers
+    return not spec.get("private", False)
+
+
+def _targets(ws, opts: Options) -> list:
+    from giok.store.workspace import Workspace
+    reader = opts.as_ or ws.name
+    targets = [ws] if not opts.workspaces else []
+    for spec in opts.workspaces:
+        target = spec if isinstance(spec, Workspace) else (ws if spec == ws.name else Workspace.open(spec, home=ws.home))
+        if not can_read(ws.home, reader, target.name):
+            raise PermissionDenied(f"workspace {reader!r} may not read workspace {target.name!r} "
+                                   f"(its config entry is private or lists other readers)")
+        if all(t.root != target.root for t in targets):
+            targets.append(target)
+    return targets
+
+
+# -- search -----------------------------------------------------------------------------------
+def search_full(ws, query: str, k: int = 5, **opts) -> Response:
+    """Search ws (or opts.workspaces); Response carries results and what the cut-offs removed."""
+    query = check_query(query)
+    o = Options.make(k=k, **opts)
+    if o.user is None and not o.all_scopes:
+        o.user = default_user(ws)
+    response = Response(query, [])
+    if not re.search(r"\w", query):
+        response.notes.append("the query has no words to search for")
+        return response
+    ranked: list[Result] = []
+    for target in _targets(ws, o):
+        index = Index.for_workspace(target)
+        index.sync()
+        response.notes += index.notes
+        index.notes = []
+        ranked += _score(index, target.name, query, o)
+    ranked.sort(key=lambda r: (-round(r.score, 6), -r.priority, r.workspace, r.path, r.start_line))
+    kept = _cut(ranked, o, response)
+    response.results = kept[: o.k]
+    if o.record:
+        _record(ws, response.results, o.record)
+    return response
+
+
+def search(ws, query: str, k: int = 5, **opts) -> list[Result]:
+    return search_full(ws, query, k, **opts).results
+
+
+def _cut(ranked: list[Result], o: Options, response: Response) -> list[Result]:
+    kept = [r for r in ranked if r.score >= o.min_score]
+    response.cut_noise = len(ranked) - len(kept)
+    response.cut_noise_top = min(o.k, len(ranked)) - min(o.k, len(kept))
+    if o.gap:
+        for i in range(len(kept) - 1):
+            if kept[i].score - kept[i + 1].score >= o.gap - 1e-9:
+                response.cut_gap = len(kept) - i - 1
+                response.cut_gap_top = min(o.k, len(kept)) - min(o.k, i + 1)
+                kept = kept[: i + 1]
+                break
+    return kept
+
+
+def _record(ws, results: list[Result], kind: str) -> None:
+    from giok.store.workspace import Workspace
+    by_ws: dict[str, list[str]] = {}
+    for r in results:
+        if r.path == "MEMORY.md" and r.source:
+            by_ws.setdefault(r.workspace, []).append(r.source)
+    for name, ids in by_ws.items():
+        target = ws if name == ws.name else Workspace.open(name, home=ws.home)
+        refs.record(target, ids, kind)
+
+
+def _score(index: Index, ws_name: str, query: str, o: Options) -> list[Result]:
+    terms = query_terms(query)
+    ids, mat = index.matrix()
+    if not len(ids):
+        return []
+    cos_all = kw_hits = qvec = None
+    if o.mode != "keyword":
+        qvec = index.embedder.embed([query], "query")[0]
+        cos_all = mat @ qvec
+    if o.mode != "vector" and terms:
+        kw_hits = index.keyword_search(quote_fts(terms, prefix=o.prefix), POOL)
+    candidates = _candidates(ids, cos_all, kw_hits)
+    near = sorted(set(candidates) | {c + d for c in candidates for d in (-1, 1)})
+    rows = index.rows(near)
+    kw = _keyword_evidence(index, terms, rows, kw_hits, o.prefix)
+    vec = _vector_evidence(index, ids, cos_all, rows, language(query), qvec)
+    own = {cid: _fuse(vec.get(cid, 0.0), kw.get(cid, 0.0), o.mode) for cid in rows}
+    out = []
+    for cid in candidates:
+        row = rows.get(cid)
+        if row is None or not _visible(row, o):
+            continue
+        prior = o.identity if row["path"] in IDENTITY_FILES else 1.0
+        if not prior:
+            continue
+        score = _with_neighbours(cid, rows, own) ** GAMMA * _recency(row, o) * prior
+        out.append(Result(row["key"], ws_name, row["path"], row["start_line"], row["end_line"], row["layer"], row["date"],
+                          score, row["text"], row["source"], row["priority"] or 0,
+                          {"vector": vec.get(cid, 0.0), "keyword": kw.get(cid, 0.0)}))
+    return out
+
+
+def _vector_evidence(index: Index, ids, cos_all, rows: dict, query_lang: str, qvec) -> dict[int, float]:
+    """Vector evidence per row in [0, 1]. For a `relative` provider (e5): the cosine's margin
+    over what this query and this chunk score against everyday unrelated text (the background
+    baseline; handles e5's compressed cosines, Korean↔Korean inflation and "hub" chunks that
+    resemble everything). Otherwise the calibrated cosine, shifted per language pair."""
+    if cos_all is None:
+        return {}
+    wanted = np.array(sorted(rows), dtype=np.int64)
+    pos = np.clip(np.searchsorted(ids, wanted), 0, len(ids) - 1)
+    found = ids[pos] == wanted
+    langs = [("ko" if rows[int(c)]["lang"] == "ko" else "en") for c in wanted]
+    e = index.embedder
+    if e.relative:
+        base = index.baseline()
+        ql = "ko" if query_lang == "ko" else "en"
+        qb = {lang: float(qvec @ base[("passage", lang)]) - float(base[("query", ql)] @ base[("passage", lang)])
+              for lang in ("en", "ko")}
+        typical = np.array([float(base[("query", ql)] @ base[("passage", lang)]) for lang in langs])
+        hub = index.hubs(ql)[pos]
+        expected = HUB * hub + (1 - HUB) * typical + np.array([qb[lang] - (CROSS if lang != ql else 0.0) for lang in langs])
+        ceil = np.array([e.margin_ceil if lang == ql else (e.cross_margin_ceil or e.margin_ceil) for lang in langs])
+        cal = np.clip((cos_all[pos] - expected - e.margin_floor) / (ceil - e.margin_floor), 0.0, 1.0)
+    else:
+        shift = np.array([e.pair_shift(query_lang, lang) for lang in langs])
+        cal = e.calibrate(cos_all[pos] + shift)
+    return {int(c): float(v) for c, v, ok in zip(wanted, cal, found) if ok}
+
+
+def _with_neighbours(cid: int, rows: dict, own: dict) -> float:
+    """A diary line next to a strong match is itself likely relevant (an answer follows its
+    question): blend in the better neighbour in the same file."""
+    row = rows[cid]
+    if row["layer"] != "diary":
+        return own[cid]
+    best = max((own[n] for n in (cid - 1, cid + 1)
+                if n in rows and rows[n]["path"] == row["path"] and not _system(rows[n])), default=0.0)
+    return (own[cid] + NEIGHBOUR * best) / (1 + NEIGHBOUR)
+
+
+def _candidates(ids: np.ndarray, cos_all, kw_hits) -> list[int]:
+    found: dict[int, None] = {}
+    if cos_all is not None:
+        limit = min(POOL, len(ids))
+        top = np.argpartition(-cos_all, limit - 1)[:limit]
+        found.update((int(ids[i]), None) for i in top)
+    for cid, _ in kw_hits or []:
+        found[cid] = None
+    return sorted(found)
+
+
+def _keyword_evidence(index: Index, terms: list[str], rows: dict, kw_hits, prefix: bool) -> dict[int, float]:
+    """IDF-weighted share of query terms present, times a mild BM25-rank factor."""
+    if not kw_hits:
+        return {}
+    df, total = index.doc_freq(terms)
+    idf = {t: math.log(1 + (total + 1) / (df.get(t, 0) + 0.5)) * (GENERIC_WEIGHT if t in GENERIC else 1.0) for t in terms}
+    whole = sum(idf.values()) or 1.0
+    rank = {cid: i for i, (cid, _) in enumerate(kw_hits)}
+    out = {}
+    for cid in rank:
+        row = rows.get(cid)
+        if row is None:
+            continue
+        have = set((row["terms"] or "").split())
+        hit = sum(w for t, w in idf.items() if t in have or (prefix and any(h.startswith(t) for h in have)))
+        out[cid] = (hit / whole) * (1.0 - 0.15 * min(rank[cid], 20) / 20)
+    return out
+
+
+def _fuse(v: float, k: float, mode: str) -> float:
+    if mode == "vector":
+        return v
+    if mode == "keyword":
+        return k
+    return 1.0 - (1.0 - W_VEC * v) * (1.0 - W_KW * k)
+
+
+def _system(row: dict) -> bool:
+    """A line giok wrote about itself; rows indexed before the "system" kind existed are
+    recognised by their text."""
+    return row["layer"] == "system" or (row["layer"] == "diary" and is_own_line(row["text"] or ""))
+def default_user(ws) -> str | None:
+    """Whose memory a read sees when no user is named: the name in the workspace's USER.md
+    (as boot does); None when it names nobody, and then no user-scoped entry is seen."""
+    from giok.lifecycle.boot import default_user as from_user_md
+    return from_user_md(ws.read_text("USER.md"))
+
+
+def _visible(row: dict, o: Options) -> bool:
+    """Scopes by default: a user's entry only for that user (o.user, resolved to USER.md's
+    user when not given), a thread's only in that thread; `workspace` and `task:` entries
+    for everyone (a task scope says when boot injects, not who may read). all_scopes: all."""
+    if row["superseded"] and not o.include_superseded:
+        return False
+    if not o.include_system and _system(row):
+        return False
+    scope = row["scope"] or "workspace"
+    if o.all_scopes or scope.startswith("task:"):
+        return True
+    return policy.visible(scope, o.user, o.thread)
+
+
+def _recency(row: dict, o: Options) -> float:
+    if not o.recency_days or row["layer"] != "diary" or not row["date"]:
+        return 1.0
+    try:
+        age = (today() - dt.date.fromisoformat(row["date"])).days
+    except ValueError:
+        return 1.0
+    return 0.7 + 0.3 * 0.5 ** (max(age, 0) / o.recency_days)
+
+
+__all__ = ["DYNAMIC_GAP", "MIN_SCORE", "Options", "Response", "Result", "can_read", "default_user", "search", "search_full",
+           "language"]
+
+
+# -- agentic recall ------------------------------------------------------------------------------
+_GREETING = re.compile(
+    r"^(hi|hello|hey|yo|thanks|thank you|thx|ok(ay)?|cool|nice|great|bye|good (morning|night|evening|afternoon)|"
+    r"how are you|what'?s up|lol|haha|안녕|안녕하세요|고마워|고맙습니다|감사합니다|감사해요|ㅎㅎ|ㅋㅋ|좋은 아침|잘 ?자|반가워|수고|네|응|그래)"
+    r"( there| everyone| all| guys)?[\s!.?~ㅎㅋ요]*$", re.I)
+# Personal: the asker's or the user's own things, people, plans, preferences and past events.
+# Any of these means search, whatever else the question looks like.
+_MEMORY_CUE = re.compile(
+    r"\b(remember|remind|recall|last time|previous(ly)?|earlier|again|my|mine|our|ours|us|the user'?s?|"
+    r"(?<!give )(?<!tell )(?<!show )me|did (i|we|you)|have (i|we)|had (i|we)|was i|were we|am i|are we|"
+    r"do (i|we) (usually|prefer|like|use|want|need|have)|we (decided|agreed|said|picked|chose|use|used|fixed|went|talked)|"
+    r"i (said|told|mentioned|asked|picked|chose|prefer|like|usually|wanted)|still|yesterday|last (week|month|year|night))\b|"
+    r"기억|지난|저번|예전|전에|어제|그때|그날|우리|저희|(?<![가-힣])(내|제|나|저)(?=\s|가\b|를\b|는\b|한테|$)|나의|저의|"
+    r"했었|했던|하던|쓰던|갔던|였지|였더라|더라\??$|뭐였|하기로|정했|결정|약속|말했|말한|알려준|추천해 준|사용자|아직",
+    re.I)
+_TASK = re.compile(
+    r"^(please\s+)?(fix|write|implement|run|refactor|add|create|translate|summari[sz]e|rename|delete|format|test|build|deploy|"
+    r"convert|generate|draft|review)\b|(고쳐|작성해|만들어|구현해|실행해|번역해|요약해|정리해|바꿔|지워|테스트해)\s*(줘|주세요|줄래)?[.!?]*$", re.I)
+# Not about anyone's memory: general knowledge, how-to, weather, news, math, recommendations.
+_GENERAL = re.compile(
+    r"^how (do|does|can|could|should|would|to|many|much|tall|far|long|big|old is the)\b|"
+    r"^(what|who|which|where|when|why)('s| is| are| was| were| does| did) (a|an)\b|^why\b|^what year\b|^explain\b|"
+    r"^who (wrote|invented|discovered|won|painted|founded|directed|composed|built)\b|"
+    r"capital of|how many .* in a |what does .* mean|\bmean\??$|\bdefin(e|ition)\b|meaning of|formula|"
+    r"\b(boiling point|speed of|square root|population of|symptoms?|recipe|difference between|time difference|"
+    r"price of|theory of|weather|forecast|rain|snow|temperature|news|headlines?|stock price)\b|"
+    r"\b(a good|recommend|suggest)\b|\d+\s*([-+*/×÷x]|times|plus|minus|divided by)\s*\d+|"
+    r"수도|뜻이|뜻\b|의미|정의|공식|란 무엇|이란\??$|날씨|기온|비 ?와|눈 ?와|미세먼지|일기예보|뉴스|가격|시세|"
+    r"하는 ?법|방법|어떻게 (해|하|동작|작동|일어|만들|설치)|누가 썼|우승|높이|끓는점|속도|제곱근|곱하기|더하기|빼기|나누기|"
+    r"킬로미터|몇 도|며칠이야|시차|증상|차이|레시피|이론|언제 (끝났|시작됐|일어났|만들어졌)|(?<![가-힣])왜 |"
+    r"추천해 ?줘|지어 ?줘|써 ?줘",
+    re.I)
+
+
+@dataclass
+class Recall:
+    query: str
+    decision: str                  # "search" or "skip"
+    reason: str
+    attempts: list[dict] = field(default_factory=list)
+    results: list[Result] = field(default_factory=list)
+
+    @property
+    def answer(self) -> str:
+        if self.decision == "skip":
+            return "not needed"
+        return "found" if self.results else "no memory"
+
+    def to_dict(self) -> dict:
+        return {"query": self.query, "decision": self.decision, "reason": self.reason, "answer": self.answer,
+                "attempts": self.attempts, "results": [r.to_dict() for r in self.results]}
+
+
+def needs_memory(query: str) -> tuple[bool, str]:
+    """The seed's first step: does this query need memory at all? (needed, why). A personal
+    cue (my/our/the user's, remember, last time, 지난번, 우리, 내, 기억) always searches; a task,
+    general knowledge, how-to, weather, news or math skips; anything else searches, because a
+    wasted search costs less than a forgotten memory (docs/search.md, "When recall searches")."""
+    q = query.strip()
+    if _GREETING.match(q):
+        return False, "greeting or small talk"
+    if _MEMORY_CUE.search(q):
+        return True, "a personal question (the user's or our own things, people, plans or past)"
+    if _TASK.search(q):
+        return False, "an instruction about the current task"
+    if _GENERAL.search(q):
+        return False, "a general-knowledge, how-to, weather, news or math question"
+    if not query_terms(q):
+        return False, "no words to look up"
+    return True, "may concern something remembered (when unsure, search)"
+
+
+def reformulate(query: str) -> str:
+    """Keywords for the second attempt: stopwords and question words out, Korean particles
+    stripped, each word kept with its stem (the query's own synonyms)."""
+    return " ".join(query_terms(query))
+
+
+def recall(ws, query: str, k: int = 5, **opts) -> Recall:
+    """Decide, search, retry once with reformulated keywords, else "no memory" (≤ 2 searches)."""
+    query = check_query(query)
+    needed, why = needs_memory(query)
+    result = Recall(query, "search" if needed else "skip", why)
+    if not needed:
+        return result
+    opts.setdefault("record", "recall")
+    opts.setdefault("identity", 0.0)    # boot injects the identity files already
+    opts["include_system"] = False      # giok's own lines never answer a question
+    first = search_full(ws, query, k, **opts)
+    result.attempts.append({"query": query, "kind": "as asked", "kept": len(first.results)})
+    result.results = first.results
+    if first.results:
+        return result
+    second_query = reformulate(query)
+    if not second_query or second_query == query:
+        result.attempts.append({"query": second_query, "kind": "reformulated", "kept": 0, "skipped": "nothing new to try"})
+        return result
+    second = search_full(ws, second_query, k, prefix=True, **opts)
+    result.attempts.append({"query": second_query, "kind": "reformulated", "kept": len(second.results)})
+    result.results = second.results
+    return result

@@ -1,0 +1,37 @@
+""""Now", overridable with $GIOK_NOW (ISO date or date-time) so days can be simulated."""
+
+import datetime as dt
+import os
+import re
+
+from giok.errors import InvalidInput
+
+_DASHES = str.maketrans({"–": "-", "—": "-", "‒": "-", "−": "-"})
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def now() -> dt.datetime:
+    """The current local time, or $GIOK_NOW when set."""
+    raw = os.environ.get("GIOK_NOW", "").strip()
+    if not raw:
+        return dt.datetime.now().replace(microsecond=0)
+    try:
+        value = dt.datetime.fromisoformat(raw.translate(_DASHES))
+    except ValueError:
+        raise InvalidInput(f"GIOK_NOW={raw!r} is not an ISO date or date-time") from None
+    return value.replace(tzinfo=None)
+
+
+def today() -> dt.date:
+    return now().date()
+
+
+def parse_date(text: str) -> dt.date:
+    """Parse YYYY-MM-DD, tolerating en/em dashes as publishing tools write them."""
+    cleaned = text.strip().translate(_DASHES)
+    if not _DATE_RE.match(cleaned):
+        raise InvalidInput(f"invalid date {text!r}: expected YYYY-MM-DD")
+    try:
+        return dt.date.fromisoformat(cleaned)
+    except ValueError:
+        raise InvalidInput(f"invalid date {text!r}: no such day") from None

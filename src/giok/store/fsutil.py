@@ -1,0 +1,200 @@
+"""Safe file handling: atomic writes, one lock per workspace, input checks, path confinement."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import os
+import re
+import tempfile
+import time
+from pathlib import Path
+
+from giok.errors import DirtyFileError, InvalidInput, LockTimeout
+
+MAX_ENTRY_BYTES = 8 * 1024
+_UMASK = os.umask(0o022)  # read once, at import (os.umask can only read by setting)
+os.umask(_UMASK)
+
+
+def checksum(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def read_bytes(path: Path) -> bytes:
+    """The file's bytes (b"" when it does not exist). A workspace file that is a symlink
+    leading outside its workspace is refused (InvalidInput naming it)."""
+    check_link(path)
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return b""
+
+
+def atomic_write(path: Path, data: bytes, expected_checksum: str | None = None) -> None:
+    """Write via temp file + fsync + rename. When expected_checksum is given, refuse to
+    replace a file whose bytes changed since they were read (someone edited it by hand)."""
+    check_link(path, write=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if expected_checksum is not None and checksum(read_bytes(path)) != expected_checksum:
+        raise DirtyFileError(f"{path.name} changed on disk while giok was writing it; nothing was written, try again")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        # mkstemp makes 0600; keep an existing file's mode, else what the umask allows
+        os.chmod(tmp, path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_UMASK)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+# -- symlinks and leftovers ----------------------------------------------------------------------
+TEMP_RE = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")  # what atomic_write's mkstemp names look like
+
+
+def workspace_of(path: Path) -> Path | None:
+    """The workspace folder holding path (the nearest folder above it with MEMORY.md and
+    .git), or None."""
+    for folder in Path(os.path.abspath(path)).parents:
+        if os.path.lexists(folder / "MEMORY.md") and os.path.lexists(folder / ".git"):
+            return folder
+    return None
+
+
+def check_link(path: Path, write: bool = False) -> None:
+    """Refuse a workspace file reached through a symlink that leads outside the workspace;
+    when writing, refuse any symlink below the workspace folder (git would commit the link,
+    not the file giok changed). Paths with no symlink cost one realpath."""
+    plain = os.path.abspath(path)
+    real = os.path.realpath(plain)
+    if real == plain:
+        return
+    root = workspace_of(Path(plain))
+    if root is None:
+        return
+    rel = Path(plain).relative_to(root).as_posix()
+    real_root = os.path.realpath(root)
+    if os.path.join(real_root, rel) == real:
+        return  # the link is above the workspace folder, not in it
+    if real != real_root and not real.startswith(real_root + os.sep):
+        raise InvalidInput(f"{rel} in workspace {root} is a symlink to {real}, outside the workspace: giok "
+                           f"does not read or write files outside it (replace the link with the file)")
+    if write:
+        raise InvalidInput(f"{rel} in workspace {root} is reached through a symlink (to {real}): giok does not "
+                           f"write through symlinks (replace the link with the file)")
+
+
+def temp_files(root: Path) -> list[str]:
+    """The temp files killed writers left in the work tree (hidden folders such as .git and
+    .giok are skipped: giok's own writers there are not under the workspace lock), and the
+    journal's own, relative to root."""
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "node_modules"]
+        found += [os.path.relpath(os.path.join(folder, name), root) for name in files if TEMP_RE.match(name)]
+    return found + [p.relative_to(root).as_posix() for p in (root / ".giok").glob(".journal.json.*.tmp")]
+
+
+def clean_temp_files(root: Path) -> list[str]:
+    """Remove what temp_files finds (the caller holds the workspace lock)."""
+    removed = temp_files(root)
+    for rel in removed:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(root / rel)
+    return removed
+
+
+@contextlib.contextmanager
+def file_lock(lock_path: Path, timeout: float = 30.0):
+    """An exclusive advisory lock (flock) held for the duration of the block. The kernel
+    releases it when the process dies, so a killed writer never leaves a stale lock."""
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
+                if time.monotonic() >= deadline:
+                    raise LockTimeout(
+                        f"another giok writer has held {lock_path} for over {timeout:.0f}s; nothing was written"
+                    ) from None
+                time.sleep(0.01)
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def check_binary(text: str, what: str = "text") -> None:
+    """Refuse NUL and control bytes, and bytes that were not valid UTF-8 (which Python
+    hands over as lone surrogates)."""
+    if any((ord(c) < 32 and c not in "\t\n\r") or 0xD800 <= ord(c) <= 0xDFFF for c in text):
+        raise InvalidInput(f"{what} contains binary data, control characters or invalid UTF-8")
+
+
+def clean_text(text: str, what: str = "text", limit: int = MAX_ENTRY_BYTES, multiline: bool = False) -> str:
+    """Validate one piece of memory text: not empty, not binary, not huge. Returns it with
+    whitespace normalised (runs collapsed, unless multiline)."""
+    if text is None:
+        raise InvalidInput(f"{what} is empty")
+    check_binary(text, what)
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > limit:
+        raise InvalidInput(f"{what} is {size} bytes; the limit is {limit} bytes")
+    if multiline:
+        lines = [" ".join(line.split()) for line in text.replace("\r\n", "\n").split("\n")]
+        cleaned = "\n".join(lines).strip("\n")
+    else:
+        cleaned = " ".join(text.split())
+    if not cleaned.strip():
+        raise InvalidInput(f"{what} is empty")
+    return cleaned
+
+
+MAX_PATH_BYTES = 1024      # a whole relative path
+MAX_NAME_BYTES = 255       # one file or folder name (the file system's own limit)
+_ENCODED = re.compile(r"%(2e|2f|5c|00)", re.IGNORECASE)
+
+
+def _check_path_text(relative: str) -> None:
+    """Refuse what only an attack or a mistake sends: encoded dots or separators, backslashes,
+    padded `..`, paths over MAX_PATH_BYTES or names over MAX_NAME_BYTES."""
+    size = len(relative.encode("utf-8", "surrogateescape"))
+    if size > MAX_PATH_BYTES or any(len(p.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for p in relative.split("/")):
+        raise InvalidInput(f"path is too long ({size:,} bytes): at most {MAX_PATH_BYTES} bytes, "
+                           f"{MAX_NAME_BYTES} per name")
+    if _ENCODED.search(relative) or "\\" in relative:
+        raise InvalidInput(f"path {relative!r} holds an encoded or Windows separator (%2e, %2f, %5c, \\): "
+                           f"give a plain path relative to the workspace")
+    if any(part.strip() == ".." for part in relative.split("/")):
+        raise InvalidInput(f"path {relative!r} escapes the workspace")
+
+
+def confine(root: Path, relative: str) -> Path:
+    """Resolve a path given by a user or agent inside root; refuse traversal and symlinks out."""
+    if not relative or "\x00" in relative:
+        raise InvalidInput("empty path")
+    _check_path_text(relative)
+    candidate = Path(relative)
+    if candidate.is_absolute():
+        raise InvalidInput(f"path {relative!r} must be relative to the workspace")
+    if any(part == ".." for part in candidate.parts):
+        raise InvalidInput(f"path {relative!r} escapes the workspace")
+    root_resolved = root.resolve()
+    resolved = (root_resolved / candidate).resolve()
+    if resolved != root_resolved and root_resolved not in resolved.parents:
+        raise InvalidInput(f"path {relative!r} is a symlink (or under one) that leads outside the workspace: refused")
+    return resolved

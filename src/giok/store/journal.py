@@ -1,0 +1,170 @@
+"""The intent journal: a write is all or nothing, even when the process is killed.
+
+Before a write touches a file it records, in `.giok/journal.json` (written atomically), the
+commit message and, per file, the bytes it had (or that it did not exist) and the git blob id
+of the bytes it will get (or that it will be deleted). After the commit the journal is
+removed. Whoever next takes the workspace lock to write finds a journal left behind by a
+killed writer and settles it with `recover`:
+
+- HEAD moved past the journal's HEAD and holds every file's new bytes: the write was
+  committed; only the index entries of its files are reset to HEAD (a commit killed after
+  it moved the branch leaves a stale index) and the journal goes.
+- Otherwise, when every file holds its new or its old bytes, the write is rolled back: each
+  gets its old bytes again (a new file is removed). Whatever `git add` had staged for these
+  files is unstaged.
+- A file that holds anything else was edited by hand after the crash. Rolling the others back
+  could then lose what the edit builds on, so the write is finished instead: its files are
+  committed as they stand under its own message, with a line naming the hand-edited files.
+
+Rolled back, not forward: the killed process never said it succeeded, so its caller retries
+it; a write rolled forward as well would then happen twice (a diary line, a decision, a
+second entry)."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import datetime as dt
+import json
+import os
+from pathlib import Path
+
+from giok.store import git
+from giok.store.fsutil import atomic_write
+
+NAME = "journal.json"
+VERSION = 1
+
+
+def path(root: Path) -> Path:
+    return root / ".giok" / NAME
+
+
+def begin(root: Path, message: str, changes: dict[str, bytes | None]) -> dict[str, bytes | None]:
+    """Record the intent to give each rel of `changes` its new bytes (None: delete it).
+    Returns the bytes each file has now (None: absent), as recorded."""
+    files, previous = {}, {}
+    for rel, new in changes.items():
+        old = previous[rel] = _current(root, rel)
+        files[rel] = {"before": None if old is None else base64.b64encode(old).decode("ascii"),
+                      "after": None if new is None else git.blob_id(root, new)}
+    data = {"version": VERSION, "pid": os.getpid(), "started": dt.datetime.now().isoformat(timespec="seconds"),
+            "head": git.head_id(root), "message": message, "files": files}
+    atomic_write(path(root), json.dumps(data, ensure_ascii=False).encode("utf-8"))
+    return previous
+
+
+def end(root: Path) -> None:
+    path(root).unlink(missing_ok=True)
+
+
+def load(root: Path) -> dict | None:
+    """The journal left behind, or None. A journal that does not parse (never written whole:
+    it is renamed into place) counts as none."""
+    try:
+        data = json.loads(path(root).read_bytes())
+    except FileNotFoundError:
+        return None
+    except ValueError:
+        return {"version": VERSION, "head": None, "message": "", "files": {}, "unreadable": True}
+    return data if isinstance(data, dict) and isinstance(data.get("files"), dict) else None
+
+
+def committed(root: Path, data: dict) -> bool:
+    files = data["files"]
+    if not files or git.head_id(root) in (None, data.get("head")):
+        return False
+    blobs = git.head_blobs(root, list(files))
+    return all(blobs.get(rel) == f.get("after") for rel, f in files.items())
+
+
+def recover(root: Path) -> dict | None:
+    """Settle a journal a killed writer left (the caller holds the workspace lock). Returns
+    {message, committed, restored, kept} or None when there was none."""
+    data = load(root)
+    if data is None:
+        return None
+    done = {"message": data.get("message", ""), "committed": committed(root, data), "restored": [], "kept": [],
+            "finished": []}
+    if data["files"]:
+        git.run(root, "reset", "-q", "--", *data["files"], check=False)
+    if not done["committed"]:
+        states = {rel: _state(root, rel, f) for rel, f in data["files"].items()}
+        edited = [rel for rel, state in states.items() if state == "edited"]
+        if edited:
+            done["finished"], done["kept"] = _finish(root, data, states, edited), edited
+        else:
+            done["restored"], done["kept"] = roll_back(root, data["files"])
+    end(root)
+    return done
+
+
+def _state(root: Path, rel: str, f: dict) -> str:
+    """old, new or edited: what a journaled file holds now."""
+    before = None if f.get("before") is None else base64.b64decode(f["before"])
+    now = _current(root, rel)
+    if now == before:
+        return "old"
+    return "new" if (None if now is None else git.blob_id(root, now)) == f.get("after") else "edited"
+
+
+def _finish(root: Path, data: dict, states: dict[str, str], edited: list[str]) -> list[str]:
+    """A file of the interrupted write was edited by hand after the crash: rolling the others
+    back could take away what the hand edit builds on (the entry distill archived, the line a
+    write added), so what was written is committed as it stands, under the write's message,
+    hand edit included and named. Nothing is lost; git log says what happened."""
+    paths = [rel for rel, state in states.items() if state != "old"]
+    note = (f"\n\nFinished after an interrupted write: {', '.join(edited)} changed by hand since; "
+            f"committed as found.")
+    git.commit(root, paths, (data.get("message") or "giok: an interrupted write") + note)
+    return paths
+
+
+def roll_back(root: Path, files: dict[str, dict]) -> tuple[list[str], list[str]]:
+    """Give each file its recorded old bytes when it holds the old or the new ones."""
+    restored, kept = [], []
+    for rel, f in files.items():
+        state = _state(root, rel, f)
+        if state == "old":
+            continue
+        if state == "edited":
+            kept.append(rel)  # changed again after the crash: a hand edit, not ours to undo
+            continue
+        before = None if f.get("before") is None else base64.b64decode(f["before"])
+        target = root / rel
+        if before is None:
+            target.unlink(missing_ok=True)
+            _prune_empty(root, target.parent)
+        else:
+            atomic_write(target, before)
+        restored.append(rel)
+    return restored, kept
+
+
+def describe(root: Path) -> str | None:
+    """A read-only account of a pending journal, for `giok check`."""
+    data = load(root)
+    if data is None:
+        return None
+    subject = (data.get("message") or "").split("\n", 1)[0] or "?"
+    if committed(root, data):
+        return f"an interrupted write ({subject!r}) was committed; the next write clears its journal"
+    return (f"an interrupted write ({subject!r}, started {data.get('started', '?')}) left "
+            f"{len(data['files'])} file(s) half-written; the next giok write rolls it back")
+
+
+def _current(root: Path, rel: str) -> bytes | None:
+    target = root / rel
+    if not os.path.lexists(target):
+        return None
+    from giok.store.fsutil import read_bytes
+    return read_bytes(target) if target.is_file() else None
+
+
+def _prune_empty(root: Path, folder: Path) -> None:
+    while folder != root and root in folder.parents:
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+            folder = folder.parent
+            continue
+        return

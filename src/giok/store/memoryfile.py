@@ -1,0 +1,466 @@
+"""MEMORY.md as a model: layers of entries, parsed tolerantly and rendered back byte for byte.
+
+The grammar (see docs/formats.md):
+
+    ## 🔮 M0 : core memory (permanent)          a heading naming a layer (M0, M365, M90, M30)
+    - I am Zeon.                                an entry: bullet, optional [date], text,
+    - [2026-02-22] Decided X <!-- expires: 2026-05-21; id: m-7f3a2c; type: decision -->
+                                                optional trailing comment of `key: value` fields
+
+Anything else is kept verbatim. A line that looks like an entry but cannot be read (a bad
+date, a broken comment) is kept verbatim too and reported in `problems`. Unchanged lines are
+rendered from their original text, so rendering an unchanged file returns the same bytes.
+
+Escaping is lossless (docs/formats.md): in the text, `<!` is written `&lt;!` (and a literal
+`&lt;!` gains an `amp;`); in a field value, the separators (`;`, `|`, `<`, `>`, `%` before
+a code) and line breaks are percent-encoded. Parsing decodes both, so every text and value
+reads back exactly as it was given, and a re-rendered entry keeps its derived id.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+import secrets
+from dataclasses import dataclass, field
+
+from giok.store.clock import parse_date
+from giok.errors import InvalidInput
+
+LAYERS = ("M0", "M365", "M90", "M30")
+LAYER_DAYS = {"M0": None, "M365": 365, "M90": 90, "M30": 30}
+LAYER_TITLES = {
+    "en": {
+        "M0": "## 🔮 M0 : core memory (permanent)",
+        "M365": "## 🌳 M365 : 1-year memory",
+        "M90": "## 📚 M90 : 90-day memory",
+        "M30": "## 📝 M30 : 30-day memory",
+    },
+    "ko": {
+        "M0": "## 🔮 M0 : 코어 메모리 (영구)",
+        "M365": "## 🌳 M365 : 1년 기억",
+        "M90": "## 📚 M90 : 90일 기억",
+        "M30": "## 📝 M30 : 30일 기억",
+    },
+}
+# Machine fields, in the order they are rendered after `expires`.
+FIELD_ORDER = ("id", "type", "scope", "source", "confidence", "supersedes", "superseded_by", "refs", "status")
+ID_RE = re.compile(r"^m-[0-9a-f]{6,12}$")
+OUTSIDE_LAYERS = "entry outside any layer heading (read as M30)"
+
+_HEADING_RE = re.compile(r"^\s{0,3}(#{1,6})\s*(.*?)\s*$")
+_LAYER_RE = re.compile(r"(?<![A-Za-z0-9])[Mm]\s?(0|30|90|365)(?![0-9])")
+_ENTRY_RE = re.compile(r"^(\s*)([-*+])\s+(.*?)\s*$")
+_DATE_PREFIX_RE = re.compile(r"^\[([^\]]*)\]\s*")
+_COMMENT_RE = re.compile(r"\s*<!\s*[-–—]*\s*(?P<body>.*?)\s*[-–—]*\s*(?:>|→)\s*$")
+_BROKEN_COMMENT_RE = re.compile(r"<!\s*[-–—]")
+_INNER_COMMENT_RE = re.compile(r"<!\s*[-–—]*\s*([^<>→]*?)\s*[-–—]*\s*[>→]")  # linear: no `<` inside
+_DATEISH_RE = re.compile(r"^\d{4}\s*[-–—‒−]\s*\d{1,2}\s*[-–—‒−]\s*\d{1,2}$")
+_KEY_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
+
+# -- escaping ---------------------------------------------------------------------------------
+# Text: a character that would break the line becomes an entity; `&` gains one `amp;` only
+# where the result would otherwise read as one of these entities (so `&lt;` and `R&D` stay).
+_TEXT_CODES = {"<!": "lt;!", "[": "#91;", "\n": "#10;", "\r": "#13;", "\x0b": "#11;", "\x0c": "#12;",
+               "\x1c": "#28;", "\x1d": "#29;", "\x1e": "#30;", "\x85": "#133;", "\u2028": "#8232;",
+               "\u2029": "#8233;"}
+_TEXT_CHARS = {code: char for char, code in _TEXT_CODES.items()}
+_TEXT_BODIES = "|".join(re.escape(c) for c in _TEXT_CODES.values())
+_TEXT_ENCODE_RE = re.compile(r"<!|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]|&((?:amp;)*)(" + _TEXT_BODIES + ")")
+_TEXT_DECODE_RE = re.compile(r"&((?:amp;)*)(" + _TEXT_BODIES + ")")
+# Field values: percent codes for the separators and line breaks; `%` is written `%25` only
+# where it would otherwise start one of these codes (so `100% sure` stays).
+_VALUE_CODES = {";": "%3B", "|": "%7C", "<": "%3C", ">": "%3E", "\x7f": "%7F", "\x85": "%C2%85",
+                "\u2028": "%E2%80%A8", "\u2029": "%E2%80%A9", "%": "%25",
+                **{chr(n): f"%{n:02X}" for n in range(32)}}  # control characters, line breaks included
+_VALUE_CHARS = {code: char for char, code in _VALUE_CODES.items()}
+_VALUE_DECODE_RE = re.compile("|".join(re.escape(c) for c in sorted(_VALUE_CHARS, key=len, reverse=True)))
+_VALUE_ENCODE_RE = re.compile("%(?=" + "|".join(re.escape(c[1:]) for c in _VALUE_CHARS) + ")"
+                              "|[;|<>\x00-\x1f\x7f\x85\u2028\u2029]")
+# Lone surrogates other than surrogateescape's (invalid bytes read from a file) cannot be written.
+_UNWRITABLE_RE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
+
+
+def encode_text(text: str, dated: bool = True) -> str:
+    """An entry's text as it is written in the line (see decode_text)."""
+    def one(m: re.Match) -> str:
+        if m.group(2):
+            return "&amp;" + m.group(1) + m.group(2)
+        return "&" + _TEXT_CODES[m.group(0)]
+
+    out = _TEXT_ENCODE_RE.sub(one, text)
+    dm = None if dated else _DATE_PREFIX_RE.match(out)
+    if dm and _DATEISH_RE.match(dm.group(1).strip()):
+        out = "&#91;" + out[1:]  # an undated text that starts like a date would be read as one
+    return out
+
+
+def decode_text(written: str) -> str:
+    def one(m: re.Match) -> str:
+        return "&" + m.group(1)[4:] + m.group(2) if m.group(1) else _TEXT_CHARS[m.group(2)]
+
+    return _TEXT_DECODE_RE.sub(one, written)
+
+
+def encode_value(value: str) -> str:
+    """A field value as it is written in the comment: no `;`/`|` that would start a field,
+    no `<`/`>` that would open or close a comment, no line break."""
+    return _VALUE_ENCODE_RE.sub(lambda m: _VALUE_CODES[m.group(0)], value).strip()  # spaces around are no part of it
+
+
+def decode_value(written: str) -> str:
+    return _VALUE_DECODE_RE.sub(lambda m: _VALUE_CHARS[m.group(0)], written)
+
+
+def check_key(key: str) -> str:
+    if not isinstance(key, str) or not _KEY_RE.match(key) or key == "expires":
+        raise InvalidInput(f"invalid field name {key!r}: lowercase letters, digits and _ (expires is not a field)")
+    return key
+
+
+def new_id(taken: set[str] = frozenset()) -> str:
+    while True:
+        candidate = "m-" + secrets.token_hex(3)
+        if candidate not in taken:
+            return candidate
+
+
+def derived_id(text: str, date: dt.date | None) -> str:
+    """The id of a hand-written entry that has none: stable while its text and date are."""
+    digest = hashlib.sha1(f"{date or ''}|{text}".encode("utf-8", "surrogateescape")).hexdigest()
+    return "m-" + digest[:6]
+
+
+@dataclass
+class MemoryEntry:
+    text: str
+    layer: str | None = None
+    date: dt.date | None = None
+    expires: dt.date | None = None
+    fields: dict[str, str] = field(default_factory=dict)
+    raw: str | None = None          # original line text; None once changed
+    indent: str = ""
+    bullet: str = "-"
+    line_no: int = 0                # 1-based, in the file as last parsed
+    headed: bool = True             # False: outside any layer heading (read as M30)
+
+    @property
+    def id(self) -> str:
+        return self.fields.get("id") or derived_id(self.text, self.date)
+
+    @property
+    def type(self) -> str | None:
+        return self.fields.get("type")
+
+    @property
+    def scope(self) -> str:
+        return self.fields.get("scope") or "workspace"
+
+    @property
+    def refs(self) -> int:
+        try:
+            return int(self.fields.get("refs", "0"))
+        except ValueError:
+            return 0
+
+    @property
+    def superseded(self) -> bool:
+        return bool(self.fields.get("superseded_by")) or self.fields.get("status") == "superseded"
+
+    def expired(self, today: dt.date) -> bool:
+        return self.expires is not None and self.expires < today
+
+    def set(self, key: str, value) -> None:
+        """Change a machine field; the line is re-rendered canonically."""
+        check_key(key)
+        value = None if value is None else str(value).strip()
+        if not value:
+            self.fields.pop(key, None)
+        else:
+            self.fields[key] = value
+        self.raw = None
+
+    def touch(self) -> None:
+        self.raw = None
+
+    def __str__(self) -> str:
+        if self.raw is not None:
+            return self.raw
+        parts = [f"{self.indent}{self.bullet} "]
+        if self.date:
+            parts.append(f"[{self.date.isoformat()}] ")
+        if not self.text.strip():
+            raise InvalidInput("a memory entry needs text")
+        text = encode_text(self.text, dated=self.date is not None).strip()
+        if _UNWRITABLE_RE.search(text) or any(_UNWRITABLE_RE.search(str(v)) for v in self.fields.values()):
+            raise InvalidInput("memory text or field contains a lone surrogate (invalid UTF-8)")
+        parts.append(text)
+        meta = []
+        if self.expires:
+            meta.append(f"expires: {self.expires.isoformat()}")
+        keys = [k for k in FIELD_ORDER if k in self.fields] + sorted(k for k in self.fields if k not in FIELD_ORDER)
+        meta += [f"{check_key(k)}: {encode_value(str(self.fields[k]))}" for k in keys]
+        if meta:
+            parts.append(" <!-- " + "; ".join(meta) + " -->")
+        return "".join(parts)
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id, "layer": self.layer, "date": self.date.isoformat() if self.date else None,
+            "text": self.text, "expires": self.expires.isoformat() if self.expires else None,
+            "type": self.type, "scope": self.scope, "source": self.fields.get("source"),
+            "confidence": _float(self.fields.get("confidence")), "supersedes": self.fields.get("supersedes"),
+            "superseded_by": self.fields.get("superseded_by"), "refs": self.refs, "line": self.line_no,
+        }
+
+
+def _float(value):
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+@dataclass
+class Heading:
+    raw: str
+    layer: str | None
+
+    def __str__(self) -> str:
+        return self.raw
+
+
+@dataclass
+class RawLine:
+    raw: str
+    problem: str | None = None
+
+    def __str__(self) -> str:
+        return self.raw
+
+
+Line = MemoryEntry | Heading | RawLine
+
+
+def parse_entry(raw: str, layer: str | None) -> MemoryEntry | RawLine | None:
+    """One line → an entry, a verbatim line with a problem, or None when it is no entry."""
+    match = _ENTRY_RE.match(raw)
+    if not match:
+        return None
+    indent, bullet, body = match.groups()
+    if not body:
+        return None
+    date = expires = None
+    fields: dict[str, str] = {}
+    dm = _DATE_PREFIX_RE.match(body)
+    if dm and _DATEISH_RE.match(dm.group(1).strip()):
+        try:
+            date = parse_date(re.sub(r"\s+", "", dm.group(1)))
+        except InvalidInput as exc:
+            return RawLine(raw, f"bad date in entry: {exc}")
+        body = body[dm.end():]
+    comment = _trailing_comment(body)
+    if isinstance(comment, str):
+        return RawLine(raw, comment)
+    if comment:
+        start, expires, fields = comment
+        body = body[:start]
+    elif _BROKEN_COMMENT_RE.search(body, max(body.rfind(">"), body.rfind("→")) + 1):
+        return RawLine(raw, "comment marker is not closed")  # an opener after the last closer
+    elif any(not isinstance(_fields(m.group(1)), str) for m in _INNER_COMMENT_RE.finditer(body)):
+        return RawLine(raw, "text after the comment's fields")
+    text = decode_text(body.strip())
+    if not text.strip():
+        return RawLine(raw, "entry has no text")
+    return MemoryEntry(text=text, layer=layer, date=date, expires=expires, fields=fields,
+                       raw=raw, indent=indent, bullet=bullet)
+
+
+def _trailing_comment(body: str):
+    """The entry's trailing `<!-- key: value; … -->`: (where it starts, expires, fields), None
+    when there is none, or a problem. The rightmost `<!` that opens a readable comment wins,
+    so a hand-written `<!` in the text does not swallow the fields."""
+    starts = [m.start() for m in re.finditer(r"\s*<!", body)]
+    problem = None
+    for start in reversed(starts[-8:]):  # a few candidates: a line of many `<!` stays linear
+        cm = _COMMENT_RE.match(body, start)
+        if not cm:
+            continue
+        found = _fields(cm.group("body"))
+        if not isinstance(found, str):
+            return (start, *found)
+        problem = problem or found
+    return problem
+
+
+def _fields(comment: str):
+    """(expires, fields) of a comment's body, or the problem that makes it unreadable."""
+    expires, fields = None, {}
+    for part in re.split(r"\s*[;|]\s*", comment):
+        if not part:
+            continue
+        key, sep, value = part.partition(":")
+        key, value = key.strip().lower(), value.strip()
+        if not sep or not _KEY_RE.match(key):
+            return f"unreadable comment field {part!r}"
+        if key == "expires":
+            try:
+                expires = parse_date(value)
+            except InvalidInput as exc:
+                return f"bad expiry: {exc}"
+        else:
+            fields[key] = decode_value(value)
+    return expires, fields
+
+
+class MemoryFile:
+    """The parsed MEMORY.md. `lines` holds every line; entries are MemoryEntry objects."""
+
+    def __init__(self, lines: list[Line], eols: list[str], bom: bool, newline: str, lang: str = "en"):
+        self.lines = lines
+        self.eols = eols
+        self.bom = bom
+        self.newline = newline
+        self.lang = lang
+
+    # -- parse / render -------------------------------------------------------------------
+    @classmethod
+    def parse(cls, data: bytes | str) -> "MemoryFile":
+        text = data.decode("utf-8", errors="surrogateescape") if isinstance(data, bytes) else data
+        bom = text.startswith("\ufeff")
+        if bom:
+            text = text[1:]
+        pieces = re.findall(r"[^\n]*\n|[^\n]+$", text)
+        lines: list[Line] = []
+        eols: list[str] = []
+        layer = None
+        for piece in pieces:
+            body = piece.rstrip("\n")
+            eol = piece[len(body):]
+            if body.endswith("\r"):
+                body, eol = body[:-1], "\r" + eol
+            eols.append(eol)
+            line = cls._parse_line(body, layer)
+            if isinstance(line, Heading):
+                layer = line.layer
+            elif isinstance(line, MemoryEntry) and line.layer is None:
+                line.layer, line.headed = "M30", False  # a plain, adopted bullet: M30 everywhere
+            lines.append(line)
+        crlf = sum(1 for e in eols if e == "\r\n")
+        newline = "\r\n" if crlf > len(eols) / 2 else "\n"
+        lang = "ko" if re.search(r"[가-힣]", text) else "en"
+        mf = cls(lines, eols, bom, newline, lang)
+        mf._number()
+        return mf
+
+    @staticmethod
+    def _parse_line(body: str, layer: str | None) -> Line:
+        hm = _HEADING_RE.match(body)
+        if hm and body.lstrip().startswith("#"):
+            lm = _LAYER_RE.search(hm.group(2))
+            return Heading(body, f"M{lm.group(1)}" if lm else None)
+        entry = parse_entry(body, layer)
+        return entry if entry is not None else RawLine(body)
+
+    def render(self) -> bytes:
+        out = []
+        for line, eol in zip(self.lines, self.eols):
+            out.append(str(line) + eol)
+        text = ("\ufeff" if self.bom else "") + "".join(out)
+        return text.encode("utf-8", errors="surrogateescape")
+
+    def _number(self) -> None:
+        for i, line in enumerate(self.lines, 1):
+            if isinstance(line, MemoryEntry):
+                line.line_no = i
+
+    # -- queries --------------------------------------------------------------------------
+    def entries(self, layer: str | None = None) -> list[MemoryEntry]:
+        return [l for l in self.lines if isinstance(l, MemoryEntry) and (layer is None or l.layer == layer)]
+
+    def find(self, entry_id: str) -> MemoryEntry | None:
+        for entry in self.entries():
+            if entry.id == entry_id:
+                return entry
+        return None
+
+    def ids(self) -> set[str]:
+        return {e.id for e in self.entries()}
+
+    @property
+    def unreadable(self) -> list[tuple[int, str, str]]:
+        """(line number, problem, the line) for every line kept verbatim for a reason."""
+        return [(i, l.problem, l.raw) for i, l in enumerate(self.lines, 1) if isinstance(l, RawLine) and l.problem]
+
+    def unheaded(self) -> list[MemoryEntry]:
+        """Entries outside any layer heading (a plain, adopted MEMORY.md): they are M30 entries."""
+        return [e for e in self.entries() if not e.headed]
+
+    @property
+    def problems(self) -> list[tuple[int, str, str]]:
+        """The unreadable lines, and the entries outside any layer heading (read as M30)."""
+        found = self.unreadable + [(e.line_no, OUTSIDE_LAYERS, e.raw or str(e)) for e in self.unheaded()]
+        return sorted(found)
+
+    # -- changes --------------------------------------------------------------------------
+    def add(self, entry: MemoryEntry) -> MemoryEntry:
+        """Insert entry at the end of its layer's section, creating the heading if missing."""
+        layer = entry.layer or "M30"
+        entry.layer, entry.headed = layer, True
+        entry.raw = None
+        start = next((i for i, l in enumerate(self.lines) if isinstance(l, Heading) and l.layer == layer), None)
+        if start is None:
+            start = self._add_heading(layer)
+        end = start + 1
+        while end < len(self.lines) and not isinstance(self.lines[end], Heading):
+            end += 1
+        pos = end
+        while pos > start + 1 and isinstance(self.lines[pos - 1], RawLine) and not self.lines[pos - 1].raw.strip():
+            pos -= 1
+        self._insert(pos, entry)
+        self._number()
+        return entry
+
+    def _insert(self, pos: int, line: Line) -> None:
+        if pos > 0 and self.eols[pos - 1] == "":
+            self.eols[pos - 1] = self.newline
+        self.lines.insert(pos, line)
+        self.eols.insert(pos, self.newline)
+
+    def _add_heading(self, layer: str) -> int:
+        """Place a missing layer heading after the headings of deeper layers."""
+        order = LAYERS.index(layer)
+        pos = len(self.lines)
+        for i, l in enumerate(self.lines):
+            if isinstance(l, Heading) and l.layer in LAYERS and LAYERS.index(l.layer) > order:
+                pos = i
+                break
+        title = LAYER_TITLES[self.lang][layer]
+        if pos > 0 and str(self.lines[pos - 1]).strip():
+            self._insert(pos, RawLine(""))
+            pos += 1
+        self._insert(pos, Heading(title, layer))
+        return pos
+
+    def remove(self, entry_id: str) -> MemoryEntry:
+        for i, line in enumerate(self.lines):
+            if isinstance(line, MemoryEntry) and line.id == entry_id:
+                del self.lines[i]
+                eol = self.eols.pop(i)
+                if i == len(self.lines) and i > 0:
+                    self.eols[i - 1] = eol if eol else self.eols[i - 1]
+                self._number()
+                return line
+        raise KeyError(entry_id)
+
+    def move(self, entry_id: str, layer: str) -> MemoryEntry:
+        entry = self.remove(entry_id)
+        entry.layer = layer
+        return self.add(entry)
+
+
+def empty(lang: str = "en", title: str | None = None) -> str:
+    head = title or ("# MEMORY.md : 장기 기억" if lang == "ko" else "# MEMORY.md : long-term memory")
+    body = "\n\n".join(LAYER_TITLES[lang][layer] for layer in LAYERS)
+    return f"{head}\n\n{body}\n"

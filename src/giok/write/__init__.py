@@ -1,0 +1,1 @@
+"""The write path's judgement: the write policy, the distillation judges and forgetting."""

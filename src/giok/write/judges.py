@@ -1,0 +1,369 @@
+"""Judges for nightly distillation. A judge takes items with their context and returns, per
+item, a decision with a reason:
+
+    diary item      drop | M30 | M90 | M365 | M0 | lesson
+    existing entry  keep | a higher layer (M90, M365, M0)
+
+Built in: `OfflineJudge`, deterministic rules over type, references, links, role relevance
+and keywords, so distillation works with no key at all; `LLMJudge`, any chat endpoint from
+`giok.providers.llm` (OpenAI-compatible or Anthropic). A `Panel` asks its judges in parallel and lets
+one synthesizer make the final call from their answers, as the seed does with four models.
+A judge that fails (timeout, HTTP error, nonsense) is left out and named in the notes; with
+no usable answer the panel falls back to the offline judge, never failing the night.
+
+Home config (a workspace's own entry overrides the home-wide key):
+
+    "judges": {"panel": [{"provider": "openai", "model": "gpt-4o-mini"},
+                         {"provider": "anthropic", "model": "claude-sonnet-4-5"}],
+               "synthesizer": {"provider": "anthropic", "model": "claude-opus-4-1"},
+               "timeout": 60, "batch": 20}
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from giok.providers import llm
+from giok.errors import GiokError, InvalidInput, ProviderError
+
+DIARY_CHOICES = ("drop", "M30", "M90", "M365", "M0", "lesson")
+ENTRY_CHOICES = ("keep", "M90", "M365", "M0")
+RANK = {"drop": 0, "keep": 0, "M30": 1, "lesson": 2, "M90": 3, "M365": 4, "M0": 5}
+_LAYER_RANK = {"M30": 1, "M90": 3, "M365": 4, "M0": 5}
+
+
+@dataclass
+class Item:
+    """One thing to judge. kind "diary" (a new diary line) or "entry" (a MEMORY.md entry
+    that may deserve promotion). The numbers are the evidence the offline rules weigh."""
+    key: str
+    kind: str
+    text: str
+    day: str = ""
+    layer: str | None = None
+    type: str | None = None
+    refs_14d: int = 0
+    refs_30d: int = 0
+    ref_days_30: int = 0
+    refs_total: int = 0
+    links: int = 0
+    role: float = 0.0
+    expired: bool = False
+
+    def choices(self) -> tuple[str, ...]:
+        if self.kind == "diary":
+            return DIARY_CHOICES
+        floor = _LAYER_RANK.get(self.layer or "M30", 1)
+        return ("keep",) + tuple(c for c in ENTRY_CHOICES[1:] if _LAYER_RANK[c] > floor)
+
+    def describe(self) -> str:
+        if self.kind == "diary":
+            return f"diary {self.day}: {self.text}"
+        return (f"entry in {self.layer} since {self.day}{' (expired)' if self.expired else ''}: {self.text} "
+                f"[type {self.type or '?'}; refs 14d {self.refs_14d}, 30d {self.refs_30d} on {self.ref_days_30} days, "
+                f"total {self.refs_total}; links {self.links}; role {self.role:.2f}]")
+
+
+@dataclass
+class Verdict:
+    decision: str
+    reason: str
+    judge: str
+
+
+@dataclass
+class Decisions:
+    verdicts: dict[str, Verdict]
+    notes: list[str] = field(default_factory=list)
+
+
+class Judge:
+    """The one method a judge provides: decide(items, context) → {item key: Verdict}.
+    It may leave items out; it raises ProviderError when it cannot answer at all."""
+    name = "judge"
+
+    def decide(self, items: list[Item], context: dict) -> dict[str, Verdict]:
+        raise NotImplementedError
+
+
+# -- the offline judge ------------------------------------------------------------------------
+_TAG_RE = re.compile(r"(?:#|\[)(m0|core|m365|m90|m30|drop)\b\]?", re.I)
+_GREETING_RE = re.compile(r"^(hi|hello|hey|thanks|thank you|ok|okay|good (morning|night)|bye|lol)\b|^(안녕|고마워|감사|ㅋㅋ|ㅎㅎ|네|응|굿모닝|잘 자)", re.I)
+_KEYWORDS = {
+    "lesson": r"\b(lessons?|learned|learnt|mistakes?|never again|next time|should have|root cause|post-?mortem)\b|교훈|배웠|배운 점|실수|다음부터|다음엔",
+    "milestone": r"\b(launched|released|shipped|started|founded|milestone|joined|married|moved to|graduated)\b|출시|시작했|런칭|창업|이사했|합류",
+    "decision": r"\b(decided|decides|decision|chose|going with|agreed|settled on|will use)\b|결정|하기로|정했",
+    "preference": r"\b(prefers?|likes?|dislikes?|hates?|always|never|wants?)\b|선호|좋아한|싫어한|항상|절대",
+    "trivial": r"\b(lunch|coffee|weather|breakfast|dinner|snack|nap)\b|점심|커피|날씨|아침밥|저녁밥|간식",
+    "failure": r"\b(failed|fails|error|broke|broken|bug|crash(ed)?|regression)\b|실패|에러|오류|버그|깨졌",
+}
+_KW_RE = {k: re.compile(v, re.I) for k, v in _KEYWORDS.items()}
+
+
+def guess_type(text: str) -> str:
+    """The memory type a diary line most likely is (policy types: preference, fact,
+    workflow, episode, lesson, decision)."""
+    if _KW_RE["lesson"].search(text):
+        return "lesson"
+    if _KW_RE["decision"].search(text):
+        return "decision"
+    if _KW_RE["preference"].search(text):
+        return "preference"
+    if re.search(r"\b(todo|pending|next step|in progress|blocked|wip)\b|진행 중|다음 단계|대기", text, re.I):
+        return "workflow"
+    if _KW_RE["milestone"].search(text) or _KW_RE["failure"].search(text):
+        return "episode"
+    return "fact"
+
+
+class OfflineJudge(Judge):
+    """Deterministic rules; the same items always get the same decisions."""
+    name = "offline"
+
+    def decide(self, items: list[Item], context: dict) -> dict[str, Verdict]:
+        return {item.key: self.one(item) for item in items}
+
+    def one(self, item: Item) -> Verdict:
+        decision, reason = self._diary(item.text) if item.kind == "diary" else self._entry(item)
+        return Verdict(decision, reason, self.name)
+
+    def _diary(self, text: str) -> tuple[str, str]:
+        tag = _TAG_RE.search(text)
+        if tag:
+            value = tag.group(1).lower()
+            layer = {"core": "M0", "drop": "drop"}.get(value, value.upper())
+            return layer, f"tagged #{value}"
+        words = text.split()
+        if _GREETING_RE.search(text) or len(text) < 8:
+            return "drop", "greeting or too short to matter"
+        if text.rstrip().endswith("?"):
+            return "drop", "a question, not a fact"
+        if _KW_RE["lesson"].search(text):
+            return "lesson", "a lesson learned from a mistake"
+        if _KW_RE["milestone"].search(text):
+            return "M365", "a milestone worth a year"
+        if _KW_RE["decision"].search(text):
+            return "M90", "a decision: keep it for 90 days"
+        if _KW_RE["preference"].search(text):
+            return "M90", "a standing preference"
+        if _KW_RE["trivial"].search(text):
+            return "drop", "everyday trivia"
+        if len(words) >= 4 or re.search(r"\d", text) or re.search(r"[가-힣]{2,}.*\s.*[가-힣]{2,}", text):
+            return "M30", "a fact of the day: keep it for 30 days"
+        return "drop", "too little substance"
+
+    def _entry(self, item: Item) -> tuple[str, str]:
+        linked = item.links >= 2 or item.role >= 0.34
+        weight = (f"links {item.links}" if item.links >= 2 else f"role relevance {item.role:.2f}") if linked else ""
+        if item.layer == "M30":
+            if item.refs_14d >= 3:
+                return "M90", f"referenced {item.refs_14d} times in 14 days"
+            if item.refs_14d >= 2 and linked:
+                return "M90", f"referenced {item.refs_14d} times in 14 days, {weight}"
+        if item.layer == "M90":
+            if item.ref_days_30 >= 4 and item.refs_30d >= 6:
+                return "M365", f"sustained: {item.refs_30d} references on {item.ref_days_30} days in 30"
+            if item.ref_days_30 >= 3 and item.refs_30d >= 4 and linked:
+                return "M365", f"sustained: {item.refs_30d} references on {item.ref_days_30} days, {weight}"
+        return "keep", "not referenced enough to move"
+
+
+# -- LLM judges ---------------------------------------------------------------------------------
+SYSTEM = """You judge an AI agent's memories during its nightly distillation.
+Memory layers: M0 = core, permanent (identity, lasting truths about the user; rare);
+M365 = one year (projects, milestones); M90 = 90 days (decisions, preferences, recurring work);
+M30 = 30 days (facts of the day worth a month); lesson = a pattern learned from a mistake
+(goes to the lessons file); drop = not worth keeping (greetings, chatter, trivia, questions).
+For an existing entry choose keep or a higher layer; choose M0 only when you are sure.
+Weigh how often it was referenced, how linked it is to other memories and how close it is to
+the agent's role. Answer with JSON only:
+{"decisions": [{"item": 1, "decision": "M30", "reason": "short reason"}]}"""
+
+
+def _prompt(items: list[Item], context: dict, opinions: dict[str, list[Verdict]] | None = None) -> str:
+    lines = [f"Agent: {context.get('workspace', '')}. Today: {context.get('today', '')}."]
+    if context.get("role"):
+        lines += ["Role (SOUL/AGENTS excerpt):", context["role"][:1500]]
+    lines.append("Items:")
+    for n, item in enumerate(items, 1):
+        lines.append(f"{n}. {item.describe()} — choose one of: {', '.join(item.choices())}")
+        for verdict in (opinions or {}).get(item.key, []):
+            lines.append(f"   - {verdict.judge} says {verdict.decision}: {verdict.reason}")
+    if opinions is not None:
+        lines.append("You are the final judge: weigh the panel's answers above and decide each item.")
+    return "\n".join(lines)
+
+
+def parse_answer(text: str, items: list[Item], judge: str) -> dict[str, Verdict]:
+    """Read a judge's JSON answer; keep only well-formed decisions allowed for their item.
+    Nothing usable → ProviderError (the judge answered nonsense)."""
+    data = _json_in(text)
+    rows = data.get("decisions") if isinstance(data, dict) else data
+    if not isinstance(rows, list):
+        raise ProviderError(f"{judge}: answered without a decisions list")
+    out = {}
+    for row in rows:
+        if not isinstance(row, dict):
+            continue
+        try:
+            index = int(row.get("item", row.get("i", 0)))
+        except (TypeError, ValueError):
+            continue
+        if not 1 <= index <= len(items):
+            continue
+        item = items[index - 1]
+        decision = _normal_decision(row.get("decision"))
+        if decision in item.choices():
+            out[item.key] = Verdict(decision, " ".join(str(row.get("reason") or "").split())[:300], judge)
+    if not out:
+        raise ProviderError(f"{judge}: answered nonsense (no valid decision)")
+    return out
+
+
+def _json_in(text: str):
+    text = re.sub(r"^```(?:json)?\s*|\s*```$", "", text.strip(), flags=re.M)
+    for opener, closer in (("{", "}"), ("[", "]")):
+        start, end = text.find(opener), text.rfind(closer)
+        if start != -1 and end > start:
+            try:
+                return json.loads(text[start:end + 1])
+            except ValueError:
+                continue
+    return None
+
+
+def _normal_decision(value) -> str | None:
+    if not isinstance(value, str):
+        return None
+    value = value.strip().strip(".").lower()
+    return {"m0": "M0", "m30": "M30", "m90": "M90", "m365": "M365"}.get(value, value)
+
+
+class LLMJudge(Judge):
+    def __init__(self, client: llm.ChatClient):
+        self.client = client
+        self.name = client.name
+
+    def decide(self, items: list[Item], context: dict) -> dict[str, Verdict]:
+        return parse_answer(self.client.complete(SYSTEM, _prompt(items, context)), items, self.name)
+
+    def synthesize(self, items: list[Item], opinions: dict[str, list[Verdict]], context: dict) -> dict[str, Verdict]:
+        answer = self.client.complete(SYSTEM, _prompt(items, context, opinions))
+        return parse_answer(answer, items, self.name)
+
+
+# -- the panel ----------------------------------------------------------------------------------
+class Panel:
+    """Judges asked in parallel, a synthesizer deciding from their answers, the offline judge
+    as the floor. With no panel it is just the offline judge."""
+
+    def __init__(self, judges: list[Judge] | None = None, synthesizer: LLMJudge | None = None,
+                 batch: int = 20, workers: int = 8, notes: list[str] | None = None):
+        self.judges = judges or []
+        self.synthesizer = synthesizer
+        self.batch = max(1, batch)
+        self.workers = max(1, workers)
+        self.offline = OfflineJudge()
+        self.setup_notes = list(notes or [])
+
+    @property
+    def names(self) -> list[str]:
+        return [j.name for j in self.judges] + ([f"{self.synthesizer.name} (synthesizer)"] if self.synthesizer else [])
+
+    def decide(self, items: list[Item], context: dict) -> Decisions:
+        notes = list(self.setup_notes)
+        if not items:
+            return Decisions({}, notes)
+        if not self.judges:
+            return Decisions(self.offline.decide(items, context), notes)
+        batches = [items[i:i + self.batch] for i in range(0, len(items), self.batch)]
+        opinions = self._ask_panel(batches, context, notes)
+        final = self._synthesize(batches, opinions, context, notes)
+        missing = [item for item in items if item.key not in final]
+        if missing:
+            notes.append(f"no judge answered for {len(missing)} item(s): the offline judge decided them")
+            final.update(self.offline.decide(missing, context))
+        return Decisions(final, notes)
+
+    def _ask_panel(self, batches, context, notes) -> dict[str, list[Verdict]]:
+        jobs = [(judge, batch) for batch in batches for judge in self.judges]
+        opinions: dict[str, list[Verdict]] = {}
+        failures: dict[str, list] = {}
+        with ThreadPoolExecutor(max_workers=min(self.workers, len(jobs))) as pool:
+            futures = [(judge, batch, pool.submit(judge.decide, batch, context)) for judge, batch in jobs]
+            for judge, batch, future in futures:
+                try:
+                    answer = future.result()
+                except GiokError as exc:
+                    failure = failures.setdefault(judge.name, [0, str(exc)])
+                    failure[0] += len(batch)
+                    continue
+                for item in batch:
+                    if item.key in answer:
+                        opinions.setdefault(item.key, []).append(answer[item.key])
+        notes += [f"left out {name} for {n} item(s): {message}" for name, (n, message) in failures.items()]
+        return opinions
+
+    def _synthesize(self, batches, opinions, context, notes) -> dict[str, Verdict]:
+        final: dict[str, Verdict] = {}
+        answered = [[i for i in batch if i.key in opinions] for batch in batches]
+        answered = [b for b in answered if b]
+        results, failed, message = [], 0, ""
+        if self.synthesizer:
+            with ThreadPoolExecutor(max_workers=min(self.workers, max(1, len(answered)))) as pool:
+                futures = [(b, pool.submit(self.synthesizer.synthesize, b, opinions, context)) for b in answered]
+                for batch, future in futures:
+                    try:
+                        results.append(future.result())
+                    except GiokError as exc:
+                        failed, message = failed + len(batch), message or str(exc)
+        if failed:
+            notes.append(f"synthesizer failed for {failed} item(s), the panel's vote decided them: {message}")
+        for answer in results:
+            final.update(answer)
+        for batch in answered:
+            for item in batch:
+                if item.key not in final:
+                    final[item.key] = self._vote(item, opinions[item.key], context)
+        return final
+
+    def _vote(self, item: Item, verdicts: list[Verdict], context: dict) -> Verdict:
+        tally = Counter(v.decision for v in verdicts)
+        best = max(tally.values())
+        tied = [d for d, n in tally.items() if n == best]
+        fallback = self.offline.one(item).decision
+        pick = fallback if fallback in tied else min(tied, key=lambda d: RANK[d])
+        reasons = "; ".join(f"{v.judge}: {v.reason}" for v in verdicts if v.decision == pick)
+        return Verdict(pick, f"panel vote {best}/{len(verdicts)} — {reasons}"[:300], "panel")
+
+
+def from_config(ws) -> Panel:
+    """The panel configured for this workspace, or the offline judge alone. A judge whose
+    spec is broken is left out with a note rather than failing the night."""
+    spec = llm.configured(ws, "judges")
+    if not spec:
+        return Panel()
+    if not isinstance(spec, dict):
+        raise InvalidInput("home config `judges` must be an object with `panel` (a list) and `synthesizer`")
+    timeout = spec.get("timeout", 60)
+    judges, notes = [], []
+    for n, entry in enumerate(spec.get("panel") or [], 1):
+        try:
+            judges.append(LLMJudge(llm.client(entry, f"judge-{n}", timeout)))
+        except GiokError as exc:
+            notes.append(f"left out panel judge {n}: {exc}")
+    synthesizer = None
+    if spec.get("synthesizer"):
+        try:
+            synthesizer = LLMJudge(llm.client(spec["synthesizer"], "synthesizer", timeout))
+        except GiokError as exc:
+            notes.append(f"no synthesizer: {exc}")
+    try:
+        batch = int(spec.get("batch", 20))
+    except (TypeError, ValueError):
+        raise InvalidInput("home config judges.batch must be a whole number") from None
+    return Panel(judges, synthesizer, batch=batch, notes=notes)

@@ -1,0 +1,660 @@
+"""The write policy (seed 001): should this be written, as what, for whom, and does it repeat,
+update or contradict what is already there?
+
+    event → should_write? → type + scope → normalize → redact → dedup / supersede → write
+
+`decide(memory, text, ...)` returns a `Decision` (write, refuse, duplicate, supersede) with its
+reason; `Workspace.remember` carries it out and records it (see trace.py). Everything here is
+pure: no files, no git.
+
+Scopes: `workspace` (default), `user:NAME`, `thread:ID`, `task:ID`. `visible(scope, ...)` is the
+one rule for retrieval and boot: a user's memory is seen only by that user, a thread's only in
+that thread, a task's only while that task is asked for.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from giok.text import terms as tokenize
+from giok.store.memoryfile import MemoryEntry, MemoryFile
+
+LOW_CONFIDENCE = 0.5        # speculation is kept only when marked with a type and at most this
+NEAR_DUPLICATE = 0.82       # similarity at or above which a new entry updates an old one
+
+# -- should_write -----------------------------------------------------------------------------
+_GREETING = re.compile(
+    r"^(hi|hello|hey|yo|good (morning|afternoon|evening|night)|morning|bye|goodbye|see you|ok(ay)?|"
+    r"sure|cool|great|nice|lol|haha+|thanks?( you)?( so much| a lot)?|thx|ty|you'?re welcome|no problem|np|"
+    r"안녕(하세요|하십니까)?|반가워(요)?|반갑습니다|고마워(요)?|감사(합니다|해요)?|수고(하셨습니다|했어|하세요)?|"
+    r"잘 ?자|좋은 아침|네|넵|응|ㅇㅋ|오케이|알겠(어|습니다|어요)|ㅋ+|ㅎ+)"
+    r"([\s,!.~^;:)(\-]*(there|everyone|all|guys|zeon|buddy|friend|다들|여러분))?[\s,!.~^;:)(\-ㅋㅎ]*$",
+    re.I,
+)
+_GREETING_WORDS = re.compile(r"^(hi|hello|hey|thanks|thank you|안녕|고마워|감사합니다)\b[\s,!.]*", re.I)
+_QUESTION_START = re.compile(
+    r"^(what|who|whom|whose|when|where|why|how|which|is|are|am|do|does|did|can|could|would|will|should|"
+    r"shall|may|have|has|had|isn'?t|aren'?t|don'?t|doesn'?t|won'?t|wouldn'?t)\b", re.I)
+_QUESTION_KO = re.compile(r"(까|나요|니|냐|는지|을까요|할까|인가요|인가|어때|뭐야|뭐지|어디야|언제야)[\s?.!~]*$")
+_SPECULATION = re.compile(
+    r"\b(maybe|perhaps|probably|possibly|presumably|apparently|i think|i guess|i suppose|i believe|"
+    r"i assume|i'?m not sure|not sure|might be|might have|may be|could be|seems? (like|to)|it seems|"
+    r"likely|unlikely|i suspect|my guess|guessing|supposedly|i wonder)\b"
+    r"|아마|추측|것 ?같(다|아|은|습니다|네|음|아요)|듯(하다|해|합니다|싶다)?$|듯하|일지도|ㄹ지도|지도 몰라|모르겠|인가 봐|나 봐|싶기도",
+    re.I,
+)
+
+
+@dataclass
+class Decision:
+    """What the policy decided about one write."""
+    action: str                     # write, refuse, duplicate, supersede
+    reason: str
+    text: str = ""                  # normalized and redacted
+    type: str | None = None
+    scope: str = "workspace"
+    confidence: str | None = None
+    target: MemoryEntry | None = None      # the existing entry (duplicate) or the one superseded
+    redactions: list[str] = field(default_factory=list)
+    forced: bool = False
+
+    def to_dict(self) -> dict:
+        return {"action": self.action, "reason": self.reason, "type": self.type, "scope": self.scope,
+                "confidence": self.confidence, "target": self.target.id if self.target else None,
+                "redactions": list(self.redactions), "forced": self.forced}
+
+
+def should_write(text: str, type: str | None = None, confidence: float | None = None) -> tuple[bool, str]:
+    """(True, why) for text worth keeping; (False, why) for greetings, thanks, questions and
+    guesses. A guess passes only when the caller marks it with a type and low confidence."""
+    body = text.strip()
+    if _GREETING.match(body):
+        return False, "greeting or small talk: nothing to remember"
+    rest = _GREETING_WORDS.sub("", body)
+    if rest != body and len(_words(rest)) < 2:
+        return False, "greeting or small talk: nothing to remember"
+    if _is_question(body):
+        return False, "a question, not a fact: answer it or search memory instead"
+    if _SPECULATION.search(body):
+        if type and confidence is not None and confidence <= LOW_CONFIDENCE:
+            return True, f"speculation kept as a low-confidence {type} ({confidence:g})"
+        return False, ("speculation, not a fact: store it only with an explicit --type and a "
+                       f"--confidence of {LOW_CONFIDENCE:g} or less")
+    return True, "worth keeping"
+
+
+def _is_question(body: str) -> bool:
+    if body.endswith(("?", "？")):
+        return True
+    if "?" in body:
+        return False                      # a fact that quotes a question
+    if _QUESTION_KO.search(body) and not re.search(r"(다|요|음|함|됨|임)[.!]?$", body):
+        return True
+    return bool(_QUESTION_START.match(body)) and len(_words(body)) <= 12 and not body.endswith(".")
+
+
+# -- type and scope ----------------------------------------------------------------------------
+_TYPE_RULES = (
+    ("decision", re.compile(r"\b(decided|decision|we chose|agreed to|settled on|going with)\b|결정|합의", re.I)),
+    ("lesson", re.compile(r"\b(lesson|learned|learnt|never again|always (check|use|run)|next time|"
+                          r"mistake was|pattern:)\b|교훈|배운|다음부터|실수", re.I)),
+    ("preference", re.compile(r"\b(prefers?|preferred|likes?|loves?|hates?|dislikes?|wants?|favou?rite|"
+                              r"would rather|enjoys?)\b|선호|좋아|싫어|원한다|원함|즐겨", re.I)),
+    ("workflow", re.compile(r"\b(pending|in progress|waiting (for|on)|blocked|next step|todo|to do|"
+                            r"half[- ]done|unfinished|resume|awaiting)\b|진행 ?중|대기|다음 단계|미완|보류|재개", re.I)),
+    ("episode", re.compile(r"\b(yesterday|today|this morning|last (week|night|month)|finished|completed|"
+                           r"shipped|released|met|happened|did)\b|어제|오늘|완료|했다|끝냈", re.I)),
+)
+
+
+def classify(text: str) -> str:
+    """The memory type a text most likely is (fact when nothing more specific fits)."""
+    for name, pattern in _TYPE_RULES:
+        if pattern.search(text):
+            return name
+    return "fact"
+
+
+def scope_for(scope: str | None = None, user: str | None = None, thread: str | None = None,
+              task: str | None = None) -> str:
+    """The scope string from explicit parts; an explicit scope wins; default workspace."""
+    if scope:
+        return scope
+    if thread:
+        return f"thread:{thread}"
+    if task:
+        return f"task:{task}"
+    if user:
+        return f"user:{scope_name(user)}"
+    return "workspace"
+
+
+def scope_name(name: str) -> str:
+    """A user's name as a scope carries it: spaces become hyphens ("김 민수" → user:김-민수), so
+    any name USER.md holds can own entries, and a read compares names the same way."""
+    return re.sub(r"\s+", "-", name.strip())
+
+
+def visible(scope: str | None, user: str | None = None, thread: str | None = None,
+            tasks: tuple[str, ...] | list[str] | set[str] = ()) -> bool:
+    """May an entry of `scope` be returned or injected for this user, thread and tasks?"""
+    scope = scope or "workspace"
+    kind, _, name = scope.partition(":")
+    if kind == "workspace":
+        return True
+    if kind == "user":
+        return user is not None and name.casefold() == scope_name(user).casefold()
+    if kind == "thread":
+        return thread is not None and name == thread
+    if kind == "task":
+        return name in set(tasks)
+    return False
+
+
+# -- normalize ---------------------------------------------------------------------------------
+_DATE_FORMS = (
+    re.compile(r"\b(\d{4})\s*[./–—‒−]\s*(\d{1,2})\s*[./–—‒−]\s*(\d{1,2})\b"),
+    re.compile(r"(\d{4})년\s*(\d{1,2})월\s*(\d{1,2})일"),
+)
+
+
+def normalize(text: str) -> str:
+    """NFC, one space between words, ISO dates (2026.3.5, 2026/03/05, 2026–03–05, 2026년 3월 5일)."""
+    text = unicodedata.normalize("NFC", text)
+    text = " ".join(text.split())
+    for pattern in _DATE_FORMS:
+        text = pattern.sub(_iso, text)
+    return text
+
+
+def _iso(m: re.Match) -> str:
+    y, mo, d = (int(g) for g in m.groups())
+    if 1 <= mo <= 12 and 1 <= d <= 31:
+        return f"{y:04d}-{mo:02d}-{d:02d}"
+    return m.group(0)
+
+
+def key(text: str) -> str:
+    """The comparison key: case-folded words without punctuation."""
+    return " ".join(_words(normalize(text).casefold()))
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[\w가-힣]+", text)
+
+
+# -- secrets -----------------------------------------------------------------------------------
+SECRET_PATTERNS = (
+    ("private-key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(-----END [A-Z ]*PRIVATE KEY-----|$)", re.S)),
+    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{16,}")),
+    ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}")),
+    ("stripe-key", re.compile(r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}")),
+    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})")),
+    ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}")),
+    ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}")),
+    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}")),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
+    ("bearer-token", re.compile(r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/\-]{16,}=*")),
+    ("url-password", re.compile(r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)")),
+    # `password: x`, `DB_PASSWORD=x`, `password is x`: any value; after a Korean particle
+    # (`비밀번호는 …`) a value with an ASCII character; after a bare space a value with a digit
+    # or symbol, so that "password policy" and "비밀번호는 매달 바꾼다" stay as written.
+    ("password", re.compile(
+        r"(?i)(?<![A-Za-z0-9])(?:password|passwd|passphrase|(?:pwd|pw)(?=\s*[:=])|비밀번호|비번|암호)"
+        r"(?:\s+(?:for|of|to|on)\s+(?:(?:the|my|our|a|an)\s+)?[\w.\-]{1,40}(?:\s+[\w.\-]{1,40})?(?=\s*[:=]))?"  # "password for the router:"
+        r"(?:\s*(?:=|:)\s*[\"'`]?(?P<value>[^\s\"'`,;]{4,})"
+        # after "is"/"was" or a Korean particle, only what looks like a password: a digit or a
+        # symbol in it ("password is hunter2", not "password is stored in 1Password")
+        r"|\s+(?:is|was)\s+[\"'`]?(?P<said>(?=[^\s\"'`,;]*[0-9!#$%&*+/=?@^_~\-])[^\s\"'`,;]{4,})"
+        r"|\s*(?:는|은|이|가)\s*[\"'`]?(?P<particle>(?=[^\s\"'`,;]*[0-9!#$%&*+/=?@^_~\-])[^\s\"'`,;]{4,})"
+        r"|\s+[\"'`]?(?P<loose>(?=[^\s\"'`,;]*[0-9!#$%&*+/=?@^_~\-])[^\s\"'`,;]{4,}))")),
+    ("secret", re.compile(
+        r"(?i)(?<![\w])(?:api[_\- ]?key|secret(?:[_\- ]?key)?|access[_\- ]?(?:token|key)|auth[_\- ]?token|"
+        r"private[_\- ]?key|client[_\- ]?secret|token|토큰|키)"
+        r"\s*(?:is|=|:|는|은)\s*[\"'`]?(?P<value>[A-Za-z0-9_\-./+=]{12,})")),
+)
+# `NAME = value` / `NAME: value` where NAME (one token, at most 64 characters) names a secret:
+# `aws_secret_access_key = …`, `GITHUB_TOKEN=…`, `client-secret: …`, when the value mixes letters
+# and digits (`token_count: 120000` stays). The name is checked apart
+# from the match, so no pattern nests quantifiers (redaction stays linear on any input).
+_ASSIGNMENT = re.compile(r"(?<![A-Za-z0-9_\-])(?P<name>[A-Za-z][A-Za-z0-9_\-]{0,63})\s*[=:]\s*[\"'`]?"
+                         r"(?P<value>[A-Za-z0-9_\-./+=]{12,})")
+_SECRET_NAME = re.compile(r"(?i)secret|token(?!i[sz])|passw|api[_\-]?key|access[_\-]?key|private[_\-]?key|credential")
+# A generic key: 32+ key characters, mixed case, high entropy, character classes changing
+# often and not made of words (at most GENERIC_MAX_WORDS of it in runs like `Word`, `word`,
+# `WORD`). Hex hashes, UUIDs, CamelCase or snake_case identifiers, paths and ids like
+# m-7f3a2c do not qualify. Measured on random keys: see docs/policy.md.
+_TOKEN = re.compile(r"(?<![A-Za-z0-9_\-+/=])[A-Za-z0-9_\-+/]{32,}={0,2}(?![A-Za-z0-9_\-+/=])")
+GENERIC_MIN_ENTROPY = 4.0      # bits per character
+GENERIC_MIN_SWITCHES = 0.3     # share of adjacent characters of different classes
+GENERIC_MAX_WORDS = 0.75       # share of characters inside word-like runs
+# JSON / JavaScript escapes a writer could hide a key behind (`"sk-\u0070roj-…"`, `\/`).
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\/")
+
+
+def redact(text: str) -> tuple[str, list[str]]:
+    """Replace secrets with `[REDACTED:kind]`; returns the new text and the kinds found.
+    A text with `\\uXXXX` (or `\\/`) escapes is also read with them decoded: when that reveals
+    more secrets, the decoded text is the one redacted and returned (JSON-equivalent: only
+    letters, digits and key punctuation are decoded, never quotes, backslashes or controls)."""
+    out, found = _redact(text)
+    if "\\" in text:
+        plain = _unescape(text)
+        if plain != text:
+            out_plain, found_plain = _redact(plain)
+            if len(found_plain) > len(found):
+                return out_plain, found_plain
+    return out, found
+
+
+def _redact(text: str) -> tuple[str, list[str]]:
+    found: list[str] = []
+    for kind, pattern in SECRET_PATTERNS:
+        def swap(m: re.Match, kind=kind) -> str:
+            found.append(kind)
+            for group in ("value", "said", "particle", "loose"):
+                if group in pattern.groupindex and m.group(group):
+                    start, end = m.span(group)
+                    return m.group(0)[: start - m.start()] + f"[REDACTED:{kind}]" + m.group(0)[end - m.start():]
+            return f"[REDACTED:{kind}]"
+        text = pattern.sub(swap, text)
+
+    def assignment(m: re.Match) -> str:
+        value = m.group("value")
+        if not _SECRET_NAME.search(m.group("name")) or not (re.search(r"[A-Za-z]", value) and re.search(r"\d", value)):
+            return m.group(0)
+        found.append("secret")
+        start, end = m.span("value")
+        return m.group(0)[: start - m.start()] + "[REDACTED:secret]" + m.group(0)[end - m.start():]
+    text = _ASSIGNMENT.sub(assignment, text)
+
+    def generic(m: re.Match) -> str:
+        if not _random_looking(m.group(0)):
+            return m.group(0)
+        found.append("generic-key")
+        return "[REDACTED:generic-key]"
+    return _TOKEN.sub(generic, text), found
+
+
+def _random_looking(token: str) -> bool:
+    body = token.rstrip("=")
+    if not (re.search(r"[A-Z]", body) and re.search(r"[a-z]", body)):
+        return False
+    counts: dict[str, int] = {}
+    for ch in body:
+        counts[ch] = counts.get(ch, 0) + 1
+    entropy = -sum(c / len(body) * math.log2(c / len(body)) for c in counts.values())
+    kind = [("u" if c.isupper() else "l" if c.islower() else "d" if c.isdigit() else "s") for c in body]
+    switches = sum(a != b for a, b in zip(kind, kind[1:])) / (len(body) - 1)
+    words = sum(len(w) for w in re.findall(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}", body)) / len(body)
+    return entropy >= GENERIC_MIN_ENTROPY and switches >= GENERIC_MIN_SWITCHES and words < GENERIC_MAX_WORDS
+
+
+def _unescape(text: str) -> str:
+    def one(m: re.Match) -> str:
+        if m.group(1) is None:
+            return "/"
+        ch = chr(int(m.group(1), 16))
+        return ch if (ch.isalnum() or ch in " -_.:/+=@!#$%&*?^~'") and ch.isprintable() else m.group(0)
+    return _ESCAPE.sub(one, text)
+
+
+# -- dedup, near-duplicates, contradictions ----------------------------------------------------
+# A statement is read as subject + predicate + objects, with a polarity. The same rules hold in
+# English and Korean (docs/policy.md, "Changes and contradictions in Korean"):
+#   supersede      same subject, same predicate family and a change word in the new statement
+#                  ("now", "no longer", "이제", "요즘", "더 이상"); a switch or a move ("switched to",
+#                  "moved to", "바꿨다", "옮겼다", "이사했다") of the same subject; the same subject and
+#                  object with the opposite leaning (likes / dislikes, 좋아한다 / 좋아하지 않는다); or
+#                  the same claim negated together with a change word
+#   contradiction  the same claim with the opposite polarity and no change word: both are kept,
+#                  the nightly review flags them (`opposed`)
+_KO_SWITCH = "바꿨|바꿈|바꾸었|바꿔|변경"                                   # switched (to)
+_KO_VALUE_CHANGE = "늘었|늘어났|줄었|줄어들|올랐|올렸|내렸|내려갔|바뀌었|바뀜"        # went up / down, changed
+_CHANGE_WORDS = re.compile(r"\b(now|currently|actually|instead|anymore|these days|no longer|from now on|"
+                           r"switched|changed|moved|increased|decreased|raised|lowered|went up|went down|rose|dropped)\b|"
+                           rf"이제|요즘|지금은|현재는|더 이상|앞으로는|대신|{_KO_SWITCH}|옮겼|옮김|이사했|이사함|{_KO_VALUE_CHANGE}",
+                           re.I)
+_PREDICATES = (
+    ("prefer", re.compile(r"\b(prefers?|preferred|would rather|likes?|loves?|enjoys?|favou?rite)\b|선호|좋아|즐기|즐긴", re.I)),
+    ("dislike", re.compile(r"\b(hates?|dislikes?|can'?t stand)\b|싫어|싫다", re.I)),
+    ("want", re.compile(r"\b(wants?)\b|원한다|원함|원해", re.I)),
+    ("switch", re.compile(rf"\b(switched|changed|migrated) (over )?to\b|{_KO_SWITCH}", re.I)),
+    ("move", re.compile(r"\b(moved|relocated) to\b|이사|옮겼|옮김|이전했", re.I)),
+    ("live", re.compile(r"\b(lives? in|based in|located in|is in|are in)\b|산다|살고|살아|거주|에 있다|에 있음", re.I)),
+    ("use", re.compile(r"\b(uses?|using|runs? on|deploys? to|works? (at|for))\b|사용|쓴다|쓰고|쓰지|쓴|돌린다|돌려|"
+                       r"일한다|일해|다닌다|근무", re.I)),
+    ("call", re.compile(r"\b(call(s|ed)? (him|her|them|me)|address(es|ed)? as|goes by)\b|호칭|부른다|불러", re.I)),
+    ("change", re.compile(r"\b(increased|decreased|raised|lowered|went (up|down)|rose|dropped|fell|cut|moved)"
+                          rf"( back)? to\b|{_KO_VALUE_CHANGE}", re.I)),
+    ("be", re.compile(r"\b(is|are)\b|[가-힣]다$|입니다$|이에요$|예요$", re.I)),
+)
+# What a switch or a move replaces besides its own kind; the polarity of a leaning.
+_SUPERSEDES = {"switch": {"use", "be", "prefer"}, "move": {"live", "use"}, "change": {"be", "use"}}
+_LEANING = {"prefer": 1, "want": 1, "dislike": -1}
+_VALUE_PREDICATES = {"use", "switch", "move", "live", "be", "change"}
+_KO_PARTICLE = re.compile(r"(은|는|이|가|께서|의)$")
+_KO_TOPIC = re.compile(r"..*(은|는|이|가|께서)$")
+_KO_OBJECT = re.compile(r"..*(을|를)$")
+_KO_SELF = {"나", "저", "내", "제", "우리", "저희"}
+_STOP = {"the", "a", "an", "my", "our", "his", "her", "their", "now", "currently", "actually", "still",
+         "also", "really", "very", "no", "longer", "instead", "these", "days", "이제", "요즘", "지금은", "현재는",
+         "not", "never", "don", "doesn", "didn", "t", "더", "이상", "앞으로는", "대신", "가장", "안", "못"}
+
+
+class Statement(NamedTuple):
+    who: str                    # the subject ("seojun", "deploy day", "배포 요일"; "" for the speaker in Korean)
+    predicate: str              # prefer, dislike, want, switch, move, live, use, call, be
+    objects: frozenset          # the other words of the statement
+    purpose: frozenset = frozenset()   # "for X" words: "use Redis for caching"
+
+
+@functools.lru_cache(maxsize=4096)
+def subject(text: str) -> Statement | None:
+    """(who or what, predicate, object words) of a statement like "Seojun prefers tea" or
+    "서준은 차를 좋아한다"; None when no predicate is found or nothing names the subject."""
+    for name, pattern in _PREDICATES:
+        m = pattern.search(text)
+        if not m:
+            continue
+        found = _subject_ko(text, m, name) if tokenize.language(text) == "ko" else _subject_en(text, m, name)
+        if found:
+            return found
+    return None
+
+
+def _subject_en(text: str, m: re.Match, name: str) -> Statement | None:
+    head = [w for w in _words(text[: m.start()].casefold()) if w not in _STOP]
+    if not head:
+        return None
+    after = [w for w in _words(text[m.end():].casefold()) if w not in _STOP]
+    purpose = after[after.index("for") + 1:] if "for" in after else []
+    return Statement(" ".join(head[-3:]), name, frozenset(after), frozenset(purpose) - {"the", "a", "an"})
+
+
+def _subject_ko(text: str, m: re.Match, name: str) -> Statement | None:
+    head = [w for w in _words(text[: m.start()].casefold()) if w not in _STOP]
+    marker = _KO_OBJECT if name in ("switch", "move") and any(_KO_OBJECT.match(w) for w in head) else _KO_TOPIC
+    cut = next((i + 1 for i, w in enumerate(head) if marker.match(w)), 0)
+    who = " ".join(tokenize.stem_ko(w) for w in head[:cut])
+    who = "" if who in _KO_SELF else who
+    if name == "be" and not who:
+        return None
+    return Statement(who, name, frozenset(tokenize.stem_ko(w) for w in head[cut:]))
+
+
+def _same_subject(a: Statement, b: Statement) -> bool:
+    """The same subject, or (for values and places) one statement names the other's subject among
+    its words: "채팅에 더 이상 슬랙을 쓰지 않는다" is about "채팅은 슬랙을 쓴다"."""
+    if a.who == b.who:
+        return True
+    if a.predicate not in _VALUE_PREDICATES or b.predicate not in _VALUE_PREDICATES:
+        return False
+    for x, y in ((a, b), (b, a)):
+        named = set(y.who.split())
+        if named and (not x.who or x.predicate in _SUPERSEDES) and named <= set(x.objects) | set(x.who.split()):
+            return True
+    return False
+
+
+def contradicts(new: str, old: str) -> bool:
+    """Does `new` replace `old`: same subject and predicate family with a change word ("now",
+    "이제", "no longer"), a switch or move of the same subject, or the same subject and object
+    with the opposite leaning?"""
+    a, b = subject(new), subject(old)
+    if not a or not b or not _same_subject(a, b):
+        return False
+    if (a.purpose or b.purpose) and not a.purpose & b.purpose:
+        return False                        # "use Postgres for the database" / "now use Redis for caching"
+    kin = a.predicate == b.predicate or b.predicate in _SUPERSEDES.get(a.predicate, ())
+    if {a.predicate, b.predicate} <= {"be", "change", "move"} and _value_update(a, b, new, old):
+        return True                         # "budget went up to 60 h" / "budget is 40 h"; "is 80 h" after it
+    if kin and _CHANGE_WORDS.search(new):
+        if a.predicate in ("move", "change") and _value_kind(a) != _value_kind(b):
+            return False                    # the meeting moved to 9시 is no move of house
+        return a.predicate != "be" or _same_kind_of_value(a, b)
+    lean_a = _LEANING.get(a.predicate, 0) * (-1 if claim(new)[1] else 1)
+    lean_b = _LEANING.get(b.predicate, 0) * (-1 if claim(old)[1] else 1)
+    return lean_a * lean_b < 0 and bool(a.objects & b.objects)
+
+
+_VALUE_KINDS = (
+    ("weekday", re.compile(r"\b(mon|tues|wednes|thurs|fri|satur|sun)days?\b|[월화수목금토일]요일")),
+    ("time", re.compile(r"\b\d{1,2}(\s\d{2})?\s?(am|pm)\b|\d+시|오전|오후|\b\d{1,2} \d{2}\b")),
+    ("month", re.compile(r"\b(january|february|march|april|may|june|july|august|september|october|november|december)\b|\d+월")),
+    ("number", re.compile(r"\d")),
+)
+
+
+_LINKS = {"at", "to", "on", "in", "by", "back"}
+
+
+def _kind_of(text: str) -> str | None:
+    """The first kind of value (weekday, time, month, number) the text holds, or None."""
+    return next((k for k, rx in _VALUE_KINDS if rx.search(text)), None)
+
+
+def _value_kind(x: Statement) -> str | None:
+    """The kind of value among a statement's words (weekday, time, month, number), or None."""
+    return next((k for k, rx in _VALUE_KINDS if any(rx.search(w) for w in x.objects)), None)
+
+
+def _value_update(a: Statement, b: Statement, new: str, old: str) -> bool:
+    """A new value of the same attribute: the same subject (checked by the caller), a value of the
+    same kind (weekday, time, month, number) that differs, the same other words ("every weekday",
+    "한 달에"), neither negated. "Standup moved to 09:30 every weekday" replaces "Standup is at
+    10:00 every weekday"; "연구실 GPU 예산은 한 달에 80시간이다" replaces "…60시간으로 늘었다"."""
+    if claim(new)[1] or claim(old)[1]:
+        return False
+    parts = []
+    for x in (a, b):
+        slots: dict[str, set] = {}
+        rest = set(x.who.split())           # "서준은 아침 회의를" = "서준은 … 아침 회의"
+        for w in x.objects:
+            kind = _kind_of(w)
+            if kind:
+                slots.setdefault(kind, set()).add(re.sub(r"(?<=[a-z])s$", "", w))   # Mondays = Monday
+            else:
+                rest.add(w)
+        parts.append((slots, rest - _LINKS))
+    (slots_a, rest_a), (slots_b, rest_b) = parts
+    if not slots_a or slots_a.keys() != slots_b.keys() or rest_a != rest_b:
+        return False
+    return sum(slots_a[k] != slots_b[k] for k in slots_a) == 1   # one value changed, not two
+
+
+def _same_kind_of_value(a: Statement, b: Statement) -> bool:
+    """"X is Y" → "X is now Z" replaces only a value of the same kind (a weekday, a time, a month,
+    a number), or, with no kind on either side, an attribute named in several words ("deploy day",
+    "favourite food"): "Seojun is busy these days" does not replace "Seojun is a developer"."""
+    if len(a.objects) > 3 or len(b.objects) > 3:
+        return False
+    kind_a, kind_b = _kind_of(" ".join(sorted(a.objects))), _kind_of(" ".join(sorted(b.objects)))
+    if kind_a or kind_b:
+        return kind_a == kind_b
+    return len(a.who.split()) >= 2
+
+
+# Negation, rewritten to the positive claim: (pattern, replacement). Each hit flips the polarity.
+_NEGATIONS = (
+    (re.compile(r"\bno longer\b|\bnot\b|\bnever\b|\bno\b", re.I), ""),
+    (re.compile(r"\bcan ?not\b|\bcan'?t\b", re.I), "can"),
+    (re.compile(r"\bwon'?t\b", re.I), "will"),
+    (re.compile(r"\b(\w+)n'?t\b", re.I), r"\1"),
+    (re.compile(r"\bdisabled\b", re.I), "enabled"),
+    (re.compile(r"\bforbidden\b|\bprohibited\b", re.I), "allowed"),
+    (re.compile(r"지(는|도|가)?\s*(않|마|말|못)[가-힣]*"), ""),          # 하지 않는다, 하지 마, 하지 말 것, 하지 못한다
+    (re.compile(r"(?<![가-힣])(안|못)\s+"), ""),                        # 안 한다, 못 간다
+    (re.compile(r"(?<![가-힣])(안|못)(?=(하|해|했|한|할|돼|된|되))"), ""),   # 안한다, 못해
+    (re.compile(r"\s*아니[가-힣]*"), ""),                                # 채식주의자가 아니다
+    (re.compile(r"없(?=[가-힣]|\b|$)"), "있"),                           # GPU가 없다 → 있다
+    (re.compile(r"꺼져|꺼짐|꺼진"), "켜져"),
+    (re.compile(r"비활성"), "활성"),
+    (re.compile(r"금지"), "허용"),
+)
+_KO_ENDINGS = ("는다", "다", "지는", "지", "함", "해", "할")   # only on words tokenize.stem_ko left alone
+_LIGHT_VERBS = {"하", "되", "이", "있", "수"}
+
+
+@functools.lru_cache(maxsize=4096)
+def claim(text: str) -> tuple[frozenset, bool]:
+    """(the words of the positive claim, negated?): "배포는 금요일에 하지 않는다" and "Deploys do not
+    happen on Friday" become the words of "배포는 금요일에 한다" / "Deploys happen on Friday", True.
+    Korean words are compared by stem (particles and endings off, last final consonant dropped:
+    한다 / 하지 → 하, 돈다 / 돌지 → 도); English words by tokenize's stemmer; change words drop."""
+    body, flips = normalize(text).casefold(), 0
+    for pattern, positive in _NEGATIONS:
+        body, n = pattern.subn(positive, body)
+        flips += n
+    body = _CHANGE_WORDS.sub(" ", body)
+    out = set()
+    for word in _words(body):
+        if word in _STOP:
+            continue
+        if re.match(r"[가-힣]", word):
+            stem = _ko_claim_word(word)
+            if stem not in _LIGHT_VERBS:
+                out.add(stem)
+        else:
+            out.update(tokenize.terms(word))
+    return frozenset(out), flips % 2 == 1
+
+
+def _ko_claim_word(word: str) -> str:
+    stem = tokenize.stem_ko(word)
+    for ending in _KO_ENDINGS if stem == word else ():
+        if stem.endswith(ending) and len(stem) > len(ending):
+            stem = stem[: -len(ending)]
+            break
+    if len(stem) > 1 and stem.endswith("하"):
+        stem = stem[:-1]
+    last = ord(stem[-1]) - 0xAC00
+    if 0 <= last < 11172 and last % 28:
+        stem = stem[:-1] + chr(0xAC00 + last - last % 28)   # the final consonant off: 한 → 하, 돌 → 도
+    return stem
+
+
+def _counterparts(wa: set, wb: set) -> bool:
+    """Every word of each side has a counterpart of the same stem on the other side."""
+    only_a, only_b = wa - wb, wb - wa
+
+    def stem_match(word: str, others: set[str]) -> bool:
+        size = 2 if re.match(r"[가-힣]", word) else 4
+        return len(word) >= size and any(len(o) >= size and o[:size] == word[:size] and
+                                         (o.startswith(word[:-1] or word) or word.startswith(o[:-1] or o) or size == 2)
+                                         or (size == 2 and len(o) >= 2 and (word in o or o in word))
+                                         for o in others)
+
+    return all(stem_match(w, only_b) for w in only_a) and all(stem_match(w, only_a) for w in only_b)
+
+
+def opposed(a: str, b: str) -> bool:
+    """The same claim with the opposite polarity ("runs on Fridays" / "does not run on Fridays",
+    "GPU가 있다" / "GPU가 없다"): a contradiction to flag, unless the newer one says it changed."""
+    (wa, na), (wb, nb) = claim(a), claim(b)
+    return na != nb and bool(wa) and bool(wb) and _counterparts(set(wa), set(wb))
+
+
+_FILLER = {"in", "on", "at", "into", "onto", "to", "of"}
+
+
+def rewording(a: str, b: str) -> bool:
+    """Do a and b differ only in inflection and filler words ("Monday" / "Mondays")? A word
+    with no counterpart of the same stem ("alpha" / "gamma") makes it a different fact, and so
+    does a negation ("한다" / "안 한다")."""
+    def content(text: str) -> set[str]:
+        return {w for w in key(text).split() if w not in _STOP and w not in _FILLER and (len(w) > 1 or w.isdigit())}
+
+    return claim(a)[1] == claim(b)[1] and _counterparts(content(a), content(b))
+
+
+def similarity(a: str, b: str) -> float:
+    """Dice similarity of character trigrams of the comparison keys (works for Korean too)."""
+    ga, gb = _grams(key(a)), _grams(key(b))
+    if not ga or not gb:
+        return 0.0
+    common = sum(min(ga[g], gb[g]) for g in ga if g in gb)
+    return 2.0 * common / (sum(ga.values()) + sum(gb.values()))
+
+
+def _numbers(text: str) -> list[str]:
+    return re.findall(r"\d+", text)
+
+
+def _grams(text: str) -> dict[str, int]:
+    padded = f"  {text} "
+    out: dict[str, int] = {}
+    for i in range(len(padded) - 2):
+        gram = padded[i:i + 3]
+        out[gram] = out.get(gram, 0) + 1
+    return out
+
+
+def compare(memory: MemoryFile, text: str, scope: str, today=None) -> tuple[str, MemoryEntry | None, str]:
+    """Against live entries of the same scope: ("duplicate"|"supersede"|"new", entry, why)."""
+    wanted = key(text)
+    live = [e for e in memory.entries() if not e.superseded and e.scope == scope
+            and not (today and e.expired(today))]
+    for entry in live:
+        if key(entry.text) == wanted:
+            return "duplicate", entry, f"same as {entry.id}"
+    reverted = _reversion(memory, wanted, live)
+    if reverted:
+        return reverted
+    mine = subject(text)
+    best, best_score = None, 0.0
+    for entry in reversed(live):
+        if mine and contradicts(text, entry.text):
+            return "supersede", entry, f"replaces {entry.id} (same subject: {mine[0] or 'the speaker'}, {mine[1]}; changed)"
+        if _CHANGE_WORDS.search(text) and opposed(text, entry.text):
+            return "supersede", entry, f"replaces {entry.id} (the same claim, now negated or restored)"
+        score = similarity(text, entry.text)
+        if score > best_score and _numbers(text) == _numbers(entry.text):
+            best, best_score = entry, score
+    if best is not None and best_score >= NEAR_DUPLICATE and len(wanted) >= 12 and rewording(text, best.text):
+        return "supersede", best, f"near-duplicate of {best.id} (similarity {best_score:.2f})"
+    return "new", None, ""
+
+
+def _reversion(memory: MemoryFile, wanted: str, live: list[MemoryEntry]):
+    """The text equals an entry that was superseded ("tea" → "now coffee" → "tea" again):
+    the newest live entry of that chain is the one it replaces."""
+    by_id = {e.id: e for e in memory.entries()}
+    live_ids = {e.id for e in live}
+    for old in memory.entries():
+        if not old.superseded or key(old.text) != wanted:
+            continue
+        current, seen = old, set()
+        while current.fields.get("superseded_by") in by_id and current.id not in seen:
+            seen.add(current.id)
+            current = by_id[current.fields["superseded_by"]]
+        if current.id in live_ids:
+            return "supersede", current, f"replaces {current.id} (back to the earlier value of {old.id})"
+    return None
+
+
+def decide(memory: MemoryFile, text: str, type: str | None = None, scope: str = "workspace",
+           confidence: float | None = None, force: bool = False, today=None) -> Decision:
+    """The whole write policy for one text against the current MEMORY.md."""
+    text = normalize(text)
+    text, redactions = redact(text)
+    ok, why = should_write(text, type, confidence)
+    conf = None if confidence is None else f"{float(confidence):g}"
+    base = dict(text=text, type=type or classify(text), scope=scope, confidence=conf, redactions=redactions)
+    if not ok and not force:
+        return Decision("refuse", why, **base)
+    forced = not ok and force
+    verdict, target, because = compare(memory, text, scope, today)
+    if verdict == "duplicate":
+        return Decision("duplicate", f"exact duplicate: {because}; not written again", target=target, **base)
+    if forced:
+        why = f"forced past the policy ({why})"
+    if verdict == "supersede":
+        return Decision("supersede", because, target=target, forced=forced, **base)
+    return Decision("write", why, forced=forced, **base)
