@@ -31,6 +31,7 @@ def _big_workspace(tmp: Path):
     from giok import Workspace
     from giok.store import git
     from giok.store.memoryfile import LAYER_TITLES
+
     ws, _ = Workspace.init(tmp / "big", name="big", user="Seojun")
     rnd = random.Random(7)
     today = dt.date.today()
@@ -43,14 +44,19 @@ def _big_workspace(tmp: Path):
             n += 1
             day = today - dt.timedelta(days=rnd.randint(0, 29))
             exp = "" if layer == "M0" else f"expires: {today + dt.timedelta(days=30)}; "
-            lines.append(f"- [{day}] Memory number {n} about project {rnd.randint(1, 300)} and its "
-                         f"decision on module {rnd.randint(1, 999)} <!-- {exp}id: m-{n:06x}; type: fact; "
-                         f"scope: workspace; refs: {rnd.randint(0, 9)} -->")
+            lines.append(
+                f"- [{day}] Memory number {n} about project {rnd.randint(1, 300)} and its "
+                f"decision on module {rnd.randint(1, 999)} <!-- {exp}id: m-{n:06x}; type: fact; "
+                f"scope: workspace; refs: {rnd.randint(0, 9)} -->"
+            )
         lines.append("")
     (ws.root / "MEMORY.md").write_text("\n".join(lines), "utf-8")
     for i in range(365):
         day = today - dt.timedelta(days=i)
-        body = "".join(f"- {h:02d}:00 Diary line {h} of {day}: worked on feature {rnd.randint(1, 99)}\n" for h in range(8, 20))
+        body = "".join(
+            f"- {h:02d}:00 Diary line {h} of {day}: worked on feature {rnd.randint(1, 99)}\n"
+            for h in range(8, 20)
+        )
         (ws.root / "memory" / f"{day}.md").write_text(f"# {day}\n\n{body}", "utf-8")
     git.commit(ws.root, ["MEMORY.md", "memory"], "bench: 2000 entries, 365 diaries")
     return ws
@@ -58,6 +64,7 @@ def _big_workspace(tmp: Path):
 
 def bench_boot(tmp: Path, env: dict) -> None:
     from giok.lifecycle import boot
+
     ws = _big_workspace(tmp)
     boot.build(ws, record=False)
     lib = []
@@ -66,21 +73,29 @@ def bench_boot(tmp: Path, env: dict) -> None:
         result = boot.build(ws, record=False)
         lib.append(time.perf_counter() - start)
     data = result.to_dict()
-    print(f"boot library call, 2000 entries + 365 diaries: median {statistics.median(lib) * 1000:.1f} ms "
-          f"(p90 {sorted(lib)[17] * 1000:.1f} ms); {data['tokens']} tokens in budget {data['budget']}, "
-          f"left out: {_left(data)}")
+    print(
+        f"boot library call, 2000 entries + 365 diaries: median {statistics.median(lib) * 1000:.1f} ms "
+        f"(p90 {sorted(lib)[17] * 1000:.1f} ms); {data['tokens']} tokens in budget {data['budget']}, "
+        f"left out: {_left(data)}"
+    )
     cli, bare = [], []
     for _ in range(10):
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "giok", "-w", "big", "boot", "--no-record"], env=env, check=True,
-                       capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "giok", "-w", "big", "boot", "--no-record"],
+            env=env,
+            check=True,
+            capture_output=True,
+        )
         cli.append(time.perf_counter() - start)
         start = time.perf_counter()
         subprocess.run([sys.executable, "-c", "import giok.edges.cli"], env=env, check=True)
         bare.append(time.perf_counter() - start)
     c, b = statistics.median(cli), statistics.median(bare)
-    print(f"giok boot CLI process: median {c * 1000:.0f} ms; interpreter + `import giok.edges.cli` {b * 1000:.0f} ms; "
-          f"work after start {max(0.0, c - b) * 1000:.0f} ms (target <= 150 ms)")
+    print(
+        f"giok boot CLI process: median {c * 1000:.0f} ms; interpreter + `import giok.edges.cli` {b * 1000:.0f} ms; "
+        f"work after start {max(0.0, c - b) * 1000:.0f} ms (target <= 150 ms)"
+    )
 
 
 def _left(data: dict) -> str:
@@ -91,21 +106,29 @@ def bench_tier(tmp: Path) -> None:
     from giok import Workspace
     from giok.lifecycle import boot
     from giok.text import token_count as tokens
+
     for lang in ("en", "ko"):
-        ws, _ = Workspace.init(tmp / f"tier-{lang}", name=f"tier-{lang}", lang=lang, user="Seojun" if lang == "en" else "서준")
+        ws, _ = Workspace.init(
+            tmp / f"tier-{lang}", name=f"tier-{lang}", lang=lang, user="Seojun" if lang == "en" else "서준"
+        )
         result = boot.build(ws, record=False)
-        print(f"always-injected tier, default {lang} templates: {result.always_tokens} tokens "
-              f"(counter: {tokens.counter()}; target <= 1000)")
+        print(
+            f"always-injected tier, default {lang} templates: {result.always_tokens} tokens "
+            f"(counter: {tokens.counter()}; target <= 1000)"
+        )
 
 
 def bench_policy(tmp: Path) -> None:
     from giok import Workspace
+
     cases = json.loads((ROOT / "tests" / "data" / "policy_set.json").read_text("utf-8"))
     ws, _ = Workspace.init(tmp / "policy", name="policy", user="Seojun")
     refused = sum(ws.remember(t).action == "refused" for t in cases["refuse"])
     kept = sum(ws.remember(t).action == "written" for t in cases["keep"])
-    print(f"policy set: refused {refused}/{len(cases['refuse'])} greeting/question/speculation lines; "
-          f"kept {kept}/{len(cases['keep'])} genuine facts")
+    print(
+        f"policy set: refused {refused}/{len(cases['refuse'])} greeting/question/speculation lines; "
+        f"kept {kept}/{len(cases['keep'])} genuine facts"
+    )
 
 
 def main() -> None:

@@ -30,7 +30,9 @@ TEMPLATES = [
     "Lesson: the {thing} broke because we skipped the {check}",
     "Met {who} to discuss the {thing} plan, {n} open questions",
     "Shipped {thing} v{n}.{m} to staging",
-    "hi", "ok thanks", "what time is the {thing} sync?",
+    "hi",
+    "ok thanks",
+    "what time is the {thing} sync?",
     "Had coffee and lunch with {who}",
     "{who} launched the {thing} beta",
     "The {thing} benchmark took {n} seconds on {m} cores",
@@ -42,7 +44,17 @@ TEMPLATES = [
 ]
 WORDS = {
     "verb": ["refactor", "rewrite", "split", "freeze", "document"],
-    "thing": ["parser", "index", "essay", "VibeDojo", "QRT pool", "blog sync", "release script", "memory essay", "crawler"],
+    "thing": [
+        "parser",
+        "index",
+        "essay",
+        "VibeDojo",
+        "QRT pool",
+        "blog sync",
+        "release script",
+        "memory essay",
+        "crawler",
+    ],
     "when": ["Friday", "the launch", "March", "the demo"],
     "part": ["morning", "evening", "afternoon"],
     "check": ["smoke test", "lint", "review", "dry run"],
@@ -105,8 +117,10 @@ def main():
     base = tmp / "base"
     build(base, args.days, args.per_day, end)
     os.environ["GIOK_NOW"] = f"{end.isoformat()}T23:00"
-    print(f"workspace: {args.days} days x {args.per_day} items = {args.days * args.per_day} diary items, "
-          f"40 entries, 300 references; cpus {os.cpu_count()}")
+    print(
+        f"workspace: {args.days} days x {args.per_day} items = {args.days * args.per_day} diary items, "
+        f"40 entries, 300 references; cpus {os.cpu_count()}"
+    )
 
     timed("offline judge", tmp / "offline", base)
     from giok.providers import llm
@@ -114,23 +128,38 @@ def main():
     from llm_server import FakeLLM
 
     with FakeLLM() as server:
+
         def panel():
-            return Panel([LLMJudge(llm.client(server.spec("good-M30", name="gpt"))),
-                          LLMJudge(llm.client(server.spec("good-M90", provider="anthropic", name="claude"))),
-                          LLMJudge(llm.client(server.spec("good-drop", name="grok")))],
-                         synthesizer=LLMJudge(llm.client(server.spec("good-M30", provider="anthropic", name="opus"))))
+            return Panel(
+                [
+                    LLMJudge(llm.client(server.spec("good-M30", name="gpt"))),
+                    LLMJudge(llm.client(server.spec("good-M90", provider="anthropic", name="claude"))),
+                    LLMJudge(llm.client(server.spec("good-drop", name="grok"))),
+                ],
+                synthesizer=LLMJudge(llm.client(server.spec("good-M30", provider="anthropic", name="opus"))),
+            )
+
         timed("panel 3 judges + synthesizer (local server)", tmp / "panel", base, panel)
         print(f"{'':<44}   {len(server.requests)} HTTP requests")
 
         def degraded():
-            return Panel([LLMJudge(llm.client(server.spec("good-M30", name="gpt"))),
-                          LLMJudge(llm.client(server.spec("garbage", name="broken"))),
-                          LLMJudge(llm.client(server.spec("error", name="down")))],
-                         synthesizer=LLMJudge(llm.client(server.spec("error", name="synth-down"))))
+            return Panel(
+                [
+                    LLMJudge(llm.client(server.spec("good-M30", name="gpt"))),
+                    LLMJudge(llm.client(server.spec("garbage", name="broken"))),
+                    LLMJudge(llm.client(server.spec("error", name="down"))),
+                ],
+                synthesizer=LLMJudge(llm.client(server.spec("error", name="synth-down"))),
+            )
+
         timed("panel, 2 of 3 judges + synthesizer failing", tmp / "degraded", base, degraded)
 
     from giok.lifecycle.watchdog import level
-    print("watchdog, window 150,000:", ", ".join(f"{u:,} → {level(u, 150_000)}" for u in (104_999, 105_000, 129_749, 129_750)))
+
+    print(
+        "watchdog, window 150,000:",
+        ", ".join(f"{u:,} → {level(u, 150_000)}" for u in (104_999, 105_000, 129_749, 129_750)),
+    )
     shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
-BASELINE = "3061595"   # main before the Korean change/contradiction and needs-memory rules
+BASELINE = "3061595"  # main before the Korean change/contradiction and needs-memory rules
 
 
 def needs_memory_items() -> list[dict]:
@@ -43,8 +43,9 @@ def pair_items() -> list[dict]:
 def pair_verdict(old: str, new: str) -> str:
     """duplicate / supersede / contradiction / unrelated, as remember and distill would judge."""
     from giok.lifecycle import distill
-    from giok.write import policy
     from giok.store.memoryfile import MemoryEntry, MemoryFile, empty
+    from giok.write import policy
+
     mf = MemoryFile.parse(empty("en"))
     mf.add(MemoryEntry(policy.normalize(old), layer="M90", fields={"id": "m-000001"}))
     verdict, _, why = policy.compare(mf, policy.normalize(new), "workspace")
@@ -66,18 +67,21 @@ def _old_review_flag(distill, policy, a: str, b: str) -> bool:
     sa, sb = policy.subject(a), policy.subject(b)
     same_subject = sa and sb and sa[0] == sb[0]
     words = distill.similar(distill._content_words(ta), distill._content_words(tb))
-    return bool((distill.negated(a) != distill.negated(b) and words >= 0.5)
-                or (same_subject and (policy.contradicts(a, b) or policy.contradicts(b, a))))
+    return bool(
+        (distill.negated(a) != distill.negated(b) and words >= 0.5)
+        or (same_subject and (policy.contradicts(a, b) or policy.contradicts(b, a)))
+    )
 
 
 def score() -> dict:
     """{set: {split: {"all"|lang: [right, total]}}} and the misses, for the code on sys.path."""
     from giok.retrieval.search import needs_memory
+
     out: dict = {"needs_memory": {}, "change_pairs": {}, "skipped": {}, "misses": []}
     for item in needs_memory_items():
         got = needs_memory(item["q"])[0]
         _tally(out["needs_memory"], item, got == item["needs_memory"])
-        if item["needs_memory"]:    # the costly error: a question that needs memory, not searched
+        if item["needs_memory"]:  # the costly error: a question that needs memory, not searched
             cell = out["skipped"].setdefault(item["split"], [0, 0])
             cell[0] += int(not got)
             cell[1] += 1
@@ -87,8 +91,10 @@ def score() -> dict:
         got = pair_verdict(item["old"], item["new"])
         _tally(out["change_pairs"], item, got == item["label"])
         if got != item["label"]:
-            out["misses"].append(f"change_pairs {item['split']}: {item['old']!r} / {item['new']!r} "
-                                 f"want {item['label']}, got {got}")
+            out["misses"].append(
+                f"change_pairs {item['split']}: {item['old']!r} / {item['new']!r} "
+                f"want {item['label']}, got {got}"
+            )
     return out
 
 
@@ -108,8 +114,11 @@ def accuracy(table: dict, split: str, key: str = "all") -> float:
 def _baseline(rev: str) -> dict | None:
     with tempfile.TemporaryDirectory() as tmp:
         archive = Path(tmp) / "src.tar"
-        done = subprocess.run(["git", "-C", str(ROOT), "archive", "-o", str(archive), rev, "src"],
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", "-o", str(archive), rev, "src"],
+            capture_output=True,
+            text=True,
+        )
         if done.returncode:
             print(f"baseline {rev}: {done.stderr.strip()}", file=sys.stderr)
             return None
@@ -143,8 +152,11 @@ def main() -> None:
                 print(f"{name:<14}{split:<7}{key:<6}{n:>4}  {old}  {accuracy(now[name], split, key):7.1%}")
     for split in ("dev", "test", "fresh"):
         old = "{}/{}".format(*before["skipped"][split]) if before and "skipped" in before else "-"
-        print(f"needs-memory questions not searched, {split}: before {old}, after "
-              "{}/{}".format(*now["skipped"][split]))
+        print(
+            f"needs-memory questions not searched, {split}: before {old}, after {{}}/{{}}".format(
+                *now["skipped"][split]
+            )
+        )
     if args.misses:
         print("\n".join(now["misses"]))
 

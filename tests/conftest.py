@@ -44,5 +44,12 @@ def cli():
 def run_giok(*args, cwd=None, env=None, input=None, timeout=60) -> subprocess.CompletedProcess:
     """Run the real `giok` entry point in a subprocess."""
     full_env = {**os.environ, **(env or {})}
-    return subprocess.run([sys.executable, "-m", "giok", *map(str, args)], cwd=cwd, env=full_env,
-                          input=input, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "giok", *map(str, args)],
+        cwd=cwd,
+        env=full_env,
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

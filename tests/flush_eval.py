@@ -5,6 +5,7 @@
 Recall: of the labelled constraints and preferences, how many the gist carries in the right
 category (and in either of the two); false positives: constraint/preference items that
 match no label of the case; decisions likewise."""
+
 import json
 import sys
 from pathlib import Path
@@ -16,9 +17,19 @@ SET = Path(__file__).parent / "data" / "flush_set.json"
 
 def evaluate(split: str) -> dict:
     cases = [c for c in json.loads(SET.read_text("utf-8")) if c["split"] == split]
-    out = {"split": split, "cases": len(cases), "labels": 0, "recalled": 0, "recalled_either": 0,
-           "false_positives": 0, "decisions": 0, "decisions_recalled": 0, "decision_false_positives": 0,
-           "missed": [], "wrong": []}
+    out = {
+        "split": split,
+        "cases": len(cases),
+        "labels": 0,
+        "recalled": 0,
+        "recalled_either": 0,
+        "false_positives": 0,
+        "decisions": 0,
+        "decisions_recalled": 0,
+        "decision_false_positives": 0,
+        "missed": [],
+        "wrong": [],
+    }
     for case in cases:
         gist = extract("\n".join(json.dumps(m, ensure_ascii=False) for m in case["messages"]))
         kept = {"constraint": gist["constraints"], "preference": gist["preferences"]}
@@ -36,7 +47,9 @@ def evaluate(split: str) -> dict:
                 out["false_positives"] += 1
                 out["wrong"].append(f"{case['id']}: {x}")
         out["decisions"] += len(case["decision"])
-        out["decisions_recalled"] += sum(any(label in x for x in gist["decisions"]) for label in case["decision"])
+        out["decisions_recalled"] += sum(
+            any(label in x for x in gist["decisions"]) for label in case["decision"]
+        )
         for x in gist["decisions"]:
             if not any(label in x for label in case["decision"]):
                 out["decision_false_positives"] += 1

@@ -36,19 +36,38 @@ class _Handler(BaseHTTPRequestHandler):
         items = re.findall(r"^(\d+)\. (.*?) — choose one of: (.*)$", prompt, re.M)
         if model.startswith("good-"):
             wanted = model[5:]
-            rows = [{"item": int(n), "decision": wanted if wanted in choices.split(", ") else choices.split(", ")[0],
-                     "reason": f"{model} thinks so"} for n, _, choices in items]
+            rows = [
+                {
+                    "item": int(n),
+                    "decision": wanted if wanted in choices.split(", ") else choices.split(", ")[0],
+                    "reason": f"{model} thinks so",
+                }
+                for n, _, choices in items
+            ]
             return "```json\n" + json.dumps({"decisions": rows}) + "\n```"
         if model == "partial":
             return json.dumps({"decisions": [{"item": 1, "decision": "M90", "reason": "only the first"}]})
         if model == "garbage":
             return "I would keep most of these, they look important!"
         if model == "summary":
-            return json.dumps({"decisions": ["Use WAL mode for the index"], "discoveries": [],
-                               "pending": ["Benchmark on arm64"], "failures": ["Build broke on old glibc"]})
+            return json.dumps(
+                {
+                    "decisions": ["Use WAL mode for the index"],
+                    "discoveries": [],
+                    "pending": ["Benchmark on arm64"],
+                    "failures": ["Build broke on old glibc"],
+                }
+            )
         if model == "summary-kept":
-            return json.dumps({"constraints": ["Never push directly to main."], "preferences": [],
-                               "decisions": ["Use WAL mode for the index"], "pending": [], "failures": []})
+            return json.dumps(
+                {
+                    "constraints": ["Never push directly to main."],
+                    "preferences": [],
+                    "decisions": ["Use WAL mode for the index"],
+                    "pending": [],
+                    "failures": [],
+                }
+            )
         if model == "empty":
             return ""
         return "{}"
@@ -81,7 +100,13 @@ class FakeLLM:
         return self.server.requests
 
     def spec(self, model: str, provider: str = "openai", **extra) -> dict:
-        return {"provider": provider, "model": model, "base_url": self.url, "name": extra.pop("name", model), **extra}
+        return {
+            "provider": provider,
+            "model": model,
+            "base_url": self.url,
+            "name": extra.pop("name", model),
+            **extra,
+        }
 
     def __enter__(self):
         self.thread.start()

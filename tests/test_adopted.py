@@ -4,13 +4,12 @@ boot, search and distill read one parse and give one answer."""
 
 from __future__ import annotations
 
-
 import pytest
 
 from conftest import run_giok
-from giok.store import git, refs
-from giok.retrieval.chunks import chunk_file
 from giok.lifecycle.distill import LEDGER, Ledger, distill
+from giok.retrieval.chunks import chunk_file
+from giok.store import git, refs
 
 # As OpenClaw's MEMORY.md template reads once an agent has filled it in.
 OPENCLAW_MEMORY = """# MEMORY.md — Long-Term Memory
@@ -86,8 +85,11 @@ def test_openclaw_daily_notes_are_distilled(ws, monkeypatch):
     monkeypatch.setenv("GIOK_NOW", "2026-03-04T23:00")
     report = distill(ws)
     assert report.days == [{"day": "2026-03-04", "items": 5}] and report.judged == 5
-    judged = {d["text"] for d in report.dropped} | {a["text"] for a in report.added} | \
-        {l["text"] for l in report.lessons}
+    judged = (
+        {d["text"] for d in report.dropped}
+        | {a["text"] for a in report.added}
+        | {l["text"] for l in report.lessons}
+    )
     assert "Decided to move the release train to Thursdays" in judged
     assert any("always rebuild the index" in t for t in judged)
     assert "Decided to move the release train to Thursdays" in [e.text for e in ws.memory().entries()]

@@ -4,13 +4,12 @@ import json
 
 import pytest
 
+from conftest import run_giok
 from giok import Workspace
+from giok.errors import InvalidInput
 from giok.lifecycle import boot
 from giok.store import refs
 from giok.text import token_count as tokens
-from giok.errors import InvalidInput
-
-from conftest import run_giok
 
 
 def test_boot_has_precedence_first_then_tier_memo_tasks_memory_diary(ws, monkeypatch):
@@ -25,10 +24,25 @@ def test_boot_has_precedence_first_then_tier_memo_tasks_memory_diary(ws, monkeyp
     ws.diary("Today's line")
     text = boot.build(ws).text
     lines = text.splitlines()
-    assert lines[0].startswith("# Boot context: zeon") and lines[1].startswith("Precedence") and "state memo > strategy" in lines[1]
-    order = ["Rules (AGENTS.md TIER 1)", "Who I am", "Who I work for", "State memo", "Wire the boot hook",
-             "T-001 [todo] Write the boot docs", "I am Zeon", "VibeDojo", "Diary 2026-03-04", "Yesterday's line",
-             "Diary 2026-03-05", "Today's line"]
+    assert (
+        lines[0].startswith("# Boot context: zeon")
+        and lines[1].startswith("Precedence")
+        and "state memo > strategy" in lines[1]
+    )
+    order = [
+        "Rules (AGENTS.md TIER 1)",
+        "Who I am",
+        "Who I work for",
+        "State memo",
+        "Wire the boot hook",
+        "T-001 [todo] Write the boot docs",
+        "I am Zeon",
+        "VibeDojo",
+        "Diary 2026-03-04",
+        "Yesterday's line",
+        "Diary 2026-03-05",
+        "Today's line",
+    ]
     positions = [text.index(s) for s in order]
     assert positions == sorted(positions)
     assert "Not included" not in text
@@ -37,7 +51,9 @@ def test_boot_has_precedence_first_then_tier_memo_tasks_memory_diary(ws, monkeyp
 def test_budget_leaves_out_lowest_layers_and_says_so(ws, monkeypatch):
     monkeypatch.setenv("GIOK_NOW", "2026-03-05")
     keep = ws.remember("Core identity line", layer="M0").entry
-    many = [ws.remember(f"Project note number {i} about module {i * 37}", layer="M30").entry for i in range(30)]
+    many = [
+        ws.remember(f"Project note number {i} about module {i * 37}", layer="M30").entry for i in range(30)
+    ]
     result = boot.build(ws, budget=500)
     data = result.to_dict()
     assert keep.id in result.text
@@ -86,7 +102,7 @@ def test_user_thread_and_task_scopes(ws):
     thread = ws.remember("Reply draft is half done", thread="t-1").entry
     tid = ws.task_add("Ship the release")
     task = ws.remember("Release notes live in drafts/notes.md", task=tid).entry
-    default = boot.build(ws).text               # USER.md names Seojun
+    default = boot.build(ws).text  # USER.md names Seojun
     assert mine.id in default and other.id not in default and thread.id not in default and task.id in default
     mina = boot.build(ws, user="Mina", thread="t-1").text
     assert other.id in mina and mine.id not in mina and thread.id in mina
@@ -130,7 +146,9 @@ def test_oversized_tier_and_too_many_rules_warn(ws):
     agents.write_text(agents.read_text().replace("## TIER 1\n", "## TIER 1\n" + rules))
     (ws.root / "SOUL.md").write_text("# SOUL\n\n" + "I am a very verbose agent. " * 400)
     warnings = boot.build(ws).warnings
-    assert any("always-injected tier" in w for w in warnings) and any("TIER 1 has 14 rules" in w for w in warnings)
+    assert any("always-injected tier" in w for w in warnings) and any(
+        "TIER 1 has 14 rules" in w for w in warnings
+    )
     assert any("TIER 1 has 14 rules" in p["message"] for p in ws.check())
 
 
@@ -165,7 +183,10 @@ def test_token_counter_is_conservative_and_never_downloads(monkeypatch, tmp_path
 @pytest.mark.parametrize("budget", [600, 900, 2000])
 def test_text_never_exceeds_a_budget_that_covers_the_fixed_parts(ws, budget):
     for i in range(60):
-        ws.remember(f"Budget note {i} about module {i * 13} and owner number {i * 7}", layer=("M365", "M90", "M30")[i % 3])
+        ws.remember(
+            f"Budget note {i} about module {i * 13} and owner number {i * 7}",
+            layer=("M365", "M90", "M30")[i % 3],
+        )
     ws.diary("A diary line for the budget test")
     result = boot.build(ws, budget=budget)
     assert result.to_dict()["left_out"] and not result.warnings

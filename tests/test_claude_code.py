@@ -22,19 +22,24 @@ from pathlib import Path
 import pytest
 
 from conftest import run_giok
-from giok.text import token_count as tokens
 from giok.edges.mcp import TOOLS
+from giok.text import token_count as tokens
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = ROOT / "integrations" / "claude-code"
 CLAUDE = ROOT / ".tools" / "node_modules" / ".bin" / "claude"
-needs_claude = pytest.mark.skipif(not CLAUDE.exists(), reason="the Claude Code CLI is not installed in .tools/ "
-                                  "(run .ci/setup-node-tools.sh; it needs node >= 18 and the npm registry)")
+needs_claude = pytest.mark.skipif(
+    not CLAUDE.exists(),
+    reason="the Claude Code CLI is not installed in .tools/ "
+    "(run .ci/setup-node-tools.sh; it needs node >= 18 and the npm registry)",
+)
 
 
 def hook(event: str, data: dict | None, *args, env=None) -> subprocess.CompletedProcess:
     payload = {"session_id": "5e55a0b1-aaaa-bbbb-cccc-000000000001", "hook_event_name": event, **(data or {})}
-    return run_giok("-w", "zeon", "hook", event, *args, input=json.dumps(payload), env={**FAST, **(env or {})})
+    return run_giok(
+        "-w", "zeon", "hook", event, *args, input=json.dumps(payload), env={**FAST, **(env or {})}
+    )
 
 
 FAST = {"GIOK_EMBEDDINGS": "fake"}  # keyword evidence decides; no model to load in every hook process
@@ -49,7 +54,12 @@ def transcript(path: Path, *turns: tuple[str, str]) -> Path:
     rows = []
     for asked, said in turns:
         rows.append({"type": "user", "message": {"role": "user", "content": asked}})
-        rows.append({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": said}]}})
+        rows.append(
+            {
+                "type": "assistant",
+                "message": {"role": "assistant", "content": [{"type": "text", "text": said}]},
+            }
+        )
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
 
@@ -58,63 +68,103 @@ def transcript(path: Path, *turns: tuple[str, str]) -> Path:
 def test_each_event_is_answered_with_its_own_name(ws):
     ws.remember("Seojun wants the result first, then the reasons.", layer="M0")
     start = answer(hook("SessionStart", {"source": "startup"}))
-    assert start["hookEventName"] == "SessionStart" and "result first, then the reasons" in start["additionalContext"]
-    prompt = answer(hook("UserPromptSubmit", {"prompt": "What did Seojun tell us about the result and the reasons?"}))
+    assert (
+        start["hookEventName"] == "SessionStart"
+        and "result first, then the reasons" in start["additionalContext"]
+    )
+    prompt = answer(
+        hook("UserPromptSubmit", {"prompt": "What did Seojun tell us about the result and the reasons?"})
+    )
     assert prompt["hookEventName"] == "UserPromptSubmit" and "result first" in prompt["additionalContext"]
     # the older recipe, `giok boot --format claude-hook`, answers the event its input names
     for event in ("SessionStart", "UserPromptSubmit"):
-        out = run_giok("-w", "zeon", "boot", "--format", "claude-hook", input=json.dumps({"hook_event_name": event}), env=FAST)
+        out = run_giok(
+            "-w",
+            "zeon",
+            "boot",
+            "--format",
+            "claude-hook",
+            input=json.dumps({"hook_event_name": event}),
+            env=FAST,
+        )
         assert answer(out)["hookEventName"] == event
-    stop = run_giok("-w", "zeon", "boot", "--format", "claude-hook", input=json.dumps({"hook_event_name": "Stop"}))
+    stop = run_giok(
+        "-w", "zeon", "boot", "--format", "claude-hook", input=json.dumps({"hook_event_name": "Stop"})
+    )
     assert stop.returncode == 0 and stop.stdout == "" and "takes no context" in stop.stderr
 
 
 def test_prompt_recall_brings_only_what_the_prompt_needs(ws):
     ws.remember("The staging server for the QRT pipeline runs on port 8443.", layer="M90")
     for i in range(30):
-        ws.remember(f"The QRT pipeline staging checklist item {i}: verify port 8443 shard {i} before the release.",
-                    layer="M30")
+        ws.remember(
+            f"The QRT pipeline staging checklist item {i}: verify port 8443 shard {i} before the release.",
+            layer="M30",
+        )
     for prompt in ("hi!", "What is the capital of France?", "Write a haiku about autumn leaves."):
         out = hook("UserPromptSubmit", {"prompt": prompt})
         assert out.returncode == 0 and out.stdout == "", (prompt, out.stdout)
     unrelated = hook("UserPromptSubmit", {"prompt": "Did we decide where the wedding photographer parks?"})
     assert unrelated.returncode == 0 and unrelated.stdout == "", unrelated.stdout
-    found = answer(hook("UserPromptSubmit", {"prompt": "Which port does our QRT staging server use?"}))["additionalContext"]
+    found = answer(hook("UserPromptSubmit", {"prompt": "Which port does our QRT staging server use?"}))[
+        "additionalContext"
+    ]
     assert "8443" in found
     assert tokens.count(found) <= 300 and found.count("\n- ") <= 3
 
 
 def test_precompact_never_blocks_the_compaction(ws, tmp_path):
-    cases = {"missing transcript": {"transcript_path": str(tmp_path / "gone.jsonl")},
-             "no transcript named": {},
-             "empty transcript": {"transcript_path": str(transcript(tmp_path / "empty.jsonl"))}}
+    cases = {
+        "missing transcript": {"transcript_path": str(tmp_path / "gone.jsonl")},
+        "no transcript named": {},
+        "empty transcript": {"transcript_path": str(transcript(tmp_path / "empty.jsonl"))},
+    }
     for why, data in cases.items():
         out = hook("PreCompact", {"trigger": "auto", **data})
         assert out.returncode == 0 and out.stdout == "", why
         assert out.stderr.startswith("giok hook PreCompact: "), (why, out.stderr)
-    nowhere = hook("PreCompact", {"transcript_path": str(tmp_path / "gone.jsonl")}, env={"GIOK_HOME": str(tmp_path / "none")})
+    nowhere = hook(
+        "PreCompact",
+        {"transcript_path": str(tmp_path / "gone.jsonl")},
+        env={"GIOK_HOME": str(tmp_path / "none")},
+    )
     assert nowhere.returncode == 0 and "giok hook PreCompact" in nowhere.stderr
     not_json = run_giok("-w", "zeon", "hook", "PreCompact", input="{not json")
-    assert not_json.returncode == 0 and not_json.stdout == "" and not_json.stderr.startswith("giok hook PreCompact: ")
+    assert (
+        not_json.returncode == 0
+        and not_json.stdout == ""
+        and not_json.stderr.startswith("giok hook PreCompact: ")
+    )
 
-    good = transcript(tmp_path / "s.jsonl", ("Which index should the memory use?",
-                                             "We decided to use SQLite with FTS5 for the memory index."))
+    good = transcript(
+        tmp_path / "s.jsonl",
+        ("Which index should the memory use?", "We decided to use SQLite with FTS5 for the memory index."),
+    )
     out = hook("PreCompact", {"trigger": "manual", "transcript_path": str(good)})
     assert out.returncode == 0 and out.stdout == "" and "flushed" in out.stderr
     assert "SQLite with FTS5" in ws.read_text(ws.diary_path())
 
 
 def test_stop_writes_one_short_diary_line_per_turn(ws, tmp_path):
-    path = transcript(tmp_path / "t.jsonl", ("Please rename the launch checklist to release checklist " * 8,
-                                             "Done."))
-    out = hook("Stop", {"transcript_path": str(path), "stop_hook_active": False,
-                        "last_assistant_message": "Renamed it; the old name is gone everywhere."})
+    path = transcript(
+        tmp_path / "t.jsonl", ("Please rename the launch checklist to release checklist " * 8, "Done.")
+    )
+    out = hook(
+        "Stop",
+        {
+            "transcript_path": str(path),
+            "stop_hook_active": False,
+            "last_assistant_message": "Renamed it; the old name is gone everywhere.",
+        },
+    )
     assert out.returncode == 0 and out.stdout == ""
     diary = ws.read_text(ws.diary_path())
     [line] = [l for l in diary.splitlines() if "Claude Code 5e55a0b1:" in l]
     assert "asked Please rename the launch checklist" in line and "→ Renamed it" in line and len(line) < 400
     again = hook("Stop", {"transcript_path": str(path), "stop_hook_active": True})
-    assert again.returncode == 0 and ws.read_text(ws.diary_path()) == diary  # Claude continuing: no second line
+    assert (
+        again.returncode == 0 and ws.read_text(ws.diary_path()) == diary
+    )  # Claude continuing: no second line
     # this session's own lines are in its context already: its next prompt does not recall them
     out = hook("UserPromptSubmit", {"prompt": "Did we rename the launch checklist?"})
     assert "Claude Code 5e55a0b1" not in out.stdout
@@ -147,6 +197,7 @@ def test_plugin_wires_every_event_and_the_mcp_server():
 # -- the real Claude Code -------------------------------------------------------------------
 class _Messages(BaseHTTPRequestHandler):
     """POST /v1/messages: a fixed text answer, streamed as server-sent events when asked."""
+
     protocol_version = "HTTP/1.1"
 
     def log_message(self, *args):
@@ -168,13 +219,28 @@ class _Messages(BaseHTTPRequestHandler):
         if "count_tokens" in self.path:
             return self._json(200, {"input_tokens": 100})
         if self.path.split("?")[0] != "/v1/messages":
-            return self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
+            return self._json(
+                404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}}
+            )
         self.server.requests.append(body)
         blocks = _script(body)
         stop = "tool_use" if blocks[-1]["type"] == "tool_use" else "end_turn"
-        usage = {"input_tokens": 100, "output_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
-        message = {"id": f"msg_{next(self.server.ids)}", "type": "message", "role": "assistant", "model": body.get("model"),
-                   "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}
+        usage = {
+            "input_tokens": 100,
+            "output_tokens": 5,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        }
+        message = {
+            "id": f"msg_{next(self.server.ids)}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model"),
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": usage,
+        }
         if not body.get("stream"):
             return self._json(200, {**message, "content": blocks, "stop_reason": stop})
         self.send_response(200)
@@ -184,15 +250,32 @@ class _Messages(BaseHTTPRequestHandler):
         events = [("message_start", {"message": message})]
         for i, block in enumerate(blocks):
             if block["type"] == "text":
-                events += [("content_block_start", {"index": i, "content_block": {"type": "text", "text": ""}}),
-                           ("content_block_delta", {"index": i, "delta": {"type": "text_delta", "text": block["text"]}})]
+                events += [
+                    ("content_block_start", {"index": i, "content_block": {"type": "text", "text": ""}}),
+                    (
+                        "content_block_delta",
+                        {"index": i, "delta": {"type": "text_delta", "text": block["text"]}},
+                    ),
+                ]
             else:
-                events += [("content_block_start", {"index": i, "content_block": {**block, "input": {}}}),
-                           ("content_block_delta", {"index": i, "delta": {"type": "input_json_delta",
-                                                                          "partial_json": json.dumps(block["input"])}})]
+                events += [
+                    ("content_block_start", {"index": i, "content_block": {**block, "input": {}}}),
+                    (
+                        "content_block_delta",
+                        {
+                            "index": i,
+                            "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])},
+                        },
+                    ),
+                ]
             events.append(("content_block_stop", {"index": i}))
-        events += [("message_delta", {"delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 5}}),
-                   ("message_stop", {})]
+        events += [
+            (
+                "message_delta",
+                {"delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 5}},
+            ),
+            ("message_stop", {}),
+        ]
         for kind, data in events:
             self.wfile.write(f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n".encode())
         self.wfile.flush()
@@ -208,9 +291,15 @@ def _script(body: dict) -> list[dict]:
     messages = body.get("messages") or []
     tools = {t.get("name") for t in body.get("tools") or []}
     if len(messages) == 1 and f"{GIOK_TOOL}memory_task_list" in tools:
-        return [{"type": "tool_use", "id": "toolu_read", "name": f"{GIOK_TOOL}memory_task_list", "input": {}},
-                {"type": "tool_use", "id": "toolu_write", "name": f"{GIOK_TOOL}memory_state",
-                 "input": {"section": "phase", "text": "testing the plugin"}}]
+        return [
+            {"type": "tool_use", "id": "toolu_read", "name": f"{GIOK_TOOL}memory_task_list", "input": {}},
+            {
+                "type": "tool_use",
+                "id": "toolu_write",
+                "name": f"{GIOK_TOOL}memory_state",
+                "input": {"section": "phase", "text": "testing the plugin"},
+            },
+        ]
     if "summary" in json.dumps(messages[-1:]).lower():
         return [{"type": "text", "text": "<summary>We talked about tea.</summary>"}]
     return [{"type": "text", "text": "Noted."}]
@@ -240,24 +329,44 @@ def _claude_env(tmp_path: Path, api, ws) -> dict:
     home = tmp_path / "user"
     home.mkdir(exist_ok=True)
     bin_dir = Path(sys.executable).parent  # where the `giok` entry point is
-    keep = {k: os.environ[k] for k in ("GIOK_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM", "PYTHONPATH")
-            if k in os.environ}
-    return {**keep, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "HOME": str(home),
-            "CLAUDE_CONFIG_DIR": str(home / ".claude"), "GIOK_WORKSPACE": ws.name, "GIOK_EMBEDDINGS": "fake",
-            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{api.server_address[1]}", "ANTHROPIC_API_KEY": "sk-ant-test-dummy",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
-            "DISABLE_ERROR_REPORTING": "1", "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1", "NO_PROXY": "127.0.0.1",
-            "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9"}
+    keep = {
+        k: os.environ[k]
+        for k in ("GIOK_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM", "PYTHONPATH")
+        if k in os.environ
+    }
+    return {
+        **keep,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+        "HOME": str(home),
+        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+        "GIOK_WORKSPACE": ws.name,
+        "GIOK_EMBEDDINGS": "fake",
+        "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{api.server_address[1]}",
+        "ANTHROPIC_API_KEY": "sk-ant-test-dummy",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1",
+        "NO_PROXY": "127.0.0.1",
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "HTTP_PROXY": "http://127.0.0.1:9",
+    }
 
 
 def _claude(args, env, cwd, input=None, timeout=180):
-    return subprocess.run([str(CLAUDE), *args], env=env, cwd=cwd, input=input, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [str(CLAUDE), *args], env=env, cwd=cwd, input=input, capture_output=True, text=True, timeout=timeout
+    )
 
 
 @needs_claude
 def test_plugin_passes_claude_plugin_validate(tmp_path):
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "CLAUDE_CONFIG_DIR": str(tmp_path / ".claude")}
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path),
+        "CLAUDE_CONFIG_DIR": str(tmp_path / ".claude"),
+    }
     for target in (PLUGIN / ".claude-plugin" / "plugin.json", PLUGIN / ".claude-plugin" / "marketplace.json"):
         out = _claude(["plugin", "validate", "--strict", str(target)], env, tmp_path, timeout=60)
         assert out.returncode == 0 and "Validation passed" in out.stdout, out.stdout + out.stderr
@@ -270,30 +379,58 @@ def test_claude_code_with_the_plugin_installed(ws, tmp_path, messages_api):
     env = _claude_env(tmp_path, messages_api, ws)
     project = tmp_path / "project"
     (project / ".claude").mkdir(parents=True)
-    (project / ".claude" / "settings.json").write_text(json.dumps({"autoMemoryEnabled": False}))  # docs: one memory
+    (project / ".claude" / "settings.json").write_text(
+        json.dumps({"autoMemoryEnabled": False})
+    )  # docs: one memory
     config = Path(env["CLAUDE_CONFIG_DIR"])
     config.mkdir(parents=True)
     reads = [GIOK_TOOL + name for name, t in TOOLS.items() if t.read_only]  # docs: allow the read-only tools
     (config / "settings.json").write_text(json.dumps({"permissions": {"allow": reads}}))
-    install = "claude plugin marketplace add \"$PLUGIN\" && claude plugin install giok@giok"  # as documented
-    out = subprocess.run(["sh", "-c", install], env={**env, "PLUGIN": str(PLUGIN),
-                                                     "PATH": f"{CLAUDE.parent}{os.pathsep}{env['PATH']}"},
-                         cwd=project, capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0 and "Successfully installed plugin: giok@giok" in out.stdout, out.stdout + out.stderr
+    install = 'claude plugin marketplace add "$PLUGIN" && claude plugin install giok@giok'  # as documented
+    out = subprocess.run(
+        ["sh", "-c", install],
+        env={**env, "PLUGIN": str(PLUGIN), "PATH": f"{CLAUDE.parent}{os.pathsep}{env['PATH']}"},
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0 and "Successfully installed plugin: giok@giok" in out.stdout, (
+        out.stdout + out.stderr
+    )
 
     prompts = ["What tea do I drink in the afternoon?", "Thanks.", "And in the morning?", "Good.", "/compact"]
     # --no-session-persistence: Claude Code writes no transcript, so PreCompact gets a path to nothing
-    proc = subprocess.Popen([str(CLAUDE), "-p", "--input-format", "stream-json", "--output-format", "stream-json",
-                             "--verbose", "--no-session-persistence", "--model", "claude-sonnet-4-5",
-                             "--debug-file", str(tmp_path / "debug.log")],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=project,
-                            text=True)
+    proc = subprocess.Popen(
+        [
+            str(CLAUDE),
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--no-session-persistence",
+            "--model",
+            "claude-sonnet-4-5",
+            "--debug-file",
+            str(tmp_path / "debug.log"),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=project,
+        text=True,
+    )
     results, init = [], None
     timer = threading.Timer(240, proc.kill)
     timer.start()
     try:
         for prompt in prompts:
-            proc.stdin.write(json.dumps({"type": "user", "message": {"role": "user", "content": prompt}}) + "\n")
+            proc.stdin.write(
+                json.dumps({"type": "user", "message": {"role": "user", "content": prompt}}) + "\n"
+            )
             proc.stdin.flush()
             for line in proc.stdout:
                 event = json.loads(line)
@@ -321,7 +458,9 @@ def test_claude_code_with_the_plugin_installed(ws, tmp_path, messages_api):
     assert "# auto memory" not in json.dumps(first.get("system"))  # Claude Code's own memory is off
     used = _tool_results(messages_api.requests)  # the first turn's calls reached giok's server
     assert json.loads(used["toolu_read"]["content"]) == {"tasks": []}
-    assert used["toolu_write"].get("is_error") and "permission" in json.dumps(used["toolu_write"])  # writes ask
+    assert used["toolu_write"].get("is_error") and "permission" in json.dumps(
+        used["toolu_write"]
+    )  # writes ask
     assert [d["tool_name"] for d in results[0]["permission_denials"]] == [f"{GIOK_TOOL}memory_state"]
 
     assert "PreCompact:manual [giok hook PreCompact] completed with status 0" in debug

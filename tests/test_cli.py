@@ -6,15 +6,19 @@ import sys
 
 import click
 
-from giok.edges.cli import main
 from conftest import run_giok
+from giok.edges.cli import main
 
 
 def test_workspace_option_before_or_after_subcommand(ws, cli):
     a = cli("-w", "zeon", "remember", "Prefers green tea in the morning", "--json")
     assert a.exit_code == 0, a.output
     entry_id = json.loads(a.output)["entry"]["id"]
-    for args in (["-w", "zeon", "show", "--json"], ["show", "-w", "zeon", "--json"], ["show", "--json", "-w", str(ws.root)]):
+    for args in (
+        ["-w", "zeon", "show", "--json"],
+        ["show", "-w", "zeon", "--json"],
+        ["show", "--json", "-w", str(ws.root)],
+    ):
         out = cli(*args)
         assert out.exit_code == 0, out.output
         assert entry_id in out.output
@@ -64,7 +68,15 @@ def test_binary_text_from_stdin_is_refused(ws):
 def test_json_outputs_parse(ws, cli):
     cli("-w", "zeon", "task", "add", "write docs")
     cli("-w", "zeon", "decide", "Use SQLite", "--why", "simple")
-    for args in (["workspaces"], ["show"], ["log"], ["check"], ["task", "list"], ["state", "show"], ["heartbeat", "list"]):
+    for args in (
+        ["workspaces"],
+        ["show"],
+        ["log"],
+        ["check"],
+        ["task", "list"],
+        ["state", "show"],
+        ["heartbeat", "list"],
+    ):
         out = cli("-w", "zeon", *args, "--json")
         assert out.exit_code == 0, (args, out.output)
         json.loads(out.output)
@@ -94,16 +106,20 @@ def test_every_command_has_help_text():
 
 
 def test_quickstart_runs_on_embedded_defaults(tmp_path):
-    r = run_giok("quickstart", "--path", tmp_path / "demo", env={"GIOK_HOME": str(tmp_path / "h")}, timeout=300)
+    r = run_giok(
+        "quickstart", "--path", tmp_path / "demo", env={"GIOK_HOME": str(tmp_path / "h")}, timeout=300
+    )
     assert r.returncode == 0, r.stderr
     assert "remember [M0]" in r.stdout and "M30: 1" in r.stdout
 
 
 def test_a_simple_command_does_not_import_search_or_scheduler():
-    code = ("import sys; from giok.edges.cli import main\n"
-            "try:\n    main(['workspaces'])\nexcept SystemExit:\n    pass\n"
-            "heavy = [m for m in ('numpy', 'croniter', 'httpx', 'mcp', 'giok.retrieval.index') if m in sys.modules]\n"
-            "print(heavy)")
+    code = (
+        "import sys; from giok.edges.cli import main\n"
+        "try:\n    main(['workspaces'])\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('numpy', 'croniter', 'httpx', 'mcp', 'giok.retrieval.index') if m in sys.modules]\n"
+        "print(heavy)"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.stdout.strip().splitlines()[-1] == "[]", r.stdout + r.stderr
 
@@ -118,7 +134,9 @@ def test_groups_without_a_subcommand_show_their_contents(ws, cli):
 
 def test_a_long_first_index_reports_progress_on_stderr(ws):
     for day in range(1, 26):
-        (ws.root / "memory" / f"2026-01-{day:02d}.md").write_text(f"# 2026-01-{day:02d}\n\n- 09:00 billing feature {day}\n")
+        (ws.root / "memory" / f"2026-01-{day:02d}.md").write_text(
+            f"# 2026-01-{day:02d}\n\n- 09:00 billing feature {day}\n"
+        )
     r = run_giok("-w", "zeon", "index", env={"GIOK_EMBEDDINGS": "fake"})
     assert r.returncode == 0, r.stderr
     lines = [l for l in r.stderr.splitlines() if l.startswith("indexing ")]

@@ -20,12 +20,18 @@ for i in range(int(sys.argv[3])):
 
 
 def _spawn(ws, worker, count):
-    return subprocess.Popen([sys.executable, "-c", WRITER, str(ws.root), str(worker), str(count)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(ws.root), str(worker), str(count)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def git(ws, *args):
-    return subprocess.run(["git", "-C", str(ws.root), *args], capture_output=True, text=True, check=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(ws.root), *args], capture_output=True, text=True, check=True
+    ).stdout
 
 
 def test_eight_processes_writing_25_entries_each_lose_nothing(ws):

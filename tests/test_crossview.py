@@ -11,8 +11,8 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 
 from giok import Workspace
-from giok.lifecycle.crossview import TAG, Bus, Transport, TRANSPORTS, register_transport
 from giok.errors import InvalidInput, LoopRefused, NotFound, WorkspaceError
+from giok.lifecycle.crossview import TAG, TRANSPORTS, Bus, Transport, register_transport
 
 AGENTS = ("zeon", "sion", "mion", "sano")
 
@@ -132,7 +132,11 @@ def test_four_agents_auto_replying_to_everything_stay_bounded(family, bus):
         assert rounds < 10, "the auto-reply loop did not settle"
     n, posts = len(AGENTS), len(AGENTS)
     stats = bus.stats()
-    assert stats == {"posts": posts, "replies": posts * (n - 1), "deliveries": posts * 2 * (n - 1)}  # 4, 12, 24
+    assert stats == {
+        "posts": posts,
+        "replies": posts * (n - 1),
+        "deliveries": posts * 2 * (n - 1),
+    }  # 4, 12, 24
     assert refused == posts * (n - 1)  # each reply's receiver tried to answer it and was refused
     assert rounds == 3
     # delivered messages became memory: zeon's diary holds the 3 posts and 3 replies it received
@@ -156,9 +160,11 @@ def test_diary_can_be_switched_off_per_workspace(family, bus, giok_home):
 
 def test_concurrent_senders_in_separate_processes_lose_nothing(family, bus):
     quiet_diaries(bus.home)
-    script = ("import sys; from giok.lifecycle.crossview import Bus\n"
-              "b = Bus()\n"
-              "for i in range(15): b.send(f'{sys.argv[1]} msg {i}', sys.argv[1], to=['zeon'])\n")
+    script = (
+        "import sys; from giok.lifecycle.crossview import Bus\n"
+        "b = Bus()\n"
+        "for i in range(15): b.send(f'{sys.argv[1]} msg {i}', sys.argv[1], to=['zeon'])\n"
+    )
     procs = [subprocess.Popen([sys.executable, "-c", script, name]) for name in ("sion", "mion", "sano")]
     assert [p.wait(timeout=60) for p in procs] == [0, 0, 0]
     inbox = bus.inbox("zeon", limit=1000)
@@ -195,9 +201,15 @@ def telegram(giok_home, monkeypatch):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     monkeypatch.setenv("TG_TOKEN", "123:SECRET")
     base = f"http://127.0.0.1:{server.server_port}"
-    giok_home.update(lambda c: c.update(crossview={"transports": ["local", "telegram"], "diary": False,
-                                                   "telegram": {"chat_id": "-100777", "token_env": "TG_TOKEN",
-                                                                "base_url": base, "timeout": 5}}))
+    giok_home.update(
+        lambda c: c.update(
+            crossview={
+                "transports": ["local", "telegram"],
+                "diary": False,
+                "telegram": {"chat_id": "-100777", "token_env": "TG_TOKEN", "base_url": base, "timeout": 5},
+            }
+        )
+    )
     yield _FakeTelegram
     server.shutdown()
 
@@ -242,7 +254,9 @@ def test_a_registered_transport_plugin_is_used(family, bus, giok_home):
             return {"ok": True}
 
     try:
-        giok_home.update(lambda c: c.update(crossview={"transports": ["recorder"], "recorder": {"label": "L"}}))
+        giok_home.update(
+            lambda c: c.update(crossview={"transports": ["recorder"], "recorder": {"label": "L"}})
+        )
         m = bus.send("플러그인", "zeon", to=["sano"])
         assert seen == [(m["id"], ("sano",), "L")] and m["transports"] == {"recorder": {"ok": True}}
     finally:
@@ -308,13 +322,16 @@ def test_four_agents_auto_posting_copies_of_what_they_receive_stay_bounded(famil
     assert bus.stats() == {"posts": n, "replies": 0, "deliveries": n * (n - 1)}
 
 
-@pytest.mark.parametrize("text", [
-    "FYI [단톡방 크로스뷰] sion: 시온: 새 글감",
-    "fyi [Cross-View] sion said something",
-    "Re: 시온: 새 글감",
-    "RE:   시온 —  새 글감!!",
-    "as sion said, 시온: 새 글감. thoughts?",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "FYI [단톡방 크로스뷰] sion: 시온: 새 글감",
+        "fyi [Cross-View] sion said something",
+        "Re: 시온: 새 글감",
+        "RE:   시온 —  새 글감!!",
+        "as sion said, 시온: 새 글감. thoughts?",
+    ],
+)
 def test_relays_that_wrap_a_received_message_are_refused(family, bus, text):
     quiet_diaries(bus.home)
     bus.send("시온: 새 글감", "sion")

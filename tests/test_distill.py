@@ -5,11 +5,10 @@ import json
 import pytest
 
 import giok.store.workspace as workspace_mod
-
-from giok.lifecycle import distill as distill_mod
-from giok.store import git, refs
-from giok.lifecycle.distill import LEDGER, Ledger, distill
 from giok.errors import InvalidInput
+from giok.lifecycle import distill as distill_mod
+from giok.lifecycle.distill import LEDGER, Ledger, distill
+from giok.store import git, refs
 from giok.store.memoryfile import MemoryFile
 
 
@@ -40,7 +39,11 @@ def test_judges_new_diary_items_and_commits_once(ws, monkeypatch):
     assert str(m30.expires) == "2026-04-04"
     assert "never deploy on Friday" in ws.read_text("compound/lessons.md")
     diary = ws.read_text("memory/2026-03-05.md")
-    assert diary.rstrip().splitlines()[-1].startswith("- 23:00 [giok] nightly-distill: 1 day(s), 4 item(s) judged")
+    assert (
+        diary.rstrip()
+        .splitlines()[-1]
+        .startswith("- 23:00 [giok] nightly-distill: 1 day(s), 4 item(s) judged")
+    )
     (commit,) = distill_commits(ws)
     assert commit["message"].startswith("nightly-distill: 2026-03-05")
     assert set(commit["files"]) == {"MEMORY.md", "compound/lessons.md", "memory/2026-03-05.md", LEDGER}
@@ -92,8 +95,16 @@ def test_m30_referenced_three_times_in_14_days_moves_to_m90(ws, monkeypatch):
     assert mf.find(hot).layer == "M90" and str(mf.find(hot).expires) == "2026-06-08"
     assert mf.find(cold).layer == "M30"
     assert mf.find(hot).refs == 3 and mf.find(cold).refs == 1  # totals written back into the file
-    assert report.promoted == [{"id": hot, "from": "M30", "to": "M90", "text": mf.find(hot).text,
-                                "reason": "referenced 3 times in 14 days", "judge": "offline"}]
+    assert report.promoted == [
+        {
+            "id": hot,
+            "from": "M30",
+            "to": "M90",
+            "text": mf.find(hot).text,
+            "reason": "referenced 3 times in 14 days",
+            "judge": "offline",
+        }
+    ]
 
 
 def test_references_older_than_14_days_do_not_promote(ws, monkeypatch):
@@ -109,7 +120,9 @@ def test_references_older_than_14_days_do_not_promote(ws, monkeypatch):
 
 def test_expired_entries_move_to_the_archive(ws, monkeypatch):
     at(monkeypatch, "2026-03-01T09:00")
-    old = ws.remember("Temporary wifi password rotation happens Mondays", layer="M30", expires="2026-03-10").entry
+    old = ws.remember(
+        "Temporary wifi password rotation happens Mondays", layer="M30", expires="2026-03-10"
+    ).entry
     keep = ws.remember("Seojun likes tea", layer="M90").entry
     at(monkeypatch, "2026-03-11T23:00")
     report = distill(ws)
@@ -128,16 +141,25 @@ def test_review_merges_duplicates_and_flags_contradictions(ws, monkeypatch):
     text = "- [2026-03-01] {t} <!-- expires: {e}; id: {i} -->\n"
     body = ws.read_text("MEMORY.md").replace(
         "## 📚 M90 : 90-day memory\n",
-        "## 📚 M90 : 90-day memory\n" + text.format(t="The deploy script runs on Fridays at 6pm", e="2026-05-30", i="m-aaaaa1")
-        + text.format(t="The deploy script does not run on Fridays at 6pm", e="2026-05-30", i="m-aaaaa2"))
-    body = body.replace("## 📝 M30 : 30-day memory\n", "## 📝 M30 : 30-day memory\n"
-                        + text.format(t="The deploy script runs on Fridays at 6pm.", e="2026-03-31", i="m-aaaaa3"))
+        "## 📚 M90 : 90-day memory\n"
+        + text.format(t="The deploy script runs on Fridays at 6pm", e="2026-05-30", i="m-aaaaa1")
+        + text.format(t="The deploy script does not run on Fridays at 6pm", e="2026-05-30", i="m-aaaaa2"),
+    )
+    body = body.replace(
+        "## 📝 M30 : 30-day memory\n",
+        "## 📝 M30 : 30-day memory\n"
+        + text.format(t="The deploy script runs on Fridays at 6pm.", e="2026-03-31", i="m-aaaaa3"),
+    )
     ws.edit("MEMORY.md", lambda old: (body, None), "hand edit")
     report = distill(ws)
-    assert report.merged == [{"id": "m-aaaaa3", "into": "m-aaaaa1", "text": "The deploy script runs on Fridays at 6pm."}]
+    assert report.merged == [
+        {"id": "m-aaaaa3", "into": "m-aaaaa1", "text": "The deploy script runs on Fridays at 6pm."}
+    ]
     merged = MemoryFile.parse((ws.root / "memory/archive/2026-03.md").read_bytes()).find("m-aaaaa3")
     assert merged.fields["status"] == "merged" and merged.fields["merged_into"] == "m-aaaaa1"
-    assert any(f["kind"] == "contradiction" and set(f["ids"]) == {"m-aaaaa1", "m-aaaaa2"} for f in report.flagged)
+    assert any(
+        f["kind"] == "contradiction" and set(f["ids"]) == {"m-aaaaa1", "m-aaaaa2"} for f in report.flagged
+    )
     mf = ws.memory()
     assert mf.find("m-aaaaa1") and mf.find("m-aaaaa2")  # flagged, not touched
 
@@ -227,7 +249,11 @@ def test_cli_distill_json_and_errors(ws, cli, monkeypatch):
     result = cli("distill", "-w", "zeon", "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert data["changed"] and data["added"][0]["layer"] == "M90" and data["summary"].startswith("nightly-distill")
+    assert (
+        data["changed"]
+        and data["added"][0]["layer"] == "M90"
+        and data["summary"].startswith("nightly-distill")
+    )
     again = cli("distill", "-w", "zeon")
     assert again.exit_code == 0 and "nothing new to distill" in again.output
     bad = cli("distill", "-w", "zeon", "--date", "2027-01-01")
@@ -288,8 +314,10 @@ def test_a_write_during_judging_is_not_lost(ws, monkeypatch):
     ws.diary("Decided to keep the archive per month")
     report = distill(ws, panel=Panel([Sneaky()]))
     assert Sneaky.calls == 2
-    assert {e.text for e in ws.memory().entries("M90")} == {"Decided to keep the archive per month",
-                                                          "Decided to write during the night as well"}
+    assert {e.text for e in ws.memory().entries("M90")} == {
+        "Decided to keep the archive per month",
+        "Decided to write during the night as well",
+    }
     assert report.judged == 2 and Ledger.parse(ws.read_text(LEDGER)).days["2026-03-01"] == 3
 
 
@@ -301,7 +329,9 @@ def test_a_reversed_decision_is_not_a_duplicate(ws, monkeypatch):
     report = distill(ws)
     texts = [e.text for e in ws.memory().entries()]
     assert "Decided we must not ship the billing service every friday morning" in texts
-    assert [s["text"] for s in report.skipped] == ["Decided we must ship the billing service every friday morning."]
+    assert [s["text"] for s in report.skipped] == [
+        "Decided we must ship the billing service every friday morning."
+    ]
     assert "→ 2 kept" in report.summary()  # the skipped duplicate is not counted as kept
 
 
@@ -309,9 +339,13 @@ def test_review_never_merges_an_entry_into_its_negation(ws, monkeypatch):
     at(monkeypatch, "2026-03-01T09:00")
     line = "- [2026-03-01] {t} <!-- expires: 2026-05-30; id: {i} -->\n"
     body = ws.read_text("MEMORY.md").replace(
-        "## 📚 M90 : 90-day memory\n", "## 📚 M90 : 90-day memory\n"
+        "## 📚 M90 : 90-day memory\n",
+        "## 📚 M90 : 90-day memory\n"
         + line.format(t="Seojun wants the weekly report emailed every monday morning early", i="m-bbbbb1")
-        + line.format(t="Seojun never wants the weekly report emailed every monday morning early", i="m-bbbbb2"))
+        + line.format(
+            t="Seojun never wants the weekly report emailed every monday morning early", i="m-bbbbb2"
+        ),
+    )
     ws.edit("MEMORY.md", lambda old: (body, None), "hand edit")
     report = distill(ws)
     assert report.merged == []
@@ -349,13 +383,20 @@ def test_crash_between_memory_and_ledger_does_not_count_references_twice(ws, mon
 
 def test_failed_commit_restores_every_file(ws, monkeypatch):
     from giok.errors import GitError
+
     at(monkeypatch, "2026-03-01T09:00")
     ws.remember("Old note that will expire soon", layer="M30", expires="2026-03-02")
     ws.diary("Lesson: write the decision down before the session ends")
     ws.diary("Decided to keep the archive per month")
     at(monkeypatch, "2026-03-05T23:00")
-    paths = ["MEMORY.md", "compound/lessons.md", "memory/2026-03-01.md", "memory/2026-03-05.md", LEDGER,
-             "memory/archive/2026-03.md"]
+    paths = [
+        "MEMORY.md",
+        "compound/lessons.md",
+        "memory/2026-03-01.md",
+        "memory/2026-03-05.md",
+        LEDGER,
+        "memory/archive/2026-03.md",
+    ]
     before = {p: (ws.root / p).read_bytes() if (ws.root / p).exists() else None for p in paths}
 
     def refuse(*args, **kwargs):
@@ -370,6 +411,7 @@ def test_failed_commit_restores_every_file(ws, monkeypatch):
 
 def test_no_git_identity_writes_nothing(ws, monkeypatch):
     from giok.errors import GitError
+
     at(monkeypatch, "2026-03-01T09:00")
     ws.diary("Decided to keep the archive per month")
     git.run(ws.root, "config", "--unset", "user.name")

@@ -9,10 +9,10 @@ import stat
 import pytest
 
 from giok import Workspace
-from giok.store import git, journal
-from giok.retrieval import index
-from giok.lifecycle import routines
 from giok.edges.doctor import diagnose
+from giok.lifecycle import routines
+from giok.retrieval import index
+from giok.store import git, journal
 
 
 @pytest.fixture(autouse=True)
@@ -24,8 +24,10 @@ def isolated(tmp_path, monkeypatch):
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-user"))
     table = tmp_path / "crontab.txt"
     fake = tmp_path / "fake-crontab"
-    fake.write_text(f'#!/bin/sh\nif [ "$1" = "-l" ]; then\n  [ -f {table} ] || {{ echo "no crontab for you" >&2; '
-                    f'exit 1; }}\n  cat {table}\nelse\n  cat > {table}\nfi\n')
+    fake.write_text(
+        f'#!/bin/sh\nif [ "$1" = "-l" ]; then\n  [ -f {table} ] || {{ echo "no crontab for you" >&2; '
+        f"exit 1; }}\n  cat {table}\nelse\n  cat > {table}\nfi\n"
+    )
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("GIOK_CRONTAB", str(fake))
     return project
@@ -60,7 +62,11 @@ def test_a_deleted_workspace_folder_is_an_orphan(ws, tmp_path, giok_home):
     gone, _ = Workspace.init(tmp_path / "demo", name="demo", home=giok_home)
     shutil.rmtree(gone.root)
     home = _by(diagnose(ws), "home")
-    assert len(home) == 1 and "'demo'" in home[0]["message"] and home[0]["fix"].startswith("giok workspaces remove demo")
+    assert (
+        len(home) == 1
+        and "'demo'" in home[0]["message"]
+        and home[0]["fix"].startswith("giok workspaces remove demo")
+    )
 
 
 def test_a_wrong_or_missing_git_identity(ws, cli):
@@ -89,8 +95,11 @@ def test_an_index_built_with_another_model(ws, giok_home, cli):
 
 
 def test_an_oversized_tier_1(ws):
-    rules = "\n".join(f"- Rule {n}: always re-read the whole project handbook, the style guide and every open "
-                      f"ticket before answering anything at all, and cite each of them by section." for n in range(30))
+    rules = "\n".join(
+        f"- Rule {n}: always re-read the whole project handbook, the style guide and every open "
+        f"ticket before answering anything at all, and cite each of them by section."
+        for n in range(30)
+    )
     agents = ws.read_text("AGENTS.md")
     ws.path("AGENTS.md").write_text(agents.replace("## TIER 1", "## TIER 1\n" + rules, 1), "utf-8")
     found = diagnose(ws)
@@ -112,11 +121,27 @@ def test_crontab_entries_missing_then_outdated(ws):
 def test_claude_code_hooks(ws, isolated):
     settings = isolated / ".claude" / "settings.json"
     settings.parent.mkdir()
-    hooks = {"hooks": {
-        "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command",
-                                                           "command": "giok boot -w zeonn --format claude-hook"}]}],
-        "PreCompact": [{"matcher": "auto", "hooks": [{"type": "command",
-                                                       "command": '"$CLAUDE_PROJECT_DIR"/.claude/hooks/giok-precompact.sh'}]}]}}
+    hooks = {
+        "hooks": {
+            "SessionStart": [
+                {
+                    "matcher": "startup",
+                    "hooks": [{"type": "command", "command": "giok boot -w zeonn --format claude-hook"}],
+                }
+            ],
+            "PreCompact": [
+                {
+                    "matcher": "auto",
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": '"$CLAUDE_PROJECT_DIR"/.claude/hooks/giok-precompact.sh',
+                        }
+                    ],
+                }
+            ],
+        }
+    }
     settings.write_text(json.dumps(hooks), "utf-8")
     found = _by(diagnose(ws), "hooks")
     unknown = [f for f in found if "'zeonn'" in f["message"]]
@@ -137,8 +162,12 @@ def test_the_plugins_giok_hook_commands_are_recognised(ws, isolated):
     """docs/integrations/claude-code.md's settings run `giok hook EVENT -w NAME`."""
     settings = isolated / ".claude" / "settings.json"
     settings.parent.mkdir(parents=True, exist_ok=True)
-    hooks = {"hooks": {event: [{"hooks": [{"type": "command", "command": f"giok hook {event} -w zeon"}]}]
-                       for event in ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop")}}
+    hooks = {
+        "hooks": {
+            event: [{"hooks": [{"type": "command", "command": f"giok hook {event} -w zeon"}]}]
+            for event in ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop")
+        }
+    }
     settings.write_text(json.dumps(hooks), "utf-8")
     assert not _by(diagnose(ws), "hooks")
     hooks["hooks"]["Stop"][0]["hooks"][0]["command"] = "giok hook Stop -w ghost"

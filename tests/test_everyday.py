@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_giok
 
+from conftest import run_giok
 from giok import Home, Workspace
 
 FAKE = {"GIOK_EMBEDDINGS": "fake"}
@@ -30,7 +30,7 @@ def test_quickstart_reruns_in_one_home_and_after_its_folder_is_deleted(tmp_path)
     again = run_giok("quickstart", env=env)
     assert again.returncode == 0, again.stderr
     assert "already" in again.stdout
-    assert len(list(tmp.iterdir())) == 1          # no second, empty temp folder
+    assert len(list(tmp.iterdir())) == 1  # no second, empty temp folder
     demo = Path(Home().workspaces()["zeon-demo"]["path"])
     shutil.rmtree(demo.parent)
     third = run_giok("quickstart", "--json", env=env)
@@ -51,18 +51,24 @@ def test_quickstart_with_another_path_says_how_and_leaves_nothing(tmp_path):
 def test_example_agent_loop_reruns(tmp_path):
     env = {**os.environ, "TMPDIR": str(tmp_path), "GIOK_EMBEDDINGS": "fake"}
     for _ in range(2):
-        proc = subprocess.run([sys.executable, str(EXAMPLE)], env=env, capture_output=True, text=True, timeout=120, check=False)
+        proc = subprocess.run(
+            [sys.executable, str(EXAMPLE)], env=env, capture_output=True, text=True, timeout=120, check=False
+        )
         assert proc.returncode == 0, proc.stderr
         assert "Traceback" not in proc.stderr
     shutil.rmtree(Path(Home().workspaces()["zeon-loop"]["path"]))
-    proc = subprocess.run([sys.executable, str(EXAMPLE)], env=env, capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLE)], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
     assert proc.returncode == 0, proc.stderr
 
 
 # -- 2. workspaces remove, and workspaces whose folder is gone ------------------------------
 @pytest.fixture
 def trio(tmp_path, giok_home):
-    made = {n: Workspace.init(tmp_path / n, name=n, user="Seojun", home=giok_home)[0] for n in ("a", "b", "c")}
+    made = {
+        n: Workspace.init(tmp_path / n, name=n, user="Seojun", home=giok_home)[0] for n in ("a", "b", "c")
+    }
     return made
 
 
@@ -70,8 +76,10 @@ def trio(tmp_path, giok_home):
 def fake_cron(tmp_path, monkeypatch):
     table = tmp_path / "crontab.txt"
     script = tmp_path / "crontab.sh"
-    script.write_text(f'if [ "$1" = "-l" ]; then cat "{table}" 2>/dev/null || {{ echo "no crontab for you" >&2; exit 1; }}; '
-                      f'else cat > "{table}"; fi\n')
+    script.write_text(
+        f'if [ "$1" = "-l" ]; then cat "{table}" 2>/dev/null || {{ echo "no crontab for you" >&2; exit 1; }}; '
+        f'else cat > "{table}"; fi\n'
+    )
     monkeypatch.setenv("GIOK_CRONTAB", f"sh {script}")
     return table
 
@@ -105,7 +113,14 @@ def test_workspaces_remove_keeps_files_unless_asked(trio, cli, giok_home, fake_c
     r = cli("workspaces", "remove", "a", "--json")
     assert json.loads(r.output)["files"] == "kept"
     assert "a" not in giok_home.workspaces() and (trio["a"].root / "MEMORY.md").is_file()
-    refused = run_giok("workspaces", "remove", "c", "--delete-files", input="n\n", env={"GIOK_CRONTAB": os.environ["GIOK_CRONTAB"]})
+    refused = run_giok(
+        "workspaces",
+        "remove",
+        "c",
+        "--delete-files",
+        input="n\n",
+        env={"GIOK_CRONTAB": os.environ["GIOK_CRONTAB"]},
+    )
     assert refused.returncode != 0 and trio["c"].root.is_dir() and "c" in giok_home.workspaces()
     assert "no terminal to confirm" in refused.stderr and "--yes" in refused.stderr
     cli("workspaces", "remove", "c", "--delete-files", "--yes")
@@ -119,18 +134,32 @@ def test_workspaces_remove_takes_the_workspace_out_of_the_crontab(trio, cli, fak
     cli("-w", "b", "schedule", "install")
     assert "giok:a:" in fake_cron.read_text()
     out = json.loads(cli("workspaces", "remove", "a", "--json").output)
-    assert out["cron_removed"] and "giok:a:" not in fake_cron.read_text() and "giok:b:" in fake_cron.read_text()
+    assert (
+        out["cron_removed"] and "giok:a:" not in fake_cron.read_text() and "giok:b:" in fake_cron.read_text()
+    )
 
 
 # -- 3. edit, move, show filters -------------------------------------------------------------
 def _git(ws, *args) -> str:
-    return subprocess.run(["git", "-C", str(ws.root), *args], capture_output=True, text=True, check=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(ws.root), *args], capture_output=True, text=True, check=True
+    ).stdout
 
 
 def test_edit_keeps_the_id_goes_through_the_policy_and_keeps_history(ws, cli):
     mid = ws.remember("Seojun prefers tea over coffee", type="preference").entry.id
-    r = json.loads(cli("-w", "zeon", "edit", mid, "Seojun prefers green tea; api_key=sk-abcdef1234567890abcdef",
-                       "--reason", "more precise", "--json").output)
+    r = json.loads(
+        cli(
+            "-w",
+            "zeon",
+            "edit",
+            mid,
+            "Seojun prefers green tea; api_key=sk-abcdef1234567890abcdef",
+            "--reason",
+            "more precise",
+            "--json",
+        ).output
+    )
     assert r["action"] == "edited" and r["entry"]["id"] == mid
     entry = ws.get(mid)
     assert "green tea" in entry.text and "sk-abcdef" not in ws.read_text("MEMORY.md")
@@ -153,8 +182,11 @@ def test_edit_of_an_adopted_line_keeps_its_id(ws, cli):
 
 
 def test_edit_and_move_of_unknown_ids_fail_cleanly(ws):
-    for args in (("edit", "m-abcdef", "Seojun likes rain"), ("move", "m-abcdef", "--layer", "M90"),
-                 ("move", "nonsense", "--layer", "M90")):
+    for args in (
+        ("edit", "m-abcdef", "Seojun likes rain"),
+        ("move", "m-abcdef", "--layer", "M90"),
+        ("move", "nonsense", "--layer", "M90"),
+    ):
         r = run_giok("-w", ws.root, *args)
         assert r.returncode != 0 and r.stderr.startswith("Error:") and "Traceback" not in r.stderr
     bad_layer = run_giok("-w", ws.root, "move", "m-abcdef", "--layer", "M7")
@@ -163,8 +195,11 @@ def test_edit_and_move_of_unknown_ids_fail_cleanly(ws):
 
 def test_move_recomputes_the_expiry_and_records_the_reason(ws, cli):
     import datetime as dt
+
     mid = ws.remember("Deploys happen on Fridays", layer="M30").entry.id
-    r = json.loads(cli("-w", "zeon", "move", mid, "--layer", "M365", "--reason", "held for a year", "--json").output)
+    r = json.loads(
+        cli("-w", "zeon", "move", mid, "--layer", "M365", "--reason", "held for a year", "--json").output
+    )
     assert r["action"] == "promoted"
     assert ws.get(mid).layer == "M365" and ws.get(mid).expires == dt.date.today() + dt.timedelta(days=365)
     assert "held for a year" in _git(ws, "log", "-1", "--format=%B")
@@ -181,8 +216,11 @@ def test_show_filters_by_layer_scope_and_type(ws, cli):
     a = ws.remember("Seojun prefers short answers", layer="M90", type="preference").entry.id
     b = ws.remember("The build takes nine minutes", layer="M90", type="fact").entry.id
     c = ws.remember("Minji likes the dark theme", layer="M30", type="preference", user="minji").entry.id
-    shown = lambda *args: {e["id"] for info in json.loads(cli("-w", "zeon", "show", *args, "--json").output)["layers"].values()
-                           for e in info["entries"]}
+    shown = lambda *args: {
+        e["id"]
+        for info in json.loads(cli("-w", "zeon", "show", *args, "--json").output)["layers"].values()
+        for e in info["entries"]
+    }
     assert shown("--layer", "M90") == {a, b}
     assert shown("--type", "preference") == {a, c}
     assert shown("--scope", "user:minji") == {c}
@@ -200,11 +238,13 @@ def test_check_exit_status_counts_warnings_and_errors_not_info(ws):
     info = run_giok("-w", ws.root, "check", "--json")
     assert info.returncode == 0 and json.loads(info.stdout)["counts"]["info"] == 1
     mid = ws.remember("Seojun is the founder", layer="M0").entry.id
-    lines = [l + " <!-- expires: 2030-01-01 -->" if mid in l else l for l in ws.read_text("MEMORY.md").splitlines()]
+    lines = [
+        l + " <!-- expires: 2030-01-01 -->" if mid in l else l for l in ws.read_text("MEMORY.md").splitlines()
+    ]
     ws.path("MEMORY.md").write_text("\n".join(lines) + "\n", "utf-8")
     warned = run_giok("-w", ws.root, "check")
     assert warned.returncode == 3, warned.stdout
-    assert "warning:" in warned.stdout and "\x1b[" not in warned.stdout   # piped: no colour codes
+    assert "warning:" in warned.stdout and "\x1b[" not in warned.stdout  # piped: no colour codes
     ws.path("SOUL.md").unlink()
     errored = run_giok("-w", ws.root, "check", "--json")
     assert errored.returncode == 1 and json.loads(errored.stdout)["exit"] == 1
@@ -213,8 +253,19 @@ def test_check_exit_status_counts_warnings_and_errors_not_info(ws):
 def test_schedule_install_dry_run_prints_the_crontab_and_changes_nothing(ws, cli, fake_cron, giok_home):
     fake_cron.write_text("0 5 * * * /usr/bin/backup # mine\n")
     before = giok_home.config_path.read_text()
-    r = cli("-w", "zeon", "schedule", "install", "--dry-run", "--add", "qrt", "0 0,8,16 * * *", "wake",
-            "--disable", "checkin-evening")
+    r = cli(
+        "-w",
+        "zeon",
+        "schedule",
+        "install",
+        "--dry-run",
+        "--add",
+        "qrt",
+        "0 0,8,16 * * *",
+        "wake",
+        "--disable",
+        "checkin-evening",
+    )
     assert r.exit_code == 0
     assert "/usr/bin/backup # mine" in r.output and "# giok:zeon:qrt" in r.output
     assert "giok:zeon:checkin-evening" not in r.output and "giok:zeon:nightly-distill" in r.output
@@ -233,6 +284,7 @@ def test_boot_left_out_line_is_korean_in_a_korean_workspace(tmp_path, giok_home)
     for i in range(40):
         ko.remember(f"서준은 프로젝트 {i}번의 마감을 {i % 28 + 1}일로 정했다", layer="M30", force=True)
     from giok.lifecycle import boot
+
     text = boot.build(ko, budget=700, record=False).text
     last = text.rstrip().splitlines()[-1]
     assert "예산이 모자라 빠진 것" in last
@@ -244,6 +296,7 @@ def test_colour_in_a_terminal_none_when_piped_or_no_color(ws, monkeypatch):
     from click.testing import CliRunner
 
     from giok.edges.cli import main
+
     ws.remember("Seojun prefers short answers", layer="M90")
     runner = CliRunner()
     monkeypatch.delenv("NO_COLOR", raising=False)
@@ -265,13 +318,18 @@ def test_korean_workspace_gets_korean_labels_in_show_and_check(tmp_path, giok_ho
 
 
 def test_watch_json_says_whether_a_flush_is_due(ws, cli):
-    watch = lambda used: json.loads(cli("-w", "zeon", "watch", "--used", used, "--window", 1000, "--session", "s1", "--json").output)
+    watch = lambda used: json.loads(
+        cli("-w", "zeon", "watch", "--used", used, "--window", 1000, "--session", "s1", "--json").output
+    )
     assert watch(100)["flush_due"] is False
     assert watch(750)["flush_due"] is True
     cli("-w", "zeon", "flush", "--session", "s1", input="We decided to ship on Friday.\n")
     assert watch(760)["flush_due"] is False
     assert watch(900)["flush_due"] is True
-    assert "flush due: no" in cli("-w", "zeon", "watch", "--used", 100, "--window", 1000, "--session", "s1").output
+    assert (
+        "flush due: no"
+        in cli("-w", "zeon", "watch", "--used", 100, "--window", 1000, "--session", "s1").output
+    )
 
 
 def test_flush_updates_the_state_memos_updated_stamp(ws, cli, monkeypatch):
@@ -284,8 +342,21 @@ def test_flush_updates_the_state_memos_updated_stamp(ws, cli, monkeypatch):
     assert "updated 2026-03-04 16:40" in title and title.count("updated") == 1
 
 
-@pytest.mark.parametrize("command", [["quickstart"], ["workspaces"], ["workspaces", "list"], ["workspaces", "remove"],
-                                     ["edit"], ["move"], ["show"], ["check"], ["schedule", "install"], ["watch"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["quickstart"],
+        ["workspaces"],
+        ["workspaces", "list"],
+        ["workspaces", "remove"],
+        ["edit"],
+        ["move"],
+        ["show"],
+        ["check"],
+        ["schedule", "install"],
+        ["watch"],
+    ],
+)
 def test_new_commands_have_help_and_json(cli, command):
     r = cli(*command, "--help")
     assert r.exit_code == 0 and "--json" in r.output and len(r.output.splitlines()) > 4

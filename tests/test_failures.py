@@ -20,6 +20,7 @@ def fake_embeddings(monkeypatch):
 
 def _search(ws, query, **opts):
     from giok.retrieval import search
+
     return search.search(ws, query, k=10, min_score=0.0, gap=None, **opts)
 
 
@@ -32,7 +33,7 @@ def test_1_one_users_memory_is_never_returned_to_another_user(ws, fake_embedding
     assert any("Toss" in t for t in found) and not any("Kakao" in t for t in found)
     group = boot.build(ws, context="group").text
     assert "Kakao" not in group and "Toss" not in group
-    by_default = [r.text for r in _search(ws, "which bank")]      # no user named: USER.md's (Seojun)
+    by_default = [r.text for r in _search(ws, "which bank")]  # no user named: USER.md's (Seojun)
     assert any("Kakao" in t for t in by_default) and not any("Toss" in t for t in by_default)
 
 
@@ -55,16 +56,22 @@ def test_3_constraints_and_pending_state_survive_a_flush(ws, giok_home):
     before = boot.build(ws).text
     # a context flush / compaction: the conversation is gone; a new session opens the workspace afresh
     from giok.lifecycle.watchdog import flush
+
     flush(ws, "We talked about the migration; step 3 is done.")
     fresh = Workspace.open("zeon", home=giok_home)
     after = boot.build(fresh, budget=700).text
-    for needle in ("Resume the v2 migration at step 4", "Never run the migration twice",
-                   f"{tid} [doing] Finish the v2 migration", "Write decisions, discoveries and failures"):
+    for needle in (
+        "Resume the v2 migration at step 4",
+        "Never run the migration twice",
+        f"{tid} [doing] Finish the v2 migration",
+        "Write decisions, discoveries and failures",
+    ):
         assert needle in before and needle in after
 
 
 def test_4_after_a_delete_the_entry_is_gone_from_file_index_vectors_and_cache(ws, fake_embeddings):
     from giok.retrieval import index
+
     secret = "Seojun's old address is 12 Hanok-gil Jongno"
     entry = ws.remember(secret, layer="M90").entry
     ws.diary(f"Noted: {secret}")
@@ -86,7 +93,9 @@ def test_4_after_a_delete_the_entry_is_gone_from_file_index_vectors_and_cache(ws
         if path.is_file():
             assert b"Hanok" not in path.read_bytes(), path
             assert entry.id.encode() not in path.read_bytes(), path
-    message = subprocess.run(["git", "-C", str(ws.root), "log", "-1", "--format=%B"], capture_output=True, text=True).stdout
+    message = subprocess.run(
+        ["git", "-C", str(ws.root), "log", "-1", "--format=%B"], capture_output=True, text=True
+    ).stdout
     assert "user asked to delete the address" in message and "Hanok" not in message
 
 

@@ -4,21 +4,23 @@ into memory (seed 001, failure test 3: "compaction 전후에 핵심 constraint�
 
 import json
 
+from flush_eval import evaluate
+from giok.lifecycle.watchdog import Watchdog, extract, flush
 from giok.store import git
 from giok.store.memoryfile import MemoryFile
-from giok.lifecycle.watchdog import Watchdog, extract, flush
-
-from flush_eval import evaluate
 from llm_server import FakeLLM
 
-SPAN = "\n".join(json.dumps(m, ensure_ascii=False) for m in [
-    {"role": "user", "content": "오늘은 인덱스 작업을 이어서 하자."},
-    {"role": "user", "content": "절대 main에 직접 푸시하지 마."},
-    {"role": "assistant", "content": "알겠습니다. FTS5 트라이그램이 한국어에 잘 맞는다는 걸 발견했어요."},
-    {"role": "user", "content": "I prefer Korean from now on."},
-    {"role": "assistant", "content": "We decided to keep SQLite WAL for the index."},
-    {"role": "user", "content": "Don't worry about the flaky test, it is known."},
-])
+SPAN = "\n".join(
+    json.dumps(m, ensure_ascii=False)
+    for m in [
+        {"role": "user", "content": "오늘은 인덱스 작업을 이어서 하자."},
+        {"role": "user", "content": "절대 main에 직접 푸시하지 마."},
+        {"role": "assistant", "content": "알겠습니다. FTS5 트라이그램이 한국어에 잘 맞는다는 걸 발견했어요."},
+        {"role": "user", "content": "I prefer Korean from now on."},
+        {"role": "assistant", "content": "We decided to keep SQLite WAL for the index."},
+        {"role": "user", "content": "Don't worry about the flaky test, it is known."},
+    ]
+)
 
 
 def _live(ws) -> list:
@@ -36,12 +38,15 @@ def test_cli_flush_keeps_constraint_preference_and_decision(ws, cli, monkeypatch
     assert "preference: I prefer Korean from now on." in diary
     assert "decision: We decided to keep SQLite WAL for the index." in diary
     entries = {e.text: e for e in _live(ws)}
-    rule, liking = entries["constraint: 절대 main에 직접 푸시하지 마."], entries["preference: I prefer Korean from now on."]
+    rule, liking = (
+        entries["constraint: 절대 main에 직접 푸시하지 마."],
+        entries["preference: I prefer Korean from now on."],
+    )
     decision = entries["decision: We decided to keep SQLite WAL for the index."]
     assert (rule.layer, liking.layer, decision.layer) == ("M90", "M90", "M90")
     assert (rule.type, liking.type, decision.type) == ("preference", "preference", "decision")
     assert rule.fields["source"] == "flush:s1"
-    assert not any("flaky" in t or "worry" in t for t in entries)        # a reassurance is no rule
+    assert not any("flaky" in t or "worry" in t for t in entries)  # a reassurance is no rule
     assert {m["action"] for m in result["memories"]} == {"written"}
     # the write policy made the commits, with its trace
     messages = [c["message"] for c in git.log(ws.root, ["MEMORY.md"], 10)]
@@ -52,9 +57,15 @@ def test_repeated_flushes_write_each_memory_once(ws, monkeypatch):
     monkeypatch.setenv("GIOK_NOW", "2026-03-05T14:00")
     flush(ws, SPAN, "s1", level="soft")
     before = ws.path("MEMORY.md").read_bytes()
-    again = flush(ws, SPAN + "\n" + json.dumps({"role": "user", "content": "Always run the tests before a push."}),
-                  "s2", level="hard")
-    assert {m["action"] for m in again.memories if "절대" in m["text"] or "Korean" in m["text"]} == {"duplicate"}
+    again = flush(
+        ws,
+        SPAN + "\n" + json.dumps({"role": "user", "content": "Always run the tests before a push."}),
+        "s2",
+        level="hard",
+    )
+    assert {m["action"] for m in again.memories if "절대" in m["text"] or "Korean" in m["text"]} == {
+        "duplicate"
+    }
     texts = [e.text for e in _live(ws)]
     assert texts.count("constraint: 절대 main에 직접 푸시하지 마.") == 1
     assert texts.count("preference: I prefer Korean from now on.") == 1
@@ -71,22 +82,32 @@ def test_watchdog_hard_crossing_flushes_the_rules(ws, monkeypatch):
     status = dog.update(140_000, conversation=lambda: SPAN)
     assert status.level == "hard" and status.flush.action == "flushed"
     texts = [e.text for e in _live(ws)]
-    assert "constraint: 절대 main에 직접 푸시하지 마." in texts and "preference: I prefer Korean from now on." in texts
+    assert (
+        "constraint: 절대 main에 직접 푸시하지 마." in texts
+        and "preference: I prefer Korean from now on." in texts
+    )
 
 
 def test_agent_echoes_questions_and_guesses_are_not_rules():
-    gist = extract("\n".join([
-        "user: Should we never push to main?",
-        "assistant: Noted: you must never push to main.",
-        "user: maybe we should always squash, not sure",
-        "zeon: I prefer to run the linter first.",
-        "user: 커밋 전에 항상 린터를 돌려.",
-    ]), agent="zeon")
+    gist = extract(
+        "\n".join(
+            [
+                "user: Should we never push to main?",
+                "assistant: Noted: you must never push to main.",
+                "user: maybe we should always squash, not sure",
+                "zeon: I prefer to run the linter first.",
+                "user: 커밋 전에 항상 린터를 돌려.",
+            ]
+        ),
+        agent="zeon",
+    )
     assert gist["constraints"] == ["커밋 전에 항상 린터를 돌려."] and gist["preferences"] == []
 
 
 def test_plain_text_speaker_labels_and_korean_pending():
-    gist = extract("사용자: 고객 이메일은 로그에 남기면 안 돼\n에이전트: 원인은 프록시였어요.\n내일 테스트를 더 해야 한다.")
+    gist = extract(
+        "사용자: 고객 이메일은 로그에 남기면 안 돼\n에이전트: 원인은 프록시였어요.\n내일 테스트를 더 해야 한다."
+    )
     assert gist["constraints"] == ["고객 이메일은 로그에 남기면 안 돼"]
     assert gist["pending"] == ["내일 테스트를 더 해야 한다."]
 
@@ -105,11 +126,14 @@ def test_llm_summary_is_completed_with_the_rules_it_left_out(ws, monkeypatch):
         ws.home.update(lambda c: c.update({"summarizer": server.spec("summary", provider="ollama")}))
         result = flush(ws, SPAN, "s1", level="soft")
     assert result.summary_by == "summary"
-    assert "Use WAL mode for the index" in result.gist["decisions"]          # the model's own words
-    assert "절대 main에 직접 푸시하지 마." in result.gist["constraints"]       # it left this out
+    assert "Use WAL mode for the index" in result.gist["decisions"]  # the model's own words
+    assert "절대 main에 직접 푸시하지 마." in result.gist["constraints"]  # it left this out
     assert any("left out" in n for n in result.notes)
     texts = [e.text for e in _live(ws)]
-    assert "constraint: 절대 main에 직접 푸시하지 마." in texts and "preference: I prefer Korean from now on." in texts
+    assert (
+        "constraint: 절대 main에 직접 푸시하지 마." in texts
+        and "preference: I prefer Korean from now on." in texts
+    )
 
 
 def test_llm_constraints_are_not_doubled(ws, monkeypatch):
@@ -124,28 +148,37 @@ def test_llm_constraints_are_not_doubled(ws, monkeypatch):
 
 def test_the_nightly_distill_does_not_add_the_flushed_rules_twice(ws, monkeypatch):
     from giok.lifecycle.distill import distill
+
     monkeypatch.setenv("GIOK_NOW", "2026-03-05T14:00")
     flush(ws, SPAN, "s1", level="hard")
     kept = sorted(e.text for e in _live(ws))
     monkeypatch.setenv("GIOK_NOW", "2026-03-05T23:00")
     report = distill(ws)
-    assert {s["text"] for s in report.skipped} >= {"constraint: 절대 main에 직접 푸시하지 마.",
-                                                   "preference: I prefer Korean from now on."}
+    assert {s["text"] for s in report.skipped} >= {
+        "constraint: 절대 main에 직접 푸시하지 마.",
+        "preference: I prefer Korean from now on.",
+    }
     texts = [e.text for e in _live(ws)]
     assert sum("main에 직접 푸시" in t for t in texts) == 1 and sum("prefer Korean" in t for t in texts) == 1
     assert set(kept) <= set(texts)
-    monkeypatch.setenv("GIOK_NOW", "2026-03-06T09:00")     # the next day's boot carries the rule
+    monkeypatch.setenv("GIOK_NOW", "2026-03-06T09:00")  # the next day's boot carries the rule
     from giok.lifecycle import boot
+
     memory = [s for s in boot.build(ws, record=False).sections if s.name == "M90"][0]
     assert any("constraint: 절대 main에 직접 푸시하지 마." in line for line in memory.lines)
 
 
 def test_a_standing_request_and_a_korean_decision_are_kept(ws):
-    """"앞으로 … 써줘" is a rule from now on; "…기로 했어" is a decision (the 90-day simulation
+    """ "앞으로 … 써줘" is a rule from now on; "…기로 했어" is a decision (the 90-day simulation
     found both dropped)."""
     from giok.lifecycle import watchdog
-    report = watchdog.flush(ws, "user: 원고 3장은 다시 쓰기로 했어.\nuser: 앞으로 커밋 메시지는 한국어로 써줘.\n"
-                                "assistant: 알겠습니다. 내일 4장 초안을 검토해야 합니다.", session="s1")
+
+    report = watchdog.flush(
+        ws,
+        "user: 원고 3장은 다시 쓰기로 했어.\nuser: 앞으로 커밋 메시지는 한국어로 써줘.\n"
+        "assistant: 알겠습니다. 내일 4장 초안을 검토해야 합니다.",
+        session="s1",
+    )
     assert report.gist["constraints"] == ["앞으로 커밋 메시지는 한국어로 써줘."]
     assert report.gist["decisions"] == ["원고 3장은 다시 쓰기로 했어."]
     memory = ws.read_text("MEMORY.md")

@@ -6,9 +6,9 @@ import sqlite3
 
 import pytest
 
+from giok.errors import IndexError_
 from giok.retrieval import index
 from giok.retrieval.chunks import MAX_CHARS, chunk_file
-from giok.errors import IndexError_
 
 
 @pytest.fixture
@@ -16,7 +16,10 @@ def fake(giok_home):
     giok_home.update(lambda c: c.update(embeddings={"provider": "fake"}))
 
 
-def rows(ws, sql="SELECT path, start_line, end_line, layer, source, scope, superseded, text FROM memories ORDER BY id"):
+def rows(
+    ws,
+    sql="SELECT path, start_line, end_line, layer, source, scope, superseded, text FROM memories ORDER BY id",
+):
     db = sqlite3.connect(ws.data_dir / index.FILENAME)
     try:
         return db.execute(sql).fetchall()
@@ -36,14 +39,25 @@ MEMORY = """# MEMORY.md
 def test_chunks_follow_each_files_structure():
     mem = chunk_file("MEMORY.md", MEMORY)
     assert [(c.source, c.layer, c.start_line, c.scope, c.superseded) for c in mem] == [
-        ("m-aaaaaa", "M0", 4, "workspace", False), ("m-bbbbbb", "M30", 6, "user:minji", True)]
-    diary = chunk_file("memory/2026-03-02.md", "# 2026-03-02\n\n- 09:00 first\n- 10:00 second\n  continued\n\npara one\npara two\n")
+        ("m-aaaaaa", "M0", 4, "workspace", False),
+        ("m-bbbbbb", "M30", 6, "user:minji", True),
+    ]
+    diary = chunk_file(
+        "memory/2026-03-02.md",
+        "# 2026-03-02\n\n- 09:00 first\n- 10:00 second\n  continued\n\npara one\npara two\n",
+    )
     assert [(c.start_line, c.end_line, c.date, c.layer) for c in diary] == [
-        (3, 3, "2026-03-02", "diary"), (4, 5, "2026-03-02", "diary"), (7, 8, "2026-03-02", "diary")]
+        (3, 3, "2026-03-02", "diary"),
+        (4, 5, "2026-03-02", "diary"),
+        (7, 8, "2026-03-02", "diary"),
+    ]
     assert diary[1].text == "10:00 second\ncontinued"
     lessons = chunk_file("compound/lessons.md", "# lessons\n\n## [2026-03-01] Check locks\n- always\n")
     assert [(c.layer, c.date, c.start_line, c.end_line) for c in lessons] == [("lesson", "2026-03-01", 3, 4)]
-    dec = chunk_file("state/decisions.md", "# log\n\n## D-001 [2026-01-01] Use A\n- why: x\n\n## D-002 [2026-02-01] Use B\n- why: y\n- supersedes: D-001\n")
+    dec = chunk_file(
+        "state/decisions.md",
+        "# log\n\n## D-001 [2026-01-01] Use A\n- why: x\n\n## D-002 [2026-02-01] Use B\n- why: y\n- supersedes: D-001\n",
+    )
     assert [(c.source, c.superseded) for c in dec] == [("D-001", True), ("D-002", False)]
     arch = chunk_file("memory/archive/2025.md", "- [2025-01-01] old thing <!-- id: m-dddddd -->\n")
     assert arch[0].layer == "archive" and arch[0].source == "m-dddddd"

@@ -33,8 +33,15 @@ def env(**extra) -> dict:
 
 
 def sh(command: str, cwd: Path, input: str = "", **extra) -> subprocess.CompletedProcess:
-    return subprocess.run(["sh", "-c", command], cwd=cwd, env=env(**extra), input=input,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        ["sh", "-c", command],
+        cwd=cwd,
+        env=env(**extra),
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_every_marked_block_exists():
@@ -52,17 +59,19 @@ def test_mcp_json_starts_the_server(ws):
     assert entry["type"] == "stdio"
     command = shutil.which(entry["command"], path=str(BIN))
     assert command, "the giok entry point is not installed next to this Python"
-    keep = {k: os.environ[k] for k in ("GIOK_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM", "PYTHONPATH")
-            if k in os.environ}  # PYTHONPATH: the SDK's minimal environment would run another tree's giok
+    keep = {
+        k: os.environ[k]
+        for k in ("GIOK_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM", "PYTHONPATH")
+        if k in os.environ
+    }  # PYTHONPATH: the SDK's minimal environment would run another tree's giok
     params = StdioServerParameters(command=command, args=entry["args"], env=keep, cwd=str(ws.root.parent))
 
     async def session():
-        async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write) as s:
-                await s.initialize()
-                names = {t.name for t in (await s.list_tools()).tools}
-                soul = await s.call_tool("memory_get", {"path": "SOUL.md"})
-                return names, soul
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            names = {t.name for t in (await s.list_tools()).tools}
+            soul = await s.call_tool("memory_get", {"path": "SOUL.md"})
+            return names, soul
 
     names, soul = anyio.run(session)
     assert names == set(TOOLS)
@@ -75,7 +84,9 @@ def test_session_start_hook_injects_the_boot_context(ws, tmp_path):
     [group] = hooks["SessionStart"]
     assert set(group["matcher"].split("|")) == {"startup", "resume", "clear", "compact"}
     [hook] = group["hooks"]
-    out = sh(hook["command"], tmp_path, input=json.dumps({"hook_event_name": "SessionStart", "source": "startup"}))
+    out = sh(
+        hook["command"], tmp_path, input=json.dumps({"hook_event_name": "SessionStart", "source": "startup"})
+    )
     assert out.returncode == 0, out.stderr
     payload = json.loads(out.stdout)["hookSpecificOutput"]
     assert payload["hookEventName"] == "SessionStart"
@@ -85,11 +96,23 @@ def test_session_start_hook_injects_the_boot_context(ws, tmp_path):
 def _transcript(path: Path) -> None:
     rows = [
         {"type": "user", "message": {"role": "user", "content": "Which index should the memory use?"}},
-        {"type": "assistant", "message": {"role": "assistant", "content": [
-            {"type": "text", "text": "We decided to use SQLite with FTS5 for the memory index."},
-            {"type": "tool_use", "name": "Bash", "input": {"command": "ls"}}]}},
-        {"type": "assistant", "message": {"role": "assistant", "content": [
-            {"type": "text", "text": "Next step: write the migration script tomorrow."}]}},
+        {
+            "type": "assistant",
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "We decided to use SQLite with FTS5 for the memory index."},
+                    {"type": "tool_use", "name": "Bash", "input": {"command": "ls"}},
+                ],
+            },
+        },
+        {
+            "type": "assistant",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "Next step: write the migration script tomorrow."}],
+            },
+        },
     ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
@@ -101,8 +124,15 @@ def test_precompact_hook_flushes_the_transcript_once(ws, tmp_path):
     _transcript(transcript)
     [group] = json.loads(blocks("claude-code.md")["settings.json"])["hooks"]["PreCompact"]
     command = group["hooks"][0]["command"]
-    hook = json.dumps({"session_id": "abc123", "transcript_path": str(transcript), "hook_event_name": "PreCompact",
-                       "trigger": "auto", "custom_instructions": ""})
+    hook = json.dumps(
+        {
+            "session_id": "abc123",
+            "transcript_path": str(transcript),
+            "hook_event_name": "PreCompact",
+            "trigger": "auto",
+            "custom_instructions": "",
+        }
+    )
     out = sh(command, project, input=hook, CLAUDE_PROJECT_DIR=str(project))
     assert out.returncode == 0, out.stderr
     assert out.stdout == ""  # nothing is injected into the conversation
@@ -128,15 +158,27 @@ def test_python_loop_is_the_example_and_runs(tmp_path):
     assert doc["examples/agent_loop.py"] == example.read_text("utf-8").rstrip("\n")
     code_lines = [l for l in example.read_text().splitlines() if l.strip() and not l.lstrip().startswith("#")]
     assert len(code_lines) <= 35
-    out = subprocess.run([sys.executable, str(example)], cwd=tmp_path, env=env(GIOK_EMBEDDINGS="fake"),
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, str(example)],
+        cwd=tmp_path,
+        env=env(GIOK_EMBEDDINGS="fake"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
+
     def parse(text):  # "decision answer level | message"
         return [(line.split(" | ")[0].split(), line.split(" | ")[1]) for line in text.splitlines()]
 
     got, want = parse(out.stdout), parse(doc["agent_loop.out"])
-    assert [(g[0][0], g[0][-1], g[1]) for g in got] == [(w[0][0], w[0][-1], w[1]) for w in want]  # decision, level
-    assert got[1][0][1] == "found" and got[2][0][1:3] == ["not", "needed"]  # the first answer depends on the embedder
+    assert [(g[0][0], g[0][-1], g[1]) for g in got] == [
+        (w[0][0], w[0][-1], w[1]) for w in want
+    ]  # decision, level
+    assert got[1][0][1] == "found" and got[2][0][1:3] == [
+        "not",
+        "needed",
+    ]  # the first answer depends on the embedder
     [name] = Home().workspaces()
     ws = Workspace.open(name)
     assert "ship the memory essay on Friday" in ws.read_text("MEMORY.md")
@@ -153,7 +195,7 @@ def _openclaw_workspace(home: Path) -> Path:
         "USER.md": "# USER.md\n\n- Name: Seojun\n- Timezone: Asia/Seoul\n",
         "IDENTITY.md": "# IDENTITY.md\n\n- Name: Zeon\n- Emoji: 🦞\n",
         "MEMORY.md": "# MEMORY.md\n\n- Seojun drinks oolong tea, never coffee after noon.\n"
-                     "- The QRT pipeline posts at 0, 8 and 16 o'clock.\n",
+        "- The QRT pipeline posts at 0, 8 and 16 o'clock.\n",
         "memory/2026-03-01.md": "# 2026-03-01\n\n- Set up the Telegram group with four agents.\n",
     }
     for rel, text in files.items():
@@ -167,8 +209,11 @@ def test_openclaw_workspace_is_adopted_in_place(tmp_path, giok_home):
     before = {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
     out = sh(blocks("openclaw.md")["adopt.sh"], tmp_path, HOME=str(fake_home), GIOK_EMBEDDINGS="fake")
     assert out.returncode == 0, out.stdout + out.stderr
-    after = {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()
-             and ".git/" not in p.relative_to(root).as_posix() + "/"}
+    after = {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and ".git/" not in p.relative_to(root).as_posix() + "/"
+    }
     assert all(after[rel] == data for rel, data in before.items())  # nothing of OpenClaw's was touched
     assert not any(rel.startswith("memory/") and rel not in before for rel in after)  # no template diary
     assert (root / ".git").is_dir() and Home().workspaces()["zeon"]["path"] == str(root.resolve())
@@ -176,8 +221,12 @@ def test_openclaw_workspace_is_adopted_in_place(tmp_path, giok_home):
     ws = Workspace.open("zeon")
     result = ws.remember("Seojun moved the QRT slot to 9 o'clock.", layer="M90")
     assert result.entry.id in ws.read_text("MEMORY.md") and "oolong tea" in ws.read_text("MEMORY.md")
-    found = sh("giok -w zeon search 'oolong tea' --mode keyword --json", tmp_path, HOME=str(fake_home),
-               GIOK_EMBEDDINGS="fake")
+    found = sh(
+        "giok -w zeon search 'oolong tea' --mode keyword --json",
+        tmp_path,
+        HOME=str(fake_home),
+        GIOK_EMBEDDINGS="fake",
+    )
     assert found.returncode == 0, found.stderr
     assert any("oolong" in r["text"] for r in json.loads(found.stdout)["results"])
 
@@ -189,6 +238,7 @@ def test_reference_docs_cover_every_tool_and_command():
     for command in ("crossview send", "crossview inbox", "crossview ack"):
         assert command in crossview_doc
     from giok.edges.cli import main
+
     for name in ("send", "inbox", "ack"):  # get_command: command modules load on demand
         assert main.get_command(None, "crossview").commands[name].help
     assert main.get_command(None, "mcp").help

@@ -3,12 +3,11 @@ failing answers), the panel with its synthesizer, and degradation to the offline
 
 import pytest
 
-from giok.lifecycle import distill as distill_mod
-from giok.write import judges
-from giok.providers import llm
 from giok.errors import InvalidInput, ProviderError
+from giok.lifecycle import distill as distill_mod
+from giok.providers import llm
+from giok.write import judges
 from giok.write.judges import Item, LLMJudge, OfflineJudge, Panel
-
 from llm_server import FakeLLM
 
 
@@ -21,24 +20,29 @@ def server(monkeypatch):
 
 
 def _items():
-    return [Item("d1", "diary", "Decided to use SQLite for the index", day="2026-03-01"),
-            Item("d2", "diary", "hi", day="2026-03-01"),
-            Item("d3", "diary", "Met Minsu to discuss the essay draft outline", day="2026-03-01")]
+    return [
+        Item("d1", "diary", "Decided to use SQLite for the index", day="2026-03-01"),
+        Item("d2", "diary", "hi", day="2026-03-01"),
+        Item("d3", "diary", "Met Minsu to discuss the essay draft outline", day="2026-03-01"),
+    ]
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("hi", "drop"),
-    ("what time is the meeting tomorrow?", "drop"),
-    ("Had coffee and a sandwich for lunch", "drop"),
-    ("Lesson: never deploy on Friday, the release broke", "lesson"),
-    ("Seojun launched the VibeDojo v2 beta", "M365"),
-    ("Decided to refactor VibeDojo v2 first", "M90"),
-    ("Seojun prefers short answers in the morning", "M90"),
-    ("First draft of the memory essay is done, 3,200 words", "M30"),
-    ("서준은 아침에 짧은 답을 선호한다", "M90"),
-    ("오늘 메모리 에세이 초안을 완성했다", "M30"),
-    ("I am Zeon, Seojun's first agent #core", "M0"),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("hi", "drop"),
+        ("what time is the meeting tomorrow?", "drop"),
+        ("Had coffee and a sandwich for lunch", "drop"),
+        ("Lesson: never deploy on Friday, the release broke", "lesson"),
+        ("Seojun launched the VibeDojo v2 beta", "M365"),
+        ("Decided to refactor VibeDojo v2 first", "M90"),
+        ("Seojun prefers short answers in the morning", "M90"),
+        ("First draft of the memory essay is done, 3,200 words", "M30"),
+        ("서준은 아침에 짧은 답을 선호한다", "M90"),
+        ("오늘 메모리 에세이 초안을 완성했다", "M30"),
+        ("I am Zeon, Seojun's first agent #core", "M0"),
+    ],
+)
 def test_offline_judge_diary_rules(text, expected):
     verdict = OfflineJudge().one(Item("k", "diary", text))
     assert verdict.decision == expected, verdict.reason
@@ -79,12 +83,15 @@ def test_anthropic_judge_uses_messages_api(server):
     assert "system" in request["body"] and request["body"]["messages"][0]["role"] == "user"
 
 
-@pytest.mark.parametrize("model,message", [
-    ("garbage", "nonsense|decisions list"),
-    ("empty", "no text"),
-    ("error", "HTTP 500"),
-    ("slow", "no answer within"),
-])
+@pytest.mark.parametrize(
+    "model,message",
+    [
+        ("garbage", "nonsense|decisions list"),
+        ("empty", "no text"),
+        ("error", "HTTP 500"),
+        ("slow", "no answer within"),
+    ],
+)
 def test_http_judge_failures_are_provider_errors(server, model, message):
     judge = LLMJudge(llm.client(server.spec(model, timeout=0.3)))
     with pytest.raises(ProviderError, match=message):
@@ -92,7 +99,9 @@ def test_http_judge_failures_are_provider_errors(server, model, message):
 
 
 def test_unreachable_endpoint_and_missing_key(monkeypatch):
-    judge = LLMJudge(llm.client({"provider": "ollama", "model": "m", "base_url": "http://127.0.0.1:9/v1", "timeout": 2}))
+    judge = LLMJudge(
+        llm.client({"provider": "ollama", "model": "m", "base_url": "http://127.0.0.1:9/v1", "timeout": 2})
+    )
     with pytest.raises(ProviderError, match="cannot reach"):
         judge.decide(_items(), {})
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
@@ -109,8 +118,12 @@ def test_bad_specs_are_invalid_input():
 
 def test_partial_answer_keeps_valid_items_only():
     items = _items()
-    verdicts = judges.parse_answer('{"decisions": [{"item": 1, "decision": "m90", "reason": "ok"}, '
-                                   '{"item": 2, "decision": "M7"}, {"item": 9, "decision": "drop"}]}', items, "j")
+    verdicts = judges.parse_answer(
+        '{"decisions": [{"item": 1, "decision": "m90", "reason": "ok"}, '
+        '{"item": 2, "decision": "M7"}, {"item": 9, "decision": "drop"}]}',
+        items,
+        "j",
+    )
     assert list(verdicts) == ["d1"] and verdicts["d1"].decision == "M90"
     entry = Item("e", "entry", "x", layer="M90")
     with pytest.raises(ProviderError):
@@ -118,10 +131,14 @@ def test_partial_answer_keeps_valid_items_only():
 
 
 def test_panel_synthesizer_decides_and_bad_judges_are_left_out(server):
-    panel = Panel([LLMJudge(llm.client(server.spec("good-M30"))),
-                   LLMJudge(llm.client(server.spec("slow", timeout=0.3))),
-                   LLMJudge(llm.client(server.spec("garbage")))],
-                  synthesizer=LLMJudge(llm.client(server.spec("good-M365", provider="anthropic"))))
+    panel = Panel(
+        [
+            LLMJudge(llm.client(server.spec("good-M30"))),
+            LLMJudge(llm.client(server.spec("slow", timeout=0.3))),
+            LLMJudge(llm.client(server.spec("garbage"))),
+        ],
+        synthesizer=LLMJudge(llm.client(server.spec("good-M365", provider="anthropic"))),
+    )
     result = panel.decide(_items(), {"workspace": "zeon"})
     assert {v.decision for v in result.verdicts.values()} == {"M365"}
     assert any("left out slow" in n and "no answer within" in n for n in result.notes)
@@ -131,10 +148,14 @@ def test_panel_synthesizer_decides_and_bad_judges_are_left_out(server):
 
 
 def test_panel_votes_when_synthesizer_fails(server):
-    panel = Panel([LLMJudge(llm.client(server.spec("good-M90", name="a"))),
-                   LLMJudge(llm.client(server.spec("good-M90", name="b"))),
-                   LLMJudge(llm.client(server.spec("good-drop", name="c")))],
-                  synthesizer=LLMJudge(llm.client(server.spec("error"))))
+    panel = Panel(
+        [
+            LLMJudge(llm.client(server.spec("good-M90", name="a"))),
+            LLMJudge(llm.client(server.spec("good-M90", name="b"))),
+            LLMJudge(llm.client(server.spec("good-drop", name="c"))),
+        ],
+        synthesizer=LLMJudge(llm.client(server.spec("error"))),
+    )
     result = panel.decide(_items(), {})
     assert {v.decision for v in result.verdicts.values()} == {"M90"}
     assert all(v.judge == "panel" and "2/3" in v.reason for v in result.verdicts.values())
@@ -158,9 +179,18 @@ def test_partial_panel_answer_fills_the_rest_offline(server):
 
 def test_panel_from_home_config(ws, server, monkeypatch):
     assert judges.from_config(ws).judges == []  # nothing configured: offline alone
-    ws.home.update(lambda c: c.update({"judges": {
-        "panel": [server.spec("good-M30"), {"provider": "nope", "model": "x"}],
-        "synthesizer": server.spec("good-M90", provider="anthropic"), "timeout": 5, "batch": 2}}))
+    ws.home.update(
+        lambda c: c.update(
+            {
+                "judges": {
+                    "panel": [server.spec("good-M30"), {"provider": "nope", "model": "x"}],
+                    "synthesizer": server.spec("good-M90", provider="anthropic"),
+                    "timeout": 5,
+                    "batch": 2,
+                }
+            }
+        )
+    )
     panel = judges.from_config(ws)
     assert [j.name for j in panel.judges] == ["good-M30"] and panel.batch == 2
     assert panel.synthesizer.client.timeout == 5
@@ -171,9 +201,19 @@ def test_distill_with_panel_against_local_server(ws, server, monkeypatch):
     monkeypatch.setenv("GIOK_NOW", "2026-03-01T10:00")
     ws.diary("Decided to use SQLite for the index")
     ws.diary("Seojun is the founder of the studio and my only user")
-    ws.home.update(lambda c: c.update({"judges": {
-        "panel": [server.spec("good-M90", name="gpt"), server.spec("slow", name="grok", timeout=0.3)],
-        "synthesizer": server.spec("good-M0", provider="anthropic", name="opus")}}))
+    ws.home.update(
+        lambda c: c.update(
+            {
+                "judges": {
+                    "panel": [
+                        server.spec("good-M90", name="gpt"),
+                        server.spec("slow", name="grok", timeout=0.3),
+                    ],
+                    "synthesizer": server.spec("good-M0", provider="anthropic", name="opus"),
+                }
+            }
+        )
+    )
     monkeypatch.setenv("GIOK_NOW", "2026-03-01T23:00")
     report = distill_mod.distill(ws)
     assert report.judges == ["gpt", "grok", "opus (synthesizer)"]
@@ -181,11 +221,14 @@ def test_distill_with_panel_against_local_server(ws, server, monkeypatch):
     assert all(a["judge"] == "opus" for a in report.added)
     assert any("left out grok" in n for n in report.notes)
     m0 = ws.memory().entries("M0")
-    assert {e.text for e in m0} >= {"Decided to use SQLite for the index"} and all(e.expires is None for e in m0)
+    assert {e.text for e in m0} >= {"Decided to use SQLite for the index"} and all(
+        e.expires is None for e in m0
+    )
 
 
 def test_only_an_llm_judge_can_raise_an_entry_to_m0(ws, server, monkeypatch):
     from giok.store import refs
+
     monkeypatch.setenv("GIOK_NOW", "2026-03-01T09:00")
     core = ws.remember("Seojun is the person I work for and my first user", layer="M365").entry.id
     for day in range(2, 12):

@@ -7,10 +7,10 @@ import json
 import pytest
 
 from conftest import run_giok
-from giok.lifecycle import boot
-from giok.store import refs
-from giok.lifecycle.distill import distill
 from giok.errors import InvalidInput
+from giok.lifecycle import boot
+from giok.lifecycle.distill import distill
+from giok.store import refs
 from giok.store.memoryfile import MemoryFile
 
 START = dt.date(2026, 3, 1)
@@ -52,8 +52,10 @@ def test_daily_boots_promote_nothing_and_trivial_lines_expire_on_schedule(ws, mo
     at(monkeypatch, day, "23:00")
     report = distill(ws)
     assert report.promoted == []
-    assert sorted(x["text"] for x in report.expired) == ["일상 작업 로그 10: 리뷰 코멘트 정리 완료",
-                                                        "일상 작업 로그 11: 리뷰 코멘트 정리 완료"]
+    assert sorted(x["text"] for x in report.expired) == [
+        "일상 작업 로그 10: 리뷰 코멘트 정리 완료",
+        "일상 작업 로그 11: 리뷰 코멘트 정리 완료",
+    ]
     assert len(ws.memory().entries()) == 25 and len(archived(ws)) == 2
 
 
@@ -78,9 +80,9 @@ def test_an_entry_returned_by_three_searches_in_14_days_moves_to_m90(ws, fake, m
 def test_only_the_top_hits_and_a_few_cited_entries_count(ws, monkeypatch):
     at(monkeypatch, START)
     ids = [f"m-00000{n}" for n in range(8)]
-    refs.record(ws, ids, "search")            # a wide search: only its top 3 count
-    refs.record(ws, ids, "get")               # reading the whole file is not citing
-    refs.record(ws, ids[7:], "get")           # reading one entry is
+    refs.record(ws, ids, "search")  # a wide search: only its top 3 count
+    refs.record(ws, ids, "get")  # reading the whole file is not citing
+    refs.record(ws, ids[7:], "get")  # reading one entry is
     refs.record(ws, ids, "boot")
     counted = refs.counts(ws)
     assert counted == {ids[0]: 1, ids[1]: 1, ids[2]: 1, ids[7]: 1}
@@ -157,6 +159,7 @@ def test_distill_reports_do_not_answer_questions(ws, fake, monkeypatch):
 def test_flush_markers_and_crossview_notes_are_system_lines(ws, fake, monkeypatch):
     from giok.lifecycle import watchdog
     from giok.lifecycle.crossview import Bus
+
     at(monkeypatch, START)
     watchdog.flush(ws, "user: We decided to ship the parser on Monday\nassistant: noted", session="s1")
     Workspace = type(ws)
@@ -189,7 +192,9 @@ def test_cli_search_include_system(ws, fake, monkeypatch):
     plain = run_giok("search", "items judged kept dropped", "--json", "-w", "zeon", env=env)
     assert plain.returncode == 0, plain.stderr
     assert json.loads(plain.stdout)["results"] == []
-    wide = run_giok("search", "items judged kept dropped", "--include-system", "--json", "-w", "zeon", env=env)
+    wide = run_giok(
+        "search", "items judged kept dropped", "--include-system", "--json", "-w", "zeon", env=env
+    )
     assert wide.returncode == 0, wide.stderr
     assert json.loads(wide.stdout)["results"]
 
@@ -197,8 +202,11 @@ def test_cli_search_include_system(ws, fake, monkeypatch):
 # -- 4. the date of the event -----------------------------------------------------------------
 def test_remember_takes_the_date_of_the_event(ws, cli, monkeypatch):
     at(monkeypatch, START + dt.timedelta(days=10))
-    out = json.loads(cli("remember", "Seojun ran the Busan half marathon", "--date", "2026-03-02",
-                         "--json", "-w", "zeon").output)
+    out = json.loads(
+        cli(
+            "remember", "Seojun ran the Busan half marathon", "--date", "2026-03-02", "--json", "-w", "zeon"
+        ).output
+    )
     entry = out["entry"]
     assert entry["date"] == "2026-03-02"
     assert entry["expires"] == (START + dt.timedelta(days=40)).isoformat()  # counted from today
@@ -215,13 +223,21 @@ def test_remember_refuses_a_future_or_impossible_date(ws, monkeypatch):
         with pytest.raises(InvalidInput, match=why):
             ws.remember("Seojun ran the Busan half marathon", date=bad)
     assert ws.read_text("MEMORY.md") == before
-    done = run_giok("remember", "Seojun ran the Busan half marathon", "--date", "2026-03-09", "-w", "zeon",
-                    env={"GIOK_NOW": "2026-03-01T10:00"})
+    done = run_giok(
+        "remember",
+        "Seojun ran the Busan half marathon",
+        "--date",
+        "2026-03-09",
+        "-w",
+        "zeon",
+        env={"GIOK_NOW": "2026-03-01T10:00"},
+    )
     assert done.returncode != 0 and "future" in done.stderr
 
 
 def test_mcp_remember_takes_the_event_date_and_keeps_the_layer(ws, monkeypatch):
     from giok.edges.mcp import TOOLS
+
     at(monkeypatch, START + dt.timedelta(days=3))
     remember = TOOLS["memory_remember"].handler
     assert "date" in TOOLS["memory_remember"].properties
@@ -233,11 +249,15 @@ def test_mcp_remember_takes_the_event_date_and_keeps_the_layer(ws, monkeypatch):
 
 def test_lines_written_before_the_mark_are_recognised(ws, fake, monkeypatch):
     at(monkeypatch, START)
-    old = "nightly-distill: 2 day(s), 7 item(s) judged → 3 kept, 0 lesson(s), 4 dropped; promoted 0, expired 0"
-    ws.diary(old)                                   # as giok wrote it before the mark
+    old = (
+        "nightly-distill: 2 day(s), 7 item(s) judged → 3 kept, 0 lesson(s), 4 dropped; promoted 0, expired 0"
+    )
+    ws.diary(old)  # as giok wrote it before the mark
     ws.diary("context-flush: soft, session s9 — 1 decision")
     ws.diary("Seojun judged the photo contest: 3 kept, 4 dropped")
-    assert [r.text for r in ws.search("judged kept dropped")] == ["10:00 Seojun judged the photo contest: 3 kept, 4 dropped"]
+    assert [r.text for r in ws.search("judged kept dropped")] == [
+        "10:00 Seojun judged the photo contest: 3 kept, 4 dropped"
+    ]
     at(monkeypatch, START, "23:00")
     assert distill(ws).judged == 1
     assert "[giok] nightly-distill: 1 day(s), 1 item(s) judged" in ws.read_text(ws.diary_path())

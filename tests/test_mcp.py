@@ -12,28 +12,50 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from anyio.from_thread import start_blocking_portal  # noqa: E402
-from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
-from mcp.shared.exceptions import MCPError  # noqa: E402
+from anyio.from_thread import start_blocking_portal
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 
-from giok import Home, Workspace  # noqa: E402
-from giok.lifecycle.crossview import Bus  # noqa: E402
+from giok import Home, Workspace
+from giok.lifecycle.crossview import Bus
 
-EXPECTED = {"memory_boot", "memory_recall", "memory_search", "memory_get", "memory_remember", "memory_decide",
-            "memory_lesson", "memory_task", "memory_state", "memory_heartbeat", "memory_forget",
-            "memory_task_list", "memory_state_show", "memory_heartbeat_list",
-            "crossview_send", "crossview_inbox", "crossview_ack"}
-READ_ONLY = {"memory_boot", "memory_recall", "memory_search", "memory_get", "crossview_inbox",
-             "memory_task_list", "memory_state_show", "memory_heartbeat_list"}
+EXPECTED = {
+    "memory_boot",
+    "memory_recall",
+    "memory_search",
+    "memory_get",
+    "memory_remember",
+    "memory_decide",
+    "memory_lesson",
+    "memory_task",
+    "memory_state",
+    "memory_heartbeat",
+    "memory_forget",
+    "memory_task_list",
+    "memory_state_show",
+    "memory_heartbeat_list",
+    "crossview_send",
+    "crossview_inbox",
+    "crossview_ack",
+}
+READ_ONLY = {
+    "memory_boot",
+    "memory_recall",
+    "memory_search",
+    "memory_get",
+    "crossview_inbox",
+    "memory_task_list",
+    "memory_state_show",
+    "memory_heartbeat_list",
+}
 DESTRUCTIVE = {"memory_forget", "memory_state", "memory_heartbeat"}
 
 
 @contextlib.asynccontextmanager
 async def _session(params):
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            yield session
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
 
 
 class Client:
@@ -60,15 +82,26 @@ class Client:
         return result.content[0].text
 
     def cli(self, *args) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "giok", *args], env={**os.environ, **self.env},
-                              capture_output=True, text=True, timeout=60)
+        return subprocess.run(
+            [sys.executable, "-m", "giok", *args],
+            env={**os.environ, **self.env},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     base = tmp_path_factory.mktemp("mcp")
-    env = {"GIOK_HOME": str(base / "home"), "GIT_CONFIG_GLOBAL": str(base / "gitconfig"), "GIT_CONFIG_NOSYSTEM": "1"}
-    if os.environ.get("PYTHONPATH"):  # the SDK starts the server with a minimal environment: run this tree's giok
+    env = {
+        "GIOK_HOME": str(base / "home"),
+        "GIT_CONFIG_GLOBAL": str(base / "gitconfig"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+    if os.environ.get(
+        "PYTHONPATH"
+    ):  # the SDK starts the server with a minimal environment: run this tree's giok
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)  # so the fixtures below write to the same home as the server
@@ -78,8 +111,9 @@ def server(tmp_path_factory):
         Workspace.init(base / "sion", name="sion", home=home)
         (base / "outside.md").write_text("secret outside the workspace\n")
         (ws.root / "memory" / "evil.md").symlink_to(base / "outside.md")
-        params = StdioServerParameters(command=sys.executable, args=["-m", "giok", "mcp", "-w", "zeon"],
-                                       env=env, cwd=str(base))
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "giok", "mcp", "-w", "zeon"], env=env, cwd=str(base)
+        )
         with start_blocking_portal() as portal:
             with portal.wrap_async_context_manager(_session(params)) as session:
                 yield Client(portal, session, env, ws)
@@ -103,12 +137,22 @@ def test_lists_every_tool_with_schema_description_and_hints(server):
         assert t.annotations.read_only_hint is (name in READ_ONLY), name
         assert t.annotations.destructive_hint is (name in DESTRUCTIVE), name
     assert tools["memory_search"].input_schema["required"] == ["query"]
-    assert tools["memory_remember"].input_schema["properties"]["layer"]["enum"] == ["M0", "M365", "M90", "M30"]
+    assert tools["memory_remember"].input_schema["properties"]["layer"]["enum"] == [
+        "M0",
+        "M365",
+        "M90",
+        "M30",
+    ]
 
 
 def test_remember_get_and_forget(server):
-    result = server.ok("memory_remember", text="Seojun prefers answers with the result first.", layer="M365",
-                       type="preference", scope="user:seojun")
+    result = server.ok(
+        "memory_remember",
+        text="Seojun prefers answers with the result first.",
+        layer="M365",
+        type="preference",
+        scope="user:seojun",
+    )
     entry = result["entry"]
     assert result["action"] == "written" and entry["layer"] == "M365" and entry["id"].startswith("m-")
     got = server.ok("memory_get", path="MEMORY.md")
@@ -119,7 +163,9 @@ def test_remember_get_and_forget(server):
     assert server.ok("memory_forget", id=entry["id"], reason="user asked")["action"] == "removed"
     assert entry["id"] not in server.ok("memory_get", path="MEMORY.md")["text"]
     assert "memory: forget" in server.ws.log(1)[0]["message"]
-    refused = server.ok("memory_remember", text="안녕!")  # the write policy's answer is a result, not an error
+    refused = server.ok(
+        "memory_remember", text="안녕!"
+    )  # the write policy's answer is a result, not an error
     assert refused["action"] == "refused" and refused["entry"] is None and refused["reason"]
 
 
@@ -132,7 +178,10 @@ def test_tool_errors_carry_the_cli_message(server):
     cli = server.cli("-w", "zeon", "remember", "x y z", "--layer", "M7")
     assert text == cli.stderr.strip() == "Error: invalid layer 'M7': choose one of M0, M365, M90, M30"
     assert server.error("memory_remember", text=" ") == "Error: memory text is empty"
-    assert server.error("memory_search") == "Error: invalid arguments for memory_search: 'query' is a required property"
+    assert (
+        server.error("memory_search")
+        == "Error: invalid arguments for memory_search: 'query' is a required property"
+    )
     assert "Additional properties" in server.error("memory_decide", text="a", why="b", bogus=1)
     assert server.error("memory_task", action="start") == "Error: id is required for action start"
     with pytest.raises(MCPError) as unknown:  # an unknown tool is a protocol error (JSON-RPC -32602)
@@ -141,12 +190,18 @@ def test_tool_errors_carry_the_cli_message(server):
 
 
 def test_memory_get_stays_inside_the_memory_files(server):
-    assert server.error("memory_get", path="../sion/MEMORY.md") == "Error: path '../sion/MEMORY.md' escapes the workspace"
+    assert (
+        server.error("memory_get", path="../sion/MEMORY.md")
+        == "Error: path '../sion/MEMORY.md' escapes the workspace"
+    )
     assert "must be relative" in server.error("memory_get", path="/etc/passwd")
     assert "leads outside the workspace" in server.error("memory_get", path="memory/evil.md")
     assert "is not a memory file" in server.error("memory_get", path=".git/config")
     assert "is not a memory file" in server.error("memory_get", path=".giok/refs.jsonl")
-    assert server.error("memory_get", path="memory/1999-01-01.md") == "Error: no file memory/1999-01-01.md in workspace zeon"
+    assert (
+        server.error("memory_get", path="memory/1999-01-01.md")
+        == "Error: no file memory/1999-01-01.md in workspace zeon"
+    )
     assert "past the end of SOUL.md" in server.error("memory_get", path="SOUL.md", **{"from": 100000})
     soul = server.ok("memory_get", path="SOUL.md")
     assert soul["text"] == (server.ws.root / "SOUL.md").read_text().rstrip("\n")
@@ -156,8 +211,12 @@ def test_decide_lesson_task_state_heartbeat(server):
     d1 = server.ok("memory_decide", text="Use SQLite for the index", why="no server needed")["id"]
     d2 = server.ok("memory_decide", text="Use SQLite with WAL", why="concurrent readers", supersedes=d1)["id"]
     assert d2 == f"D-{int(d1[2:]) + 1:03d}"
-    assert server.error("memory_decide", text="x", why="y", supersedes="D-999").startswith("Error: no decision D-999")
-    assert server.ok("memory_lesson", title="Commit at once", body="buffered writes were lost")["heading"].endswith("Commit at once")
+    assert server.error("memory_decide", text="x", why="y", supersedes="D-999").startswith(
+        "Error: no decision D-999"
+    )
+    assert server.ok("memory_lesson", title="Commit at once", body="buffered writes were lost")[
+        "heading"
+    ].endswith("Commit at once")
     tid = server.ok("memory_task", action="add", text="draft the essay")["id"]
     assert server.ok("memory_task", action="start", id=tid)["status"] == "doing"
     assert server.ok("memory_task", action="block", id=tid, note="waiting for data")["status"] == "blocked"
@@ -170,10 +229,14 @@ def test_decide_lesson_task_state_heartbeat(server):
     items = server.ok("memory_heartbeat_list")["items"]
     assert items[-1] == "QRT pool empty"
     assert server.ok("memory_heartbeat", action="done", item=len(items))["removed"] == "QRT pool empty"
-    assert server.error("memory_heartbeat", action="done", item="nothing like this") == \
-        "Error: no open heartbeat item 'nothing like this'"
+    assert (
+        server.error("memory_heartbeat", action="done", item="nothing like this")
+        == "Error: no open heartbeat item 'nothing like this'"
+    )
     messages = [c["message"].splitlines()[0] for c in server.ws.log(12)]
-    assert any(m.startswith("decision: D-") for m in messages) and any(m.startswith("task: blocked") for m in messages)
+    assert any(m.startswith("decision: D-") for m in messages) and any(
+        m.startswith("task: blocked") for m in messages
+    )
 
 
 def test_reads_are_tools_of_their_own_that_never_ask_permission(server):
@@ -190,14 +253,22 @@ def test_what_search_returns_get_opens(server):
     root = server.ws.root
     (root / "IDENTITY.md").write_text("# IDENTITY\n\n- Name: Zeon, the quartermaster of the fleet\n")
     (root / "notes").mkdir(exist_ok=True)
-    (root / "notes" / "fleet.md").write_text("# Fleet notes\n\nThe quartermaster counts the fleet's rations on Fridays.\n")
+    (root / "notes" / "fleet.md").write_text(
+        "# Fleet notes\n\nThe quartermaster counts the fleet's rations on Fridays.\n"
+    )
     (root / "skills" / "rations").mkdir(parents=True, exist_ok=True)
-    (root / "skills" / "rations" / "SKILL.md").write_text("# Rations\n\nHow the quartermaster counts rations.\n")
+    (root / "skills" / "rations" / "SKILL.md").write_text(
+        "# Rations\n\nHow the quartermaster counts rations.\n"
+    )
     hits = server.ok("memory_search", query="quartermaster fleet rations", k=10)["results"]
     assert {h["path"] for h in hits} & {"IDENTITY.md", "notes/fleet.md"}
     for hit in hits:
-        got = server.ok("memory_get", path=hit["path"], lines=hit["end_line"] - hit["start_line"] + 1,
-                        **{"from": hit["start_line"]})
+        got = server.ok(
+            "memory_get",
+            path=hit["path"],
+            lines=hit["end_line"] - hit["start_line"] + 1,
+            **{"from": hit["start_line"]},
+        )
         assert got["path"] == hit["path"] and got["text"].strip(), hit
     for path in ("IDENTITY.md", "notes/fleet.md", "skills/rations/SKILL.md"):
         assert "quartermaster" in server.ok("memory_get", path=path)["text"], path
@@ -209,14 +280,22 @@ def test_the_index_is_warm_before_the_first_call(tmp_path):
     search used to build it (10-20 s, past an MCP client's request timeout)."""
     import sqlite3
     import time
+
     from giok.retrieval.index import _SKIP_FILES
+
     home = Home(tmp_path / "home")  # a home of its own: the module's siblings never see it
     ws, _ = Workspace.init(tmp_path / "fresh", name="fresh", home=home)
     ws.remember("The fresh workspace keeps its launch date in March.", layer="M30")
-    md_files = {p.relative_to(ws.root).as_posix() for p in ws.root.rglob("*.md") if ".git" not in p.parts} - _SKIP_FILES
-    proc = subprocess.Popen([sys.executable, "-m", "giok", "mcp", "-w", "fresh"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "GIOK_HOME": str(tmp_path / "home")})
+    md_files = {
+        p.relative_to(ws.root).as_posix() for p in ws.root.rglob("*.md") if ".git" not in p.parts
+    } - _SKIP_FILES
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "giok", "mcp", "-w", "fresh"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "GIOK_HOME": str(tmp_path / "home")},
+    )
     db = ws.root / ".giok" / "index.sqlite"
     indexed: set = set()
     try:
@@ -244,7 +323,9 @@ def test_crossview_send_inbox_ack(server, giok_home):
     [got] = bus.inbox("sion", unread=True)
     answer = bus.reply(got["id"], "확인했어", "sion")
     inbox = server.ok("crossview_inbox")["messages"]
-    assert [m["id"] for m in inbox] == [answer["id"]] and inbox[0]["rendered"].startswith("[단톡방 크로스뷰] sion ↩")
+    assert [m["id"] for m in inbox] == [answer["id"]] and inbox[0]["rendered"].startswith(
+        "[단톡방 크로스뷰] sion ↩"
+    )
     assert "reply to a reply" in server.error("crossview_send", text="고마워", reply_to=answer["id"])
     assert "relay of a relay" in server.error("crossview_send", text=inbox[0]["rendered"])
     assert server.ok("crossview_ack")["acked"] == [answer["id"]]
@@ -253,20 +334,27 @@ def test_crossview_send_inbox_ack(server, giok_home):
 
 
 def test_server_without_the_sdk_says_how_to_install_it(tmp_path):
-    code = ("import sys; sys.modules['mcp'] = None; sys.modules['mcp_types'] = None\n"
-            "from giok.edges.cli import main; main(['mcp', '-w', 'zeon'])")
+    code = (
+        "import sys; sys.modules['mcp'] = None; sys.modules['mcp_types'] = None\n"
+        "from giok.edges.cli import main; main(['mcp', '-w', 'zeon'])"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1
     assert proc.stderr.strip() == "Error: the MCP server needs the mcp package: pip install 'giok[mcp]'"
 
 
 def test_an_sdk_older_than_2_says_which_version_is_needed(tmp_path):
-    code = ("import sys, importlib.metadata as md; sys.modules['mcp_types'] = None\n"  # as with mcp 1.x
-            "real = md.version; md.version = lambda name: '1.26.0' if name == 'mcp' else real(name)\n"
-            "from giok.edges.cli import main; main(['mcp', '-w', 'zeon'])")
+    code = (
+        "import sys, importlib.metadata as md; sys.modules['mcp_types'] = None\n"  # as with mcp 1.x
+        "real = md.version; md.version = lambda name: '1.26.0' if name == 'mcp' else real(name)\n"
+        "from giok.edges.cli import main; main(['mcp', '-w', 'zeon'])"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1
-    assert proc.stderr.strip() == "Error: the MCP server needs mcp>=2.0, not mcp 1.26.0: pip install 'giok[mcp]' --upgrade"
+    assert (
+        proc.stderr.strip()
+        == "Error: the MCP server needs mcp>=2.0, not mcp 1.26.0: pip install 'giok[mcp]' --upgrade"
+    )
 
 
 def test_core_modules_do_not_import_the_sdk():
@@ -277,16 +365,24 @@ def test_core_modules_do_not_import_the_sdk():
 
 def test_search_then_get_the_hit(server):
     server.ok("memory_remember", text="Decided to use SQLite with FTS5 for the memory index.", layer="M90")
-    server.ok("memory_remember", text="서준은 결과부터 말하는 짧은 답을 좋아한다.", layer="M365", type="preference")
+    server.ok(
+        "memory_remember", text="서준은 결과부터 말하는 짧은 답을 좋아한다.", layer="M365", type="preference"
+    )
     found = server.ok("memory_search", query="which database did we pick for the index?", k=3)
     top = found["results"][0]
     assert "SQLite" in top["text"] and top["path"] == "MEMORY.md" and top["score"] >= 0.35
-    hit = server.ok("memory_get", path=top["path"], lines=top["end_line"] - top["start_line"] + 1,
-                    **{"from": top["start_line"]})
+    hit = server.ok(
+        "memory_get",
+        path=top["path"],
+        lines=top["end_line"] - top["start_line"] + 1,
+        **{"from": top["start_line"]},
+    )
     assert "SQLite with FTS5" in hit["text"]
     ko = server.ok("memory_search", query="서준이 좋아하는 답변 스타일", k=3)["results"]
     assert ko and "짧은 답" in ko[0]["text"]
-    assert server.error("memory_search", query="x", k=0).startswith("Error: invalid arguments for memory_search")
+    assert server.error("memory_search", query="x", k=0).startswith(
+        "Error: invalid arguments for memory_search"
+    )
 
 
 def test_recall_decides_then_searches(server):
@@ -323,7 +419,9 @@ def test_boot_gives_the_session_context(server):
     assert boot["tokens"] <= 4000
     group = server.ok("memory_boot", context="group")
     assert "orchestrator of four agents" not in group["text"]
-    assert server.error("memory_boot", context="party") == "Error: invalid context 'party': use private or group"
+    assert (
+        server.error("memory_boot", context="party") == "Error: invalid context 'party': use private or group"
+    )
 
 
 def test_get_hides_other_users_and_threads_entries(server):
@@ -334,15 +432,17 @@ def test_get_hides_other_users_and_threads_entries(server):
     ws.remember("The staging server runs on port 8443.", layer="M90")
     archive = ws.root / "memory" / "archive" / "2026-01.md"
     archive.parent.mkdir(parents=True, exist_ok=True)
-    archive.write_text("# Archive 2026-01\n\n## 📝 M30 : 30-day memory\n"
-                       "- Minji's old password hint was her cat. <!-- id: m-aaa111; scope: user:minji -->\n"
-                       "- The old build ran on Jenkins. <!-- id: m-bbb222 -->\n")
+    archive.write_text(
+        "# Archive 2026-01\n\n## 📝 M30 : 30-day memory\n"
+        "- Minji's old password hint was her cat. <!-- id: m-aaa111; scope: user:minji -->\n"
+        "- The old build ran on Jenkins. <!-- id: m-bbb222 -->\n"
+    )
     lines_on_disk = len((ws.root / "MEMORY.md").read_text().splitlines())
 
     got = server.ok("memory_get", path="MEMORY.md")
-    assert "staging server" in got["text"] and "dentist" in got["text"]      # workspace, and the server's user
+    assert "staging server" in got["text"] and "dentist" in got["text"]  # workspace, and the server's user
     assert "Minji" not in got["text"] and "merger" not in got["text"]
-    assert got["total_lines"] == lines_on_disk                               # hidden lines keep their place
+    assert got["total_lines"] == lines_on_disk  # hidden lines keep their place
     assert "(hidden" in got["text"]
     old = server.ok("memory_get", path="memory/archive/2026-01.md")["text"]
     assert "Jenkins" in old and "password hint" not in old and "m-aaa111" not in old

@@ -17,8 +17,11 @@ from giok.edges.mcp import TOOLS
 
 ROOT = Path(__file__).resolve().parents[1]
 INSPECTOR = ROOT / ".tools" / "node_modules" / ".bin" / "mcp-inspector"
-pytestmark = pytest.mark.skipif(not INSPECTOR.exists(), reason="the MCP Inspector is not installed in .tools/ "
-                                "(run .ci/setup-node-tools.sh; it needs node >= 18 and the npm registry)")
+pytestmark = pytest.mark.skipif(
+    not INSPECTOR.exists(),
+    reason="the MCP Inspector is not installed in .tools/ "
+    "(run .ci/setup-node-tools.sh; it needs node >= 18 and the npm registry)",
+)
 
 
 class Inspector:
@@ -67,9 +70,18 @@ def test_inspector_lists_the_tools_with_their_hints(inspector):
     assert set(tools) == set(TOOLS)
     for name, t in tools.items():
         hints = t["annotations"]
-        assert hints["readOnlyHint"] is TOOLS[name].read_only and hints["destructiveHint"] is TOOLS[name].destructive
+        assert (
+            hints["readOnlyHint"] is TOOLS[name].read_only
+            and hints["destructiveHint"] is TOOLS[name].destructive
+        )
         assert not (hints["readOnlyHint"] and hints["destructiveHint"]), name
-    for read in ("memory_task_list", "memory_state_show", "memory_heartbeat_list", "memory_search", "memory_get"):
+    for read in (
+        "memory_task_list",
+        "memory_state_show",
+        "memory_heartbeat_list",
+        "memory_search",
+        "memory_get",
+    ):
         assert tools[read]["annotations"]["readOnlyHint"] is True, read
 
 
@@ -91,7 +103,9 @@ def test_inspector_calls_every_tool_once(inspector, ws):
     assert ok("memory_lesson", title="Warm the index", body="the first search timed out")["heading"]
     task = ok("memory_task", action="add", text="write the inspector test")["id"]
     assert [t["id"] for t in ok("memory_task_list", status="todo")["tasks"]] == [task]
-    assert ok("memory_state", section="next-step", text="run the inspector")["next-step"] == "run the inspector"
+    assert (
+        ok("memory_state", section="next-step", text="run the inspector")["next-step"] == "run the inspector"
+    )
     assert ok("memory_state_show")["next-step"] == "run the inspector"
     ok("memory_heartbeat", action="add", text="check the inbox")
     assert ok("memory_heartbeat_list")["items"][-1] == "check the inbox"
@@ -105,10 +119,20 @@ def test_inspector_calls_every_tool_once(inspector, ws):
 
 
 def test_inspector_invalid_arguments(inspector):
-    assert inspector.error("memory_search") == "Error: invalid arguments for memory_search: 'query' is a required property"
-    assert inspector.error("memory_search", query="tea", k=0).startswith("Error: invalid arguments for memory_search: k: ")
-    assert "'list' is not one of" in inspector.error("memory_task", action="list")  # reads are memory_task_list now
-    assert inspector.error("memory_get", path="../sion/MEMORY.md") == "Error: path '../sion/MEMORY.md' escapes the workspace"
+    assert (
+        inspector.error("memory_search")
+        == "Error: invalid arguments for memory_search: 'query' is a required property"
+    )
+    assert inspector.error("memory_search", query="tea", k=0).startswith(
+        "Error: invalid arguments for memory_search: k: "
+    )
+    assert "'list' is not one of" in inspector.error(
+        "memory_task", action="list"
+    )  # reads are memory_task_list now
+    assert (
+        inspector.error("memory_get", path="../sion/MEMORY.md")
+        == "Error: path '../sion/MEMORY.md' escapes the workspace"
+    )
     assert "Additional properties" in inspector.error("memory_state_show", section="phase")
     unknown = inspector.run("tools/call", "memory_nothing")
     assert unknown.returncode != 0 and "-32602" in unknown.stdout + unknown.stderr

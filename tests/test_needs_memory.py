@@ -25,16 +25,30 @@ def test_the_dogs_name_is_looked_up(ws, fake):
     assert any("Bori" in r.text for r in found.results)
 
 
-@pytest.mark.parametrize("query", ["오늘 날씨 어때?", "파이썬에서 리스트 정렬하는 법 알려줘",
-                                   "How do I sort a list in Python?", "What's the weather like today?"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "오늘 날씨 어때?",
+        "파이썬에서 리스트 정렬하는 법 알려줘",
+        "How do I sort a list in Python?",
+        "What's the weather like today?",
+    ],
+)
 def test_weather_and_how_to_do_not_search(ws, fake, query):
     ws.remember("Seojun prefers Python for scripts")
     skipped = ws.recall(query)
     assert skipped.decision == "skip" and skipped.attempts == [] and skipped.answer == "not needed"
 
 
-@pytest.mark.parametrize("query", ["우리 고양이 이름 기억나?", "지난번에 정한 배포 요일이 뭐였지?",
-                                   "When is my sister's birthday?", "Where does Minji live now?"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "우리 고양이 이름 기억나?",
+        "지난번에 정한 배포 요일이 뭐였지?",
+        "When is my sister's birthday?",
+        "Where does Minji live now?",
+    ],
+)
 def test_personal_questions_search(query):
     assert needs_memory(query)[0] is True
 
@@ -47,6 +61,6 @@ def test_needs_memory_test_split_accuracy():
     table = scored["needs_memory"]
     assert bench.accuracy(table, "test") >= TEST_SPLIT_FLOOR
     skipped, needed = scored["skipped"]["test"]
-    assert skipped <= 1 and needed >= 30            # when unsure, search
+    assert skipped <= 1 and needed >= 30  # when unsure, search
     for lang in ("en", "ko"):
         assert bench.accuracy(table, "test", lang) >= TEST_SPLIT_FLOOR - 0.05

@@ -14,22 +14,25 @@ from pathlib import Path
 
 import pytest
 
+from conftest import run_giok
 from giok.lifecycle import boot
 from giok.store.workspace import Workspace
-
-from conftest import run_giok
 
 REPO = Path(__file__).resolve().parent.parent
 PLUGIN = REPO / "integrations" / "openclaw"
 TOOLS = REPO / ".tools"
-NODE = next((p for p in sorted((TOOLS / "node24" / "node_modules").glob("node-linux-*/bin/node"))), TOOLS / "node24" / "none")
+NODE = next(
+    (p for p in sorted((TOOLS / "node24" / "node_modules").glob("node-linux-*/bin/node"))),
+    TOOLS / "node24" / "none",
+)
 OPENCLAW = TOOLS / "openclaw" / "node_modules" / "openclaw" / "openclaw.mjs"
 OPENCLAW_OWNED = ("SOUL.md", "AGENTS.md", "USER.md", "TOOLS.md", "HEARTBEAT.md")
 
 
 def commits(root: Path) -> list[str]:
-    return subprocess.run(["git", "-C", str(root), "log", "--format=%s"], capture_output=True, text=True,
-                          check=True).stdout.splitlines()
+    return subprocess.run(
+        ["git", "-C", str(root), "log", "--format=%s"], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
 
 
 # -- adoption order ------------------------------------------------------------------------------
@@ -50,9 +53,11 @@ def test_init_openclaw_writes_only_gioks_own_files(tmp_path, giok_home, cli):
 def test_init_detects_an_openclaw_workspace_and_keeps_its_files(tmp_path, giok_home, cli):
     root = tmp_path / "workspace"
     root.mkdir()
-    own = {"AGENTS.md": "# AGENTS.md - Your Workspace\n\n## Every Session\n- Read SOUL.md\n",
-           "IDENTITY.md": "# IDENTITY.md - Who Am I?\n\n- **Name:** Zeon\n- **Emoji:** 🦞\n",
-           "BOOTSTRAP.md": "# BOOTSTRAP.md - Hello, World\n\nYou just woke up. Ask who you are.\n"}
+    own = {
+        "AGENTS.md": "# AGENTS.md - Your Workspace\n\n## Every Session\n- Read SOUL.md\n",
+        "IDENTITY.md": "# IDENTITY.md - Who Am I?\n\n- **Name:** Zeon\n- **Emoji:** 🦞\n",
+        "BOOTSTRAP.md": "# BOOTSTRAP.md - Hello, World\n\nYou just woke up. Ask who you are.\n",
+    }
     for rel, text in own.items():
         (root / rel).write_text(text)
     out = cli("init", root, "--name", "zeon", "--json")
@@ -69,7 +74,9 @@ def test_init_detects_an_openclaw_workspace_and_keeps_its_files(tmp_path, giok_h
     assert (root / "AGENTS.md").read_text() == own["AGENTS.md"]
 
 
-def test_init_detects_the_openclaw_default_workspace_folder_before_openclaw_ran(tmp_path, giok_home, monkeypatch):
+def test_init_detects_the_openclaw_default_workspace_folder_before_openclaw_ran(
+    tmp_path, giok_home, monkeypatch
+):
     monkeypatch.setenv("HOME", str(tmp_path / "user"))
     root = tmp_path / "user" / ".openclaw" / "workspace-sion"
     ws, created = Workspace.init(root, name="sion", home=giok_home)
@@ -80,7 +87,9 @@ def test_init_detects_the_openclaw_default_workspace_folder_before_openclaw_ran(
 
 def test_identity_md_is_in_boot_and_skills_and_bootstrap_are_not_searched(ws, monkeypatch):
     monkeypatch.setenv("GIOK_EMBEDDINGS", "fake")  # what is indexed is the question, not the ranking
-    (ws.root / "IDENTITY.md").write_text("# IDENTITY.md - Who Am I?\n\n- **Name:** Zeon\n- **Vibe:** calm lobster\n")
+    (ws.root / "IDENTITY.md").write_text(
+        "# IDENTITY.md - Who Am I?\n\n- **Name:** Zeon\n- **Vibe:** calm lobster\n"
+    )
     (ws.root / "BOOTSTRAP.md").write_text("# BOOTSTRAP.md\n\nAsk the human which lobster vibe they want.\n")
     (ws.root / "skills/lobster").mkdir(parents=True)
     (ws.root / "skills/lobster/SKILL.md").write_text("---\nname: lobster\n---\nHow to cook a lobster vibe.\n")
@@ -94,18 +103,26 @@ def test_identity_md_is_in_boot_and_skills_and_bootstrap_are_not_searched(ws, mo
 
 
 # -- the plugin ----------------------------------------------------------------------------------
-needs_node = pytest.mark.skipif(not NODE.exists(), reason="Node 24 is not in .tools/ (run .ci/setup-openclaw.sh)")
-needs_openclaw = pytest.mark.skipif(not (NODE.exists() and OPENCLAW.exists()),
-                                    reason="openclaw is not in .tools/ (run .ci/setup-openclaw.sh)")
+needs_node = pytest.mark.skipif(
+    not NODE.exists(), reason="Node 24 is not in .tools/ (run .ci/setup-openclaw.sh)"
+)
+needs_openclaw = pytest.mark.skipif(
+    not (NODE.exists() and OPENCLAW.exists()), reason="openclaw is not in .tools/ (run .ci/setup-openclaw.sh)"
+)
 
 
 def node_env(ws, tmp_path) -> dict:
     giok = tmp_path / "bin" / "giok"
     giok.parent.mkdir(exist_ok=True)
-    giok.write_text(f"#!/bin/sh\nexec {sys.executable} -m giok \"$@\"\n")
+    giok.write_text(f'#!/bin/sh\nexec {sys.executable} -m giok "$@"\n')
     giok.chmod(0o755)
-    return {**os.environ, "PATH": f"{giok.parent}:{NODE.parent}:{os.environ['PATH']}",
-            "GIOK_WORKSPACE": "zeon", "HOME": str(tmp_path / "userhome"), "GIOK_EMBEDDINGS": "fake"}
+    return {
+        **os.environ,
+        "PATH": f"{giok.parent}:{NODE.parent}:{os.environ['PATH']}",
+        "GIOK_WORKSPACE": "zeon",
+        "HOME": str(tmp_path / "userhome"),
+        "GIOK_EMBEDDINGS": "fake",
+    }
 
 
 @needs_node
@@ -118,23 +135,38 @@ def test_plugin_against_a_stub_host(ws, tmp_path):
     (ws.root / "notes/launch.md").write_text("# Launch\n\nline two\nline three: Friday\nline four\n")
     Workspace.init(tmp_path / "sion", name="sion", user="Seojun", home=ws.home)
     env = node_env(ws, tmp_path)
-    out = subprocess.run([str(NODE), str(PLUGIN / "test" / "stub-host.ts")], cwd=PLUGIN, env=env,
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [str(NODE), str(PLUGIN / "test" / "stub-host.ts")],
+        cwd=PLUGIN,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr + out.stdout
     report = json.loads(out.stdout.strip().splitlines()[-1])
     assert report["tools"] == ["memory_search", "memory_get"]
     search = report["search"]
-    assert search["results"] and {"path", "startLine", "endLine", "score", "snippet", "source"} <= set(search["results"][0])
+    assert search["results"] and {"path", "startLine", "endLine", "score", "snippet", "source"} <= set(
+        search["results"][0]
+    )
     assert any(r["path"] == "MEMORY.md" and "Friday" in r["snippet"] for r in search["results"])
-    assert report["get"] == {"path": "notes/launch.md", "text": "line two\nline three: Friday", "truncated": True,
-                             "nextFrom": 5}
+    assert report["get"] == {
+        "path": "notes/launch.md",
+        "text": "line two\nline three: Friday",
+        "truncated": True,
+        "nextFrom": 5,
+    }
     assert report["getMissing"]["error"] and report["getMissing"]["text"] == ""
     assert "The launch moved to Friday." in report["bootstrap"]
     assert report["bootFiles"] == 2  # OpenClaw's own files stay; giok's boot text is one more
     assert report["watch"] == {"tokens": 120000, "level": "soft"}
     watchdog, crossview = report["systemEvents"]
     assert watchdog["sessionKey"] == "agent:zeon:main" and "giok flush --session s-1" in watchdog["text"]
-    assert crossview == {"text": "[단톡방 크로스뷰] zeon: Please check the GPU budget.", "sessionKey": "agent:sion:main"}
+    assert crossview == {
+        "text": "[단톡방 크로스뷰] zeon: Please check the GPU budget.",
+        "sessionKey": "agent:sion:main",
+    }
     assert report["delivered"] == 1 and report["again"] == 0  # acked once OpenClaw took it
 
 
@@ -146,8 +178,9 @@ def test_plugin_typechecks_against_the_openclaw_plugin_sdk(tmp_path):
     shutil.copytree(PLUGIN, work)
     (work / "node_modules").symlink_to(OPENCLAW.parent.parent)
     tsc = OPENCLAW.parent.parent / "typescript" / "bin" / "tsc"
-    out = subprocess.run([str(NODE), str(tsc), "-p", "tsconfig.json"], cwd=work, capture_output=True, text=True,
-                         timeout=180)
+    out = subprocess.run(
+        [str(NODE), str(tsc), "-p", "tsconfig.json"], cwd=work, capture_output=True, text=True, timeout=180
+    )
     assert out.returncode == 0, out.stdout + out.stderr
 
 
@@ -162,24 +195,45 @@ def openclaw_env(ws, tmp_path, config: dict) -> dict:
 
 
 def plugin_config(ws, **extra) -> dict:
-    return {"plugins": {"load": {"paths": [str(PLUGIN)]}, "allow": ["giok-memory"], "slots": {"memory": "giok-memory"},
-                        "entries": {"memory-core": {"enabled": False},
-                                    "giok-memory": {"enabled": True, "hooks": {"allowConversationAccess": True},
-                                                    "config": {"workspace": "zeon"}}}},
-            "agents": {"defaults": {"workspace": str(ws.root)}}, **extra}
+    return {
+        "plugins": {
+            "load": {"paths": [str(PLUGIN)]},
+            "allow": ["giok-memory"],
+            "slots": {"memory": "giok-memory"},
+            "entries": {
+                "memory-core": {"enabled": False},
+                "giok-memory": {
+                    "enabled": True,
+                    "hooks": {"allowConversationAccess": True},
+                    "config": {"workspace": "zeon"},
+                },
+            },
+        },
+        "agents": {"defaults": {"workspace": str(ws.root)}},
+        **extra,
+    }
 
 
 def openclaw(env, *args, timeout=240) -> subprocess.CompletedProcess:
-    return subprocess.run([str(NODE), str(OPENCLAW), *args], env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [str(NODE), str(OPENCLAW), *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 @needs_openclaw
 def test_the_real_openclaw_loads_the_plugin(ws, tmp_path):
     """`openclaw plugins inspect giok-memory --runtime --json`: OpenClaw's own loader accepts
     the plugin as the memory slot with its tools, the bootstrap hook, llm_output and the service."""
-    out = openclaw(openclaw_env(ws, tmp_path, plugin_config(ws)), "plugins", "inspect", "giok-memory", "--runtime", "--json")
+    out = openclaw(
+        openclaw_env(ws, tmp_path, plugin_config(ws)),
+        "plugins",
+        "inspect",
+        "giok-memory",
+        "--runtime",
+        "--json",
+    )
     assert out.returncode == 0, out.stderr + out.stdout
-    info = json.loads(out.stdout[out.stdout.index("{"):])
+    info = json.loads(out.stdout[out.stdout.index("{") :])
     assert info["plugin"]["status"] == "loaded" and info["plugin"]["kind"] == "memory"
     assert [t["names"] for t in info["tools"]] == [["memory_search"], ["memory_get"]]
     assert info["customHooks"] == [{"name": "giok-boot", "events": ["agent:bootstrap"]}]
@@ -192,8 +246,12 @@ def test_real_openclaw_setup_and_giok_init_in_either_order(tmp_path, giok_home):
     """`giok init --openclaw` then `openclaw setup --baseline --workspace DIR`: OpenClaw's
     templates are written, giok's files stay; `openclaw setup` first, then `giok init`: detected,
     none of OpenClaw's files touched. Either way boot carries SOUL.md and IDENTITY.md."""
-    env = {**os.environ, "HOME": str(tmp_path / "userhome"), "OPENCLAW_STATE_DIR": str(tmp_path / "state"),
-           "GIOK_EMBEDDINGS": "fake"}
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path / "userhome"),
+        "OPENCLAW_STATE_DIR": str(tmp_path / "state"),
+        "GIOK_EMBEDDINGS": "fake",
+    }
     first = tmp_path / "giok-first"
     assert run_giok("init", first, "--name", "zeon", "--openclaw", env=env).returncode == 0
     memory = (first / "MEMORY.md").read_bytes()
@@ -224,6 +282,7 @@ class AnthropicStandIn:
     def __init__(self):
         import threading
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
         self.requests = []
         stand_in = self
 
@@ -234,11 +293,15 @@ class AnthropicStandIn:
                 tools = [t.get("name") for t in body.get("tools", [])]
                 search = {"query": "launch Friday"}
                 text = json.dumps(body["messages"])
-                asked = "When is the launch?" in text and "tool_result" not in text  # heartbeat turns get text
+                asked = (
+                    "When is the launch?" in text and "tool_result" not in text
+                )  # heartbeat turns get text
                 if asked and "memory_search" in tools:
                     data = stand_in.sse([("tool_use", "memory_search", search)], "tool_use")
                 elif asked and "tool_call" in tools:
-                    data = stand_in.sse([("tool_use", "tool_call", {"id": "memory_search", "args": search})], "tool_use")
+                    data = stand_in.sse(
+                        [("tool_use", "tool_call", {"id": "memory_search", "args": search})], "tool_use"
+                    )
                 else:
                     data = stand_in.sse([("text", "The launch is on Friday.", None)], "end_turn")
                 self.send_response(200)
@@ -256,21 +319,57 @@ class AnthropicStandIn:
 
     @staticmethod
     def sse(blocks, stop) -> bytes:
-        events = [{"type": "message_start", "message": {
-            "id": "msg_1", "type": "message", "role": "assistant", "model": "m1", "content": [], "stop_reason": None,
-            "stop_sequence": None, "usage": {"input_tokens": 110000, "output_tokens": 1}}}]
+        events = [
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_1",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "m1",
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": 110000, "output_tokens": 1},
+                },
+            }
+        ]
         for i, (kind, value, args) in enumerate(blocks):
             if kind == "text":
-                events += [{"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}},
-                           {"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": value}}]
+                events += [
+                    {
+                        "type": "content_block_start",
+                        "index": i,
+                        "content_block": {"type": "text", "text": ""},
+                    },
+                    {
+                        "type": "content_block_delta",
+                        "index": i,
+                        "delta": {"type": "text_delta", "text": value},
+                    },
+                ]
             else:
-                events += [{"type": "content_block_start", "index": i,
-                            "content_block": {"type": "tool_use", "id": f"toolu_{i}", "name": value, "input": {}}},
-                           {"type": "content_block_delta", "index": i,
-                            "delta": {"type": "input_json_delta", "partial_json": json.dumps(args)}}]
+                events += [
+                    {
+                        "type": "content_block_start",
+                        "index": i,
+                        "content_block": {"type": "tool_use", "id": f"toolu_{i}", "name": value, "input": {}},
+                    },
+                    {
+                        "type": "content_block_delta",
+                        "index": i,
+                        "delta": {"type": "input_json_delta", "partial_json": json.dumps(args)},
+                    },
+                ]
             events.append({"type": "content_block_stop", "index": i})
-        events += [{"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                    "usage": {"output_tokens": 20}}, {"type": "message_stop"}]
+        events += [
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": 20},
+            },
+            {"type": "message_stop"},
+        ]
         return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
 
     def close(self):
@@ -280,6 +379,7 @@ class AnthropicStandIn:
 
 def free_port() -> int:
     import socket
+
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
@@ -295,31 +395,84 @@ def test_a_real_openclaw_gateway_uses_giok(ws, tmp_path):
     ws.remember("The launch moved to Friday.", layer="M90")
     Workspace.init(tmp_path / "sion", name="sion", user="Seojun", home=ws.home)
     api = AnthropicStandIn()
-    model = {"id": "m1", "name": "m1", "reasoning": False, "input": ["text"], "contextWindow": 150000,
-             "maxTokens": 1000, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}
-    config = plugin_config(ws, models={"providers": {"stub": {"baseUrl": api.url, "apiKey": "test-key",
-                                                              "api": "anthropic-messages", "models": [model]}}})
+    model = {
+        "id": "m1",
+        "name": "m1",
+        "reasoning": False,
+        "input": ["text"],
+        "contextWindow": 150000,
+        "maxTokens": 1000,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+    }
+    config = plugin_config(
+        ws,
+        models={
+            "providers": {
+                "stub": {
+                    "baseUrl": api.url,
+                    "apiKey": "test-key",
+                    "api": "anthropic-messages",
+                    "models": [model],
+                }
+            }
+        },
+    )
     config["agents"]["defaults"]["model"] = {"primary": "stub/m1"}
-    config["plugins"]["entries"]["giok-memory"]["config"] = {"workspace": "zeon", "agents": {"main": "zeon"},
-                                                             "crossviewPollSeconds": 1}
+    config["plugins"]["entries"]["giok-memory"]["config"] = {
+        "workspace": "zeon",
+        "agents": {"main": "zeon"},
+        "crossviewPollSeconds": 1,
+    }
     port = free_port()
     env = openclaw_env(ws, tmp_path, config)
     env.update(OPENCLAW_GATEWAY_TOKEN="test-gateway-token", OPENCLAW_GATEWAY_PORT=str(port))
     log = open(tmp_path / "gateway.log", "w")
-    gateway = subprocess.Popen([str(NODE), str(OPENCLAW), "gateway", "run", "--port", str(port), "--auth", "token",
-                                "--bind", "loopback", "--allow-unconfigured"], env=env, stdout=log,
-                               stderr=subprocess.STDOUT, start_new_session=True)
+    gateway = subprocess.Popen(
+        [
+            str(NODE),
+            str(OPENCLAW),
+            "gateway",
+            "run",
+            "--port",
+            str(port),
+            "--auth",
+            "token",
+            "--bind",
+            "loopback",
+            "--allow-unconfigured",
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
-        ready = lambda: re.search(r"\[gateway\]\S*\s+\S*ready", (tmp_path / "gateway.log").read_text(errors="replace"))
+        ready = lambda: re.search(
+            r"\[gateway\]\S*\s+\S*ready", (tmp_path / "gateway.log").read_text(errors="replace")
+        )
         wait_for(ready, 120)  # the log is coloured: [gateway]<esc>[39m <esc>[36mready
-        out = openclaw(env, "agent", "--agent", "main", "--session-key", "agent:main:main",
-                       "--message", "When is the launch?", "--json")
+        out = openclaw(
+            env,
+            "agent",
+            "--agent",
+            "main",
+            "--session-key",
+            "agent:main:main",
+            "--message",
+            "When is the launch?",
+            "--json",
+        )
         assert out.returncode == 0, out.stderr[-3000:] + out.stdout[-3000:]
         assert "The launch is on Friday." in out.stdout
         sent = run_giok("crossview", "send", "Please check the GPU budget.", "-w", "sion", env=env)
         assert sent.returncode == 0, sent.stderr
-        wait_for(lambda: any("sion: Please check the GPU budget." in json.dumps(r["messages"], ensure_ascii=False)
-                             for r in api.requests), 90)
+        wait_for(
+            lambda: any(
+                "sion: Please check the GPU budget." in json.dumps(r["messages"], ensure_ascii=False)
+                for r in api.requests
+            ),
+            90,
+        )
     finally:
         os.killpg(gateway.pid, 15)
         gateway.wait(30)
@@ -328,11 +481,21 @@ def test_a_real_openclaw_gateway_uses_giok(ws, tmp_path):
     first = next(r for r in api.requests if "When is the launch?" in json.dumps(r["messages"]))
     system = json.dumps(first["system"], ensure_ascii=False)
     assert "GIOK_BOOT.md" in system and "# Boot context: zeon" in system
-    results = [c for r in api.requests for m in r["messages"] if isinstance(m["content"], list)
-               for c in m["content"] if c.get("type") == "tool_result"]
+    results = [
+        c
+        for r in api.requests
+        for m in r["messages"]
+        if isinstance(m["content"], list)
+        for c in m["content"]
+        if c.get("type") == "tool_result"
+    ]
     assert results and "giok-memory:memory_search" in json.dumps(results)
     assert "The launch moved to Friday." in json.dumps(results) and "MEMORY.md" in json.dumps(results)
-    event = next(r for r in api.requests if "sion: Please check the GPU budget." in json.dumps(r["messages"], ensure_ascii=False))
+    event = next(
+        r
+        for r in api.requests
+        if "sion: Please check the GPU budget." in json.dumps(r["messages"], ensure_ascii=False)
+    )
     assert "System: [" in json.dumps(event["messages"], ensure_ascii=False)  # OpenClaw's system-event line
     inbox = json.loads(run_giok("crossview", "inbox", "-w", "zeon", "--json", env=env).stdout)["messages"]
     assert [m["acked"] is not None for m in inbox] == [True]
@@ -343,6 +506,7 @@ def test_a_real_openclaw_gateway_uses_giok(ws, tmp_path):
 
 def wait_for(check, timeout: float) -> None:
     import time
+
     end = time.monotonic() + timeout
     while not check():
         assert time.monotonic() < end, "timed out"

@@ -7,17 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from giok.write import policy
-from giok.store import refs, trace
-from giok.errors import InvalidInput, NotFound
-
 from conftest import run_giok
+from giok.errors import InvalidInput, NotFound
+from giok.store import refs, trace
+from giok.write import policy
 
 DATA = Path(__file__).parent / "data" / "policy_set.json"
 
 
 def git(ws, *args):
-    return subprocess.run(["git", "-C", str(ws.root), *args], capture_output=True, text=True, check=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(ws.root), *args], capture_output=True, text=True, check=True
+    ).stdout
 
 
 def test_policy_set_refuses_small_talk_and_guesses_and_keeps_facts(ws):
@@ -39,8 +40,15 @@ def test_refusal_is_committed_with_its_reason_and_traceable(ws, cli):
     out = cli("-w", "zeon", "trace", rid, "--json")
     found = json.loads(out.output)
     event = found["events"][0]
-    assert event["reason"].startswith("speculation") and event["length"] == len("I think the build broke because of the cache")
-    assert "text" not in event and event["kind"] == "decision" and event["category"] == "speculation" and len(event["hash"]) >= 16
+    assert event["reason"].startswith("speculation") and event["length"] == len(
+        "I think the build broke because of the cache"
+    )
+    assert (
+        "text" not in event
+        and event["kind"] == "decision"
+        and event["category"] == "speculation"
+        and len(event["hash"]) >= 16
+    )
     shown = cli("-w", "zeon", "trace", rid)
     assert shown.exit_code == 0 and f"{rid}  refused: speculation" in shown.output
 
@@ -68,16 +76,19 @@ def test_speculation_kept_only_when_marked_with_type_and_low_confidence(ws):
     assert forced.action == "written" and "Forced: yes" in git(ws, "log", "-1", "--format=%B")
 
 
-@pytest.mark.parametrize("text,kind", [
-    ("Seojun prefers tea in the morning", "preference"),
-    ("Decided to use SQLite for the index", "decision"),
-    ("Lesson learned: poll sub-agents after 5 minutes", "lesson"),
-    ("Waiting for approval on the pricing page", "workflow"),
-    ("Finished the essay draft yesterday", "episode"),
-    ("The staging database is Postgres 16", "fact"),
-    ("서준은 녹차를 좋아한다", "preference"),
-    ("VibeDojo v2 리팩터링을 결정했다", "decision"),
-])
+@pytest.mark.parametrize(
+    "text,kind",
+    [
+        ("Seojun prefers tea in the morning", "preference"),
+        ("Decided to use SQLite for the index", "decision"),
+        ("Lesson learned: poll sub-agents after 5 minutes", "lesson"),
+        ("Waiting for approval on the pricing page", "workflow"),
+        ("Finished the essay draft yesterday", "episode"),
+        ("The staging database is Postgres 16", "fact"),
+        ("서준은 녹차를 좋아한다", "preference"),
+        ("VibeDojo v2 리팩터링을 결정했다", "decision"),
+    ],
+)
 def test_type_is_classified(text, kind):
     assert policy.classify(text) == kind
 
@@ -94,8 +105,10 @@ def test_scope_from_user_and_thread_and_visibility(ws):
 
 
 def test_normalize_whitespace_and_dates():
-    assert policy.normalize("met  on 2026.3.5 and\t2026년 3월 6일, due 2026–03–07") == \
-        "met on 2026-03-05 and 2026-03-06, due 2026-03-07"
+    assert (
+        policy.normalize("met  on 2026.3.5 and\t2026년 3월 6일, due 2026–03–07")
+        == "met on 2026-03-05 and 2026-03-06, due 2026-03-07"
+    )
 
 
 def test_exact_duplicate_is_not_written_again_and_gains_a_reference(ws):
@@ -116,7 +129,9 @@ def test_contradiction_supersedes_and_history_shows_the_chain(ws, cli):
     new = ws.remember("Seojun now prefers coffee", user="Seojun")
     assert new.action == "superseded" and new.entry.fields["supersedes"] == old.id
     assert ws.get(old.id).fields["superseded_by"] == new.entry.id
-    third = ws.remember("서준은 이제 홍차를 선호한다", user="Seojun")   # another subject spelling: not the same
+    third = ws.remember(
+        "서준은 이제 홍차를 선호한다", user="Seojun"
+    )  # another subject spelling: not the same
     assert third.action == "written"
     out = cli("-w", "zeon", "history", old.id, "--json")
     chain = json.loads(out.output)["chain"]
@@ -139,14 +154,17 @@ def test_near_duplicate_supersedes_but_numbers_keep_versions_apart(ws):
     assert ws.remember("Released version 1.3.0 of giok to PyPI").action == "written"
 
 
-@pytest.mark.parametrize("secret,kind", [
-    ("sk-proj-" + "a1B2c3D4" * 5, "openai-key"),
-    ("sk-ant-api03-" + "x" * 40, "anthropic-key"),
-    ("ghp_" + "A" * 36, "github-token"),
-    ("AKIA" + "ABCDEFGHIJKLMNOP", "aws-access-key"),
-    ("xoxb-1234567890-abcdefghij", "slack-token"),
-    ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NSJ9.c2lnbmF0dXJlLXNpZw", "jwt"),
-])
+@pytest.mark.parametrize(
+    "secret,kind",
+    [
+        ("sk-proj-" + "a1B2c3D4" * 5, "openai-key"),
+        ("sk-ant-api03-" + "x" * 40, "anthropic-key"),
+        ("ghp_" + "A" * 36, "github-token"),
+        ("AKIA" + "ABCDEFGHIJKLMNOP", "aws-access-key"),
+        ("xoxb-1234567890-abcdefghij", "slack-token"),
+        ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NSJ9.c2lnbmF0dXJlLXNpZw", "jwt"),
+    ],
+)
 def test_secrets_are_redacted_before_file_and_git(ws, secret, kind):
     result = ws.remember(f"The production credential is {secret} for the deploy bot")
     assert result.action == "written" and f"[REDACTED:{kind}]" in result.entry.text
@@ -157,7 +175,11 @@ def test_secrets_are_redacted_before_file_and_git(ws, secret, kind):
 
 def test_password_and_private_key_redacted_keeping_the_context():
     text, kinds = policy.redact("wifi password: hunter2hunter and 비밀번호는 abcd1234!")
-    assert "hunter2hunter" not in text and "abcd1234" not in text and text.startswith("wifi password: [REDACTED:password]")
+    assert (
+        "hunter2hunter" not in text
+        and "abcd1234" not in text
+        and text.startswith("wifi password: [REDACTED:password]")
+    )
     key = "-----BEGIN RSA PRIVATE KEY----- MIIEowIBAAKCAQEA -----END RSA PRIVATE KEY-----"
     assert policy.redact(f"deploy key {key}")[0] == "deploy key [REDACTED:private-key]"
 
@@ -174,14 +196,20 @@ def test_trace_of_written_entry_shows_decision_and_source(ws, cli):
     entry = ws.remember("Seojun's timezone is Asia/Seoul", source="telegram:4411").entry
     found = trace.lookup(ws, entry.id)
     created = [e for e in found["events"] if e.get("created")][0]
-    assert created["decision"] == "written" and created["source"] == "telegram:4411" and created["via"] == "api"
+    assert (
+        created["decision"] == "written" and created["source"] == "telegram:4411" and created["via"] == "api"
+    )
     out = cli("-w", "zeon", "trace", entry.id)
     assert "telegram:4411" in out.output and "decision: written" in out.output
 
 
 def test_trace_of_hand_written_entry_finds_the_commit(ws):
     path = ws.root / "MEMORY.md"
-    path.write_text(path.read_text().replace("## 📝 M30 : 30-day memory", "## 📝 M30 : 30-day memory\n- Hand fact about the moon"))
+    path.write_text(
+        path.read_text().replace(
+            "## 📝 M30 : 30-day memory", "## 📝 M30 : 30-day memory\n- Hand fact about the moon"
+        )
+    )
     git(ws, "commit", "-qam", "edited by hand")
     entry = next(e for e in ws.memory().entries() if e.text == "Hand fact about the moon")
     events = trace.lookup(ws, entry.id)["events"]

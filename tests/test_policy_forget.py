@@ -5,32 +5,39 @@ import subprocess
 
 import pytest
 
-from giok.errors import InvalidInput, NotFound
-
 from conftest import run_giok
+from giok.errors import InvalidInput, NotFound
 
 
 def git(ws, *args):
-    return subprocess.run(["git", "-C", str(ws.root), *args], capture_output=True, text=True, check=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(ws.root), *args], capture_output=True, text=True, check=True
+    ).stdout
 
 
 def _all_git_bytes(ws) -> str:
     """Every object in the repository, decompressed, plus every commit message."""
     objects = git(ws, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)").split()
-    proc = subprocess.run(["git", "-C", str(ws.root), "cat-file", "--batch"], input=("\n".join(objects) + "\n").encode(),
-                          capture_output=True, check=True)
+    proc = subprocess.run(
+        ["git", "-C", str(ws.root), "cat-file", "--batch"],
+        input=("\n".join(objects) + "\n").encode(),
+        capture_output=True,
+        check=True,
+    )
     return proc.stdout.decode("utf-8", errors="replace")
 
 
 def test_forget_match_covers_memory_diary_and_lessons(ws):
     ws.remember("The vault code is tangerine-42")
-    ws.remember("maybe the vault code is tangerine-42 again")          # refused: its text never lands in git
+    ws.remember("maybe the vault code is tangerine-42 again")  # refused: its text never lands in git
     ws.diary("Told Zeon the vault code is tangerine-42")
     ws.lesson("Vault", "- keep tangerine-42 out of chat")
     keep = ws.remember("The office is in Pangyo").entry
     preview = ws.forget(match="TANGERINE-42", reason="user request", dry_run=True)
     assert "tangerine" not in (ws.root / "state/trace.jsonl").read_text()
-    assert preview.action == "unchanged" and len([n for n in preview.notes if n.startswith("would remove")]) == 3
+    assert (
+        preview.action == "unchanged" and len([n for n in preview.notes if n.startswith("would remove")]) == 3
+    )
     assert "tangerine-42" in (ws.root / "MEMORY.md").read_text()
     result = ws.forget(match="TANGERINE-42", reason="user request")
     assert result.action == "removed"
@@ -47,6 +54,7 @@ def test_forget_by_id_removes_copies_and_dangling_supersedes_stays_auditable(ws)
     ws.forget(old.id, reason="no longer relevant")
     assert old.id not in ws.memory().ids() and ws.get(new.id).fields["supersedes"] == old.id
     from giok.store import trace
+
     chain = trace.history(ws, new.id)
     assert chain[0] == {"id": old.id, "missing": True}
 
@@ -73,10 +81,23 @@ def test_purge_reports_history_and_rewrite_history_removes_every_byte(ws, cli):
     data = json.loads(out.output)
     assert any("git history: " in n and "--rewrite-history" in n for n in data["notes"])
     assert "M12345678" in _all_git_bytes(ws)
-    assert cli("-w", "zeon", "forget", "--match", "M12345678", "--reason", "files only").exit_code != 0  # already gone
+    assert (
+        cli("-w", "zeon", "forget", "--match", "M12345678", "--reason", "files only").exit_code != 0
+    )  # already gone
     from giok.write.forget import history_report
+
     assert history_report(ws, ["M12345678"])["commits"]
-    out = cli("-w", "zeon", "forget", "--match", "M12345678", "--reason", "history too", "--rewrite-history", "--json")
+    out = cli(
+        "-w",
+        "zeon",
+        "forget",
+        "--match",
+        "M12345678",
+        "--reason",
+        "history too",
+        "--rewrite-history",
+        "--json",
+    )
     assert out.exit_code == 0 and "(rewritten)" in out.output
     assert "M12345678" not in _all_git_bytes(ws)
     assert not history_report(ws, ["M12345678"])["commits"]
@@ -109,10 +130,15 @@ def _python_312(ws):
 
 def test_forget_by_id_touches_only_the_entry_and_its_diary_source(ws):
     entry = _python_312(ws)
-    keep = {rel: (ws.root / rel).read_bytes() for rel in ("state/decisions.md", "compound/lessons.md", "drafts/essay.md")}
+    keep = {
+        rel: (ws.root / rel).read_bytes()
+        for rel in ("state/decisions.md", "compound/lessons.md", "drafts/essay.md")
+    }
     result = ws.forget(entry.id, reason="wrong")
-    assert sorted({n.split()[1].rsplit(":", 1)[0] for n in result.notes if n.startswith("removed")}) == \
-        ["MEMORY.md", ws.diary_path()]
+    assert sorted({n.split()[1].rsplit(":", 1)[0] for n in result.notes if n.startswith("removed")}) == [
+        "MEMORY.md",
+        ws.diary_path(),
+    ]
     for rel, data in keep.items():
         assert (ws.root / rel).read_bytes() == data, rel
     assert "Python 3.12" not in (ws.root / "MEMORY.md").read_text()
@@ -158,6 +184,7 @@ def test_forget_without_git_identity_writes_nothing(ws):
     before = (ws.root / "MEMORY.md").read_bytes()
     git(ws, "config", "--unset", "user.name")
     from giok.errors import GitError
+
     with pytest.raises(GitError, match="identity"):
         ws.forget(entry.id, reason="x")
     with pytest.raises(GitError, match="identity"):
@@ -171,11 +198,12 @@ def test_forget_restores_every_file_when_the_commit_fails(ws, monkeypatch):
     ws.lesson("Vault", "- keep tangerine-42 out of chat")
     rels = ("MEMORY.md", "compound/lessons.md", ws.diary_path())
     before = {rel: (ws.root / rel).read_bytes() for rel in rels}
-    from giok.write import forget as forget_mod
     from giok.errors import GitError
+    from giok.write import forget as forget_mod
 
     def broken(*args, **kwargs):
         raise GitError("commit failed")
+
     monkeypatch.setattr(forget_mod.git, "commit", broken)
     with pytest.raises(GitError, match="commit failed"):
         ws.forget(match="tangerine-42", reason="x")
@@ -191,6 +219,7 @@ def test_forget_checks_every_file_before_writing_any(ws, monkeypatch):
     ws.lesson("Vault", "- keep tangerine-42 out of chat")
     import giok.store.workspace as workspace_mod
     from giok.errors import ConflictError
+
     real = workspace_mod.atomic_write
     calls = []
 
@@ -200,6 +229,7 @@ def test_forget_checks_every_file_before_writing_any(ws, monkeypatch):
             lessons = ws.root / "compound/lessons.md"
             lessons.write_text(lessons.read_text() + "- edited by hand\n")
         return real(path, data, **kwargs)
+
     monkeypatch.setattr(workspace_mod, "atomic_write", racing)
     before = (ws.root / "MEMORY.md").read_bytes()
     with pytest.raises(ConflictError):
@@ -211,16 +241,20 @@ def test_forget_checks_every_file_before_writing_any(ws, monkeypatch):
 def test_forget_purges_the_index_case_insensitively(ws, monkeypatch):
     monkeypatch.setenv("GIOK_EMBEDDINGS", "fake")
     from giok.retrieval import index
+
     ws.remember("Seojun's old address is 12 Hanok-gil Jongno", layer="M90")
     ws.remember("The office is in Pangyo")
     index.sync(ws)
     result = ws.forget(match="hanok-gil jongno", reason="user asked")
-    assert any(n.startswith("search index: ") and not n.startswith("search index: 0 ") for n in result.notes), result.notes
+    assert any(
+        n.startswith("search index: ") and not n.startswith("search index: 0 ") for n in result.notes
+    ), result.notes
     for path in ws.data_dir.rglob("*"):
         if path.is_file():
             assert b"hanok" not in path.read_bytes().lower(), path
     index.sync(ws)
     from giok.retrieval import search
+
     found = [r.text for r in search.search(ws, "office Pangyo", k=10, min_score=0.0, gap=None)]
     assert any("Pangyo" in t for t in found) and not any("Hanok" in t for t in found)
 

@@ -8,12 +8,11 @@ import subprocess
 
 import pytest
 
+from conftest import run_giok
 from giok import Workspace
 from giok.errors import InvalidInput
-from giok.text import token_count as tokens
 from giok.lifecycle.boot import build
-
-from conftest import run_giok
+from giok.text import token_count as tokens
 
 
 def tracked(root) -> set[str]:
@@ -77,8 +76,9 @@ def test_token_estimate_counts_lone_surrogates():
 
 def test_a_fresh_init_adopts_nothing(tmp_path, giok_home):
     ws, created = Workspace.init(tmp_path / "fresh", name="fresh", home=giok_home)
-    message = subprocess.run(["git", "-C", str(ws.root), "log", "-1", "--format=%B"], capture_output=True,
-                             text=True, check=True).stdout
+    message = subprocess.run(
+        ["git", "-C", str(ws.root), "log", "-1", "--format=%B"], capture_output=True, text=True, check=True
+    ).stdout
     assert "Adopted" not in message and set(created) == tracked(ws.root)
 
 
@@ -110,9 +110,11 @@ def test_show_marks_a_superseded_entry(ws, cli):
 
 
 def test_routines_only_run_giok_commands(ws):
-    from giok.lifecycle import routines
-    from giok.edges.cli import main
     import click
+
+    from giok.edges.cli import main
+    from giok.lifecycle import routines
+
     with pytest.raises(InvalidInput, match="not a giok command"):
         routines.Routine("bad", "0 * * * *", ["rm", "-rf", "/"]).check()
     ctx = click.Context(main)
@@ -122,6 +124,7 @@ def test_routines_only_run_giok_commands(ws):
 
 def test_flush_refuses_binary_input(ws):
     from giok.lifecycle.watchdog import flush
+
     with pytest.raises(InvalidInput, match="binary"):
         flush(ws, "hello \x00\x01\x02 world", level="hard")
 
@@ -172,6 +175,7 @@ def test_a_similar_sentence_about_another_thing_is_not_a_duplicate(ws):
 
 def test_forget_reaches_the_cross_view_bus(ws, giok_home, tmp_path):
     from giok.lifecycle.crossview import Bus
+
     Workspace.init(tmp_path / "sion", name="sion", home=giok_home)
     Bus(giok_home).send("The vault combination is velvet-otter-93", sender="sion", to=["zeon"])
     Bus(giok_home).send("Lunch at noon", sender="sion", to=["zeon"])
@@ -181,4 +185,7 @@ def test_forget_reaches_the_cross_view_bus(ws, giok_home, tmp_path):
     data = b"".join(p.read_bytes() for p in giok_home.path.glob("crossview.db*"))
     assert b"velvet-otter-93" not in data and b"Lunch at noon" in data
     assert "velvet-otter-93" not in ws.read_text(ws.diary_path())
-    assert [m["text"] for m in Bus(giok_home).inbox("zeon")][-2:] in (["[forgotten]", "Lunch at noon"], ["Lunch at noon", "[forgotten]"])
+    assert [m["text"] for m in Bus(giok_home).inbox("zeon")][-2:] in (
+        ["[forgotten]", "Lunch at noon"],
+        ["Lunch at noon", "[forgotten]"],
+    )

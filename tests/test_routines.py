@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from giok.lifecycle import routines
 from giok.errors import InvalidInput, NotFound
+from giok.lifecycle import routines
 from giok.lifecycle.routines import Routine, Scheduler
 
 USER_LINE = "17 4 * * * /usr/bin/true # the user's own job, giok must not touch it"
@@ -34,8 +34,11 @@ def crontab(monkeypatch):
 
 def test_default_and_custom_routines(ws):
     names = [(r.name, r.schedule, r.command) for r in routines.routines(ws)]
-    assert names == [("checkin-morning", "30 9 * * *", ["wake"]), ("checkin-evening", "30 21 * * *", ["wake"]),
-                     ("nightly-distill", "0 23 * * *", ["distill"])]
+    assert names == [
+        ("checkin-morning", "30 9 * * *", ["wake"]),
+        ("checkin-evening", "30 21 * * *", ["wake"]),
+        ("nightly-distill", "0 23 * * *", ["distill"]),
+    ]
     routines.save(ws, Routine("qrt", "0 0,8,16 * * *", ["wake"]))
     routines.forget(ws, "checkin-evening")
     got = {r.name: r for r in routines.routines(ws, include_disabled=True)}
@@ -60,14 +63,28 @@ def test_install_list_remove_touch_only_giok_lines(ws, crontab, cli):
     result = routines.install(ws)
     table = crontab()
     assert USER_LINE in table
-    assert [l.split(" # ")[-1] for l in table.splitlines() if "# giok:" in l] == \
-        ["giok:zeon:checkin-morning", "giok:zeon:checkin-evening", "giok:zeon:nightly-distill"]
+    assert [l.split(" # ")[-1] for l in table.splitlines() if "# giok:" in l] == [
+        "giok:zeon:checkin-morning",
+        "giok:zeon:checkin-evening",
+        "giok:zeon:nightly-distill",
+    ]
     assert result["changed"] and routines.install(ws)["changed"] is False  # idempotent
     assert crontab() == table
     listed = json.loads(cli("schedule", "list", "-w", "zeon", "--json").output)
     assert all(r["installed"] for r in listed["routines"])
     assert listed["routines"][0]["next"]
-    out = cli("schedule", "install", "-w", "zeon", "--add", "qrt", "0 0,8,16 * * *", "wake", "--disable", "checkin-evening")
+    out = cli(
+        "schedule",
+        "install",
+        "-w",
+        "zeon",
+        "--add",
+        "qrt",
+        "0 0,8,16 * * *",
+        "wake",
+        "--disable",
+        "checkin-evening",
+    )
     assert out.exit_code == 0, out.output
     table = crontab()
     assert "giok:zeon:qrt" in table and "giok:zeon:checkin-evening" not in table and USER_LINE in table
@@ -96,7 +113,10 @@ def test_failed_routine_is_noted(ws, monkeypatch):
     monkeypatch.setenv("GIOK_NOW", "2026-03-05T09:30")
     result = routines.run_routine(ws, Routine("broken", "* * * * *", ["distill", "--date", "2099-01-01"]))
     assert result["exit"] != 0
-    assert "routine broken (giok distill --date 2099-01-01): failed (exit 2) — Error: cannot distill" in ws.read_text("memory/2026-03-05.md")
+    assert (
+        "routine broken (giok distill --date 2099-01-01): failed (exit 2) — Error: cannot distill"
+        in ws.read_text("memory/2026-03-05.md")
+    )
 
 
 def test_scheduler_runs_routines_on_their_schedules(ws):
@@ -112,8 +132,12 @@ def test_scheduler_runs_routines_on_their_schedules(ws):
 
     scheduler = Scheduler(ws, routines.routines(ws), run=run, clock=lambda: clock[0], sleep=sleep)
     assert scheduler.loop(max_runs=4) == 4
-    assert ran == [("checkin-morning", dt.datetime(2026, 3, 5, 9, 30)), ("checkin-evening", dt.datetime(2026, 3, 5, 21, 30)),
-                   ("nightly-distill", dt.datetime(2026, 3, 5, 23, 0)), ("checkin-morning", dt.datetime(2026, 3, 6, 9, 30))]
+    assert ran == [
+        ("checkin-morning", dt.datetime(2026, 3, 5, 9, 30)),
+        ("checkin-evening", dt.datetime(2026, 3, 5, 21, 30)),
+        ("nightly-distill", dt.datetime(2026, 3, 5, 23, 0)),
+        ("checkin-morning", dt.datetime(2026, 3, 6, 9, 30)),
+    ]
     with pytest.raises(InvalidInput):
         Scheduler(ws, []).loop(1)
 
@@ -122,7 +146,10 @@ def test_wake_hands_boot_context_and_heartbeat(ws, cli):
     ws.heartbeat_add("QRT pool is empty: find new articles")
     ws.heartbeat_add("Two unanswered messages in the group chat")
     data = routines.wake(ws)
-    assert data["heartbeat"] == ["QRT pool is empty: find new articles", "Two unanswered messages in the group chat"]
+    assert data["heartbeat"] == [
+        "QRT pool is empty: find new articles",
+        "Two unanswered messages in the group chat",
+    ]
     assert "1. QRT pool is empty" in data["prompt"] and "2. Two unanswered" in data["prompt"]
     assert "zeon" in data["prompt"] and data["agent"] is None
     out = cli("wake", "-w", "zeon")
@@ -137,11 +164,17 @@ def test_wake_runs_the_configured_agent_with_the_prompt(ws, cli):
     assert data["agent"]["exit"] == 0 and data["agent"]["output"].strip().endswith("True")
     printed = cli("wake", "-w", "zeon", "--print")
     assert "QRT pool is empty" in printed.output
-    ws.home.update(lambda c: c["workspaces"]["zeon"].update({"agent_command": f"{sys.executable} -c 'raise SystemExit(3)'"}))
+    ws.home.update(
+        lambda c: c["workspaces"]["zeon"].update(
+            {"agent_command": f"{sys.executable} -c 'raise SystemExit(3)'"}
+        )
+    )
     assert cli("wake", "-w", "zeon").exit_code == 1
 
 
-@pytest.mark.parametrize("schedule", ["0 23 * * * *", "0 23 * * * * *", "0 23 * *", "@reboot now", "0 23\t* * * x"])
+@pytest.mark.parametrize(
+    "schedule", ["0 23 * * * *", "0 23 * * * * *", "0 23 * *", "@reboot now", "0 23\t* * * x"]
+)
 def test_only_five_field_schedules_or_macros_reach_the_crontab(ws, schedule):
     # croniter accepts six fields (seconds); cron would run the sixth as the command ("*": a glob)
     with pytest.raises(InvalidInput, match="cron schedule"):
@@ -151,8 +184,13 @@ def test_only_five_field_schedules_or_macros_reach_the_crontab(ws, schedule):
 
 
 def test_six_field_schedule_in_the_config_is_refused(ws):
-    ws.home.update(lambda c: c["workspaces"]["zeon"].setdefault("routines", []).append(
-        {"name": "qrt", "schedule": "0 23 * * * *", "command": "wake"}))
+    ws.home.update(
+        lambda c: (
+            c["workspaces"]["zeon"]
+            .setdefault("routines", [])
+            .append({"name": "qrt", "schedule": "0 23 * * * *", "command": "wake"})
+        )
+    )
     with pytest.raises(InvalidInput, match="cron schedule"):
         routines.routines(ws)
 

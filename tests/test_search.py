@@ -7,9 +7,18 @@ import pytest
 
 from conftest import run_giok
 from giok import Workspace
-from giok.store import refs
 from giok.errors import InvalidInput, PermissionDenied, WorkspaceError
-from giok.retrieval.search import DYNAMIC_GAP, MIN_SCORE, Response, Result, _cut, Options, needs_memory, reformulate
+from giok.retrieval.search import (
+    DYNAMIC_GAP,
+    MIN_SCORE,
+    Options,
+    Response,
+    Result,
+    _cut,
+    needs_memory,
+    reformulate,
+)
+from giok.store import refs
 
 
 @pytest.fixture
@@ -37,7 +46,18 @@ def test_korean_particles_find_the_entry(filled):
 def test_result_fields(filled):
     r = filled.search("coffee")[0]
     d = r.to_dict()
-    assert set(d) == {"id", "workspace", "path", "start_line", "end_line", "layer", "date", "score", "text", "source"}
+    assert set(d) == {
+        "id",
+        "workspace",
+        "path",
+        "start_line",
+        "end_line",
+        "layer",
+        "date",
+        "score",
+        "text",
+        "source",
+    }
     assert r.workspace == "zeon" and r.path == "MEMORY.md" and r.layer == "M90" and r.source == r.id
     assert 0.35 <= r.score <= 1.0
     assert filled.get(r.source).text == r.text
@@ -57,6 +77,7 @@ def test_nothing_relevant_returns_nothing(filled):
 def test_cutoffs_noise_and_gap():
     def mk(scores):
         return [Result(str(i), "w", "p", i, i, None, None, s, "", None) for i, s in enumerate(scores)]
+
     resp = Response("q", [])
     kept = _cut(mk([0.9, 0.85, 0.6, 0.55, 0.3]), Options(k=10), resp)
     assert [r.score for r in kept] == [0.9, 0.85] and resp.cut_noise == 1 and resp.cut_gap == 2
@@ -70,12 +91,18 @@ def test_monotonic_in_k(filled):
         filled.diary(f"coffee note number {i} about beans and roast")
     top10 = filled.search("coffee roast", k=10, min_score=0.0, gap=None)
     for k in (1, 3, 5):
-        assert [r.id for r in filled.search("coffee roast", k=k, min_score=0.0, gap=None)] == [r.id for r in top10[:k]]
+        assert [r.id for r in filled.search("coffee roast", k=k, min_score=0.0, gap=None)] == [
+            r.id for r in top10[:k]
+        ]
 
 
 def test_superseded_hidden_unless_asked(filled):
     old = filled.remember("Seojun likes green tea", layer="M90").entry
-    filled.edit("MEMORY.md", lambda t: (t.replace(f"id: {old.id}", f"id: {old.id}; superseded_by: m-ffffff"), None), "mark")
+    filled.edit(
+        "MEMORY.md",
+        lambda t: (t.replace(f"id: {old.id}", f"id: {old.id}; superseded_by: m-ffffff"), None),
+        "mark",
+    )
     assert not [r for r in filled.search("green tea") if r.source == old.id]
     assert [r for r in filled.search("green tea", include_superseded=True) if r.source == old.id]
 
@@ -84,7 +111,7 @@ def test_user_and_thread_scopes(filled):
     minji = filled.remember("Minji's locker code preference is blue", layer="M90", scope="user:minji").entry
     t = filled.remember("Thread seven discusses the blue locker", layer="M90", scope="thread:t7").entry
     ids = lambda **o: {r.source for r in filled.search("blue locker", k=10, **o)}  # noqa: E731
-    assert not {minji.id, t.id} & ids()                 # scopes by default: USER.md's user, no thread
+    assert not {minji.id, t.id} & ids()  # scopes by default: USER.md's user, no thread
     assert {minji.id, t.id} <= ids(all_scopes=True)
     assert minji.id not in ids(user="seojun") and minji.id in ids(user="minji")
     assert t.id not in ids(thread="t8") and t.id in ids(thread="t7")
@@ -108,19 +135,21 @@ def test_cross_workspace_search_and_permissions(filled, tmp_path, giok_home):
         filled.search("runbook", workspaces=["mira"])
     giok_home.update(lambda c: c["workspaces"]["mira"].update(readers=["zeon"]))
     assert filled.search("runbook", workspaces=["mira"])
-    assert other.search("runbook")                          # a workspace always reads itself
+    assert other.search("runbook")  # a workspace always reads itself
     with pytest.raises(PermissionDenied):
         filled.search("runbook", workspaces=["mira"], as_="someone")
     with pytest.raises(WorkspaceError, match="unknown workspace 'ghost'"):
         filled.search("x", workspaces=["ghost"])
 
 
-@pytest.mark.parametrize("query", ['"', "*", "NEAR", "AND", '" OR * NEAR(', "!!!", "제온\" AND"])
+@pytest.mark.parametrize("query", ['"', "*", "NEAR", "AND", '" OR * NEAR(', "!!!", '제온" AND'])
 def test_operator_queries_do_not_break(filled, query):
-    filled.search(query)          # no exception; results (if any) are real matches
+    filled.search(query)  # no exception; results (if any) are real matches
 
 
-@pytest.mark.parametrize("query,msg", [("", "empty query"), ("   ", "empty query"), ("x" * 100_000, "too long")])
+@pytest.mark.parametrize(
+    "query,msg", [("", "empty query"), ("   ", "empty query"), ("x" * 100_000, "too long")]
+)
 def test_bad_queries(filled, query, msg):
     with pytest.raises(InvalidInput, match=msg):
         filled.search(query)
@@ -136,11 +165,19 @@ def test_deletion_reaches_search(filled):
     assert not [r for r in filled.search("coffee") if r.source == hit.source]
 
 
-@pytest.mark.parametrize("query,needed", [
-    ("안녕!", False), ("hi", False), ("thanks!", False), ("fix the failing test in parser.py", False),
-    ("What is the capital of France?", False), ("what did we decide about the billing database?", True),
-    ("제온이 지난번에 뭐라고 했지?", True), ("Seojun coffee", True),
-])
+@pytest.mark.parametrize(
+    "query,needed",
+    [
+        ("안녕!", False),
+        ("hi", False),
+        ("thanks!", False),
+        ("fix the failing test in parser.py", False),
+        ("What is the capital of France?", False),
+        ("what did we decide about the billing database?", True),
+        ("제온이 지난번에 뭐라고 했지?", True),
+        ("Seojun coffee", True),
+    ],
+)
 def test_recall_decides_whether_memory_is_needed(query, needed):
     assert needs_memory(query)[0] is needed
 
@@ -174,7 +211,7 @@ def test_cli_search_json_and_text(filled, cli):
 
 def test_cli_batch_one_process(filled, tmp_path):
     queries = tmp_path / "q.txt"
-    queries.write_text("coffee\n\n\"\nPostgreSQL\n" + "y" * 5000 + "\n")
+    queries.write_text('coffee\n\n"\nPostgreSQL\n' + "y" * 5000 + "\n")
     out = run_giok("search", "--batch", str(queries), "-w", "zeon")
     lines = [json.loads(l) for l in out.stdout.splitlines()]
     assert out.returncode == 0 and len(lines) == 4

@@ -9,13 +9,18 @@ from search_quality_set import MEMORIES, NEGATIVES, QUERIES
 @pytest.fixture(scope="module")
 def stocked(tmp_path_factory):
     import os
+
     from giok import Home, Workspace
+
     home = Home(tmp_path_factory.mktemp("qhome"))
     old = os.environ.get("GIOK_HOME")
     os.environ["GIOK_HOME"] = str(home.path)
     ws, _ = Workspace.init(tmp_path_factory.mktemp("q") / "zeon", name="zeon", user="Seojun", home=home)
     mem = ws.root / "MEMORY.md"
-    mem.write_text(mem.read_text() + "".join(f"- {text} <!-- id: m-{i:06x} -->\n" for i, text in enumerate(MEMORIES.values())))
+    mem.write_text(
+        mem.read_text()
+        + "".join(f"- {text} <!-- id: m-{i:06x} -->\n" for i, text in enumerate(MEMORIES.values()))
+    )
     yield ws
     if old is not None:
         os.environ["GIOK_HOME"] = old
@@ -39,14 +44,21 @@ def test_particles_and_cross_language(stocked, monkeypatch):
 
 def test_unrelated_queries_return_nothing(stocked, monkeypatch):
     monkeypatch.setenv("GIOK_HOME", str(stocked.home.path))
-    found = {q: [r.text for r in stocked.search(q)] for q in NEGATIVES + ["what is my cat's name?", "오늘 저녁 메뉴 추천해줘"]}
+    found = {
+        q: [r.text for r in stocked.search(q)]
+        for q in NEGATIVES + ["what is my cat's name?", "오늘 저녁 메뉴 추천해줘"]
+    }
     assert not any(found.values()), found
 
 
 def test_related_queries_still_answer_in_both_languages(stocked, monkeypatch):
     monkeypatch.setenv("GIOK_HOME", str(stocked.home.path))
-    for query, key in [("What kind of coffee does Seojun drink?", "coffee"), ("배포 언제 해?", "deploy"),
-                       ("결제 서비스 데이터베이스는 뭘로 정했어?", "db"), ("회사 노트북 사양", "laptop")]:
+    for query, key in [
+        ("What kind of coffee does Seojun drink?", "coffee"),
+        ("배포 언제 해?", "deploy"),
+        ("결제 서비스 데이터베이스는 뭘로 정했어?", "db"),
+        ("회사 노트북 사양", "laptop"),
+    ]:
         results = stocked.search(query)
         assert results and results[0].text == MEMORIES[key], (query, [r.text for r in results])
         assert all(r.score >= 0.35 for r in results)
@@ -64,8 +76,12 @@ def test_identity_files_are_low_prior_in_search_and_left_out_of_recall(stocked, 
 
 def test_korean_query_finds_an_english_decision(ws):
     """The quickstart demo: a Korean question about a decision written in English."""
-    for text, layer in [("I am Zeon, Seojun's first agent.", "M0"), ("Seojun prefers short answers with the result first.", "M365"),
-                        ("Decided to use SQLite with FTS5 for the memory index.", "M90"), ("First draft of the memory essay is done.", "M30")]:
+    for text, layer in [
+        ("I am Zeon, Seojun's first agent.", "M0"),
+        ("Seojun prefers short answers with the result first.", "M365"),
+        ("Decided to use SQLite with FTS5 for the memory index.", "M90"),
+        ("First draft of the memory essay is done.", "M30"),
+    ]:
         ws.remember(text, layer=layer)
     found = ws.search("지난번에 어떤 데이터베이스로 정했지?")
     assert [r.text for r in found][:1] == ["Decided to use SQLite with FTS5 for the memory index."], found

@@ -19,7 +19,7 @@ def test_korean_object_particle_and_verb_endings():
 
 
 def test_short_korean_words_keep_their_form():
-    assert "아이" in terms("아이")          # the word itself stays a term
+    assert "아이" in terms("아이")  # the word itself stays a term
     assert stem_ko("이") == "이"
 
 
@@ -42,8 +42,22 @@ def test_language():
     assert language("VibeDojo v2 리팩터링을 하기로 결정했다 because") == "ko"
 
 
-NASTY = ['"', '*', 'NEAR', 'AND', 'OR NOT', '"unterminated', 'a:b', '(x', 'col:*', "^start", '제온" OR "x',
-         'NEAR(a b, 3)', '{a b}', "'; DROP TABLE memories; --"]
+NASTY = [
+    '"',
+    "*",
+    "NEAR",
+    "AND",
+    "OR NOT",
+    '"unterminated',
+    "a:b",
+    "(x",
+    "col:*",
+    "^start",
+    '제온" OR "x',
+    "NEAR(a b, 3)",
+    "{a b}",
+    "'; DROP TABLE memories; --",
+]
 
 
 @pytest.mark.parametrize("query", NASTY)

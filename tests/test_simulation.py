@@ -23,8 +23,12 @@ from simulate import INVARIANTS  # noqa: E402
 
 @pytest.fixture(scope="module")
 def run():
-    proc = subprocess.run([sys.executable, str(SCRIPT), "--days", str(DAYS), "--embedder", "fake", "--json",
-                           "--samples", "8"], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--days", str(DAYS), "--embedder", "fake", "--json", "--samples", "8"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode in (0, 1), proc.stderr[-3000:]
     result = json.loads(proc.stdout)
     return proc.returncode, result
@@ -34,10 +38,14 @@ def run():
 def test_invariant_holds_every_simulated_day(run, name):
     _, result = run
     row = result["invariants"][name]
-    assert row["checks"] > 0, f"{name}: the simulation never checked it (the scripted days do not exercise it)"
+    assert row["checks"] > 0, (
+        f"{name}: the simulation never checked it (the scripted days do not exercise it)"
+    )
     shown = "\n  ".join(row["samples"])
-    assert row["violations"] == 0, (f"{name}: {row['violations']} violation(s) in {row['checks']} checks over "
-                                    f"{DAYS} days ({row['distinct']} distinct), first ones:\n  {shown}")
+    assert row["violations"] == 0, (
+        f"{name}: {row['violations']} violation(s) in {row['checks']} checks over "
+        f"{DAYS} days ({row['distinct']} distinct), first ones:\n  {shown}"
+    )
 
 
 def test_exit_status_says_whether_any_invariant_was_violated(run):

@@ -7,8 +7,8 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from giok.store import git
 from giok.errors import InvalidInput
+from giok.store import git
 
 
 # -- lessons: the same title twice appends, never replaces --------------------------------------
@@ -20,7 +20,10 @@ def test_lesson_with_the_same_title_appends(ws, cli, monkeypatch):
     monkeypatch.setenv("GIOK_NOW", "2026-03-09T10:00")
     second = cli("lesson", "check the lockfile ", "--body", "CI fails when uv.lock is stale.", "--json")
     assert second.exit_code == 0
-    assert json.loads(second.output) == {"heading": "## [2026-03-05] Check the lockfile", "action": "appended"}
+    assert json.loads(second.output) == {
+        "heading": "## [2026-03-05] Check the lockfile",
+        "action": "appended",
+    }
     text = ws.read_text("compound/lessons.md")
     assert text.count("Check the lockfile") == 1
     assert "- Run uv lock before committing.\n- [2026-03-09] CI fails when uv.lock is stale.\n" in text
@@ -47,43 +50,54 @@ def test_lesson_appends_inside_its_own_section(ws):
 
 
 # -- compound/context.md: the flush writes the session context, boot injects it -----------------
-SPAN = "\n".join([
-    "user: 절대 main에 직접 푸시하지 마.",
-    "user: I prefer Korean from now on.",
-    "assistant: Next step: add the arm64 fallback.",
-])
+SPAN = "\n".join(
+    [
+        "user: 절대 main에 직접 푸시하지 마.",
+        "user: I prefer Korean from now on.",
+        "assistant: Next step: add the arm64 fallback.",
+    ]
+)
 
 
 def test_flush_writes_the_session_context_and_boot_injects_it(ws, monkeypatch):
     from giok.lifecycle import boot
     from giok.lifecycle.watchdog import flush
+
     monkeypatch.setenv("GIOK_NOW", "2026-03-05T14:00")
     flush(ws, SPAN, "s1", level="soft")
     context = ws.read_text("compound/context.md")
     assert context.startswith("# context.md : session context\n")
-    assert "- constraint: 절대 main에 직접 푸시하지 마." in context and "- pending: Next step: add the arm64 fallback." in context
-    monkeypatch.setenv("GIOK_NOW", "2026-03-07T09:00")          # a new session, two days on
+    assert (
+        "- constraint: 절대 main에 직접 푸시하지 마." in context
+        and "- pending: Next step: add the arm64 fallback." in context
+    )
+    monkeypatch.setenv("GIOK_NOW", "2026-03-07T09:00")  # a new session, two days on
     booted = boot.build(ws)
     assert "## Session context (compound/context.md)" in booted.text
     assert "- constraint: 절대 main에 직접 푸시하지 마." in booted.text
     assert "context" in [s["name"] for s in booted.to_dict()["sections"]]
-    assert "절대" not in boot.build(ws, context="group").text    # a group chat sees no private context
+    assert "절대" not in boot.build(ws, context="group").text  # a group chat sees no private context
 
 
 def test_a_later_flush_replaces_the_session_context(ws, monkeypatch):
     from giok.lifecycle.watchdog import flush
+
     monkeypatch.setenv("GIOK_NOW", "2026-03-05T14:00")
     flush(ws, SPAN, "s1", level="soft")
     flush(ws, "user: We decided to ship on Monday.", "s2", level="soft")
     context = ws.read_text("compound/context.md")
     assert "ship on Monday" in context and "arm64" not in context and "session s2" in context
-    assert len(git.log(ws.root, ["compound/context.md"], 5)) == 3   # init + two flushes: history keeps each
+    assert len(git.log(ws.root, ["compound/context.md"], 5)) == 3  # init + two flushes: history keeps each
 
 
 def test_boot_lists_the_session_context_it_could_not_fit(ws, monkeypatch):
     from giok.lifecycle import boot
-    ws.edit("compound/context.md", lambda old: (old + "\n".join(f"- pending: item {i} " + "word " * 30
-                                                                  for i in range(40)) + "\n", None), "hand edit")
+
+    ws.edit(
+        "compound/context.md",
+        lambda old: (old + "\n".join(f"- pending: item {i} " + "word " * 30 for i in range(40)) + "\n", None),
+        "hand edit",
+    )
     booted = boot.build(ws, budget=600)
     left = {d["section"]: d["count"] for d in booted.left_out}
     assert left.get("context", 0) > 0
@@ -99,7 +113,11 @@ class _Telegram(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).calls.append({"path": self.path, "body": body})
         ok = type(self).status == 200
-        data = {"ok": True, "result": {"message_id": 7}} if ok else {"ok": False, "description": "Forbidden: bot was blocked"}
+        data = (
+            {"ok": True, "result": {"message_id": 7}}
+            if ok
+            else {"ok": False, "description": "Forbidden: bot was blocked"}
+        )
         payload = json.dumps(data).encode()
         self.send_response(type(self).status)
         self.send_header("Content-Type", "application/json")
@@ -118,9 +136,18 @@ def telegram(giok_home, monkeypatch):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     monkeypatch.setenv("TG_TOKEN", "123:SECRET")
     # the bot and server come from the cross-view settings; the report names the user's chat
-    giok_home.update(lambda c: c.update(
-        crossview={"telegram": {"token_env": "TG_TOKEN", "base_url": f"http://127.0.0.1:{server.server_port}", "timeout": 5}},
-        distill_report={"transports": ["telegram"], "telegram": {"chat_id": "4242"}}))
+    giok_home.update(
+        lambda c: c.update(
+            crossview={
+                "telegram": {
+                    "token_env": "TG_TOKEN",
+                    "base_url": f"http://127.0.0.1:{server.server_port}",
+                    "timeout": 5,
+                }
+            },
+            distill_report={"transports": ["telegram"], "telegram": {"chat_id": "4242"}},
+        )
+    )
     yield _Telegram
     server.shutdown()
     server.server_close()
@@ -142,13 +169,14 @@ def test_distill_report_is_sent_to_the_users_telegram_chat(ws, telegram, cli, mo
     assert call["path"] == "/bot123:SECRET/sendMessage" and call["body"]["chat_id"] == "4242"
     text = call["body"]["text"]
     assert text.startswith("zeon nightly-distill: 1 day(s), 1 item(s) judged") and "SQLite WAL" in text
-    assert "크로스뷰" not in text                                   # a DM, not a relayed group post
+    assert "크로스뷰" not in text  # a DM, not a relayed group post
     assert "report sent over telegram" in report["notes"]
-    assert cli("distill").exit_code == 0 and len(telegram.calls) == 1   # nothing new: nothing sent
+    assert cli("distill").exit_code == 0 and len(telegram.calls) == 1  # nothing new: nothing sent
 
 
 def test_failed_delivery_is_a_note_not_a_failed_distill(ws, telegram, monkeypatch):
     from giok.lifecycle.distill import distill
+
     telegram.status = 403
     _night(ws, monkeypatch)
     report = distill(ws)
@@ -160,23 +188,44 @@ def test_failed_delivery_is_a_note_not_a_failed_distill(ws, telegram, monkeypatc
 
 def test_unreachable_transport_and_bad_config_are_notes(ws, giok_home, monkeypatch):
     from giok.lifecycle.distill import distill
+
     monkeypatch.setenv("TG_TOKEN", "123:SECRET")
-    giok_home.update(lambda c: c.update(distill_report={"transports": ["telegram", "pigeon"], "telegram": {
-        "chat_id": "1", "token_env": "TG_TOKEN", "base_url": "http://127.0.0.1:9", "timeout": 2}}))
+    giok_home.update(
+        lambda c: c.update(
+            distill_report={
+                "transports": ["telegram", "pigeon"],
+                "telegram": {
+                    "chat_id": "1",
+                    "token_env": "TG_TOKEN",
+                    "base_url": "http://127.0.0.1:9",
+                    "timeout": 2,
+                },
+            }
+        )
+    )
     _night(ws, monkeypatch)
     report = distill(ws)
     assert report.commit
     assert any(n.startswith("report not sent over telegram: telegram: no answer") for n in report.notes)
-    assert any(n.startswith("report not sent over pigeon: unknown cross-view transport") for n in report.notes)
+    assert any(
+        n.startswith("report not sent over pigeon: unknown cross-view transport") for n in report.notes
+    )
 
 
 def test_report_to_a_local_inbox_from_the_workspace_config(ws, giok_home, tmp_path, monkeypatch):
     from giok.lifecycle.crossview import Bus
     from giok.lifecycle.distill import distill
     from giok.store.workspace import Workspace
+
     Workspace.init(tmp_path / "simon", name="simon", home=giok_home)
-    giok_home.update(lambda c: c.update(crossview={"diary": False}) or
-                     c["workspaces"]["zeon"].update(distill_report={"transports": ["local"], "local": {"to": ["simon"]}}))
+    giok_home.update(
+        lambda c: (
+            c.update(crossview={"diary": False})
+            or c["workspaces"]["zeon"].update(
+                distill_report={"transports": ["local"], "local": {"to": ["simon"]}}
+            )
+        )
+    )
     _night(ws, monkeypatch)
     report = distill(ws)
     [message] = Bus(giok_home).inbox("simon")
@@ -187,6 +236,7 @@ def test_report_to_a_local_inbox_from_the_workspace_config(ws, giok_home, tmp_pa
 def test_no_report_transport_by_default(ws, giok_home, monkeypatch):
     from giok.lifecycle.crossview import Bus
     from giok.lifecycle.distill import distill
+
     _night(ws, monkeypatch)
     report = distill(ws)
     assert report.commit and not any("report" in n for n in report.notes)

@@ -4,25 +4,46 @@ import json
 
 import pytest
 
-from giok.store import git
 from giok.errors import InvalidInput
 from giok.lifecycle.watchdog import Thresholds, Watchdog, extract, flush, level, messages, watch
-
+from giok.store import git
 from llm_server import FakeLLM
 
-CONVERSATION = "\n".join(json.dumps(m) for m in [
-    {"role": "system", "content": "You are Zeon. We decided nothing here."},
-    {"role": "user", "content": "Let's go with SQLite WAL for the index. My api_key = sk-abcdefghijklmnopqrstuvwx"},
-    {"role": "assistant", "content": [{"type": "text", "text":
-        "I found that FTS5 trigram handles Korean well. The build failed on arm64 because of AVX2. "
-        "Next step: add a fallback for arm64."}]},
-    {"role": "tool", "content": "error: 5000 lines of logs that must not be summarised"},
-])
+CONVERSATION = "\n".join(
+    json.dumps(m)
+    for m in [
+        {"role": "system", "content": "You are Zeon. We decided nothing here."},
+        {
+            "role": "user",
+            "content": "Let's go with SQLite WAL for the index. My api_key = sk-abcdefghijklmnopqrstuvwx",
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "text",
+                    "text": "I found that FTS5 trigram handles Korean well. The build failed on arm64 because of AVX2. "
+                    "Next step: add a fallback for arm64.",
+                }
+            ],
+        },
+        {"role": "tool", "content": "error: 5000 lines of logs that must not be summarised"},
+    ]
+)
 
 
-@pytest.mark.parametrize("used,expected", [
-    (0, "ok"), (104_999, "ok"), (105_000, "soft"), (129_749, "soft"), (129_750, "hard"), (150_000, "hard"), (165_000, "hard"),
-])
+@pytest.mark.parametrize(
+    "used,expected",
+    [
+        (0, "ok"),
+        (104_999, "ok"),
+        (105_000, "soft"),
+        (129_749, "soft"),
+        (129_750, "hard"),
+        (150_000, "hard"),
+        (165_000, "hard"),
+    ],
+)
 def test_seed_thresholds_for_a_150k_window(used, expected):
     assert level(used, 150_000) == expected
 
@@ -56,7 +77,14 @@ def test_one_flush_per_crossing(ws, monkeypatch):
     assert len(git.log(ws.root, ["."], 100)) == commits  # nothing written the second time
     hard = watch(ws, 129_750, 150_000, "s1")
     assert hard.flush_due and hard.action.startswith("hard")
-    assert flush(ws, CONVERSATION + "\n" + json.dumps({"role": "user", "content": "We decided to ship on Monday."}), "s1").level == "hard"
+    assert (
+        flush(
+            ws,
+            CONVERSATION + "\n" + json.dumps({"role": "user", "content": "We decided to ship on Monday."}),
+            "s1",
+        ).level
+        == "hard"
+    )
     assert flush(ws, CONVERSATION, "s1").action == "skipped"
     assert flush(ws, CONVERSATION, "s2").action == "flushed"  # a new session flushes again
 
@@ -84,11 +112,20 @@ def test_flush_is_append_only_to_diary_and_memo(ws, monkeypatch):
 
 
 def test_conversation_formats():
-    claude_code = json.dumps({"type": "user", "message": {"role": "user", "content": "We decided to use tabs."}})
+    claude_code = json.dumps(
+        {"type": "user", "message": {"role": "user", "content": "We decided to use tabs."}}
+    )
     assert messages(claude_code) == [("user", "We decided to use tabs.")]
-    assert messages('[{"role": "assistant", "content": "I found the bug."}]') == [("assistant", "I found the bug.")]
-    assert messages("plain line one\n\nWe decided X") == [("text", "plain line one"), ("text", "We decided X")]
-    gist = extract("오늘 회의에서 배포는 월요일에 하기로 결정했다.\n빌드가 arm64에서 실패했다.\n내일 테스트를 더 해야 한다.")
+    assert messages('[{"role": "assistant", "content": "I found the bug."}]') == [
+        ("assistant", "I found the bug.")
+    ]
+    assert messages("plain line one\n\nWe decided X") == [
+        ("text", "plain line one"),
+        ("text", "We decided X"),
+    ]
+    gist = extract(
+        "오늘 회의에서 배포는 월요일에 하기로 결정했다.\n빌드가 arm64에서 실패했다.\n내일 테스트를 더 해야 한다."
+    )
     assert gist["decisions"] and gist["failures"] and gist["pending"]
 
 
@@ -133,13 +170,29 @@ def test_cli_watch_and_flush(ws, cli, monkeypatch):
     assert ok.exit_code == 0 and json.loads(ok.output)["level"] == "ok"
     soft = cli("watch", "--used", "105000", "--window", "150000", "--session", "c", "-w", "zeon")
     assert soft.exit_code == 0 and soft.output.startswith("soft 70.0%")
-    soft = cli("watch", "--used", "105000", "--window", "150000", "--session", "c", "-w", "zeon", "--exit-code")
+    soft = cli(
+        "watch", "--used", "105000", "--window", "150000", "--session", "c", "-w", "zeon", "--exit-code"
+    )
     assert soft.exit_code == 10
     done = cli("flush", "--session", "c", "-w", "zeon", "--json", input=CONVERSATION)
     assert done.exit_code == 0 and json.loads(done.output)["action"] == "flushed"
-    again = cli("watch", "--used", "105001", "--window", "150000", "--session", "c", "-w", "zeon", "--exit-code")
+    again = cli(
+        "watch", "--used", "105001", "--window", "150000", "--session", "c", "-w", "zeon", "--exit-code"
+    )
     assert again.exit_code == 0 and "already flushed" in again.output
-    hard = cli("watch", "--used", "129750", "--window", "150000", "--session", "c", "-w", "zeon", "--json", "--exit-code")
+    hard = cli(
+        "watch",
+        "--used",
+        "129750",
+        "--window",
+        "150000",
+        "--session",
+        "c",
+        "-w",
+        "zeon",
+        "--json",
+        "--exit-code",
+    )
     assert hard.exit_code == 11 and json.loads(hard.output)["level"] == "hard"
     bad = cli("watch", "--used", "5", "--window", "0", "-w", "zeon")
     assert bad.exit_code != 0 and "Error: window" in bad.output

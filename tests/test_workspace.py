@@ -8,13 +8,27 @@ import pytest
 from giok import Workspace
 from giok.errors import DirtyFileError, GitError, InvalidInput, NotFound, WorkspaceError
 
-LAYOUT = ["SOUL.md", "USER.md", "AGENTS.md", "MEMORY.md", "HEARTBEAT.md", "TOOLS.md",
-          "compound/lessons.md", "compound/context.md", "state/memo.md", "state/tasks.md",
-          "state/decisions.md", "drafts", ".gitignore"]
+LAYOUT = [
+    "SOUL.md",
+    "USER.md",
+    "AGENTS.md",
+    "MEMORY.md",
+    "HEARTBEAT.md",
+    "TOOLS.md",
+    "compound/lessons.md",
+    "compound/context.md",
+    "state/memo.md",
+    "state/tasks.md",
+    "state/decisions.md",
+    "drafts",
+    ".gitignore",
+]
 
 
 def git(ws, *args):
-    return subprocess.run(["git", "-C", str(ws.root), *args], capture_output=True, text=True, check=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(ws.root), *args], capture_output=True, text=True, check=True
+    ).stdout
 
 
 def commits(ws):
@@ -25,12 +39,20 @@ def test_init_creates_layout_and_commits(ws, monkeypatch):
     for rel in LAYOUT:
         assert (ws.root / rel).exists(), rel
     assert list((ws.root / "memory").glob("*.md"))
-    assert "## TIER 1" in (ws.root / "AGENTS.md").read_text() and "## TIER 2" in (ws.root / "AGENTS.md").read_text()
+    assert (
+        "## TIER 1" in (ws.root / "AGENTS.md").read_text()
+        and "## TIER 2" in (ws.root / "AGENTS.md").read_text()
+    )
     assert ".giok/" in (ws.root / ".gitignore").read_text()
     assert commits(ws) == ["giok: init workspace zeon"]
     assert git(ws, "status", "--porcelain") == ""
     mf = ws.memory()
-    assert [l.layer for l in mf.lines if type(l).__name__ == "Heading" and l.layer] == ["M0", "M365", "M90", "M30"]
+    assert [l.layer for l in mf.lines if type(l).__name__ == "Heading" and l.layer] == [
+        "M0",
+        "M365",
+        "M90",
+        "M30",
+    ]
 
 
 def test_korean_templates(tmp_path, giok_home):
@@ -43,8 +65,11 @@ def test_korean_templates(tmp_path, giok_home):
 def test_adopting_an_existing_folder_changes_nothing_that_was_there(tmp_path, giok_home):
     root = tmp_path / "openclaw"
     (root / "memory").mkdir(parents=True)
-    original = {"MEMORY.md": "my own memory\n- not in any layer\n", "memory/2026-03-04.md": "# old day\n",
-                "SOUL.md": "I am someone else.\n"}
+    original = {
+        "MEMORY.md": "my own memory\n- not in any layer\n",
+        "memory/2026-03-04.md": "# old day\n",
+        "SOUL.md": "I am someone else.\n",
+    }
     for rel, text in original.items():
         (root / rel).write_text(text)
     ws, created = Workspace.init(root, name="claw", home=giok_home)
@@ -70,18 +95,21 @@ def test_remember_defaults_and_commit(ws, monkeypatch):
         ws.remember("bad", layer="M0", expires="2027-01-01")
 
 
-@pytest.mark.parametrize("kwargs,message", [
-    ({"text": ""}, "empty"),
-    ({"text": "   \n\t "}, "empty"),
-    ({"text": "x" * 9000}, "limit"),
-    ({"text": "bin\x00ary"}, "binary"),
-    ({"text": "ok", "layer": "M7"}, "invalid layer"),
-    ({"text": "ok", "expires": "2026-02-30"}, "no such day"),
-    ({"text": "ok", "expires": "tomorrow"}, "invalid date"),
-    ({"text": "ok", "scope": "user:"}, "invalid scope"),
-    ({"text": "ok", "confidence": 3}, "confidence"),
-    ({"text": "ok", "type": "gossip"}, "invalid type"),
-])
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"text": ""}, "empty"),
+        ({"text": "   \n\t "}, "empty"),
+        ({"text": "x" * 9000}, "limit"),
+        ({"text": "bin\x00ary"}, "binary"),
+        ({"text": "ok", "layer": "M7"}, "invalid layer"),
+        ({"text": "ok", "expires": "2026-02-30"}, "no such day"),
+        ({"text": "ok", "expires": "tomorrow"}, "invalid date"),
+        ({"text": "ok", "scope": "user:"}, "invalid scope"),
+        ({"text": "ok", "confidence": 3}, "confidence"),
+        ({"text": "ok", "type": "gossip"}, "invalid type"),
+    ],
+)
 def test_remember_rejects_bad_input_and_writes_nothing(ws, kwargs, message):
     before = (ws.root / "MEMORY.md").read_bytes()
     with pytest.raises(InvalidInput, match=message):
@@ -118,7 +146,10 @@ def test_lesson_and_decisions(ws, monkeypatch):
     monkeypatch.setenv("GIOK_NOW", "2026-03-05")
     ws.lesson("Parallel subagents", "spawn, then poll after 5 minutes\nnever rely on auto-announce")
     text = (ws.root / "compound/lessons.md").read_text()
-    assert "## [2026-03-05] Parallel subagents\n- spawn, then poll after 5 minutes\n- never rely on auto-announce" in text
+    assert (
+        "## [2026-03-05] Parallel subagents\n- spawn, then poll after 5 minutes\n- never rely on auto-announce"
+        in text
+    )
     assert ws.decide("Use SQLite", why="one file, no server") == "D-001"
     before = (ws.root / "state/decisions.md").read_text()
     assert ws.decide("Use PostgreSQL", why="team grew", supersedes="D-001") == "D-002"
@@ -168,6 +199,7 @@ def test_workspace_without_git_identity_gets_clear_error(ws):
 
 def test_workspace_that_is_not_a_repo(ws):
     import shutil
+
     shutil.rmtree(ws.root / ".git")
     with pytest.raises(GitError, match="not a git repository"):
         ws.remember("something")
@@ -226,7 +258,10 @@ def test_a_write_never_commits_what_the_user_had_staged(ws):
 
 def test_a_write_whose_commit_fails_is_undone(ws, monkeypatch):
     before = (ws.root / "MEMORY.md").read_bytes()
-    monkeypatch.setattr("giok.store.git.commit", lambda *a, **k: (_ for _ in ()).throw(GitError("git commit failed: disk full")))
+    monkeypatch.setattr(
+        "giok.store.git.commit",
+        lambda *a, **k: (_ for _ in ()).throw(GitError("git commit failed: disk full")),
+    )
     with pytest.raises(GitError, match="disk full"):
         ws.remember("The staging server moved to port 8443")
     assert (ws.root / "MEMORY.md").read_bytes() == before

@@ -9,8 +9,17 @@ command does not pay for modules it never touches.
 from importlib import import_module
 
 from giok.errors import (
-    ConflictError, DirtyFileError, GiokError, GitError, InvalidInput, LockTimeout, LoopRefused, NotFound,
-    PermissionDenied, ProviderError, WorkspaceError,
+    ConflictError,
+    DirtyFileError,
+    GiokError,
+    GitError,
+    InvalidInput,
+    LockTimeout,
+    LoopRefused,
+    NotFound,
+    PermissionDenied,
+    ProviderError,
+    WorkspaceError,
 )
 from giok.store.home import Home
 from giok.store.memoryfile import LAYERS, MemoryEntry, MemoryFile
@@ -33,9 +42,25 @@ _LAZY = {
 }
 
 __all__ = [
-    "ConflictError", "DirtyFileError", "GiokError", "GitError", "Home", "InvalidInput", "LAYERS",
-    "LockTimeout", "LoopRefused", "MemoryEntry", "MemoryFile", "NotFound", "PermissionDenied",
-    "ProviderError", "Workspace", "WorkspaceError", "WriteResult", "__version__", *sorted(_LAZY),
+    "ConflictError",
+    "DirtyFileError",
+    "GiokError",
+    "GitError",
+    "Home",
+    "InvalidInput",
+    "LAYERS",
+    "LockTimeout",
+    "LoopRefused",
+    "MemoryEntry",
+    "MemoryFile",
+    "NotFound",
+    "PermissionDenied",
+    "ProviderError",
+    "Workspace",
+    "WorkspaceError",
+    "WriteResult",
+    "__version__",
+    *sorted(_LAZY),
 ]
 
 

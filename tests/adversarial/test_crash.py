@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from conftest import run_giok
 from giok.store import git
 from giok.store.memoryfile import MemoryFile
-from conftest import run_giok
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,14 +44,21 @@ main(sys.argv[1:], prog_name="giok")
 
 
 def killed(ws, point: str, *args: str) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-c", KILLER, "-w", str(ws.root), *args], capture_output=True, text=True,
-                          env={**os.environ, "KILL_AT": point}, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", KILLER, "-w", str(ws.root), *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "KILL_AT": point},
+        timeout=60,
+    )
     assert proc.returncode == -9, proc.stderr
     return proc
 
 
 def sh(ws, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(ws.root), *args], capture_output=True, text=True, check=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(ws.root), *args], capture_output=True, text=True, check=True
+    ).stdout
 
 
 def head_memory(ws) -> MemoryFile:
@@ -68,13 +75,13 @@ def probe(ws, text: str = "Project probe runs on the quartz lumen cluster") -> l
 def test_killed_forget_is_rolled_back_not_swept_into_the_next_commit(ws):
     entry = ws.remember("The staging server lives at stage.local").entry.id
     killed(ws, "before-commit", "forget", entry, "--reason", "moved to prod")
-    assert entry not in (ws.root / "MEMORY.md").read_text()   # half-done: file changed, no commit
+    assert entry not in (ws.root / "MEMORY.md").read_text()  # half-done: file changed, no commit
     changed = probe(ws)
-    assert changed == ["1\t0\tMEMORY.md"], changed   # only the probe's own line
-    assert head_memory(ws).find(entry) is not None   # the forget never happened, so it is not half-kept
+    assert changed == ["1\t0\tMEMORY.md"], changed  # only the probe's own line
+    assert head_memory(ws).find(entry) is not None  # the forget never happened, so it is not half-kept
     assert sh(ws, "status", "--porcelain") == ""
     assert not (ws.root / ".giok" / "journal.json").exists()
-    again = run_giok("-w", ws.root, "forget", entry, "--reason", "moved to prod")   # the retry does it whole
+    again = run_giok("-w", ws.root, "forget", entry, "--reason", "moved to prod")  # the retry does it whole
     assert again.returncode == 0, again.stderr
     assert "Reason: moved to prod" in sh(ws, "log", "-1", "--format=%B")
 
@@ -84,7 +91,7 @@ def test_distill_killed_between_its_files_is_rolled_back(ws):
     ws.remember("Project alpha runs on the amber falcon cluster")
     before = sh(ws, "rev-parse", "HEAD").strip()
     killed(ws, "after-write-1", "distill")
-    assert sh(ws, "status", "--porcelain")   # something was written, nothing committed
+    assert sh(ws, "status", "--porcelain")  # something was written, nothing committed
     changed = probe(ws)
     assert changed == ["1\t0\tMEMORY.md"], changed
     assert sh(ws, "status", "--porcelain") == ""
@@ -104,13 +111,24 @@ def test_killed_right_after_its_commit_the_write_stays(ws):
 
 def test_memory_tool_delete_killed_before_its_commit_puts_the_note_back(ws):
     from giok.edges.memory_tool import MemoryTool
+
     MemoryTool(ws).handle({"command": "create", "path": "/memories/notes/a.md", "file_text": "keep me\n"})
     killed_delete = subprocess.run(
-        [sys.executable, "-c", KILLER.replace("from giok.edges.cli import main\nmain(sys.argv[1:], prog_name=\"giok\")",
-                                              "from giok import Workspace\nfrom giok.edges.memory_tool import MemoryTool\n"
-                                              "MemoryTool(Workspace(sys.argv[1])).handle("
-                                              "{'command': 'delete', 'path': '/memories/notes/a.md'})"),
-         str(ws.root)], capture_output=True, text=True, env={**os.environ, "KILL_AT": "before-commit"})
+        [
+            sys.executable,
+            "-c",
+            KILLER.replace(
+                'from giok.edges.cli import main\nmain(sys.argv[1:], prog_name="giok")',
+                "from giok import Workspace\nfrom giok.edges.memory_tool import MemoryTool\n"
+                "MemoryTool(Workspace(sys.argv[1])).handle("
+                "{'command': 'delete', 'path': '/memories/notes/a.md'})",
+            ),
+            str(ws.root),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "KILL_AT": "before-commit"},
+    )
     assert killed_delete.returncode == -9, killed_delete.stderr
     assert not (ws.root / "notes/a.md").exists()
     probe(ws)
@@ -126,8 +144,10 @@ def test_check_reports_an_interrupted_write_and_changes_nothing(ws):
     assert sh(ws, "status", "--porcelain") == dirty
 
 
-@pytest.mark.parametrize("locks", [["HEAD.lock"], ["index.lock", "HEAD.lock", "refs/heads/main.lock",
-                                                   "packed-refs.lock", "config.lock"]])
+@pytest.mark.parametrize(
+    "locks",
+    [["HEAD.lock"], ["index.lock", "HEAD.lock", "refs/heads/main.lock", "packed-refs.lock", "config.lock"]],
+)
 def test_stale_git_locks_left_by_a_killed_git_are_recovered(ws, locks):
     for name in locks:
         (ws.root / ".git" / name).write_text("")
@@ -140,8 +160,11 @@ def test_stale_git_locks_left_by_a_killed_git_are_recovered(ws, locks):
 def test_a_running_git_keeps_its_lock_and_the_error_names_the_file(ws):
     lock = ws.root / ".git" / "HEAD.lock"
     lock.write_text("")
-    holder = subprocess.Popen(["git", "-C", str(ws.root), "hash-object", "--stdin"], stdin=subprocess.PIPE,
-                              stdout=subprocess.DEVNULL)
+    holder = subprocess.Popen(
+        ["git", "-C", str(ws.root), "hash-object", "--stdin"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+    )
     try:
         time.sleep(0.1)
         done = run_giok("-w", ws.root, "remember", "Project delta runs on the garnet juniper cluster")
@@ -164,8 +187,11 @@ def test_a_git_error_caused_by_a_lock_names_it(ws):
 
 
 def test_stray_temp_files_are_removed_everywhere(ws):
-    strays = [ws.root / "memory" / ".2026-01-01.md.abcd1234.tmp", ws.root / "state" / ".tasks.md.x1y2z3w4.tmp",
-              ws.root / ".MEMORY.md.k9k9k9k9.tmp"]
+    strays = [
+        ws.root / "memory" / ".2026-01-01.md.abcd1234.tmp",
+        ws.root / "state" / ".tasks.md.x1y2z3w4.tmp",
+        ws.root / ".MEMORY.md.k9k9k9k9.tmp",
+    ]
     for stray in strays:
         stray.write_text("half")
     assert "temp file" in run_giok("-w", ws.root, "check").stdout
@@ -193,8 +219,24 @@ def test_a_hand_edit_gets_its_own_commit_before_giok_writes(ws):
 
 
 def test_soak_reduced(tmp_path):
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "soak.py"), "--kills", "15", "--writers", "4",
-                           "--duration", "3", "--json", "--seed", "11"], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "soak.py"),
+            "--kills",
+            "15",
+            "--writers",
+            "4",
+            "--duration",
+            "3",
+            "--json",
+            "--seed",
+            "11",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     table = json.loads(proc.stdout.strip().splitlines()[-1])
     for name, row in table.items():
         assert row["failed"] == 0 and row["lost"] == 0, (name, row, proc.stderr[-2000:])
@@ -205,6 +247,7 @@ def _interrupted(ws, message: str, changes: dict[str, bytes]) -> None:
     """What a writer killed after writing its files and before its commit leaves behind."""
     from giok.store import journal
     from giok.store.fsutil import atomic_write
+
     journal.begin(ws.root, message, changes)
     for rel, data in changes.items():
         atomic_write(ws.root / rel, data)
@@ -217,8 +260,11 @@ def test_a_hand_edit_after_a_killed_write_finishes_the_write_and_loses_nothing(w
     memory = ws.read_text("MEMORY.md")
     without = "".join(l for l in memory.splitlines(True) if entry.id not in l)
     archive = f"# Archive 2026-11\n\n- {entry.text} <!-- id: {entry.id} -->\n"
-    _interrupted(ws, "nightly-distill: 2026-12-03", {"MEMORY.md": without.encode(),
-                                                     "memory/archive/2026-11.md": archive.encode()})
+    _interrupted(
+        ws,
+        "nightly-distill: 2026-12-03",
+        {"MEMORY.md": without.encode(), "memory/archive/2026-11.md": archive.encode()},
+    )
     with open(ws.root / "MEMORY.md", "a", encoding="utf-8") as f:
         f.write("- a note added by hand\n")
     ws.diary("the next write settles the journal")
@@ -232,7 +278,9 @@ def test_a_hand_edit_after_a_killed_write_finishes_the_write_and_loses_nothing(w
 
 def test_a_killed_write_without_hand_edits_is_still_rolled_back(ws):
     before = ws.read_text("MEMORY.md")
-    _interrupted(ws, "memory: remember m-000001 (M30) x", {"MEMORY.md": (before + "- [2026-12-03] x\n").encode()})
+    _interrupted(
+        ws, "memory: remember m-000001 (M30) x", {"MEMORY.md": (before + "- [2026-12-03] x\n").encode()}
+    )
     ws.diary("the next write settles the journal")
     assert ws.read_text("MEMORY.md") == before
 
@@ -242,6 +290,7 @@ def test_a_workspace_in_a_git_worktree_keeps_a_committed_write(tmp_path, giok_ho
     committed, not be undone."""
     from giok import Workspace
     from giok.store import journal
+
     main = tmp_path / "repo"
     main.mkdir()
     git.run(main, "init", "-q")

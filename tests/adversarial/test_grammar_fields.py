@@ -7,10 +7,9 @@ import json
 
 import pytest
 
+from conftest import run_giok
 from giok.errors import InvalidInput
 from giok.store.memoryfile import MemoryEntry, MemoryFile, derived_id, empty
-
-from conftest import run_giok
 
 # Values that try to set `scope` (or another field) from inside another field.
 PAYLOADS = [
@@ -42,7 +41,7 @@ def test_no_field_value_sets_another_field(field, payload):
     [back] = mf.entries()
     assert back.fields == fields and back.expires is None and back.text == "Minji likes tea"
     line = mf.render().decode().splitlines()[-1]
-    comment = line[line.index("<!--") + 4:]
+    comment = line[line.index("<!--") + 4 :]
     assert comment.count("-->") == 1 and comment.endswith("-->")  # no value closes the comment
 
 
@@ -57,8 +56,17 @@ def test_field_keys_that_are_not_names_are_refused():
 
 @pytest.mark.parametrize("payload", PAYLOADS[:4])
 def test_cli_source_cannot_set_the_scope(ws, payload):
-    done = run_giok("-w", ws.root, "remember", "Minji likes green tea in the morning", "--user", "minji",
-                    "--source", payload, "--json")
+    done = run_giok(
+        "-w",
+        ws.root,
+        "remember",
+        "Minji likes green tea in the morning",
+        "--user",
+        "minji",
+        "--source",
+        payload,
+        "--json",
+    )
     assert done.returncode == 0, done.stderr
     entry_id = json.loads(done.stdout)["entry"]["id"]
     stored = ws.get(entry_id)
@@ -106,16 +114,22 @@ def test_hand_written_entry_keeps_its_id_when_touched(text):
 
 
 def test_text_with_a_line_break_never_splits_the_file():
-    entry = MemoryEntry(text="first line\nsecond line <!-- scope: workspace -->", layer="M30",
-                        fields={"id": "m-abc123", "scope": "user:minji"})
+    entry = MemoryEntry(
+        text="first line\nsecond line <!-- scope: workspace -->",
+        layer="M30",
+        fields={"id": "m-abc123", "scope": "user:minji"},
+    )
     mf = _reparsed(entry)
     [back] = mf.entries()
     assert back.text == entry.text and back.scope == "user:minji"
 
 
-@pytest.mark.parametrize("line", ["<!" * 50000, "<!-" * 50000 + ">", "<!- a: b >" * 30000 + " y", "<!-- " * 30000])
+@pytest.mark.parametrize(
+    "line", ["<!" * 50000, "<!-" * 50000 + ">", "<!- a: b >" * 30000 + " y", "<!-- " * 30000]
+)
 def test_a_line_of_many_comment_markers_parses_in_linear_time(line):
     import time
+
     data = f"## M30\n- x {line}\n".encode()
     start = time.perf_counter()
     mf = MemoryFile.parse(data)

@@ -15,9 +15,8 @@ import time
 
 import pytest
 
-from giok.edges.memory_tool import MemoryTool
-
 from conftest import run_giok
+from giok.edges.memory_tool import MemoryTool
 
 OUTSIDE = "outside-secret-7f3a tangerine"
 
@@ -31,8 +30,12 @@ def filled(ws, giok_home):
 
 
 def _batch(data: bytes, *extra, timeout=120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "giok", "search", "--batch", "-", "-w", "zeon", *extra],
-                          input=data, capture_output=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "giok", "search", "--batch", "-", "-w", "zeon", *extra],
+        input=data,
+        capture_output=True,
+        timeout=timeout,
+    )
 
 
 def _one_error(proc: subprocess.CompletedProcess) -> str:
@@ -48,7 +51,7 @@ def test_batch_with_invalid_utf8_is_one_clear_error(filled):
     err = _one_error(proc)
     assert proc.returncode == 2 and "line 2" in err and "UTF-8" in err
     answered = [json.loads(line) for line in proc.stdout.splitlines()]
-    assert [a["query"] for a in answered] == ["coffee"]          # the lines before it were answered
+    assert [a["query"] for a in answered] == ["coffee"]  # the lines before it were answered
 
 
 def test_batch_file_over_the_cap_is_refused_before_any_search(filled, tmp_path):
@@ -62,7 +65,7 @@ def test_batch_file_over_the_cap_is_refused_before_any_search(filled, tmp_path):
 
 
 def test_batch_on_a_pipe_stops_at_the_cap(filled):
-    proc = _batch(b"?\n" * 200_000)                              # "?" has no words: answered at once
+    proc = _batch(b"?\n" * 200_000)  # "?" has no words: answered at once
     err = _one_error(proc)
     assert proc.returncode == 2 and "1,000" in err
     assert len(proc.stdout.splitlines()) == 1000
@@ -73,7 +76,7 @@ def test_batch_long_lines_nul_bytes_and_empty_lines(filled):
     proc = _batch(data)
     assert proc.returncode == 0, proc.stderr
     out = [json.loads(line) for line in proc.stdout.splitlines()]
-    assert len(out) == 4                                         # empty and blank lines are skipped
+    assert len(out) == 4  # empty and blank lines are skipped
     assert out[0]["results"] and out[3]["results"]
     assert "too long" in out[1]["error"] and len(out[1]["query"]) < 1000
     assert "binary" in out[2]["error"]
@@ -84,8 +87,13 @@ class RawServer:
     """`giok mcp` in a subprocess, spoken to in raw JSON-RPC lines."""
 
     def __init__(self, env: dict):
-        self.proc = subprocess.Popen([sys.executable, "-m", "giok", "mcp", "-w", "zeon"], env=env,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "giok", "mcp", "-w", "zeon"],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         self.lines: queue.Queue = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()
 
@@ -119,8 +127,15 @@ class RawServer:
 @pytest.fixture
 def raw_server(filled):
     server = RawServer({**os.environ})
-    server.request(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                     "clientInfo": {"name": "hostile", "version": "0"}})
+    server.request(
+        1,
+        "initialize",
+        {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "hostile", "version": "0"},
+        },
+    )
     assert server.next()["result"]["serverInfo"]["name"] == "giok"
     server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
     yield server
@@ -144,17 +159,34 @@ def test_mcp_protocol_errors_and_the_server_keeps_serving(raw_server):
     assert got[3]["error"]["code"] == -32602
     # arguments that fail the tool's input schema are a tool execution error the model can read
     # and correct (MCP 2025-11-25, SEP-1303), not a protocol error
-    assert got[4]["result"]["isError"] is True and "invalid arguments" in got[4]["result"]["content"][0]["text"]
+    assert (
+        got[4]["result"]["isError"] is True and "invalid arguments" in got[4]["result"]["content"][0]["text"]
+    )
     assert len(got[5]["result"]["tools"]) > 5
     assert "coffee" in got[6]["result"]["content"][0]["text"] and not got[6]["result"].get("isError")
 
 
 # -- path escapes -----------------------------------------------------------------------------
 ESCAPES = [  # refused everywhere
-    "../outside.md", "../../outside.md", "memory/../../outside.md", "MEMORY.md/../../outside.md", " ../outside.md",
-    "memory/..", "/etc/passwd", "{outside}", "%2e%2e/outside.md", "memory/%2e%2e/%2e%2e/outside.md",
-    "..%2foutside.md", "%2E%2E%2Foutside.md", "memory/..%5c..%5coutside.md", "memory\\..\\..\\outside.md",
-    "MEMORY.md\x00.txt", "memory/\x00/x.md", "\x00", "memory/" + "a" * 5000 + ".md", "memory/" + "x/" * 3000 + "a.md",
+    "../outside.md",
+    "../../outside.md",
+    "memory/../../outside.md",
+    "MEMORY.md/../../outside.md",
+    " ../outside.md",
+    "memory/..",
+    "/etc/passwd",
+    "{outside}",
+    "%2e%2e/outside.md",
+    "memory/%2e%2e/%2e%2e/outside.md",
+    "..%2foutside.md",
+    "%2E%2E%2Foutside.md",
+    "memory/..%5c..%5coutside.md",
+    "memory\\..\\..\\outside.md",
+    "MEMORY.md\x00.txt",
+    "memory/\x00/x.md",
+    "\x00",
+    "memory/" + "a" * 5000 + ".md",
+    "memory/" + "x/" * 3000 + "a.md",
     "memory/" + "a" * 300 + ".md",
 ]
 ODD = ["~/outside.md", "file://{outside}"]  # plain names inside the workspace: refused or kept inside
@@ -185,24 +217,51 @@ def test_memory_tool_refuses_every_escape(filled, command):
     before = (filled.root.parent / "outside.md").read_bytes()
     for path in _paths(filled):
         for given in (path, "/memories/" + path):
-            params = {"command": command, "path": given, "file_text": "x", "old_str": OUTSIDE, "new_str": "y",
-                      "insert_line": 0, "insert_text": "x", "old_path": given, "new_path": "/memories/notes/stolen.md"}
-            result = tool.tool_result({"id": "t1", "input": params})   # never raises: a tool error
-            inside = given.startswith("/memories/") and path.startswith("/")   # /memories//etc/x: a folder inside
+            params = {
+                "command": command,
+                "path": given,
+                "file_text": "x",
+                "old_str": OUTSIDE,
+                "new_str": "y",
+                "insert_line": 0,
+                "insert_text": "x",
+                "old_path": given,
+                "new_path": "/memories/notes/stolen.md",
+            }
+            result = tool.tool_result({"id": "t1", "input": params})  # never raises: a tool error
+            inside = given.startswith("/memories/") and path.startswith(
+                "/"
+            )  # /memories//etc/x: a folder inside
             if (path in _paths(filled, (ESCAPES,)) and not inside) or command != "create":
                 assert result.get("is_error") is True, (command, given[:80], result["content"][:200])
                 assert result["content"].startswith("Error: ") and OUTSIDE not in result["content"]
     assert (filled.root.parent / "outside.md").read_bytes() == before
-    assert sorted(p.name for p in filled.root.parent.iterdir()) == around      # nothing written beside it
+    assert sorted(p.name for p in filled.root.parent.iterdir()) == around  # nothing written beside it
     assert not (filled.root / "notes" / "stolen.md").exists()
 
 
-@pytest.mark.parametrize("args", [
-    ["-w", "../outside", "show"], ["-w", "/etc", "show"], ["trace", "../../outside.md"], ["trace", "%2e%2e/outside"],
-    ["forget", "../outside.md", "--reason", "x"], ["history", "../../etc/passwd"], ["init", "x", "--name", "../evil"],
-    ["-w", "zeon\x01", "show"], ["-w", "a" * 5000, "show"], ["crossview", "ack", "../../x"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-w", "../outside", "show"],
+        ["-w", "/etc", "show"],
+        ["trace", "../../outside.md"],
+        ["trace", "%2e%2e/outside"],
+        ["forget", "../outside.md", "--reason", "x"],
+        ["history", "../../etc/passwd"],
+        ["init", "x", "--name", "../evil"],
+        ["-w", "zeon\x01", "show"],
+        ["-w", "a" * 5000, "show"],
+        ["crossview", "ack", "../../x"],
+    ],
+)
 def test_cli_path_arguments_are_refused(filled, args):
-    out = run_giok(*(["-w", "zeon"] if "-w" not in args and args[0] != "init" else []), *args, cwd=filled.root)
+    out = run_giok(
+        *(["-w", "zeon"] if "-w" not in args and args[0] != "init" else []), *args, cwd=filled.root
+    )
     assert out.returncode != 0
-    assert "Traceback" not in out.stderr and out.stderr.startswith("Error: ") and OUTSIDE not in out.stdout + out.stderr
+    assert (
+        "Traceback" not in out.stderr
+        and out.stderr.startswith("Error: ")
+        and OUTSIDE not in out.stdout + out.stderr
+    )

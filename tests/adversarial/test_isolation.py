@@ -11,11 +11,11 @@ import pytest
 
 from conftest import run_giok
 from giok import Workspace
-from giok.lifecycle import boot
 from giok.edges import mcp
-from giok.retrieval import search as searchlib
-from giok.lifecycle.crossview import Bus
 from giok.edges.memory_tool import MemoryTool
+from giok.lifecycle import boot
+from giok.lifecycle.crossview import Bus
+from giok.retrieval import search as searchlib
 
 # Each text shares the rare words "zephyr" and "locker" so every search finds all four.
 TEXTS = {
@@ -27,7 +27,7 @@ TEXTS = {
 SCOPES = {"own": "user:seojun", "other": "user:minji", "thread": "thread:t7", "workspace": "workspace"}
 QUERY = "zephyr locker key"
 RECALL = "do you remember the zephyr locker key?"
-DEFAULT = {"own", "workspace"}                      # no --user, no --thread: USER.md's user (Seojun)
+DEFAULT = {"own", "workspace"}  # no --user, no --thread: USER.md's user (Seojun)
 AS_MINJI = {"other", "workspace"}
 IN_T7 = {"own", "thread", "workspace"}
 EVERYTHING = set(TEXTS)
@@ -59,9 +59,16 @@ def in_text(ids: dict[str, str], text: str) -> set[str]:
 
 
 # -- library --------------------------------------------------------------------------------
-@pytest.mark.parametrize("opts, expected", [
-    ({}, DEFAULT), ({"user": "Minji"}, AS_MINJI), ({"thread": "t7"}, IN_T7),
-    ({"user": "seojun", "thread": "t7"}, IN_T7), ({"all_scopes": True}, EVERYTHING)])
+@pytest.mark.parametrize(
+    "opts, expected",
+    [
+        ({}, DEFAULT),
+        ({"user": "Minji"}, AS_MINJI),
+        ({"thread": "t7"}, IN_T7),
+        ({"user": "seojun", "thread": "t7"}, IN_T7),
+        ({"all_scopes": True}, EVERYTHING),
+    ],
+)
 def test_library_search_and_recall(scoped, opts, expected):
     ws, ids = scoped
     assert seen(ids, (r.source for r in ws.search(QUERY, k=10, **opts))) == expected
@@ -72,6 +79,7 @@ def test_library_search_and_recall(scoped, opts, expected):
 
 def test_all_scopes_cannot_be_combined_with_a_user_or_thread(scoped):
     from giok.errors import InvalidInput
+
     ws, _ = scoped
     with pytest.raises(InvalidInput, match="all_scopes"):
         ws.search(QUERY, all_scopes=True, user="minji")
@@ -84,8 +92,15 @@ def test_no_user_in_user_md_hides_every_user_scoped_entry(scoped):
 
 
 # -- CLI --------------------------------------------------------------------------------------
-@pytest.mark.parametrize("flags, expected", [
-    ((), DEFAULT), (("--user", "minji"), AS_MINJI), (("--thread", "t7"), IN_T7), (("--all-scopes",), EVERYTHING)])
+@pytest.mark.parametrize(
+    "flags, expected",
+    [
+        ((), DEFAULT),
+        (("--user", "minji"), AS_MINJI),
+        (("--thread", "t7"), IN_T7),
+        (("--all-scopes",), EVERYTHING),
+    ],
+)
 def test_cli_search_and_recall(scoped, cli, flags, expected):
     ws, ids = scoped
     out = cli("search", QUERY, "-k", 10, "-w", "zeon", "--json", *flags)
@@ -106,7 +121,9 @@ def test_cli_search_in_a_real_process(scoped):
 
 
 # -- MCP ----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("args, expected", [({}, DEFAULT), ({"user": "Minji"}, AS_MINJI), ({"thread": "t7"}, IN_T7)])
+@pytest.mark.parametrize(
+    "args, expected", [({}, DEFAULT), ({"user": "Minji"}, AS_MINJI), ({"thread": "t7"}, IN_T7)]
+)
 def test_mcp_search_recall_get(scoped, args, expected):
     ws, ids = scoped
     data, _ = mcp.call(ws, "memory_search", {"query": QUERY, "k": 10, **args})
@@ -126,7 +143,9 @@ def _archive(ws: Workspace) -> str:
     return "memory/archive/2026-01.md"
 
 
-@pytest.mark.parametrize("who, expected", [({}, DEFAULT), ({"user": "minji"}, AS_MINJI), ({"thread": "t7"}, IN_T7)])
+@pytest.mark.parametrize(
+    "who, expected", [({}, DEFAULT), ({"user": "minji"}, AS_MINJI), ({"thread": "t7"}, IN_T7)]
+)
 def test_memory_tool_views_of_memory_and_archive(scoped, who, expected):
     ws, ids = scoped
     rel = _archive(ws)
@@ -136,11 +155,16 @@ def test_memory_tool_views_of_memory_and_archive(scoped, who, expected):
         assert in_text(ids, text) == expected, path
     # the hidden entries keep their line numbers: a view range still lines up with the file
     total = len(ws.read_text("MEMORY.md").splitlines())
-    assert text and len(tool.handle({"command": "view", "path": "/memories/MEMORY.md"}).splitlines()) == total + 1
+    assert (
+        text
+        and len(tool.handle({"command": "view", "path": "/memories/MEMORY.md"}).splitlines()) == total + 1
+    )
 
 
 # -- boot -----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("opts, expected", [({}, DEFAULT), ({"user": "minji"}, AS_MINJI), ({"thread": "t7"}, IN_T7)])
+@pytest.mark.parametrize(
+    "opts, expected", [({}, DEFAULT), ({"user": "minji"}, AS_MINJI), ({"thread": "t7"}, IN_T7)]
+)
 def test_boot(scoped, cli, opts, expected):
     ws, ids = scoped
     assert in_text(ids, boot.build(ws, record=False, **opts).text) == expected
@@ -153,13 +177,16 @@ def test_boot(scoped, cli, opts, expected):
 def test_cross_workspace_search_reads_on_behalf_of_the_asker(scoped, tmp_path, cli):
     ws, _ = scoped
     mira, _ = Workspace.init(tmp_path / "mira", name="mira", user="Minji")
-    ids = _fill(mira)                      # mira's USER.md says Minji, but zeon (Seojun) asks
+    ids = _fill(mira)  # mira's USER.md says Minji, but zeon (Seojun) asks
     got = lambda **o: seen(ids, (r.source for r in ws.search(QUERY, k=20, workspaces=["zeon", "mira"], **o)))  # noqa: E731
     assert got() == DEFAULT
     assert got(user="minji") == AS_MINJI
     assert got(thread="t7") == IN_T7
     out = cli("search", QUERY, "-k", 20, "-w", "zeon", "-w", "mira", "--json")
-    assert seen(ids, (r["source"] for r in json.loads(out.output)["results"] if r["workspace"] == "mira")) == DEFAULT
+    assert (
+        seen(ids, (r["source"] for r in json.loads(out.output)["results"] if r["workspace"] == "mira"))
+        == DEFAULT
+    )
     data, _ = mcp.call(ws, "memory_search", {"query": QUERY, "k": 20, "workspaces": ["mira"]})
     assert seen(ids, (r["source"] for r in data["results"])) == DEFAULT
 
@@ -173,4 +200,5 @@ def test_crossview_inbox_shows_only_what_was_sent_to_it(scoped, tmp_path, giok_h
     assert [m["id"] for m in bus.inbox("mira")] == [private["id"]]
     assert bus.inbox("juno") == [] and bus.inbox("zeon") == []
     assert "zephyr" not in Workspace.open("juno", home=giok_home).read_text(
-        Workspace.open("juno", home=giok_home).diary_path())
+        Workspace.open("juno", home=giok_home).diary_path()
+    )

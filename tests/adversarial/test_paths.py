@@ -10,8 +10,8 @@ import subprocess
 import pytest
 
 from conftest import run_giok
-from giok.errors import InvalidInput
 from giok.edges.memory_tool import MemoryTool
+from giok.errors import InvalidInput
 
 SECRET = "outside-file-zebra-marker"
 
@@ -25,7 +25,9 @@ def outside(tmp_path):
 
 
 def head(ws) -> str:
-    return subprocess.run(["git", "-C", str(ws.root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(ws.root), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout
 
 
 def link(ws, rel: str, target) -> None:
@@ -36,18 +38,21 @@ def link(ws, rel: str, target) -> None:
     os.symlink(target, path)
 
 
-@pytest.mark.parametrize("rel, args", [
-    ("MEMORY.md", ("remember", "Project eta runs on the basil cobalt cluster")),
-    ("MEMORY.md", ("show",)),
-    ("MEMORY.md", ("boot",)),
-    ("state/tasks.md", ("task", "add", "check the links")),
-    ("state/decisions.md", ("decide", "links stay inside", "--why", "safety")),
-    ("HEARTBEAT.md", ("heartbeat", "add", "look at links")),
-    ("memory/{today}.md", ("diary", "a line for today")),
-    ("memory/{today}.md", ("distill",)),
-])
+@pytest.mark.parametrize(
+    "rel, args",
+    [
+        ("MEMORY.md", ("remember", "Project eta runs on the basil cobalt cluster")),
+        ("MEMORY.md", ("show",)),
+        ("MEMORY.md", ("boot",)),
+        ("state/tasks.md", ("task", "add", "check the links")),
+        ("state/decisions.md", ("decide", "links stay inside", "--why", "safety")),
+        ("HEARTBEAT.md", ("heartbeat", "add", "look at links")),
+        ("memory/{today}.md", ("diary", "a line for today")),
+        ("memory/{today}.md", ("distill",)),
+    ],
+)
 def test_a_symlink_out_of_the_workspace_is_refused_by_name(ws, outside, rel, args):
-    rel = rel.format(today=ws.diary_path()[len("memory/"):-3])
+    rel = rel.format(today=ws.diary_path()[len("memory/") : -3])
     if rel.startswith("memory/"):
         ws.diary("an earlier line")
     link(ws, rel, outside)
@@ -87,9 +92,11 @@ def test_links_inside_the_workspace_are_read_but_not_written_through(ws):
 def test_the_memory_tool_refuses_links_out(ws, outside):
     link(ws, "notes/out.md", outside)
     tool = MemoryTool(ws)
-    for params in ({"command": "view", "path": "/memories/notes/out.md"},
-                   {"command": "str_replace", "path": "/memories/notes/out.md", "old_str": "zebra", "new_str": "x"},
-                   {"command": "delete", "path": "/memories/notes/out.md"}):
+    for params in (
+        {"command": "view", "path": "/memories/notes/out.md"},
+        {"command": "str_replace", "path": "/memories/notes/out.md", "old_str": "zebra", "new_str": "x"},
+        {"command": "delete", "path": "/memories/notes/out.md"},
+    ):
         with pytest.raises(InvalidInput, match="outside the workspace"):
             tool.handle(params)
     assert SECRET in outside.read_text()

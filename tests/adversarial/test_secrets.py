@@ -17,8 +17,8 @@ import pytest
 
 from giok import Workspace
 from giok.edges import mcp
-from giok.retrieval.index import Index
 from giok.edges.memory_tool import MemoryTool
+from giok.retrieval.index import Index
 from giok.write.policy import redact
 
 ALNUM = string.ascii_letters + string.digits
@@ -27,6 +27,7 @@ ALNUM = string.ascii_letters + string.digits
 def secret_kinds(rng: random.Random) -> dict[str, tuple[str, str]]:
     """kind → (a text holding the secret, the value that must never be stored). Realistic
     shapes, random fake values (seeded: the same run every time)."""
+
     def r(n, alphabet=ALNUM):
         return "".join(rng.choice(alphabet) for _ in range(n))
 
@@ -58,7 +59,10 @@ def secret_kinds(rng: random.Random) -> dict[str, tuple[str, str]]:
     v = f"{b64({'alg': 'HS256', 'typ': 'JWT'})}.{b64({'sub': r(10), 'iat': 1767225600})}.{sig}"
     out["jwt"] = (f"the session cookie was {v} yesterday", sig)
     body = r(64, ALNUM + "+/")
-    out["pem"] = (f"the deploy key -----BEGIN RSA PRIVATE KEY----- MIIEpAIBAAKCAQEA{body} -----END RSA PRIVATE KEY-----", body)
+    out["pem"] = (
+        f"the deploy key -----BEGIN RSA PRIVATE KEY----- MIIEpAIBAAKCAQEA{body} -----END RSA PRIVATE KEY-----",
+        body,
+    )
     v = r(14, ALNUM + "!#%")
     out["password-line"] = (f"password: {v}", v)
     v = r(16)
@@ -85,7 +89,9 @@ def home(ws, tmp_path, giok_home):
 def _escape_some(value: str) -> str:
     """JSON with one character of the value \\u-escaped (`sk-\\u0070roj-…`)."""
     i = min(4, len(value) - 1)
-    return json.dumps({"key": value[:i] + "\x00" + value[i + 1:]}).replace("\\u0000", f"\\u{ord(value[i]):04x}")
+    return json.dumps({"key": value[:i] + "\x00" + value[i + 1 :]}).replace(
+        "\\u0000", f"\\u{ord(value[i]):04x}"
+    )
 
 
 def _escape_all(value: str) -> str:
@@ -119,7 +125,9 @@ def _mcp(name, args):
 
 WRITE_PATHS = {
     "cli remember text": _cli(lambda t, i: ("remember", t, "--force")),
-    "cli remember source": _cli(lambda t, i: ("remember", f"Seojun watered garden bed number {i}", "--source", t)),
+    "cli remember source": _cli(
+        lambda t, i: ("remember", f"Seojun watered garden bed number {i}", "--source", t)
+    ),
     "cli diary": _cli(lambda t, i: ("diary", t)),
     "cli lesson title": _cli(lambda t, i: ("lesson", t, "--body", f"point {i}")),
     "cli lesson body": _cli(lambda t, i: ("lesson", f"lesson {i}", "--body", t)),
@@ -129,23 +137,49 @@ WRITE_PATHS = {
     "cli state set": _cli(lambda t, i: ("state", "set", "next-step", t)),
     "cli heartbeat add": _cli(lambda t, i: ("heartbeat", "add", t)),
     "cli crossview send": _cli(lambda t, i: ("crossview", "send", t)),
-    "cli flush": _cli(lambda t, i: ("flush", "--session", f"s{i}"),
-                      input=lambda t, i: json.dumps({"role": "user", "content": f"We decided: {t}."}) + "\n"),
-    "memory tool create": _tool(lambda ws, t, i: {"command": "create", "path": f"/memories/notes/c{i}.md",
-                                                  "file_text": f"# Note\n\n{t}\n"}),
-    "memory tool create json \\u (one char)": _tool(lambda ws, t, i: {
-        "command": "create", "path": f"/memories/notes/j{i}.md", "file_text": _escape_some(t)}),
-    "memory tool create json \\u (all chars)": _tool(lambda ws, t, i: {
-        "command": "create", "path": f"/memories/notes/k{i}.md", "file_text": _escape_all(t)}),
-    "memory tool str_replace": _tool(lambda ws, t, i: {"command": "str_replace", "path": _note(ws, i),
-                                                       "old_str": "line one", "new_str": t}),
-    "memory tool str_replace json \\u": _tool(lambda ws, t, i: {"command": "str_replace", "path": _note(ws, i),
-                                                                "old_str": "line one", "new_str": _escape_some(t)}),
-    "memory tool insert": _tool(lambda ws, t, i: {"command": "insert", "path": _note(ws, i), "insert_line": 1,
-                                                  "insert_text": t}),
+    "cli flush": _cli(
+        lambda t, i: ("flush", "--session", f"s{i}"),
+        input=lambda t, i: json.dumps({"role": "user", "content": f"We decided: {t}."}) + "\n",
+    ),
+    "memory tool create": _tool(
+        lambda ws, t, i: {
+            "command": "create",
+            "path": f"/memories/notes/c{i}.md",
+            "file_text": f"# Note\n\n{t}\n",
+        }
+    ),
+    "memory tool create json \\u (one char)": _tool(
+        lambda ws, t, i: {
+            "command": "create",
+            "path": f"/memories/notes/j{i}.md",
+            "file_text": _escape_some(t),
+        }
+    ),
+    "memory tool create json \\u (all chars)": _tool(
+        lambda ws, t, i: {
+            "command": "create",
+            "path": f"/memories/notes/k{i}.md",
+            "file_text": _escape_all(t),
+        }
+    ),
+    "memory tool str_replace": _tool(
+        lambda ws, t, i: {"command": "str_replace", "path": _note(ws, i), "old_str": "line one", "new_str": t}
+    ),
+    "memory tool str_replace json \\u": _tool(
+        lambda ws, t, i: {
+            "command": "str_replace",
+            "path": _note(ws, i),
+            "old_str": "line one",
+            "new_str": _escape_some(t),
+        }
+    ),
+    "memory tool insert": _tool(
+        lambda ws, t, i: {"command": "insert", "path": _note(ws, i), "insert_line": 1, "insert_text": t}
+    ),
     "mcp remember text": _mcp("memory_remember", lambda t, i: {"text": f"{t} (fact {i})"}),
-    "mcp remember source": _mcp("memory_remember", lambda t, i: {"text": f"Seojun planted tree number {i}",
-                                                                 "source": t}),
+    "mcp remember source": _mcp(
+        "memory_remember", lambda t, i: {"text": f"Seojun planted tree number {i}", "source": t}
+    ),
     "mcp decide": _mcp("memory_decide", lambda t, i: {"text": t, "why": t}),
     "mcp lesson": _mcp("memory_lesson", lambda t, i: {"title": f"lesson {i}", "body": t}),
     "mcp task": _mcp("memory_task", lambda t, i: {"action": "add", "text": t}),
@@ -169,8 +203,11 @@ def _stores(ws_list, home) -> dict[str, str]:
             if path.is_file() and "/.git/objects/" not in path.as_posix():
                 text = path.read_bytes().decode("utf-8", "replace")
                 out[f"file {path}"] = text + "\n" + _unescaped(text)
-        objects = subprocess.run(["git", "-C", str(ws.root), "cat-file", "--batch-all-objects", "--batch"],
-                                 capture_output=True, check=True).stdout.decode("utf-8", "replace")
+        objects = subprocess.run(
+            ["git", "-C", str(ws.root), "cat-file", "--batch-all-objects", "--batch"],
+            capture_output=True,
+            check=True,
+        ).stdout.decode("utf-8", "replace")
         out[f"git objects of {ws.name}"] = objects + "\n" + _unescaped(objects)
         with sqlite3.connect(ws.root / ".giok" / "index.sqlite") as db:
             out[f"index rows of {ws.name}"] = "\n".join(r[0] for r in db.execute("SELECT text FROM memories"))
@@ -180,8 +217,10 @@ def _stores(ws_list, home) -> dict[str, str]:
     bus = home.path / "crossview.db"
     if bus.exists():
         with sqlite3.connect(bus) as db:
-            rows = db.execute("SELECT m.text, m.transports, COALESCE(d.diary, '') FROM messages m "
-                              "LEFT JOIN deliveries d ON d.message_id = m.id").fetchall()
+            rows = db.execute(
+                "SELECT m.text, m.transports, COALESCE(d.diary, '') FROM messages m "
+                "LEFT JOIN deliveries d ON d.message_id = m.id"
+            ).fetchall()
         out["bus rows"] = "\n".join(" ".join(row) for row in rows)
     return out
 
@@ -193,14 +232,20 @@ def test_no_secret_reaches_any_store(home, cli, path):
     for i, (kind, (text, value)) in enumerate(KINDS.items()):
         write(ws, cli, text, i)
     stores = _stores([ws, mira], giok_home)
-    leaks = sorted({f"{kind} in {where}" for kind, (_, value) in KINDS.items()
-                    for where, blob in stores.items() if value in blob})
+    leaks = sorted(
+        {
+            f"{kind} in {where}"
+            for kind, (_, value) in KINDS.items()
+            for where, blob in stores.items()
+            if value in blob
+        }
+    )
     assert not leaks, f"{path}: {len(leaks)} leak(s):\n" + "\n".join(leaks[:20])
 
 
 def test_the_matrix_is_wide_enough():
     assert len(KINDS) >= 14 and len(WRITE_PATHS) >= 20
-    for kind, (text, value) in KINDS.items():         # each is a real catch of the redactor, not luck
+    for kind, (text, value) in KINDS.items():  # each is a real catch of the redactor, not luck
         assert value in text and value not in redact(text)[0], kind
 
 
@@ -231,10 +276,13 @@ ORDINARY = [
 ]
 
 
-@pytest.mark.parametrize("text, value", [
-    ("Backup password for the router: hunter2-Bx7q", "hunter2-Bx7q"),
-    ("password for our wifi = s3cret-pass", "s3cret-pass"),
-])
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("Backup password for the router: hunter2-Bx7q", "hunter2-Bx7q"),
+        ("password for our wifi = s3cret-pass", "s3cret-pass"),
+    ],
+)
 def test_a_password_named_for_something_is_redacted(ws, text, value):
     assert value not in redact(text)[0]
     ws.remember(text, force=True)
@@ -250,10 +298,22 @@ def test_ordinary_memories_are_stored_as_written(ws, text):
     assert text in ws.read_text(ws.diary_path())
 
 
-@pytest.mark.parametrize("text", ["a_" * 64000, "token_" * 20000, "key " * 30000, "aB3" * 40000, "\\u0041" * 20000,
-                                  "password: " * 12000, "비밀번호는 " * 20000, "A" * 40 + "=" * 50000])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a_" * 64000,
+        "token_" * 20000,
+        "key " * 30000,
+        "aB3" * 40000,
+        "\\u0041" * 20000,
+        "password: " * 12000,
+        "비밀번호는 " * 20000,
+        "A" * 40 + "=" * 50000,
+    ],
+)
 def test_redaction_stays_linear_on_hostile_input(text):
     import time
+
     started = time.perf_counter()
     redact(text)
-    assert time.perf_counter() - started < 3.0      # a nested quantifier took minutes on the first of these
+    assert time.perf_counter() - started < 3.0  # a nested quantifier took minutes on the first of these

@@ -24,10 +24,12 @@ from __future__ import annotations
 try:
     from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
 except ImportError as exc:  # pragma: no cover - the extra is missing
-    raise ImportError("giok.edges.anthropic_tool needs the anthropic SDK: pip install 'giok[anthropic]'") from exc
+    raise ImportError(
+        "giok.edges.anthropic_tool needs the anthropic SDK: pip install 'giok[anthropic]'"
+    ) from exc
 
-from giok.errors import GiokError
 from giok.edges.memory_tool import MemoryTool
+from giok.errors import GiokError
 from giok.store.workspace import Workspace
 
 
@@ -35,8 +37,9 @@ class GiokMemoryTool(BetaAbstractMemoryTool):
     """The SDK's memory tool backed by a giok workspace. `user`/`thread`: on whose behalf
     Claude reads (see MemoryTool); `cache_control` as in the SDK."""
 
-    def __init__(self, ws: Workspace, *, user: str | None = None, thread: str | None = None,
-                 cache_control=None) -> None:
+    def __init__(
+        self, ws: Workspace, *, user: str | None = None, thread: str | None = None, cache_control=None
+    ) -> None:
         super().__init__(cache_control=cache_control)
         self.giok = MemoryTool(ws, user=user, thread=thread)
 
@@ -66,5 +69,7 @@ class GiokMemoryTool(BetaAbstractMemoryTool):
         return self._run(command)
 
     def clear_all_memory(self) -> str:
-        raise ToolError("giok keeps its workspace: forget entries one by one (`giok forget ID`), "
-                        "a workspace is never cleared whole")
+        raise ToolError(
+            "giok keeps its workspace: forget entries one by one (`giok forget ID`), "
+            "a workspace is never cleared whole"
+        )

@@ -19,8 +19,8 @@ import re
 import shlex
 from pathlib import Path
 
-from giok.store import git
 from giok.errors import GiokError
+from giok.store import git
 from giok.store.workspace import Workspace
 
 SEVERITIES = ("error", "warning", "info")
@@ -39,12 +39,25 @@ def diagnose(ws: Workspace, cwd: Path | None = None, repair: bool = False) -> di
         try:
             findings += check(ws, cwd) if check is check_hooks else check(ws)
         except GiokError as exc:  # one broken part must not hide the others
-            findings.append(finding(check.__name__[6:], "error", f"the check itself failed: {exc}",
-                                    "fix the cause above, then run `giok doctor` again"))
+            findings.append(
+                finding(
+                    check.__name__[6:],
+                    "error",
+                    f"the check itself failed: {exc}",
+                    "fix the cause above, then run `giok doctor` again",
+                )
+            )
     findings.sort(key=lambda f: SEVERITIES.index(f["severity"]))
     count = {s: sum(f["severity"] == s for f in findings) for s in SEVERITIES}
-    return {"workspace": ws.name, "path": str(ws.root), "errors": count["error"], "warnings": count["warning"],
-            "infos": count["info"], "findings": findings, "repaired": repaired}
+    return {
+        "workspace": ws.name,
+        "path": str(ws.root),
+        "errors": count["error"],
+        "warnings": count["warning"],
+        "infos": count["info"],
+        "findings": findings,
+        "repaired": repaired,
+    }
 
 
 def _w(ws: Workspace) -> str:
@@ -55,18 +68,37 @@ def _w(ws: Workspace) -> str:
 def check_git(ws: Workspace) -> list[dict]:
     root = shlex.quote(str(ws.root))
     if not git.is_repo(ws.root):
-        return [finding("git", "error", f"{ws.root} is not a git repository: nothing is committed",
-                        f"giok init {root} (adopts the folder: adds what is missing and runs git init)")]
+        return [
+            finding(
+                "git",
+                "error",
+                f"{ws.root} is not a git repository: nothing is committed",
+                f"giok init {root} (adopts the folder: adds what is missing and runs git init)",
+            )
+        ]
     name = _config(ws.root, "user.name")
     email = _config(ws.root, "user.email")
     fix = f'git -C {root} config user.name "{ws.name} (giok)" && git -C {root} config user.email {ws.name}@giok.local'
-    if not (name and email) and not (os.environ.get("GIT_AUTHOR_NAME") and os.environ.get("GIT_AUTHOR_EMAIL")):
-        return [finding("git", "error", "no git identity (user.name and user.email): every write fails to commit", fix)]
+    if not (name and email) and not (
+        os.environ.get("GIT_AUTHOR_NAME") and os.environ.get("GIT_AUTHOR_EMAIL")
+    ):
+        return [
+            finding(
+                "git", "error", "no git identity (user.name and user.email): every write fails to commit", fix
+            )
+        ]
     out = []
     m = re.match(r"^(.+) \(giok\)$", name or "")
     if m and m.group(1) != ws.name:
-        out.append(finding("git", "warning", f"the git identity is {name} <{email}>, another workspace's "
-                           f"(a copied folder?): this workspace's commits are attributed to {m.group(1)}", fix))
+        out.append(
+            finding(
+                "git",
+                "warning",
+                f"the git identity is {name} <{email}>, another workspace's "
+                f"(a copied folder?): this workspace's commits are attributed to {m.group(1)}",
+                fix,
+            )
+        )
     if email and "@" not in email:
         out.append(finding("git", "warning", f"the git email {email!r} is not an address", fix))
     return out
@@ -90,7 +122,9 @@ def check_files(ws: Workspace) -> list[dict]:
 def _files_fix(ws: Workspace, problem: dict) -> str:
     path, message = problem["path"], problem["message"]
     if path == ".giok/journal.json" or path.startswith(".git/") or "temp file" in message:
-        return f"{_w(ws)} doctor --repair (settles what a killed writer left; the next giok write does it too)"
+        return (
+            f"{_w(ws)} doctor --repair (settles what a killed writer left; the next giok write does it too)"
+        )
     if message == "missing file":
         return f"giok init {shlex.quote(str(ws.root))} (adds the missing files, overwrites nothing)"
     if "expired" in message:
@@ -109,8 +143,11 @@ def _files_fix(ws: Workspace, problem: dict) -> str:
 # -- the index ----------------------------------------------------------------------------------
 def check_index(ws: Workspace) -> list[dict]:
     from giok.retrieval import index
+
     if not (ws.root / ".giok" / index.FILENAME).exists():
-        return [finding("index", "info", "no search index yet (search builds it on first use)", f"{_w(ws)} index")]
+        return [
+            finding("index", "info", "no search index yet (search builds it on first use)", f"{_w(ws)} index")
+        ]
     status = index.status(ws)
     if status.get("error"):
         return [finding("index", "error", status["error"], f"{_w(ws)} index --rebuild")]
@@ -120,22 +157,42 @@ def check_index(ws: Workspace) -> list[dict]:
 # -- the crontab --------------------------------------------------------------------------------
 def check_schedule(ws: Workspace) -> list[dict]:
     from giok.lifecycle import routines
+
     try:
         lines = routines.crontab_read().splitlines()
     except GiokError as exc:
-        return [finding("schedule", "info", f"no crontab to check ({exc})",
-                        f"install cron, or run `{_w(ws)} schedule run` in the foreground")]
+        return [
+            finding(
+                "schedule",
+                "info",
+                f"no crontab to check ({exc})",
+                f"install cron, or run `{_w(ws)} schedule run` in the foreground",
+            )
+        ]
     mine = [l for l in lines if routines._ours(l, ws.name)]
     wanted = [routines.cron_line(ws, r) for r in routines.routines(ws)]
     fix = f"{_w(ws)} schedule install"
     if not mine:
-        return [finding("schedule", "info", "no routines in the crontab: check-ins and nightly distillation "
-                        "do not run on their own", fix)]
+        return [
+            finding(
+                "schedule",
+                "info",
+                "no routines in the crontab: check-ins and nightly distillation do not run on their own",
+                fix,
+            )
+        ]
     if sorted(mine) != sorted(wanted):
         stale = [l for l in mine if l not in wanted]
         missing = [l for l in wanted if l not in mine]
-        return [finding("schedule", "warning", f"the crontab's giok lines differ from the routines: {len(stale)} "
-                        f"outdated (another schedule, python or home), {len(missing)} missing", fix)]
+        return [
+            finding(
+                "schedule",
+                "warning",
+                f"the crontab's giok lines differ from the routines: {len(stale)} "
+                f"outdated (another schedule, python or home), {len(missing)} missing",
+                fix,
+            )
+        ]
     return []
 
 
@@ -144,8 +201,11 @@ def settings_files(cwd: Path | None = None) -> list[Path]:
     """Claude Code's settings that may hold hooks: the project's, then the user's."""
     project = Path(cwd or os.getcwd())
     user = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
-    return [project / ".claude" / "settings.json", project / ".claude" / "settings.local.json",
-            user / "settings.json"]
+    return [
+        project / ".claude" / "settings.json",
+        project / ".claude" / "settings.local.json",
+        user / "settings.json",
+    ]
 
 
 def check_hooks(ws: Workspace, cwd: Path | None = None) -> list[dict]:
@@ -157,11 +217,17 @@ def check_hooks(ws: Workspace, cwd: Path | None = None) -> list[dict]:
         try:
             hooks = json.loads(path.read_text("utf-8")).get("hooks") or {}
         except (json.JSONDecodeError, UnicodeDecodeError, AttributeError) as exc:
-            out.append(finding("hooks", "error", f"{path} is not valid JSON ({exc}): Claude Code ignores its hooks",
-                               f"fix the JSON in {path}"))
+            out.append(
+                finding(
+                    "hooks",
+                    "error",
+                    f"{path} is not valid JSON ({exc}): Claude Code ignores its hooks",
+                    f"fix the JSON in {path}",
+                )
+            )
             continue
         for event, command in _commands(hooks):
-            if re.search(r"\bgiok\b.*\bhook\b", command):   # `giok hook EVENT` (the plugin's form)
+            if re.search(r"\bgiok\b.*\bhook\b", command):  # `giok hook EVENT` (the plugin's form)
                 boots += [command] if event == "SessionStart" else []
                 out += _workspace_named(ws, path, command, event)
             elif event == "SessionStart" and re.search(r"\bgiok\b.*\bboot\b", command):
@@ -170,11 +236,16 @@ def check_hooks(ws: Workspace, cwd: Path | None = None) -> list[dict]:
             elif event == "PreCompact" and "giok" in command:
                 out += _script_hook(path, command, project)
     if not boots:
-        out.append(finding("hooks", "info", "no Claude Code SessionStart hook runs `giok hook SessionStart` "
-                           "or `giok boot` (looked in "
-                           + ", ".join(str(p) for p in settings_files(cwd)) + ")",
-                           "add it to .claude/settings.json as docs/integrations/claude-code.md shows "
-                           "(only if this agent runs in Claude Code)"))
+        out.append(
+            finding(
+                "hooks",
+                "info",
+                "no Claude Code SessionStart hook runs `giok hook SessionStart` "
+                "or `giok boot` (looked in " + ", ".join(str(p) for p in settings_files(cwd)) + ")",
+                "add it to .claude/settings.json as docs/integrations/claude-code.md shows "
+                "(only if this agent runs in Claude Code)",
+            )
+        )
     return out
 
 
@@ -191,9 +262,15 @@ def _workspace_named(ws: Workspace, path: Path, command: str, event: str) -> lis
     m = re.search(r"(?:-w|--workspace)[ =](\S+)", command)
     name = m.group(1).strip("'\"") if m else None
     if name and "/" not in name and name not in ws.home.workspaces():
-        return [finding("hooks", "error", f"{path}: the {event} hook names workspace {name!r}, which the home "
-                        f"does not know: giok does nothing for it",
-                        f"change -w {name} to -w {ws.name} in {path} (or `giok init PATH --name {name}`)")]
+        return [
+            finding(
+                "hooks",
+                "error",
+                f"{path}: the {event} hook names workspace {name!r}, which the home "
+                f"does not know: giok does nothing for it",
+                f"change -w {name} to -w {ws.name} in {path} (or `giok init PATH --name {name}`)",
+            )
+        ]
     return []
 
 
@@ -202,9 +279,15 @@ def _boot_hook(ws: Workspace, path: Path, command: str) -> list[dict]:
     if unknown:
         return unknown
     if "claude-hook" not in command:
-        return [finding("hooks", "warning", f"{path}: the SessionStart hook runs `giok boot` without "
-                        f"--format claude-hook: Claude Code gets plain text instead of additionalContext",
-                        f"add --format claude-hook to the command in {path}")]
+        return [
+            finding(
+                "hooks",
+                "warning",
+                f"{path}: the SessionStart hook runs `giok boot` without "
+                f"--format claude-hook: Claude Code gets plain text instead of additionalContext",
+                f"add --format claude-hook to the command in {path}",
+            )
+        ]
     return []
 
 
@@ -214,9 +297,15 @@ def _script_hook(path: Path, command: str, project: Path) -> list[dict]:
     script = Path(first)
     if "/" in first and not (script.is_file() and os.access(script, os.X_OK)):
         state = "is not executable" if script.is_file() else "does not exist"
-        return [finding("hooks", "warning", f"{path}: the PreCompact hook's script {script} {state}: nothing is "
-                        f"kept before compaction", f"create it as docs/integrations/claude-code.md shows, then "
-                        f"chmod +x {shlex.quote(str(script))}")]
+        return [
+            finding(
+                "hooks",
+                "warning",
+                f"{path}: the PreCompact hook's script {script} {state}: nothing is kept before compaction",
+                f"create it as docs/integrations/claude-code.md shows, then "
+                f"chmod +x {shlex.quote(str(script))}",
+            )
+        ]
     return []
 
 
@@ -225,20 +314,34 @@ def check_home(ws: Workspace) -> list[dict]:
     out = []
     spaces = ws.home.workspaces()
     for name in ws.home.missing():
-        out.append(finding("home", "warning", f"workspace {name!r} is registered at {spaces[name]['path']}, which is "
-                           f"gone: cross-view messages and sibling search still reach for it",
-                           f"giok workspaces remove {name} (or restore the folder)"))
+        out.append(
+            finding(
+                "home",
+                "warning",
+                f"workspace {name!r} is registered at {spaces[name]['path']}, which is "
+                f"gone: cross-view messages and sibling search still reach for it",
+                f"giok workspaces remove {name} (or restore the folder)",
+            )
+        )
     return out
 
 
 # -- the always-injected tier -------------------------------------------------------------------
 def check_boot(ws: Workspace) -> list[dict]:
     from giok.lifecycle import boot
+
     built = boot.build(ws, record=False)
     out = []
     if built.always_tokens > boot.ALWAYS_TARGET:
-        out.append(finding("boot", "warning", f"the always-injected tier (TIER 1 of AGENTS.md + SOUL.md + USER.md) is "
-                           f"{built.always_tokens} tokens, over the {boot.ALWAYS_TARGET}-token target: every "
-                           f"session pays for it", "shorten TIER 1, SOUL.md or USER.md; move detail to TIER 2 or "
-                           "to MEMORY.md, which boot fills by budget"))
+        out.append(
+            finding(
+                "boot",
+                "warning",
+                f"the always-injected tier (TIER 1 of AGENTS.md + SOUL.md + USER.md) is "
+                f"{built.always_tokens} tokens, over the {boot.ALWAYS_TARGET}-token target: every "
+                f"session pays for it",
+                "shorten TIER 1, SOUL.md or USER.md; move detail to TIER 2 or "
+                "to MEMORY.md, which boot fills by budget",
+            )
+        )
     return out  # TIER 1's rule count is Workspace.check's (check_files)

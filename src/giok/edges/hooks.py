@@ -15,16 +15,16 @@ import json
 import re
 from pathlib import Path
 
-from giok.text import token_count as tokens
 from giok.errors import InvalidInput
+from giok.text import token_count as tokens
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop")
 CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")  # the events whose answer may add context
-PROMPT_BUDGET = 300      # tokens of recalled memory a prompt may add
+PROMPT_BUDGET = 300  # tokens of recalled memory a prompt may add
 PROMPT_HITS = 3
 DIARY_CHARS = 160
 DIARY_TAG = "Claude Code"
-MAX_PROMPT = 2000        # longer prompts are recalled by their start (search's own limit is on words)
+MAX_PROMPT = 2000  # longer prompts are recalled by their start (search's own limit is on words)
 
 
 def context(event: str, text: str) -> dict:
@@ -37,6 +37,7 @@ def context(event: str, text: str) -> dict:
 def session_start(ws, data: dict, budget: int | None = None) -> dict:
     """The boot context, after a start, a resume, /clear and a compaction alike."""
     from giok.lifecycle.boot import build
+
     return context("SessionStart", build(ws, budget=budget).text)
 
 
@@ -44,11 +45,14 @@ def prompt_recall(ws, data: dict, budget: int = PROMPT_BUDGET) -> dict | None:
     """Only what this prompt needs: nothing for a greeting, an instruction or general knowledge
     (search.needs_memory), nothing when recall finds nothing, else the hits within `budget`."""
     from giok.retrieval.search import needs_memory, recall
+
     prompt = " ".join(str(data.get("prompt") or "").split())[:MAX_PROMPT]
     _keep_prompt(ws, data, prompt)
     if not prompt or not needs_memory(prompt)[0]:
         return None
-    found = recall(ws, prompt, k=PROMPT_HITS + 2, record="inject")  # shown unasked: not a use (giok.store.refs)
+    found = recall(
+        ws, prompt, k=PROMPT_HITS + 2, record="inject"
+    )  # shown unasked: not a use (giok.store.refs)
     mine = f"{DIARY_TAG} {_session(data)[:8]}:"  # this session's own diary lines: it has them already
     hits = [h for h in found.results if mine not in h.text][:PROMPT_HITS]
     head = f"giok memory that may bear on this prompt (workspace {ws.name}; memory_get opens a path):"
@@ -67,6 +71,7 @@ def pre_compact(ws, data: dict):
     """Flush the transcript's gist (watchdog.flush, hard) once per compaction: the session key
     changes as the transcript grows. Raises when the transcript is missing or unreadable."""
     from giok.lifecycle.watchdog import flush
+
     path = data.get("transcript_path")
     if not path:
         raise InvalidInput("the PreCompact input names no transcript_path")
@@ -82,6 +87,7 @@ def stop(ws, data: dict) -> str | None:
     """One diary line for the turn that ended: what was asked and what was answered, short.
     Nothing when a Stop hook already made Claude continue (stop_hook_active) or the turn is empty."""
     from giok.write.policy import redact
+
     if data.get("stop_hook_active"):
         return None
     asked = _last_prompt(data.get("transcript_path")) or _kept_prompt(ws, data)
@@ -103,10 +109,11 @@ def _prompt_file(ws, data: dict) -> Path:
 def _keep_prompt(ws, data: dict, prompt: str) -> None:
     """The turn's prompt, for Stop when Claude Code keeps no transcript (--no-session-persistence)."""
     from giok.write.policy import redact
+
     try:
         path = _prompt_file(ws, data)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(redact(prompt[:DIARY_CHARS * 2])[0], "utf-8")
+        path.write_text(redact(prompt[: DIARY_CHARS * 2])[0], "utf-8")
     except OSError:
         pass  # only a fallback for the diary line
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from giok.errors import InvalidInput
 
 FORMATS = ("giok", "openclaw", "mem0", "claude-code", "basic-memory", "markdown")
-CURATED_LAYER = "M365"   # what another tool keeps as long-term memory stays a year, not 30 days
+CURATED_LAYER = "M365"  # what another tool keeps as long-term memory stays a year, not 30 days
 _DAY_FILE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[-_ ].*)?\.md$")
 _TIME = re.compile(r"^(?:\*\*)?\[?([01]?\d|2[0-3]):([0-5]\d)(?![\d:])\]?(?:\*\*)?\s*(?:[-–—:]\s*)?")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*\S)\s*$")
@@ -38,19 +38,32 @@ _OBSERVATION = re.compile(r"^\s*[-*]\s+\[([^\]\[]+)\]\s+(.+?)\s*$")
 _RELATION = re.compile(r"^\s*[-*]\s+([A-Za-z_][\w-]*)\s+\[\[([^\]]+)\]\]\s*(?:\((.*)\))?\s*$")
 _TAG = re.compile(r"(?<![\w&])#([\w/-]+)")
 _SCOPE_PART = re.compile(r"[^\w@.+-]")
-_TYPES = {"decision": "decision", "decisions": "decision", "preference": "preference", "preferences": "preference",
-          "lesson": "lesson", "lessons": "lesson", "learning": "lesson", "fact": "fact", "facts": "fact",
-          "workflow": "workflow", "process": "workflow", "technique": "workflow", "episode": "episode",
-          "event": "episode"}
+_TYPES = {
+    "decision": "decision",
+    "decisions": "decision",
+    "preference": "preference",
+    "preferences": "preference",
+    "lesson": "lesson",
+    "lessons": "lesson",
+    "learning": "lesson",
+    "fact": "fact",
+    "facts": "fact",
+    "workflow": "workflow",
+    "process": "workflow",
+    "technique": "workflow",
+    "episode": "episode",
+    "event": "episode",
+}
 
 
 @dataclass
 class Item:
     """One thing to import. kind: entry, diary, decision, task, lesson, state, heartbeat."""
+
     kind: str
     text: str
-    origin: str                                  # where it came from: file:line, or the source's id
-    fields: dict = field(default_factory=dict)   # entry: layer, type, scope, date, expires, source, …
+    origin: str  # where it came from: file:line, or the source's id
+    fields: dict = field(default_factory=dict)  # entry: layer, type, scope, date, expires, source, …
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "text": self.text, "origin": self.origin, **self.fields}
@@ -66,15 +79,20 @@ def detect(path: Path) -> str:
         if name.endswith(".json"):
             return "mem0"
         return "markdown"
-    if (path / ".giok").is_dir() or ((path / "MEMORY.md").is_file() and (path / ".git").exists()
-                                      and re.search(r"^##.*\bM(0|30|90|365)\b", _read(path / "MEMORY.md"), re.MULTILINE)):
+    if (path / ".giok").is_dir() or (
+        (path / "MEMORY.md").is_file()
+        and (path / ".git").exists()
+        and re.search(r"^##.*\bM(0|30|90|365)\b", _read(path / "MEMORY.md"), re.MULTILINE)
+    ):
         return "giok"
     notes = sorted(path.rglob("*.md"))
-    if (path / "MEMORY.md").is_file() and any(_frontmatter(_read(p))[0].get("type") for p in notes
-                                              if p.parent == path and p.name != "MEMORY.md"):
+    if (path / "MEMORY.md").is_file() and any(
+        _frontmatter(_read(p))[0].get("type") for p in notes if p.parent == path and p.name != "MEMORY.md"
+    ):
         return "claude-code"
-    if (path / "MEMORY.md").is_file() and ((path / "memory").is_dir() or (path / "SOUL.md").is_file()
-                                           or (path / "AGENTS.md").is_file()):
+    if (path / "MEMORY.md").is_file() and (
+        (path / "memory").is_dir() or (path / "SOUL.md").is_file() or (path / "AGENTS.md").is_file()
+    ):
         return "openclaw"
     if any("## Observations" in _read(p) or _frontmatter(_read(p))[0].get("permalink") for p in notes[:200]):
         return "basic-memory"
@@ -89,8 +107,14 @@ def read(path: Path | str, fmt: str | None = None) -> tuple[str, list[Item]]:
     fmt = fmt or detect(path)
     if fmt not in FORMATS:
         raise InvalidInput(f"unknown import format {fmt!r}: choose one of {', '.join(FORMATS)}")
-    reader = {"giok": read_giok, "openclaw": read_openclaw, "mem0": read_mem0, "claude-code": read_claude_code,
-              "basic-memory": read_basic_memory, "markdown": read_markdown}[fmt]
+    reader = {
+        "giok": read_giok,
+        "openclaw": read_openclaw,
+        "mem0": read_mem0,
+        "claude-code": read_claude_code,
+        "basic-memory": read_basic_memory,
+        "markdown": read_markdown,
+    }[fmt]
     return fmt, reader(path)
 
 
@@ -117,7 +141,7 @@ def read_giok(path: Path) -> list[Item]:
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"{path}:{n} is not JSON: {exc.msg}") from None
         if not isinstance(data, dict) or "kind" not in data:
-            raise InvalidInput(f"{path}:{n} has no \"kind\": not a giok export line")
+            raise InvalidInput(f'{path}:{n} has no "kind": not a giok export line')
         if data["kind"] == "giok-export":
             continue
         kind = data.pop("kind")
@@ -129,13 +153,16 @@ def read_giok(path: Path) -> list[Item]:
 def _from_workspace(root: Path) -> list[Item]:
     from giok.edges.porting import export_items
     from giok.store.workspace import Workspace
+
     if not (root / "MEMORY.md").is_file():
         raise InvalidInput(f"{root} holds no MEMORY.md: not a giok workspace or export")
     out = []
     for n, data in enumerate(export_items(Workspace(root)), 1):
         kind = data.pop("kind")
         if kind != "giok-export":
-            out.append(Item(kind, data.pop("text", None) or data.get("title") or "", f"{root.name}#{n}", data))
+            out.append(
+                Item(kind, data.pop("text", None) or data.get("title") or "", f"{root.name}#{n}", data)
+            )
     return out
 
 
@@ -173,7 +200,7 @@ def _day_notes(path: Path, root: Path) -> list[Item]:
         text = _CHECKBOX.sub("", text)
         tm = _TIME.match(text)
         at = f"{int(tm.group(1)):02d}:{tm.group(2)}" if tm else when
-        text = text[tm.end():] if tm else text
+        text = text[tm.end() :] if tm else text
         if text.strip():
             items.append(Item("diary", text, f"{rel}:{n}", {"day": day, "time": at}))
     return items
@@ -192,11 +219,13 @@ def read_mem0(path: Path) -> list[Item]:
     if isinstance(data, dict):
         data = data.get("results", data.get("memories"))
     if not isinstance(data, list):
-        raise InvalidInput(f"{path} is not a mem0 export: expected a list of memories, or one under \"results\"")
+        raise InvalidInput(
+            f'{path} is not a mem0 export: expected a list of memories, or one under "results"'
+        )
     items = []
     for n, memory in enumerate(data):
         if not isinstance(memory, dict) or not isinstance(memory.get("memory"), str):
-            raise InvalidInput(f"{path}: memory #{n + 1} has no \"memory\" text")
+            raise InvalidInput(f'{path}: memory #{n + 1} has no "memory" text')
         meta = memory.get("metadata") if isinstance(memory.get("metadata"), dict) else {}
         listed = memory.get("categories") if isinstance(memory.get("categories"), list) else []
         cats = [meta.get("category"), *listed]
@@ -206,11 +235,24 @@ def read_mem0(path: Path) -> list[Item]:
         if memory.get("agent_id"):
             source += f" agent:{memory['agent_id']}"
         text = memory["memory"].strip()
-        if memory.get("user_id") and _SUBJECTLESS.match(text):  # "Is a vegetarian": about the user, not a question
+        if memory.get("user_id") and _SUBJECTLESS.match(
+            text
+        ):  # "Is a vegetarian": about the user, not a question
             text = f"{memory['user_id']} {text[0].lower()}{text[1:]}"
-        items.append(Item("entry", text, f"{path.name}#{memory.get('id') or n + 1}",
-                          {"layer": CURATED_LAYER, "scope": scope, "type": kind, "source": source,
-                           "date": _day_of(memory.get("created_at"))}))
+        items.append(
+            Item(
+                "entry",
+                text,
+                f"{path.name}#{memory.get('id') or n + 1}",
+                {
+                    "layer": CURATED_LAYER,
+                    "scope": scope,
+                    "type": kind,
+                    "source": source,
+                    "date": _day_of(memory.get("created_at")),
+                },
+            )
+        )
     return items
 
 
@@ -247,8 +289,14 @@ def read_claude_code(path: Path) -> list[Item]:
         if link and (root / link.group(2)).is_file():
             linked.add(link.group(2))
             continue
-        items.append(Item("entry", _plain(m.group(1)), f"MEMORY.md:{n}",
-                          {"layer": CURATED_LAYER, "source": "claude-code:MEMORY.md"}))
+        items.append(
+            Item(
+                "entry",
+                _plain(m.group(1)),
+                f"MEMORY.md:{n}",
+                {"layer": CURATED_LAYER, "source": "claude-code:MEMORY.md"},
+            )
+        )
     for topic in sorted(root.glob("*.md")):
         if topic.name == "MEMORY.md":
             continue
@@ -259,9 +307,18 @@ def read_claude_code(path: Path) -> list[Item]:
             kind = meta.get("type")
             if not kind and isinstance(meta.get("metadata"), dict):
                 kind = meta["metadata"].get("type")  # the layout newer versions write
-            items.append(Item("entry", text, topic.name,
-                              {"layer": CURATED_LAYER, "type": _CLAUDE_TYPES.get(kind) if isinstance(kind, str) else None,
-                               "source": f"claude-code:{topic.name}"}))
+            items.append(
+                Item(
+                    "entry",
+                    text,
+                    topic.name,
+                    {
+                        "layer": CURATED_LAYER,
+                        "type": _CLAUDE_TYPES.get(kind) if isinstance(kind, str) else None,
+                        "source": f"claude-code:{topic.name}",
+                    },
+                )
+            )
     return items
 
 
@@ -280,14 +337,33 @@ def read_basic_memory(path: Path) -> list[Item]:
         offset = text[: len(text) - len(body)].count("\n")
         for n, line in enumerate(body.splitlines(), offset + 1):
             if m := _RELATION.match(line):
-                what = f"{title} {m.group(1).replace('_', ' ')} {m.group(2)}" + (f" ({m.group(3)})" if m.group(3) else "")
-                items.append(Item("entry", what, f"{rel}:{n}", {"layer": CURATED_LAYER, "type": "fact", "source": source}))
+                what = f"{title} {m.group(1).replace('_', ' ')} {m.group(2)}" + (
+                    f" ({m.group(3)})" if m.group(3) else ""
+                )
+                items.append(
+                    Item(
+                        "entry",
+                        what,
+                        f"{rel}:{n}",
+                        {"layer": CURATED_LAYER, "type": "fact", "source": source},
+                    )
+                )
             elif (m := _OBSERVATION.match(line)) and m.group(1).strip() not in (" ", "x", "X"):
                 category = m.group(1).strip().lower()
                 body_text = m.group(2)
                 what = body_text if title.casefold() in body_text.casefold() else f"{title}: {body_text}"
-                items.append(Item("entry", what, f"{rel}:{n}", {"layer": CURATED_LAYER, "type": _TYPES.get(category),
-                                                                "source": f"{source} [{category}]"}))
+                items.append(
+                    Item(
+                        "entry",
+                        what,
+                        f"{rel}:{n}",
+                        {
+                            "layer": CURATED_LAYER,
+                            "type": _TYPES.get(category),
+                            "source": f"{source} [{category}]",
+                        },
+                    )
+                )
     return items
 
 
@@ -317,7 +393,14 @@ def _notes(path: Path, root: Path, layer: str | None = None, source: str = "mark
             continue
         box = _CHECKBOX.match(text)
         if box:
-            items.append(Item("task", text[box.end():], f"{rel}:{n}", {"status": "todo" if box.group(1) == " " else "done"}))
+            items.append(
+                Item(
+                    "task",
+                    text[box.end() :],
+                    f"{rel}:{n}",
+                    {"status": "todo" if box.group(1) == " " else "done"},
+                )
+            )
         else:
             items.append(Item("entry", text, f"{rel}:{n}", dict(fields)))
     return items
@@ -377,7 +460,7 @@ def _frontmatter(text: str) -> tuple[dict, str]:
     end = re.search(r"^(---|\.\.\.)\s*$", text[3:], re.MULTILINE)
     if not end or text[3:].split("\n", 1)[0].strip():
         return {}, text
-    head, body = text[3: 3 + end.start()], text[3 + end.end():].lstrip("\n")
+    head, body = text[3 : 3 + end.start()], text[3 + end.end() :].lstrip("\n")
     fields: dict = {}
     parent = None
     for line in head.splitlines():
@@ -416,4 +499,3 @@ def _read(path: Path) -> str:
         return path.read_bytes().decode("utf-8", errors="replace")
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
-

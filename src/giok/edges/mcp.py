@@ -15,16 +15,16 @@ import re
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
-from giok.write import policy
-from giok.store import refs
-from giok.lifecycle.crossview import Bus
 from giok.errors import GiokError, InvalidInput, NotFound
+from giok.lifecycle.crossview import Bus
+from giok.store import refs
 from giok.store.fsutil import confine
 from giok.store.memoryfile import MemoryEntry, MemoryFile
 from giok.store.workspace import MEMORY, Workspace
+from giok.write import policy
 
 SERVER_NAME = "giok"
 INSTRUCTIONS = (
@@ -54,13 +54,21 @@ class Tool:
 
     @property
     def schema(self) -> dict:
-        return {"type": "object", "properties": self.properties, "required": list(self.required),
-                "additionalProperties": False}
+        return {
+            "type": "object",
+            "properties": self.properties,
+            "required": list(self.required),
+            "additionalProperties": False,
+        }
 
     def annotations(self) -> dict:
-        return {"title": self.title or self.name.replace("_", " "), "readOnlyHint": self.read_only,
-                "destructiveHint": self.destructive, "idempotentHint": self.idempotent,
-                "openWorldHint": self.open_world}
+        return {
+            "title": self.title or self.name.replace("_", " "),
+            "readOnlyHint": self.read_only,
+            "destructiveHint": self.destructive,
+            "idempotentHint": self.idempotent,
+            "openWorldHint": self.open_world,
+        }
 
 
 TOOLS: dict[str, Tool] = {}
@@ -70,6 +78,7 @@ def tool(name: str, description: str, properties: dict, required=(), text=None, 
     def register(handler):
         TOOLS[name] = Tool(name, description, properties, handler, tuple(required), text=text, **hints)
         return handler
+
     return register
 
 
@@ -82,27 +91,49 @@ def _int(description: str, minimum: int, maximum: int, **extra) -> dict:
 
 
 # -- reading ------------------------------------------------------------------------------
-@tool("memory_boot",
-      "Load this agent's boot context: TIER 1 rules, SOUL, USER, the state memo, open tasks, MEMORY.md "
-      "(M0 always, then the other layers as the budget allows) and yesterday's and today's diary, within "
-      "a token budget; what did not fit is listed, never cut silently. Call once at the start of a "
-      "session, before anything else.",
-      {"budget": _int("Token budget (default: the workspace's boot_budget setting, else 4000).", 200, 200000),
-       "context": _str("private (default) or group: a group chat leaves MEMORY.md and user-scoped entries out.",
-                       enum=["private", "group"]),
-       "user": _str("Whose session this is (default: the name in USER.md)."),
-       "thread": _str("The thread id: that thread's entries are included, no other thread's.")},
-      read_only=True, idempotent=True, text=lambda d: d["text"])
+@tool(
+    "memory_boot",
+    "Load this agent's boot context: TIER 1 rules, SOUL, USER, the state memo, open tasks, MEMORY.md "
+    "(M0 always, then the other layers as the budget allows) and yesterday's and today's diary, within "
+    "a token budget; what did not fit is listed, never cut silently. Call once at the start of a "
+    "session, before anything else.",
+    {
+        "budget": _int(
+            "Token budget (default: the workspace's boot_budget setting, else 4000).", 200, 200000
+        ),
+        "context": _str(
+            "private (default) or group: a group chat leaves MEMORY.md and user-scoped entries out.",
+            enum=["private", "group"],
+        ),
+        "user": _str("Whose session this is (default: the name in USER.md)."),
+        "thread": _str("The thread id: that thread's entries are included, no other thread's."),
+    },
+    read_only=True,
+    idempotent=True,
+    text=lambda d: d["text"],
+)
 def _boot(ws: Workspace, args: dict):
     from giok.lifecycle.boot import build
-    return build(ws, budget=args.get("budget"), context=args.get("context", "private"),
-                 user=args.get("user"), thread=args.get("thread")).to_dict()
+
+    return build(
+        ws,
+        budget=args.get("budget"),
+        context=args.get("context", "private"),
+        user=args.get("user"),
+        thread=args.get("thread"),
+    ).to_dict()
 
 
-_SIBLINGS = {"type": "array", "items": {"type": "string"}, "minItems": 1,
-             "description": "Search these workspaces of the home instead (e.g. a sibling agent's); the home "
-                            "config decides who may read whom. Default: this workspace."}
-_USER = _str("Answer on behalf of this user (default: the name in USER.md): memories scoped to other users are hidden.")
+_SIBLINGS = {
+    "type": "array",
+    "items": {"type": "string"},
+    "minItems": 1,
+    "description": "Search these workspaces of the home instead (e.g. a sibling agent's); the home "
+    "config decides who may read whom. Default: this workspace.",
+}
+_USER = _str(
+    "Answer on behalf of this user (default: the name in USER.md): memories scoped to other users are hidden."
+)
 _THREAD = _str("Within this thread (default: none): its memories are included, other threads' are hidden.")
 
 
@@ -116,45 +147,72 @@ def _search_opts(args: dict) -> dict:
     return opts
 
 
-@tool("memory_recall",
-      "Answer 'do I remember anything about X?' with giok's agentic protocol: it first decides whether "
-      "the question needs memory at all (greetings, instructions and general knowledge do not), searches, "
-      "retries once with other keywords, and otherwise answers 'no memory' - never more than two searches. "
-      "Use this before answering about past work, decisions, preferences or people.",
-      {"query": _str("The question or topic, in the user's words (Korean or English).", minLength=1),
-       "k": _int("How many results at most.", 1, 50, default=5),
-       "workspaces": _SIBLINGS, "user": _USER, "thread": _THREAD},
-      required=("query",), read_only=True)
+@tool(
+    "memory_recall",
+    "Answer 'do I remember anything about X?' with giok's agentic protocol: it first decides whether "
+    "the question needs memory at all (greetings, instructions and general knowledge do not), searches, "
+    "retries once with other keywords, and otherwise answers 'no memory' - never more than two searches. "
+    "Use this before answering about past work, decisions, preferences or people.",
+    {
+        "query": _str("The question or topic, in the user's words (Korean or English).", minLength=1),
+        "k": _int("How many results at most.", 1, 50, default=5),
+        "workspaces": _SIBLINGS,
+        "user": _USER,
+        "thread": _THREAD,
+    },
+    required=("query",),
+    read_only=True,
+)
 def _recall(ws: Workspace, args: dict):
     from giok.retrieval.search import recall
+
     return recall(ws, args["query"], **_search_opts(args)).to_dict()
 
 
-@tool("memory_search",
-      "Raw hybrid search (keywords + vectors) over this workspace's memory files, with the seed's "
-      "cut-offs (scores under 0.35 are noise). Returns scored chunks with path, lines, layer, date and "
-      "entry id; open one with memory_get. Prefer memory_recall for questions; use this to look up a "
-      "term, browse, or read a sibling agent's memory (workspaces).",
-      {"query": _str("What to look for (Korean or English).", minLength=1),
-       "k": _int("How many results at most.", 1, 50, default=5),
-       "workspaces": _SIBLINGS, "user": _USER, "thread": _THREAD},
-      required=("query",), read_only=True)
+@tool(
+    "memory_search",
+    "Raw hybrid search (keywords + vectors) over this workspace's memory files, with the seed's "
+    "cut-offs (scores under 0.35 are noise). Returns scored chunks with path, lines, layer, date and "
+    "entry id; open one with memory_get. Prefer memory_recall for questions; use this to look up a "
+    "term, browse, or read a sibling agent's memory (workspaces).",
+    {
+        "query": _str("What to look for (Korean or English).", minLength=1),
+        "k": _int("How many results at most.", 1, 50, default=5),
+        "workspaces": _SIBLINGS,
+        "user": _USER,
+        "thread": _THREAD,
+    },
+    required=("query",),
+    read_only=True,
+)
 def _search(ws: Workspace, args: dict):
     from giok.retrieval.search import search_full
+
     return search_full(ws, args["query"], **_search_opts(args)).to_dict()
 
 
-@tool("memory_get",
-      "Read a memory file, or a range of its lines, e.g. a search hit's path and line: every file "
-      "memory_search can return opens (the workspace's .md files: MEMORY.md, SOUL.md, IDENTITY.md, memory/, "
-      "compound/, state/, notes/, skills/*/SKILL.md ...; not .git/, .giok/ or other hidden folders). In "
-      "MEMORY.md and the archive, entries scoped to another user or thread are shown as a `(hidden …)` line.",
-      {"path": _str("Path relative to the workspace, as memory_search returns it, e.g. MEMORY.md or memory/2026-03-01.md."),
-       "from": _int("First line, 1-based (default 1).", 1, 10_000_000),
-       "lines": _int(f"How many lines (default: to the end, at most {MAX_GET_LINES}).", 1, MAX_GET_LINES),
-       "user": _str("Read on behalf of this user (default: the name in USER.md): other users' entries are hidden."),
-       "thread": _str("Within this thread: its entries are shown, other threads' are hidden.")},
-      required=("path",), read_only=True, idempotent=True, text=lambda d: d["text"])
+@tool(
+    "memory_get",
+    "Read a memory file, or a range of its lines, e.g. a search hit's path and line: every file "
+    "memory_search can return opens (the workspace's .md files: MEMORY.md, SOUL.md, IDENTITY.md, memory/, "
+    "compound/, state/, notes/, skills/*/SKILL.md ...; not .git/, .giok/ or other hidden folders). In "
+    "MEMORY.md and the archive, entries scoped to another user or thread are shown as a `(hidden …)` line.",
+    {
+        "path": _str(
+            "Path relative to the workspace, as memory_search returns it, e.g. MEMORY.md or memory/2026-03-01.md."
+        ),
+        "from": _int("First line, 1-based (default 1).", 1, 10_000_000),
+        "lines": _int(f"How many lines (default: to the end, at most {MAX_GET_LINES}).", 1, MAX_GET_LINES),
+        "user": _str(
+            "Read on behalf of this user (default: the name in USER.md): other users' entries are hidden."
+        ),
+        "thread": _str("Within this thread: its entries are shown, other threads' are hidden."),
+    },
+    required=("path",),
+    read_only=True,
+    idempotent=True,
+    text=lambda d: d["text"],
+)
 def _get(ws: Workspace, args: dict):
     rel = memory_path(ws, args["path"])
     data = (ws.root / rel).read_bytes()
@@ -163,24 +221,33 @@ def _get(ws: Workspace, args: dict):
     else:
         all_lines, shown_ids = data.decode("utf-8", errors="replace").splitlines(), None
     start = args.get("from", 1)
-    if all_lines and start > len(all_lines) or not all_lines and start > 1:
+    if (all_lines and start > len(all_lines)) or (not all_lines and start > 1):
         raise InvalidInput(f"line {start} is past the end of {rel} ({len(all_lines)} lines)")
-    chosen = all_lines[start - 1: start - 1 + args.get("lines", MAX_GET_LINES)]
+    chosen = all_lines[start - 1 : start - 1 + args.get("lines", MAX_GET_LINES)]
     text = "\n".join(chosen)
     if rel == MEMORY:
         refs.record(ws, [i for i in _ID_IN_TEXT.findall(text) if i in shown_ids], "get")
-    return {"path": rel, "from": start, "to": start + len(chosen) - 1, "total_lines": len(all_lines), "text": text}
+    return {
+        "path": rel,
+        "from": start,
+        "to": start + len(chosen) - 1,
+        "total_lines": len(all_lines),
+        "text": text,
+    }
 
 
 _ARCHIVE = re.compile(r"^(memory/)?archive/")
 HIDDEN = "(hidden: an entry scoped to another user or thread)"
 
 
-def _scoped_lines(ws: Workspace, data: bytes, user: str | None, thread: str | None) -> tuple[list[str], set[str]]:
+def _scoped_lines(
+    ws: Workspace, data: bytes, user: str | None, thread: str | None
+) -> tuple[list[str], set[str]]:
     """The lines of a MEMORY.md-format file, each entry another user's or thread's (policy.visible)
     replaced by HIDDEN so that line numbers still match the file and search hits; and the ids shown.
     Task-scoped entries are shown: a task scope says when to inject, not who may read."""
     from giok.lifecycle.boot import default_user
+
     if user is None:
         user = default_user(ws.read_text("USER.md"))
     lines, shown = [], set()
@@ -199,53 +266,84 @@ def memory_path(ws: Workspace, path: str) -> str:
     """The workspace-relative path of a memory file the agent may read: a `.md` file the index
     reads (so every path memory_search returns opens), never a hidden or skipped folder's."""
     from giok.retrieval.index import _SKIP_DIRS
+
     target = confine(ws.root, (path or "").strip())
     rel = target.relative_to(ws.root.resolve()).as_posix()
     parts = rel.split("/")
     if not rel.endswith(".md") or any(p.startswith(".") or p in _SKIP_DIRS for p in parts):
-        raise InvalidInput(f"{path!r} is not a memory file: use a .md file of the workspace (MEMORY.md, SOUL.md, "
-                           f"memory/…, a path memory_search returned), not one under .git/, .giok/ or a hidden folder")
+        raise InvalidInput(
+            f"{path!r} is not a memory file: use a .md file of the workspace (MEMORY.md, SOUL.md, "
+            f"memory/…, a path memory_search returned), not one under .git/, .giok/ or a hidden folder"
+        )
     if not target.is_file():
         raise NotFound(f"no file {rel} in workspace {ws.name}")
     return rel
 
 
 # -- writing ------------------------------------------------------------------------------
-@tool("memory_remember",
-      "Keep one fact, preference, decision or episode in MEMORY.md (committed to git at once). Use for "
-      "what must outlive this session; giok refuses small talk and questions, redacts secrets and "
-      "merges duplicates. Layers: M0 permanent (identity, core rules), M365 a year, M90 90 days, M30 30 "
-      "days (default).",
-      {"text": _str("The memory, one self-contained sentence.", minLength=1),
-       "layer": _str("M0, M365, M90 or M30 (default M30; an update keeps the layer of the entry it supersedes).",
-                     enum=["M0", "M365", "M90", "M30"]),
-       "type": _str("What kind of memory.", enum=["preference", "fact", "workflow", "episode", "lesson", "decision"]),
-       "scope": _str("workspace (default), user:NAME, thread:ID or task:ID."),
-       "source": _str("Where it came from (a session, message id or file)."),
-       "confidence": {"type": "number", "minimum": 0, "maximum": 1, "description": "How sure, 0..1."},
-       "expires": _str("Expiry date YYYY-MM-DD (default: today + the layer's days; never for M0)."),
-       "date": _str("When it happened, YYYY-MM-DD (default today; not in the future); expiry counts from today.")},
-      required=("text",))
+@tool(
+    "memory_remember",
+    "Keep one fact, preference, decision or episode in MEMORY.md (committed to git at once). Use for "
+    "what must outlive this session; giok refuses small talk and questions, redacts secrets and "
+    "merges duplicates. Layers: M0 permanent (identity, core rules), M365 a year, M90 90 days, M30 30 "
+    "days (default).",
+    {
+        "text": _str("The memory, one self-contained sentence.", minLength=1),
+        "layer": _str(
+            "M0, M365, M90 or M30 (default M30; an update keeps the layer of the entry it supersedes).",
+            enum=["M0", "M365", "M90", "M30"],
+        ),
+        "type": _str(
+            "What kind of memory.", enum=["preference", "fact", "workflow", "episode", "lesson", "decision"]
+        ),
+        "scope": _str("workspace (default), user:NAME, thread:ID or task:ID."),
+        "source": _str("Where it came from (a session, message id or file)."),
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1, "description": "How sure, 0..1."},
+        "expires": _str("Expiry date YYYY-MM-DD (default: today + the layer's days; never for M0)."),
+        "date": _str(
+            "When it happened, YYYY-MM-DD (default today; not in the future); expiry counts from today."
+        ),
+    },
+    required=("text",),
+)
 def _remember(ws: Workspace, args: dict):
-    return ws.remember(args["text"], layer=args.get("layer"), expires=args.get("expires"),
-                       type=args.get("type"), scope=args.get("scope"), source=args.get("source"),
-                       confidence=args.get("confidence"), via="mcp", date=args.get("date")).to_dict()
+    return ws.remember(
+        args["text"],
+        layer=args.get("layer"),
+        expires=args.get("expires"),
+        type=args.get("type"),
+        scope=args.get("scope"),
+        source=args.get("source"),
+        confidence=args.get("confidence"),
+        via="mcp",
+        date=args.get("date"),
+    ).to_dict()
 
 
-@tool("memory_decide",
-      "Record a decision in the decision log (state/decisions.md) with its reason; earlier decisions "
-      "are never edited, a new one may supersede one. Use when the user or you settle on an approach.",
-      {"text": _str("The decision.", minLength=1), "why": _str("The reason.", minLength=1),
-       "supersedes": _str("The decision it replaces, D-NNN.", pattern=r"^D-\d{3,}$")},
-      required=("text", "why"))
+@tool(
+    "memory_decide",
+    "Record a decision in the decision log (state/decisions.md) with its reason; earlier decisions "
+    "are never edited, a new one may supersede one. Use when the user or you settle on an approach.",
+    {
+        "text": _str("The decision.", minLength=1),
+        "why": _str("The reason.", minLength=1),
+        "supersedes": _str("The decision it replaces, D-NNN.", pattern=r"^D-\d{3,}$"),
+    },
+    required=("text", "why"),
+)
 def _decide(ws: Workspace, args: dict):
     return {"id": ws.decide(args["text"], args["why"], supersedes=args.get("supersedes"))}
 
 
-@tool("memory_lesson",
-      "Add a dated lesson (what went wrong or right, and what to do next time) to compound/lessons.md.",
-      {"title": _str("Short title.", minLength=1), "body": _str("What was learned; one point per line.", minLength=1)},
-      required=("title", "body"))
+@tool(
+    "memory_lesson",
+    "Add a dated lesson (what went wrong or right, and what to do next time) to compound/lessons.md.",
+    {
+        "title": _str("Short title.", minLength=1),
+        "body": _str("What was learned; one point per line.", minLength=1),
+    },
+    required=("title", "body"),
+)
 def _lesson(ws: Workspace, args: dict):
     return {"heading": ws.lesson(args["title"], args["body"])}
 
@@ -255,21 +353,29 @@ _TASK_MOVES = {"start": "doing", "done": "done", "block": "blocked"}
 
 # Reads and writes are separate tools, so that a client never asks permission to read
 # (readOnlyHint) and the destructive hint marks only what replaces or removes something.
-@tool("memory_task_list",
-      "List the tasks of state/tasks.md (id T-NNN, status, text, notes); change them with memory_task.",
-      {"status": _str("Only tasks with this status.", enum=["todo", "doing", "done", "blocked"])},
-      read_only=True, idempotent=True)
+@tool(
+    "memory_task_list",
+    "List the tasks of state/tasks.md (id T-NNN, status, text, notes); change them with memory_task.",
+    {"status": _str("Only tasks with this status.", enum=["todo", "doing", "done", "blocked"])},
+    read_only=True,
+    idempotent=True,
+)
 def _task_list(ws: Workspace, args: dict):
     return {"tasks": [t for t in ws.tasks() if not args.get("status") or t["status"] == args["status"]]}
 
 
-@tool("memory_task",
-      "Change state/tasks.md: add creates a todo (returns T-NNN); start, done and block move a task (block "
-      "with a note saying why). List tasks with memory_task_list.",
-      {"action": _str("What to do.", enum=["add", "start", "done", "block"]),
-       "text": _str("The task (for add)."), "id": _str("Task id T-NNN (for start/done/block)."),
-       "note": _str("A note kept with the task.")},
-      required=("action",))
+@tool(
+    "memory_task",
+    "Change state/tasks.md: add creates a todo (returns T-NNN); start, done and block move a task (block "
+    "with a note saying why). List tasks with memory_task_list.",
+    {
+        "action": _str("What to do.", enum=["add", "start", "done", "block"]),
+        "text": _str("The task (for add)."),
+        "id": _str("Task id T-NNN (for start/done/block)."),
+        "note": _str("A note kept with the task."),
+    },
+    required=("action",),
+)
 def _task(ws: Workspace, args: dict):
     action = args["action"]
     if action == "add":
@@ -277,84 +383,129 @@ def _task(ws: Workspace, args: dict):
     return ws.task_move(_need(args, "id", action), _TASK_MOVES[action], args.get("note"))
 
 
-@tool("memory_state_show",
-      "The state memo (state/memo.md): where the work stands, by section (phase, last-done, next-step, "
-      "failure-modes). Change a section with memory_state.",
-      {}, read_only=True, idempotent=True)
+@tool(
+    "memory_state_show",
+    "The state memo (state/memo.md): where the work stands, by section (phase, last-done, next-step, "
+    "failure-modes). Change a section with memory_state.",
+    {},
+    read_only=True,
+    idempotent=True,
+)
 def _state_show(ws: Workspace, args: dict):
     return ws.state()
 
 
-@tool("memory_state",
-      "Replace one section of the state memo (state/memo.md): phase, last-done, next-step or failure-modes. "
-      "Update it before a long pause or when the context is about to be compacted; read it with memory_state_show.",
-      {"section": _str("phase, last-done, next-step or failure-modes."),
-       "text": _str("The section's new text."),
-       "action": _str("set (optional; the only action, accepted from older callers).", enum=["set"])},
-      required=("section", "text"), destructive=True, idempotent=True)
+@tool(
+    "memory_state",
+    "Replace one section of the state memo (state/memo.md): phase, last-done, next-step or failure-modes. "
+    "Update it before a long pause or when the context is about to be compacted; read it with memory_state_show.",
+    {
+        "section": _str("phase, last-done, next-step or failure-modes."),
+        "text": _str("The section's new text."),
+        "action": _str("set (optional; the only action, accepted from older callers).", enum=["set"]),
+    },
+    required=("section", "text"),
+    destructive=True,
+    idempotent=True,
+)
 def _state(ws: Workspace, args: dict):
     return ws.state_set(_need(args, "section", "set"), _need(args, "text", "set"))
 
 
-@tool("memory_heartbeat_list",
-      "The open background items of HEARTBEAT.md, numbered, worked through when the agent wakes up.",
-      {}, read_only=True, idempotent=True)
+@tool(
+    "memory_heartbeat_list",
+    "The open background items of HEARTBEAT.md, numbered, worked through when the agent wakes up.",
+    {},
+    read_only=True,
+    idempotent=True,
+)
 def _heartbeat_list(ws: Workspace, args: dict):
     return {"items": ws.heartbeat()}
 
 
-@tool("memory_heartbeat",
-      "Change HEARTBEAT.md's open background items: action=add appends one; done removes one (by its number "
-      "from memory_heartbeat_list, or its text) once handled.",
-      {"action": _str("add or done.", enum=["add", "done"]),
-       "text": _str("The item (for add)."), "item": {"type": ["string", "integer"], "description": "Its number from memory_heartbeat_list, or its text (for done)."}},
-      required=("action",), destructive=True)
+@tool(
+    "memory_heartbeat",
+    "Change HEARTBEAT.md's open background items: action=add appends one; done removes one (by its number "
+    "from memory_heartbeat_list, or its text) once handled.",
+    {
+        "action": _str("add or done.", enum=["add", "done"]),
+        "text": _str("The item (for add)."),
+        "item": {
+            "type": ["string", "integer"],
+            "description": "Its number from memory_heartbeat_list, or its text (for done).",
+        },
+    },
+    required=("action",),
+    destructive=True,
+)
 def _heartbeat(ws: Workspace, args: dict):
     if args["action"] == "add":
         return {"added": ws.heartbeat_add(_need(args, "text", "add"))}
     return {"removed": ws.heartbeat_done(str(_need(args, "item", "done")))}
 
 
-@tool("memory_forget",
-      "Delete one MEMORY.md entry for good, with a reason (kept in the git history). Only when the user "
-      "asks to forget something or an entry is wrong; never to tidy up.",
-      {"id": _str("The entry id, m-xxxxxx.", pattern=r"^m-[0-9a-f]{6,12}$"),
-       "reason": _str("Why it must go.", minLength=1)},
-      required=("id", "reason"), destructive=True)
+@tool(
+    "memory_forget",
+    "Delete one MEMORY.md entry for good, with a reason (kept in the git history). Only when the user "
+    "asks to forget something or an entry is wrong; never to tidy up.",
+    {
+        "id": _str("The entry id, m-xxxxxx.", pattern=r"^m-[0-9a-f]{6,12}$"),
+        "reason": _str("Why it must go.", minLength=1),
+    },
+    required=("id", "reason"),
+    destructive=True,
+)
 def _forget(ws: Workspace, args: dict):
     return ws.forget(args["id"], args["reason"]).to_dict()
 
 
 # -- cross-view ---------------------------------------------------------------------------
-@tool("crossview_send",
-      "Tell your sibling agents (the other workspaces of this home) what you posted or decided: a post "
-      "goes to all of them, or to `to`. To answer a message from crossview_inbox, give reply_to: the "
-      "answer goes to its sender only. Never relay a message you received, and never answer a reply: "
-      "giok refuses both (loop rule).",
-      {"text": _str("The message.", minLength=1),
-       "to": {"type": "array", "items": {"type": "string"}, "minItems": 1,
-              "description": "Recipient workspace names (default: every other workspace)."},
-       "reply_to": _str("The message id you answer, cv-NNNNNN.")},
-      required=("text",), open_world=True)
+@tool(
+    "crossview_send",
+    "Tell your sibling agents (the other workspaces of this home) what you posted or decided: a post "
+    "goes to all of them, or to `to`. To answer a message from crossview_inbox, give reply_to: the "
+    "answer goes to its sender only. Never relay a message you received, and never answer a reply: "
+    "giok refuses both (loop rule).",
+    {
+        "text": _str("The message.", minLength=1),
+        "to": {
+            "type": "array",
+            "items": {"type": "string"},
+            "minItems": 1,
+            "description": "Recipient workspace names (default: every other workspace).",
+        },
+        "reply_to": _str("The message id you answer, cv-NNNNNN."),
+    },
+    required=("text",),
+    open_world=True,
+)
 def _cv_send(ws: Workspace, args: dict):
     return Bus(ws.home).send(args["text"], ws.name, to=args.get("to"), reply_to=args.get("reply_to"))
 
 
-@tool("crossview_inbox",
-      "Messages your sibling agents sent you (tagged [단톡방 크로스뷰]), oldest first. Check it when you "
-      "wake up; acknowledge handled ones with crossview_ack.",
-      {"unread": {"type": "boolean", "default": True, "description": "Only messages not acked yet."},
-       "limit": _int("At most this many (the newest).", 1, 500, default=50)},
-      read_only=True)
+@tool(
+    "crossview_inbox",
+    "Messages your sibling agents sent you (tagged [단톡방 크로스뷰]), oldest first. Check it when you "
+    "wake up; acknowledge handled ones with crossview_ack.",
+    {
+        "unread": {"type": "boolean", "default": True, "description": "Only messages not acked yet."},
+        "limit": _int("At most this many (the newest).", 1, 500, default=50),
+    },
+    read_only=True,
+)
 def _cv_inbox(ws: Workspace, args: dict):
-    return {"workspace": ws.name,
-            "messages": Bus(ws.home).inbox(ws.name, unread=args.get("unread", True), limit=args.get("limit", 50))}
+    return {
+        "workspace": ws.name,
+        "messages": Bus(ws.home).inbox(ws.name, unread=args.get("unread", True), limit=args.get("limit", 50)),
+    }
 
 
-@tool("crossview_ack",
-      "Mark inbox messages as handled: the given ids, or all unread ones when ids is omitted.",
-      {"ids": {"type": "array", "items": {"type": "string"}, "description": "Message ids cv-NNNNNN."}},
-      idempotent=True)
+@tool(
+    "crossview_ack",
+    "Mark inbox messages as handled: the given ids, or all unread ones when ids is omitted.",
+    {"ids": {"type": "array", "items": {"type": "string"}, "description": "Message ids cv-NNNNNN."}},
+    idempotent=True,
+)
 def _cv_ack(ws: Workspace, args: dict):
     return {"acked": Bus(ws.home).ack(ws.name, args.get("ids") or None)}
 
@@ -374,19 +525,24 @@ _OWN_CHOICES = ("action", "status")
 def _loose(schema: dict) -> dict:
     """The schema minus the value checks the library makes itself (layer, ids, empty text),
     so that those errors carry the same message as the CLI's."""
-    props = {k: (v if k in _OWN_CHOICES else {a: b for a, b in v.items() if a not in _LIBRARY_CHECKS})
-             for k, v in schema["properties"].items()}
+    props = {
+        k: (v if k in _OWN_CHOICES else {a: b for a, b in v.items() if a not in _LIBRARY_CHECKS})
+        for k, v in schema["properties"].items()
+    }
     return {**schema, "properties": props}
 
 
 def check_arguments(spec: Tool, arguments: dict | None) -> dict:
     import jsonschema  # a dependency of the mcp SDK
+
     arguments = arguments or {}
     try:
         jsonschema.validate(arguments, _loose(spec.schema))
     except jsonschema.ValidationError as exc:
         where = "/".join(str(p) for p in exc.absolute_path)
-        raise InvalidInput(f"invalid arguments for {spec.name}: {(where + ': ') if where else ''}{exc.message}") from None
+        raise InvalidInput(
+            f"invalid arguments for {spec.name}: {(where + ': ') if where else ''}{exc.message}"
+        ) from None
     return arguments
 
 
@@ -414,6 +570,7 @@ def _sdk():
 def _missing_sdk() -> str:
     """mcp 1.x has no `mcp_types` and another lowlevel Server API: say which version is needed."""
     from importlib import metadata
+
     try:
         found = metadata.version("mcp")
     except metadata.PackageNotFoundError:
@@ -423,11 +580,12 @@ def _missing_sdk() -> str:
     return "the MCP server needs the mcp package: pip install 'giok[mcp]'"
 
 
-def unknown_tool(name) -> "Exception":
+def unknown_tool(name) -> Exception:
     """An unknown tool name is a protocol error, JSON-RPC -32602 (MCP spec, tools: error handling);
     arguments that fail a known tool's schema stay a tool error the model can read and correct."""
     from mcp import MCPError
     from mcp_types import INVALID_PARAMS
+
     return MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name!r} (tools: {', '.join(TOOLS)})")
 
 
@@ -436,6 +594,7 @@ def protocol_error(exc: Exception):
     pydantic error over instead of a message): -32700 for bad JSON, -32600 for JSON that is not
     a JSON-RPC message; id null, as JSON-RPC 2.0 says when the id cannot be read."""
     import mcp_types as types
+
     try:
         kinds = {e.get("type") for e in exc.errors()}  # pydantic.ValidationError
     except Exception:
@@ -452,6 +611,7 @@ async def _answer_unparseable(source, sink, write) -> None:
     JSON-RPC error (the SDK's server only logs and drops them)."""
     import anyio
     from mcp.shared.message import SessionMessage
+
     async with sink:
         async for item in source:
             if isinstance(item, Exception):
@@ -481,7 +641,7 @@ class WarmUp:
         self.seconds: float | None = None
         self.error: Exception | None = None
 
-    def start(self) -> "WarmUp":
+    def start(self) -> WarmUp:
         self.lock.acquire()
         threading.Thread(target=self._run, name="giok-warm-up", daemon=True).start()
         return self
@@ -490,6 +650,7 @@ class WarmUp:
         started = time.perf_counter()
         try:
             from giok.retrieval.index import Index
+
             index = Index.for_workspace(self.ws)
             index.sync()
             index.embedder.embed(["warm up"], "query")
@@ -514,8 +675,15 @@ def build_server(ws: Workspace, warm: WarmUp | None = None):
     anyio, types, Server, _ = _sdk()
     from giok import __version__
 
-    tools = [types.Tool(name=t.name, description=t.description, input_schema=t.schema,
-                        annotations=types.ToolAnnotations.model_validate(t.annotations())) for t in TOOLS.values()]
+    tools = [
+        types.Tool(
+            name=t.name,
+            description=t.description,
+            input_schema=t.schema,
+            annotations=types.ToolAnnotations.model_validate(t.annotations()),
+        )
+        for t in TOOLS.values()
+    ]
 
     async def list_tools(ctx, params):
         return types.ListToolsResult(tools=tools)
@@ -525,20 +693,31 @@ def build_server(ws: Workspace, warm: WarmUp | None = None):
             raise unknown_tool(params.name)
         try:
             if warm is not None and params.name in INDEXED:
-                result, text = await anyio.to_thread.run_sync(warm.run, call, ws, params.name, params.arguments)
+                result, text = await anyio.to_thread.run_sync(
+                    warm.run, call, ws, params.name, params.arguments
+                )
             else:
                 result, text = await anyio.to_thread.run_sync(call, ws, params.name, params.arguments)
         except GiokError as exc:
             return types.CallToolResult(content=[types.TextContent(text=f"Error: {exc}")], is_error=True)
         except Exception as exc:  # a bug, not bad input: say so, keep serving
             print(f"giok mcp: {params.name} failed: {exc!r}", file=sys.stderr)
-            return types.CallToolResult(content=[types.TextContent(text=f"Error: internal error in {params.name}: {exc}")],
-                                        is_error=True)
-        structured = json.loads(json.dumps(result, default=str)) if isinstance(result, dict) else {"result": result}
+            return types.CallToolResult(
+                content=[types.TextContent(text=f"Error: internal error in {params.name}: {exc}")],
+                is_error=True,
+            )
+        structured = (
+            json.loads(json.dumps(result, default=str)) if isinstance(result, dict) else {"result": result}
+        )
         return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured)
 
-    return Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
-                  on_list_tools=list_tools, on_call_tool=call_tool)
+    return Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
 
 
 def serve(ws: Workspace) -> None:

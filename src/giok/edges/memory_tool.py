@@ -27,21 +27,21 @@ import re
 import shutil
 from pathlib import Path
 
-from giok.write import policy
-from giok.lifecycle.distill import ARCHIVE_DIR, LEDGER
 from giok.errors import GiokError, InvalidInput, NotFound
+from giok.lifecycle.distill import ARCHIVE_DIR, LEDGER
 from giok.store.fsutil import MAX_ENTRY_BYTES, confine, read_bytes
 from giok.store.memoryfile import Heading, MemoryEntry, MemoryFile, parse_entry
 from giok.store.trace import TRACE
 from giok.store.workspace import DECISIONS, MEMORY, Workspace
+from giok.write import policy
 
 ROOT = "/memories"
-SUFFIXES = (".md", ".txt", ".json", ".xml", ".yaml", ".yml", ".csv")   # what view shows
-WRITABLE = (".md",)   # what create, str_replace, insert and rename write: only what search indexes
+SUFFIXES = (".md", ".txt", ".json", ".xml", ".yaml", ".yml", ".csv")  # what view shows
+WRITABLE = (".md",)  # what create, str_replace, insert and rename write: only what search indexes
 PROTECTED = ("SOUL.md", "USER.md", "AGENTS.md", "TOOLS.md", "MEMORY.md", "HEARTBEAT.md", "state", "compound")
 MAX_FILE_BYTES = 16 * MAX_ENTRY_BYTES
 _DIARY = re.compile(r"^memory/\d{4}-\d{2}-\d{2}\.md$")
-READ_ONLY = (LEDGER, TRACE)       # and everything under ARCHIVE_DIR
+READ_ONLY = (LEDGER, TRACE)  # and everything under ARCHIVE_DIR
 HIDDEN = "(hidden: an entry scoped to another user or thread)"
 
 
@@ -67,10 +67,15 @@ class MemoryTool:
     def handle(self, params: dict) -> str:
         """Run one command; returns the text for the tool result. Raises GiokError."""
         command = (params or {}).get("command")
-        method = getattr(self, f"_{command}", None) if command in (
-            "view", "create", "str_replace", "insert", "delete", "rename") else None
+        method = (
+            getattr(self, f"_{command}", None)
+            if command in ("view", "create", "str_replace", "insert", "delete", "rename")
+            else None
+        )
         if method is None:
-            raise InvalidInput(f"unknown memory command {command!r}: use view, create, str_replace, insert, delete or rename")
+            raise InvalidInput(
+                f"unknown memory command {command!r}: use view, create, str_replace, insert, delete or rename"
+            )
         try:
             return method(params)
         except KeyError as exc:
@@ -80,21 +85,33 @@ class MemoryTool:
         """A `tool_result` content block answering a `tool_use` block (dict or SDK object)."""
         get = block.get if isinstance(block, dict) else lambda k, d=None: getattr(block, k, d)
         try:
-            return {"type": "tool_result", "tool_use_id": get("id"), "content": self.handle(get("input") or {})}
+            return {
+                "type": "tool_result",
+                "tool_use_id": get("id"),
+                "content": self.handle(get("input") or {}),
+            }
         except GiokError as exc:
-            return {"type": "tool_result", "tool_use_id": get("id"), "content": f"Error: {exc}", "is_error": True}
+            return {
+                "type": "tool_result",
+                "tool_use_id": get("id"),
+                "content": f"Error: {exc}",
+                "is_error": True,
+            }
 
     # -- paths --------------------------------------------------------------------------------
     def _rel(self, path: str, must_exist: bool = True) -> str:
         """`/memories/x/y.md` → `x/y.md` (`""` for the root), confined to the workspace."""
         if not isinstance(path, str) or not (path == ROOT or path.startswith(ROOT + "/")):
             raise InvalidInput(f"path {path!r} must start with {ROOT}")
-        rel = path[len(ROOT):].strip("/")
+        rel = path[len(ROOT) :].strip("/")
         if not rel:
             return ""
         if any(part.startswith(".") for part in Path(rel).parts):
-            raise InvalidInput(f"path {path!r} is hidden or escapes {ROOT}" if ".." not in rel
-                               else f"path {path!r} escapes {ROOT}")
+            raise InvalidInput(
+                f"path {path!r} is hidden or escapes {ROOT}"
+                if ".." not in rel
+                else f"path {path!r} escapes {ROOT}"
+            )
         target = confine(self.ws.root, rel)
         if must_exist and not target.exists():
             raise NotFound(f"The path {path} does not exist. Please provide a valid path.")
@@ -119,17 +136,21 @@ class MemoryTool:
     @staticmethod
     def _writable(path: str, rel: str) -> None:
         if _read_only(rel):
-            raise InvalidInput(f"{path} is kept by giok (the archive, the distill ledger or the decision trace); "
-                               f"it is read-only here")
+            raise InvalidInput(
+                f"{path} is kept by giok (the archive, the distill ledger or the decision trace); "
+                f"it is read-only here"
+            )
 
     def _editable(self, path: str, rel: str) -> None:
         """Refuse edits that would bypass the write policy (MEMORY.md) or the read-only files."""
         self._writable(path, rel)
         if rel == MEMORY:
-            raise InvalidInput(f"{path} changes only through giok's write policy: `insert` a line to remember a "
-                               f"fact, `str_replace` an entry's text to update it (an empty result forgets it); "
-                               f"outside the memory tool: `giok remember`, `giok forget ID` (MCP: memory_remember, "
-                               f"memory_forget)")
+            raise InvalidInput(
+                f"{path} changes only through giok's write policy: `insert` a line to remember a "
+                f"fact, `str_replace` an entry's text to update it (an empty result forgets it); "
+                f"outside the memory tool: `giok remember`, `giok forget ID` (MCP: memory_remember, "
+                f"memory_forget)"
+            )
 
     # -- commands -----------------------------------------------------------------------------
     def _view(self, p: dict) -> str:
@@ -143,7 +164,9 @@ class MemoryTool:
         if rel == MEMORY or rel.startswith(ARCHIVE_DIR + "/"):
             lines = self._scoped_lines(target.read_bytes())
         else:
-            lines = target.read_text("utf-8", errors="replace").split("\n")  # as the reference: a final newline shows as an empty last line
+            lines = target.read_text("utf-8", errors="replace").split(
+                "\n"
+            )  # as the reference: a final newline shows as an empty last line
         start, end = 1, len(lines)
         if p.get("view_range"):
             start, end = _range(p["view_range"], len(lines))
@@ -153,6 +176,7 @@ class MemoryTool:
         """The file's lines, each entry Claude may not see replaced by HIDDEN (policy.visible;
         task-scoped entries are shown: a task scope says when to inject, not who may read)."""
         from giok.lifecycle.boot import default_user
+
         user = self.user if self.user is not None else default_user(self.ws.read_text("USER.md"))
         out = []
         for line in MemoryFile.parse(data).lines:
@@ -206,8 +230,10 @@ class MemoryTool:
         def change(old: str):
             if (self.ws.root / rel).exists():
                 if _append_only(rel):
-                    raise InvalidInput(f"{path} is append-only: add to its end with insert "
-                                       f"(insert_line = its number of lines)")
+                    raise InvalidInput(
+                        f"{path} is append-only: add to its end with insert "
+                        f"(insert_line = its number of lines)"
+                    )
                 raise InvalidInput(f"File {path} already exists")
             self._editable(path, rel)
             return text, None
@@ -222,27 +248,36 @@ class MemoryTool:
             return self._memory_replace(path, old_str, new_str or "")
         self._editable(path, rel)
         if _append_only(rel):
-            raise InvalidInput(f"{path} is append-only: earlier lines are never rewritten; add to its end "
-                               f"with insert (insert_line = its number of lines)")
+            raise InvalidInput(
+                f"{path} is append-only: earlier lines are never rewritten; add to its end "
+                f"with insert (insert_line = its number of lines)"
+            )
         new_str, found = policy.redact(new_str or "")
 
         def change(old: str):
             count = old.count(old_str) if old_str else 0
             if count == 0:
-                raise InvalidInput(f"No replacement was performed, old_str `{old_str}` did not appear verbatim in {path}.")
+                raise InvalidInput(
+                    f"No replacement was performed, old_str `{old_str}` did not appear verbatim in {path}."
+                )
             if count > 1:
                 lines = [str(i) for i, line in enumerate(old.splitlines(), 1) if old_str in line]
-                raise InvalidInput(f"No replacement was performed. Multiple occurrences of old_str `{old_str}` "
-                                   f"in lines: {', '.join(lines)}. Please ensure it is unique")
+                raise InvalidInput(
+                    f"No replacement was performed. Multiple occurrences of old_str `{old_str}` "
+                    f"in lines: {', '.join(lines)}. Please ensure it is unique"
+                )
             new = _no_assembled_secret(old, old.replace(old_str, new_str, 1), found)
             _check_size(new)
-            return new, old[:old.find(old_str)].count("\n")
+            return new, old[: old.find(old_str)].count("\n")
 
         changed, _ = self.ws.edit(rel, change, f"memory-tool: edit {rel}")
         lines = self.ws.read_text(rel).split("\n")
         snippet = _numbered(lines, max(0, changed - 2) + 1, min(len(lines), changed + 3))
-        return ("The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"
-                + snippet + _redacted(found))
+        return (
+            "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"
+            + snippet
+            + _redacted(found)
+        )
 
     def _insert(self, p: dict) -> str:
         path, line_no, text = p["path"], p["insert_line"], p.get("insert_text", "")
@@ -256,7 +291,9 @@ class MemoryTool:
             lines = _lines(old)
             _check_insert_line(line_no, len(lines))
             if _append_only(rel) and line_no != len(lines):
-                raise InvalidInput(f"{path} is append-only: insert only at its end (insert_line {len(lines)})")
+                raise InvalidInput(
+                    f"{path} is append-only: insert only at its end (insert_line {len(lines)})"
+                )
             new = "\n".join(lines[:line_no] + text.rstrip("\n").split("\n") + lines[line_no:]) + "\n"
             new = _no_assembled_secret(old, new, found)
             _check_size(new)
@@ -273,7 +310,7 @@ class MemoryTool:
             self.ws._require_git(identity=True)
             target = self.ws.root / rel
             # one journaled write (giok.store.journal): a failed commit or a crash puts every file back
-            self.ws.write_files({f: None for f in self._files(rel)}, f"memory-tool: delete {rel}")
+            self.ws.write_files(dict.fromkeys(self._files(rel)), f"memory-tool: delete {rel}")
             if target.is_dir():
                 shutil.rmtree(target)  # only folders are left
         return f"Successfully deleted {path}"
@@ -295,9 +332,9 @@ class MemoryTool:
             if new.exists():
                 raise InvalidInput(f"The destination {new_path} already exists")
             files = self._files(old_rel)
-            writes: dict[str, bytes | None] = {f: None for f in files}
+            writes: dict[str, bytes | None] = dict.fromkeys(files)
             for f in files:
-                writes[new_rel + f[len(old_rel):]] = read_bytes(self.ws.root / f)
+                writes[new_rel + f[len(old_rel) :]] = read_bytes(self.ws.root / f)
             self.ws.write_files(writes, f"memory-tool: rename {old_rel} → {new_rel}")
             if old.is_dir():
                 shutil.rmtree(old)  # only folders are left
@@ -310,7 +347,9 @@ class MemoryTool:
         when none). Where the entry lands is giok's: under its layer heading."""
         mf = self.ws.memory()
         _check_insert_line(line_no, len(mf.lines))
-        layer = next((l.layer for l in reversed(mf.lines[:line_no]) if isinstance(l, Heading) and l.layer), None)
+        layer = next(
+            (l.layer for l in reversed(mf.lines[:line_no]) if isinstance(l, Heading) and l.layer), None
+        )
         texts = []
         for raw in text.split("\n"):
             if not raw.strip() or raw.lstrip().startswith("#"):
@@ -319,7 +358,9 @@ class MemoryTool:
             texts.append(entry.text if isinstance(entry, MemoryEntry) else raw.strip().lstrip("-*+ ").strip())
         if not texts:
             raise InvalidInput("insert_text holds no memory: give one fact per line")
-        done = [self.ws.remember(t, layer=layer, source=f"memory-tool:{path}", via="memory-tool") for t in texts]
+        done = [
+            self.ws.remember(t, layer=layer, source=f"memory-tool:{path}", via="memory-tool") for t in texts
+        ]
         return f"The file {path} has been edited." + _policy_report(done)
 
     def _memory_replace(self, path: str, old_str: str, new_str: str) -> str:
@@ -330,30 +371,47 @@ class MemoryTool:
         raw = self.ws.root.joinpath(MEMORY).read_bytes().decode("utf-8", "surrogateescape")
         count = raw.count(old_str) if old_str else 0
         if count == 0:
-            raise InvalidInput(f"No replacement was performed, old_str `{old_str}` did not appear verbatim in {path}.")
+            raise InvalidInput(
+                f"No replacement was performed, old_str `{old_str}` did not appear verbatim in {path}."
+            )
         if count > 1:
             lines = [str(i) for i, line in enumerate(raw.split("\n"), 1) if old_str in line]
-            raise InvalidInput(f"No replacement was performed. Multiple occurrences of old_str `{old_str}` "
-                               f"in lines: {', '.join(lines)}. Please ensure it is unique")
+            raise InvalidInput(
+                f"No replacement was performed. Multiple occurrences of old_str `{old_str}` "
+                f"in lines: {', '.join(lines)}. Please ensure it is unique"
+            )
         entry = next((l for l in mf.lines if isinstance(l, MemoryEntry) and old_str in l.text), None)
         if entry is None or not self._may_see(entry):
-            raise InvalidInput(f"No replacement was performed: in {path} only the text of one entry can be replaced "
-                               f"(headings and the `<!-- … -->` fields are giok's); `insert` a line to add a fact")
+            raise InvalidInput(
+                f"No replacement was performed: in {path} only the text of one entry can be replaced "
+                f"(headings and the `<!-- … -->` fields are giok's); `insert` a line to add a fact"
+            )
         text = entry.text.replace(old_str, new_str, 1)
         if not text.strip():
             self.ws.forget(entry.id, reason=f"memory tool: str_replace emptied it ({path})")
             return f"The memory file has been edited. giok's write policy: forgot {entry.id}."
-        result = self.ws.remember(text, layer=entry.layer if entry.headed else None, type=entry.type,
-                                  scope=entry.scope, source=f"memory-tool:{path}", via="memory-tool")
+        result = self.ws.remember(
+            text,
+            layer=entry.layer if entry.headed else None,
+            type=entry.type,
+            scope=entry.scope,
+            source=f"memory-tool:{path}",
+            via="memory-tool",
+        )
         new = result.entry
-        if result.action in _WROTE and new is not None and new.id != entry.id \
-                and not self.ws.get(entry.id).superseded:
+        if (
+            result.action in _WROTE
+            and new is not None
+            and new.id != entry.id
+            and not self.ws.get(entry.id).superseded
+        ):
             self._supersede(entry.id, new.id)
         report = _policy_report([result])
         return "The memory file has been edited." + report
 
     def _may_see(self, entry: MemoryEntry) -> bool:
         from giok.lifecycle.boot import default_user
+
         user = self.user if self.user is not None else default_user(self.ws.read_text("USER.md"))
         return entry.scope.startswith("task:") or policy.visible(entry.scope, user, self.thread)
 
@@ -377,9 +435,12 @@ class MemoryTool:
         for folder, dirs, names in os.walk(target):
             for name in dirs + names:
                 if os.path.islink(os.path.join(folder, name)):
-                    raise InvalidInput(f"/memories/{rel} holds a symlink ({name}): giok does not move or delete links")
+                    raise InvalidInput(
+                        f"/memories/{rel} holds a symlink ({name}): giok does not move or delete links"
+                    )
             out += [Path(folder, n).relative_to(self.ws.root).as_posix() for n in names]
         return sorted(out)
+
 
 def _no_assembled_secret(old: str, new: str, found: list[str]) -> str:
     """The edited file, redacted whole when the edit completes a secret that neither the old
@@ -393,7 +454,9 @@ def _no_assembled_secret(old: str, new: str, found: list[str]) -> str:
 
 def _path_secret(path: str) -> None:
     if policy.redact(path)[1]:
-        raise InvalidInput("the path looks like it holds a secret (a key or password); name the file otherwise")
+        raise InvalidInput(
+            "the path looks like it holds a secret (a key or password); name the file otherwise"
+        )
 
 
 def _redacted(found: list[str]) -> str:
@@ -410,8 +473,11 @@ def _policy_report(results) -> str:
     for r in results:
         eid = f" {r.entry.id}" if r.entry is not None else ""
         layer = f" ({r.entry.layer})" if r.entry is not None and r.action in _WROTE else ""
-        parts.append(f"{r.action}{eid}{layer}" + (f" ({r.reason})" if r.reason and r.action not in _WROTE else "")
-                     + "".join(f", {n}" for n in r.notes if "redacted" in n or "superseded by" in n))
+        parts.append(
+            f"{r.action}{eid}{layer}"
+            + (f" ({r.reason})" if r.reason and r.action not in _WROTE else "")
+            + "".join(f", {n}" for n in r.notes if "redacted" in n or "superseded by" in n)
+        )
     report = " giok's write policy: " + "; ".join(parts) + "."
     if not any(r.action in _WROTE for r in results):
         raise InvalidInput("No change was made to MEMORY.md." + report)
@@ -432,7 +498,9 @@ def _numbered(lines: list[str], start: int, end: int) -> str:
 
 def _check_insert_line(line_no, total: int) -> None:
     if isinstance(line_no, bool) or not isinstance(line_no, int) or not 0 <= line_no <= total:
-        raise InvalidInput(f"Invalid `insert_line` parameter: {line_no}. It should be within the range [0, {total}].")
+        raise InvalidInput(
+            f"Invalid `insert_line` parameter: {line_no}. It should be within the range [0, {total}]."
+        )
 
 
 def _range(view_range, total: int) -> tuple[int, int]:
@@ -452,7 +520,7 @@ def _size(path: Path) -> str:
     if size == 0:
         return "0B"
     unit = min((size.bit_length() - 1) // 10, 3)
-    value = size / 1024 ** unit
+    value = size / 1024**unit
     return f"{int(value) if value == int(value) else f'{value:.1f}'}{'BKMG'[unit]}"
 
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from giok.edges import importers
-from giok.store.clock import now, parse_date, today
-from giok.errors import GiokError, InvalidInput
-from giok.store.fsutil import clean_text
 from giok.edges.importers import Item
+from giok.errors import GiokError, InvalidInput
+from giok.store.clock import now, parse_date, today
+from giok.store.fsutil import clean_text
 from giok.store.memoryfile import MemoryEntry, new_id
 from giok.store.sections import Doc
 from giok.store.workspace import LESSONS, Workspace, _short, check_layer, check_scope
@@ -31,8 +31,12 @@ ACTIONS = ("kept", "merged", "refused")
 # -- export -------------------------------------------------------------------------------------
 def export_items(ws: Workspace):
     """Every item of the workspace as a dict with a `kind`, header first."""
-    yield {"kind": "giok-export", "version": EXPORT_VERSION, "workspace": ws.name,
-           "exported": now().isoformat(timespec="seconds")}
+    yield {
+        "kind": "giok-export",
+        "version": EXPORT_VERSION,
+        "workspace": ws.name,
+        "exported": now().isoformat(timespec="seconds"),
+    }
     for e in ws.memory().entries():
         data = e.to_dict()
         data.pop("line", None)
@@ -52,12 +56,13 @@ def export_items(ws: Workspace):
 
 def _diary_items(ws: Workspace):
     from giok.lifecycle.distill import DIARY_FILE_RE, diary_items
+
     folder = ws.root / "memory"
     for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
         m = DIARY_FILE_RE.match(path.name)
         if not m:
             continue
-        for at, text in diary_items(ws.read_text(f"memory/{path.name}")):   # as search and distill read it
+        for at, text in diary_items(ws.read_text(f"memory/{path.name}")):  # as search and distill read it
             yield {"kind": "diary", "day": m.group(1), "time": at, "text": text}
 
 
@@ -105,13 +110,19 @@ def export_tar(ws: Workspace) -> bytes:
 @dataclass
 class Outcome:
     item: Item
-    action: str          # kept, merged, refused
+    action: str  # kept, merged, refused
     reason: str
     id: str | None = None
 
     def to_dict(self) -> dict:
-        return {"kind": self.item.kind, "origin": self.item.origin, "text": _short(self.item.text, 100),
-                "action": self.action, "reason": self.reason, "id": self.id}
+        return {
+            "kind": self.item.kind,
+            "origin": self.item.origin,
+            "text": _short(self.item.text, 100),
+            "action": self.action,
+            "reason": self.reason,
+            "id": self.id,
+        }
 
 
 @dataclass
@@ -125,8 +136,14 @@ class Report:
         return {a: sum(o.action == a for o in self.outcomes) for a in ACTIONS}
 
     def to_dict(self) -> dict:
-        return {"source": self.source, "format": self.format, "dry_run": self.dry_run,
-                "items": len(self.outcomes), **self.counts(), "outcomes": [o.to_dict() for o in self.outcomes]}
+        return {
+            "source": self.source,
+            "format": self.format,
+            "dry_run": self.dry_run,
+            "items": len(self.outcomes),
+            **self.counts(),
+            "outcomes": [o.to_dict() for o in self.outcomes],
+        }
 
 
 def import_path(ws: Workspace, path: Path | str, fmt: str | None = None, dry_run: bool = False) -> Report:
@@ -172,8 +189,8 @@ class _Run:
 
     def __init__(self, ws: Workspace, dry_run: bool):
         self.ws, self.dry_run = ws, dry_run
-        self.memory = ws.memory() if dry_run else None   # the dry run's MEMORY.md, in memory only
-        self.seen: dict[str, set] = {}                    # dry run: texts already "kept" per kind
+        self.memory = ws.memory() if dry_run else None  # the dry run's MEMORY.md, in memory only
+        self.seen: dict[str, set] = {}  # dry run: texts already "kept" per kind
 
     def one(self, item: Item) -> Outcome:
         if not (item.text or "").strip():
@@ -187,7 +204,9 @@ class _Run:
     def _entry(self, item: Item) -> Outcome:
         f = item.fields
         if f.get("superseded_by"):
-            return Outcome(item, "merged", f"superseded in the source by {f['superseded_by']}: history, not imported")
+            return Outcome(
+                item, "merged", f"superseded in the source by {f['superseded_by']}: history, not imported"
+            )
         layer = check_layer(f.get("layer") or "M30")
         expires = f.get("expires") if layer != "M0" else None
         if expires and parse_date(expires) < today():
@@ -195,8 +214,15 @@ class _Run:
         date = f.get("date")
         if date and parse_date(date) > today():
             date = None
-        opts = {"layer": layer, "expires": expires, "type": f.get("type"), "scope": check_scope(f.get("scope")),
-                "source": f.get("source"), "confidence": f.get("confidence"), "date": date}
+        opts = {
+            "layer": layer,
+            "expires": expires,
+            "type": f.get("type"),
+            "scope": check_scope(f.get("scope")),
+            "source": f.get("source"),
+            "confidence": f.get("confidence"),
+            "date": date,
+        }
         verdict = self._decide(item, opts)
         duplicate = verdict.action == "merged" and verdict.id is not None
         if self.dry_run or duplicate or verdict.action == "refused":
@@ -209,13 +235,15 @@ class _Run:
     def _decide(self, item: Item, opts: dict) -> Outcome:
         """The policy's verdict against MEMORY.md (the dry run's copy in memory, which takes
         each planned write). A duplicate is `merged` with the id it duplicates."""
-        from giok.write import policy
         from giok.store.workspace import _confidence
+        from giok.write import policy
+
         memory = self.memory if self.dry_run else self.ws.memory()
         text = clean_text(item.text, "memory text")
         conf = _confidence(opts["confidence"])
-        d = policy.decide(memory, text, opts["type"], opts["scope"], None if conf is None else float(conf),
-                          False, today())
+        d = policy.decide(
+            memory, text, opts["type"], opts["scope"], None if conf is None else float(conf), False, today()
+        )
         if d.action == "refuse":
             return Outcome(item, "refused", d.reason)
         if d.action == "duplicate":
@@ -226,8 +254,11 @@ class _Run:
             if d.action == "supersede":
                 memory.find(d.target.id).set("superseded_by", entry.id)
             memory.add(entry)
-        return Outcome(item, "merged" if d.action == "supersede" else "kept",
-                       d.reason if d.action == "supersede" else "would be written")
+        return Outcome(
+            item,
+            "merged" if d.action == "supersede" else "kept",
+            d.reason if d.action == "supersede" else "would be written",
+        )
 
     # the other files: written through the workspace's own writers, skipped when already there --
     def _diary(self, item: Item) -> Outcome:
@@ -238,10 +269,17 @@ class _Run:
         if at and not re.match(r"^([01]\d|2[0-3]):[0-5]\d$", at):
             raise InvalidInput(f"invalid diary time {at!r}: expected HH:MM")
         from giok.store.workspace import _safe_text
+
         line = _diary_line(at, _safe_text(item.text, "diary text"))
         held = {" ".join(l.split()) for l in self.ws.read_text(self.ws.diary_path(day)).splitlines()}
-        return self._once(item, "diary", lambda: _append_diary(self.ws, day, at, item.text), known=held,
-                          probe=f"{day} {line}", held=line)
+        return self._once(
+            item,
+            "diary",
+            lambda: _append_diary(self.ws, day, at, item.text),
+            known=held,
+            probe=f"{day} {line}",
+            held=line,
+        )
 
     def _decision(self, item: Item) -> Outcome:
         known = {" ".join(d["text"].split()) for d in self.ws.decisions()}
@@ -268,16 +306,21 @@ class _Run:
         if self.dry_run:
             held = self.ws.read_text(LESSONS)
             new = [l for l in item.text.splitlines() if l.strip() and l.strip()[2:] not in held]
-            return Outcome(item, "kept" if new else "merged", "would be written" if new else "already in lessons")
+            return Outcome(
+                item, "kept" if new else "merged", "would be written" if new else "already in lessons"
+            )
         before = self.ws.read_text(LESSONS)
         heading = self.ws.lesson(title, item.text)
         changed = self.ws.read_text(LESSONS) != before
-        return Outcome(item, "kept" if changed else "merged", "written" if changed else "already in lessons", heading)
+        return Outcome(
+            item, "kept" if changed else "merged", "written" if changed else "already in lessons", heading
+        )
 
     def _state(self, item: Item) -> Outcome:
         section = item.fields.get("section") or ""
         current = self.ws.state()
         from giok.store.workspace import _state_key
+
         key = _state_key(section)
         if " ".join(current[key].split()) == " ".join(item.text.split()):
             return Outcome(item, "merged", f"the {key} section already says this")
@@ -291,11 +334,13 @@ class _Run:
         known = {" ".join(t.split()) for t in self.ws.heartbeat()}
         return self._once(item, "heartbeat", lambda: self.ws.heartbeat_add(item.text), known=known)
 
-    def _once(self, item: Item, kind: str, write, known: set, probe: str | None = None,
-              held: str | None = None) -> Outcome:
+    def _once(
+        self, item: Item, kind: str, write, known: set, probe: str | None = None, held: str | None = None
+    ) -> Outcome:
         """Write unless the same text is there already (`held`, else the text, is in `known`)
         or was planned earlier in this run (`probe`, else the text)."""
         from giok.store.workspace import _safe_text
+
         text = " ".join(_safe_text(item.text, f"{kind} text", limit=8 * 1024).split())
         planned = self.seen.setdefault(kind, set())
         if (held or text) in known or (probe or text) in planned:
@@ -306,7 +351,9 @@ class _Run:
         result = write()
         if result is None:
             return Outcome(item, "merged", f"the same {kind} is already there")
-        return Outcome(item, "kept", "written", result if isinstance(result, str) and len(result) < 40 else None)
+        return Outcome(
+            item, "kept", "written", result if isinstance(result, str) and len(result) < 40 else None
+        )
 
 
 def _placeholder(text: str) -> bool:
@@ -323,6 +370,7 @@ def _append_diary(ws: Workspace, day: dt.date, at: str | None, text: str) -> str
     """Add `- HH:MM text` (or `- text` without a time) to the diary of `day`, unless that day
     already holds the line; returns the line, None when it was there."""
     from giok.store.workspace import _safe_text
+
     text = _safe_text(text, "diary text")
     line = _diary_line(at, text)
 

@@ -27,13 +27,13 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from giok.write import policy
-from giok.store import refs, templates
-from giok.text import token_count as tokens
-from giok.store.clock import today
 from giok.errors import InvalidInput
+from giok.store import refs, templates
+from giok.store.clock import today
 from giok.store.memoryfile import LAYERS
 from giok.store.workspace import tier1_rules
+from giok.text import token_count as tokens
+from giok.write import policy
 
 CONTEXT = "compound/context.md"
 DEFAULT_BUDGET = 4000
@@ -45,18 +45,35 @@ PRECEDENCE = {
     "ko": "출처가 충돌하면: 상태 메모 > 전략 문서 > 프로젝트 명세 > 결정 로그 > 그 외 모든 것.",
 }
 TITLES = {
-    "en": {"rules": "Rules (AGENTS.md TIER 1)", "soul": "Who I am (SOUL.md)", "identity": "Identity (IDENTITY.md)", "user": "Who I work for (USER.md)",
-           "memo": "State memo", "tasks": "Open tasks", "memory": "Memory (MEMORY.md)",
-           "diary": "Diary {day}", "left": "Not included for lack of budget",
-           "context": "Session context (compound/context.md)"},
-    "ko": {"rules": "규칙 (AGENTS.md TIER 1)", "soul": "나는 누구인가 (SOUL.md)", "identity": "정체성 (IDENTITY.md)", "user": "상대방 (USER.md)",
-           "memo": "상태 메모", "tasks": "열린 태스크", "memory": "기억 (MEMORY.md)",
-           "diary": "일기 {day}", "left": "예산이 모자라 빠진 것",
-           "context": "세션 맥락 (compound/context.md)"},
+    "en": {
+        "rules": "Rules (AGENTS.md TIER 1)",
+        "soul": "Who I am (SOUL.md)",
+        "identity": "Identity (IDENTITY.md)",
+        "user": "Who I work for (USER.md)",
+        "memo": "State memo",
+        "tasks": "Open tasks",
+        "memory": "Memory (MEMORY.md)",
+        "diary": "Diary {day}",
+        "left": "Not included for lack of budget",
+        "context": "Session context (compound/context.md)",
+    },
+    "ko": {
+        "rules": "규칙 (AGENTS.md TIER 1)",
+        "soul": "나는 누구인가 (SOUL.md)",
+        "identity": "정체성 (IDENTITY.md)",
+        "user": "상대방 (USER.md)",
+        "memo": "상태 메모",
+        "tasks": "열린 태스크",
+        "memory": "기억 (MEMORY.md)",
+        "diary": "일기 {day}",
+        "left": "예산이 모자라 빠진 것",
+        "context": "세션 맥락 (compound/context.md)",
+    },
 }
 # "- Name: Seojun", "- 이름: 서준", OpenClaw's "- **Name:** Seojun"; an empty value is no name.
-_USER_RE = re.compile(r"^[ \t]*[-*][ \t]*(?:\*\*)?(?:name|이름)[ \t]*:[ \t]*(?:\*\*)?[ \t]*(\S[^\n]*?)[ \t]*$",
-                      re.I | re.M)
+_USER_RE = re.compile(
+    r"^[ \t]*[-*][ \t]*(?:\*\*)?(?:name|이름)[ \t]*:[ \t]*(?:\*\*)?[ \t]*(\S[^\n]*?)[ \t]*$", re.I | re.M
+)
 
 
 @dataclass
@@ -95,27 +112,55 @@ class Boot:
     text: str = ""
 
     def to_dict(self) -> dict:
-        return {"workspace": self.workspace, "date": self.day.isoformat(), "budget": self.budget,
-                "context": self.context, "user": self.user, "thread": self.thread, "counter": tokens.counter(),
-                "tokens": tokens.count(self.text),
-                "always_tier": {"tokens": self.always_tokens, "target": ALWAYS_TARGET,
-                                "over": self.always_tokens > ALWAYS_TARGET},
-                "sections": [{"name": s.name, "title": s.title, "tokens": tokens.count(s.render()),
-                              "items": len(s.lines), "ids": s.ids} for s in self.sections if s.lines],
-                "left_out": self.left_out, "warnings": self.warnings, "text": self.text}
+        return {
+            "workspace": self.workspace,
+            "date": self.day.isoformat(),
+            "budget": self.budget,
+            "context": self.context,
+            "user": self.user,
+            "thread": self.thread,
+            "counter": tokens.counter(),
+            "tokens": tokens.count(self.text),
+            "always_tier": {
+                "tokens": self.always_tokens,
+                "target": ALWAYS_TARGET,
+                "over": self.always_tokens > ALWAYS_TARGET,
+            },
+            "sections": [
+                {
+                    "name": s.name,
+                    "title": s.title,
+                    "tokens": tokens.count(s.render()),
+                    "items": len(s.lines),
+                    "ids": s.ids,
+                }
+                for s in self.sections
+                if s.lines
+            ],
+            "left_out": self.left_out,
+            "warnings": self.warnings,
+            "text": self.text,
+        }
 
     def hook(self, event: str = "SessionStart") -> dict:
         """What a Claude Code hook for `event` prints on stdout (the event named must be the
         event answered, or Claude Code rejects it)."""
         from giok.edges.hooks import context
+
         return context(event, self.text)
 
     def hook_json(self, event: str = "SessionStart") -> str:
         return json.dumps(self.hook(event), ensure_ascii=False)
 
 
-def build(ws, budget: int | None = None, context: str = "private", user: str | None = None,
-          thread: str | None = None, record: bool = True) -> Boot:
+def build(
+    ws,
+    budget: int | None = None,
+    context: str = "private",
+    user: str | None = None,
+    thread: str | None = None,
+    record: bool = True,
+) -> Boot:
     """The boot context of ws. `user` defaults to USER.md's name; `thread` shows that
     thread's entries; group context leaves MEMORY.md out."""
     if context not in CONTEXTS:
@@ -129,8 +174,11 @@ def build(ws, budget: int | None = None, context: str = "private", user: str | N
     fixed = _fixed_sections(ws, t, user_md)
     always_tokens = sum(tokens.count(s.render()) for s in fixed if s.always)
     open_tasks = [x for x in ws.tasks() if x["status"] != "done"]
-    pools = {"tasks": _task_items(open_tasks), **_diary_items(ws, day),
-             **({} if context == "group" else _memory_items(ws, day, user, thread, {x["id"] for x in open_tasks}))}
+    pools = {
+        "tasks": _task_items(open_tasks),
+        **_diary_items(ws, day),
+        **({} if context == "group" else _memory_items(ws, day, user, thread, {x["id"] for x in open_tasks})),
+    }
     if context != "group":
         pools["context"] = [Item("context", line) for line in _body(ws.read_text(CONTEXT)) if line.strip()]
     boot = Boot(ws.name, day, budget, context, user, thread, lang, [], [], [], always_tokens)
@@ -167,10 +215,12 @@ def _budget(ws, budget) -> int:
 def _fixed_sections(ws, t: dict, user_md: str) -> list[Section]:
     rules = tier1_rules(ws.read_text("AGENTS.md"))
     identity = _body(ws.read_text("IDENTITY.md"))  # OpenClaw's name, vibe and emoji
-    out = [Section("rules", t["rules"], rules, always=True),
-           Section("soul", t["soul"], _body(ws.read_text("SOUL.md")), always=True),
-           *([Section("identity", t["identity"], identity, always=True)] if "".join(identity).strip() else []),
-           Section("user", t["user"], _body(user_md), always=True)]
+    out = [
+        Section("rules", t["rules"], rules, always=True),
+        Section("soul", t["soul"], _body(ws.read_text("SOUL.md")), always=True),
+        *([Section("identity", t["identity"], identity, always=True)] if "".join(identity).strip() else []),
+        Section("user", t["user"], _body(user_md), always=True),
+    ]
     memo = [f"### {title}\n{text}" for title, text in _memo(ws) if text.strip()]
     out.append(Section("memo", t["memo"], memo))
     return out
@@ -178,6 +228,7 @@ def _fixed_sections(ws, t: dict, user_md: str) -> list[Section]:
 
 def _memo(ws) -> list[tuple[str, str]]:
     from giok.store.templates import STATE_TITLES
+
     lang = "ko" if re.search(r"[가-힣]", ws.read_text("state/memo.md")) else "en"
     return [(STATE_TITLES[lang][k], v) for k, v in ws.state().items()]
 
@@ -232,8 +283,8 @@ def _entry_line(entry) -> str:
     return f"- {date}{entry.text} ({entry.id})"
 
 
-_RESERVE = 80       # the closing "not included" line
-_HEADING = 16       # a section heading and the blank lines around it
+_RESERVE = 80  # the closing "not included" line
+_HEADING = 16  # a section heading and the blank lines around it
 _ORDER = ("M0", "tasks", "context", "diary:today", "diary:yesterday", "M365", "M90", "M30")
 
 
@@ -255,15 +306,27 @@ def _fill(pools: dict[str, list[Item]], room: int) -> tuple[dict[str, list[Item]
                 dropped.append(item)
         chosen[name] = taken
         if dropped:
-            left.append({"section": name, "count": len(dropped), "tokens": sum(i.cost for i in dropped),
-                         "ids": [i.id for i in dropped if i.id]})
+            left.append(
+                {
+                    "section": name,
+                    "count": len(dropped),
+                    "tokens": sum(i.cost for i in dropped),
+                    "ids": [i.id for i in dropped if i.id],
+                }
+            )
     return chosen, left
 
 
 def _assemble(fixed: list[Section], chosen: dict[str, list[Item]], t: dict, day: dt.date) -> list[Section]:
     out = list(fixed)
-    out.append(Section("tasks", t["tasks"], [i.line for i in chosen.get("tasks", [])],
-                       [i.id for i in chosen.get("tasks", [])]))
+    out.append(
+        Section(
+            "tasks",
+            t["tasks"],
+            [i.line for i in chosen.get("tasks", [])],
+            [i.id for i in chosen.get("tasks", [])],
+        )
+    )
     out.append(Section("context", t["context"], [i.line for i in chosen.get("context", [])]))
     for layer in LAYERS:
         items = chosen.get(layer, [])
@@ -277,8 +340,10 @@ def _assemble(fixed: list[Section], chosen: dict[str, list[Item]], t: dict, day:
 def _warnings(always_tokens: int, used: int, budget: int, ws) -> list[str]:
     out = []
     if always_tokens > ALWAYS_TARGET:
-        out.append(f"the always-injected tier (TIER 1 + SOUL.md + IDENTITY.md + USER.md) is {always_tokens} tokens, "
-                   f"over the {ALWAYS_TARGET}-token target: shorten SOUL.md or USER.md")
+        out.append(
+            f"the always-injected tier (TIER 1 + SOUL.md + IDENTITY.md + USER.md) is {always_tokens} tokens, "
+            f"over the {ALWAYS_TARGET}-token target: shorten SOUL.md or USER.md"
+        )
     rules = tier1_rules(ws.read_text("AGENTS.md"))
     if len(rules) > 7:
         out.append(f"TIER 1 has {len(rules)} rules; keep it to 7 or fewer")
@@ -292,12 +357,20 @@ def _render(head: str, sections: list[Section], left: list[dict], t: dict, budge
     if left:
         ko = t is TITLES["ko"]
         what = ", ".join(_left_label(d, ko) for d in left)
-        parts.append(f"_{t['left']} (예산 {budget} 토큰): {what}. `giok search`로 찾을 수 있다._" if ko else
-                     f"_{t['left']} ({budget} tokens): {what}. `giok search` reaches them._")
+        parts.append(
+            f"_{t['left']} (예산 {budget} 토큰): {what}. `giok search`로 찾을 수 있다._"
+            if ko
+            else f"_{t['left']} ({budget} tokens): {what}. `giok search` reaches them._"
+        )
     return "\n\n".join(parts) + "\n"
 
 
-_LEFT_KO = {"tasks": "태스크", "context": "세션 맥락 줄", "diary:today": "오늘 일기 줄", "diary:yesterday": "어제 일기 줄"}
+_LEFT_KO = {
+    "tasks": "태스크",
+    "context": "세션 맥락 줄",
+    "diary:today": "오늘 일기 줄",
+    "diary:yesterday": "어제 일기 줄",
+}
 
 
 def _left_label(d: dict, ko: bool) -> str:
@@ -311,5 +384,9 @@ def _left_label(d: dict, ko: bool) -> str:
 def _label(section: str) -> str:
     if section in LAYERS:
         return f"{section} entries"
-    return {"tasks": "tasks", "context": "lines of the session context", "diary:today": "lines of today's diary",
-            "diary:yesterday": "lines of yesterday's diary"}.get(section, section)
+    return {
+        "tasks": "tasks",
+        "context": "lines of the session context",
+        "diary:today": "lines of today's diary",
+        "diary:yesterday": "lines of yesterday's diary",
+    }.get(section, section)

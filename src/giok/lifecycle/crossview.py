@@ -32,8 +32,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 
-from giok.store.clock import now
 from giok.errors import GiokError, InvalidInput, LoopRefused, NotFound, ProviderError, WorkspaceError
+from giok.store.clock import now
 from giok.store.fsutil import clean_text
 from giok.store.home import Home, check_name
 from giok.write.policy import redact
@@ -85,9 +85,17 @@ class Message:
         return f"{TAG} {head}: {self.text}"
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "sender": self.sender, "kind": self.kind, "reply_to": self.reply_to,
-                "text": self.text, "created": self.created, "recipients": list(self.recipients),
-                "transports": self.transports, "rendered": self.render()}
+        return {
+            "id": self.id,
+            "sender": self.sender,
+            "kind": self.kind,
+            "reply_to": self.reply_to,
+            "text": self.text,
+            "created": self.created,
+            "recipients": list(self.recipients),
+            "transports": self.transports,
+            "rendered": self.render(),
+        }
 
 
 # -- transports -------------------------------------------------------------------------
@@ -101,7 +109,7 @@ class Transport:
         self.settings = settings or {}
         self.home = home or Home()
 
-    def deliver(self, message: Message, bus: "Bus") -> dict:
+    def deliver(self, message: Message, bus: Bus) -> dict:
         raise NotImplementedError
 
 
@@ -111,7 +119,7 @@ class LocalTransport(Transport):
 
     name = "local"
 
-    def deliver(self, message: Message, bus: "Bus") -> dict:
+    def deliver(self, message: Message, bus: Bus) -> dict:
         noted, skipped, failed = [], [], {}
         for recipient in message.recipients:
             if not bus.diary_enabled(recipient):
@@ -131,10 +139,14 @@ class LocalTransport(Transport):
 
     def _note(self, recipient: str, message: Message) -> str:
         from giok.store.workspace import Workspace  # a workspace imports nothing from here
+
         text = " ".join(message.render().split())
         if len(text) > DIARY_WIDTH:
             text = text[: DIARY_WIDTH - 1] + "…"
-        from giok.retrieval.chunks import OWN_MARK  # marks the note as giok's own line: not a memory (docs/search.md)
+        from giok.retrieval.chunks import (
+            OWN_MARK,
+        )  # marks the note as giok's own line: not a memory (docs/search.md)
+
         return Workspace.open(recipient, home=self.home).diary(f"{OWN_MARK} {text} ({message.id})")
 
 
@@ -147,16 +159,23 @@ class TelegramTransport(Transport):
 
     name = "telegram"
 
-    def deliver(self, message: Message, bus: "Bus") -> dict:
+    def deliver(self, message: Message, bus: Bus) -> dict:
         import httpx
+
         chat_id, token, base = self._config()
         payload = {"chat_id": chat_id, "text": message.render()}
         original = bus.get(message.reply_to).transports.get("telegram", {}) if message.reply_to else {}
         if original.get("message_id"):
-            payload["reply_parameters"] = {"message_id": original["message_id"], "allow_sending_without_reply": True}
+            payload["reply_parameters"] = {
+                "message_id": original["message_id"],
+                "allow_sending_without_reply": True,
+            }
         try:
-            response = httpx.post(f"{base}/bot{token}/sendMessage", json=payload,
-                                  timeout=float(self.settings.get("timeout", 10)))
+            response = httpx.post(
+                f"{base}/bot{token}/sendMessage",
+                json=payload,
+                timeout=float(self.settings.get("timeout", 10)),
+            )
             data = response.json()
         except (httpx.HTTPError, ValueError) as exc:
             raise ProviderError(f"telegram: no answer from {base} ({type(exc).__name__})") from None
@@ -305,14 +324,18 @@ class Bus:
             missing = set(self.home.missing())
             gone = [n for n in names if n in missing]
             if gone:
-                raise WorkspaceError(f"the folder of {', '.join(gone)} is gone: nothing sent "
-                                     f"(`giok workspaces remove NAME` unregisters it)")
+                raise WorkspaceError(
+                    f"the folder of {', '.join(gone)} is gone: nothing sent "
+                    f"(`giok workspaces remove NAME` unregisters it)"
+                )
             return [self._known(n) for n in names]
         gone = set(self.home.missing())
         names = sorted(n for n in self.home.workspaces() if n != sender and n not in gone)
         if not names:
-            raise InvalidInput(f"no other workspace in this home to send to (only {sender})"
-                               + (f"; folder gone: {', '.join(sorted(gone))}" if gone else ""))
+            raise InvalidInput(
+                f"no other workspace in this home to send to (only {sender})"
+                + (f"; folder gone: {', '.join(sorted(gone))}" if gone else "")
+            )
         return names
 
     def _reply_target(self, conn, sender: str, reply_to: str) -> list[str]:
@@ -321,8 +344,9 @@ class Bus:
             raise NotFound(f"no cross-view message {reply_to}")
         if row["kind"] == "reply":
             raise LoopRefused(f"{reply_to} is already a reply; a reply to a reply is not sent (loop rule)")
-        got = conn.execute("SELECT 1 FROM deliveries WHERE message_id = ? AND recipient = ?",
-                           (row["id"], sender)).fetchone()
+        got = conn.execute(
+            "SELECT 1 FROM deliveries WHERE message_id = ? AND recipient = ?", (row["id"], sender)
+        ).fetchone()
         if not got:
             raise InvalidInput(f"{sender} did not receive {reply_to}; only its recipients can reply to it")
         return [row["sender"]]
@@ -330,15 +354,21 @@ class Bus:
     def _refuse_relay(self, conn, sender: str, text: str) -> None:
         folded = text.casefold()
         if any(tag.casefold() in folded for tag in TAGS):
-            raise LoopRefused("this text carries the cross-view tag, so it relays a relay; "
-                              "a relay of a relay is not sent (loop rule)")
+            raise LoopRefused(
+                "this text carries the cross-view tag, so it relays a relay; "
+                "a relay of a relay is not sent (loop rule)"
+            )
         row = conn.execute(
             "SELECT m.id FROM messages m JOIN deliveries d ON d.message_id = m.id "
-            "WHERE m.text_hash = ? AND d.recipient = ? LIMIT 1", (_hash(text), sender)).fetchone()
+            "WHERE m.text_hash = ? AND d.recipient = ? LIMIT 1",
+            (_hash(text), sender),
+        ).fetchone()
         if row is None:
             row = self._received_within(conn, sender, _words(text))
         if row:
-            raise LoopRefused(f"{sender} received this text as {row['id']}; a relay of a relay is not sent (loop rule)")
+            raise LoopRefused(
+                f"{sender} received this text as {row['id']}; a relay of a relay is not sent (loop rule)"
+            )
 
     @staticmethod
     def _received_within(conn, sender: str, words: str):
@@ -346,8 +376,11 @@ class Bus:
         message of two words or more, exactly for one word ("좋아" does not block "좋아하는 …")."""
         if not words:
             return None
-        rows = conn.execute("SELECT m.id, m.text FROM messages m JOIN deliveries d ON d.message_id = m.id "
-                            "WHERE d.recipient = ? ORDER BY m.seq", (sender,))
+        rows = conn.execute(
+            "SELECT m.id, m.text FROM messages m JOIN deliveries d ON d.message_id = m.id "
+            "WHERE d.recipient = ? ORDER BY m.seq",
+            (sender,),
+        )
         padded = f" {words} "
         for row in rows:
             received = _words(row["text"])
@@ -358,11 +391,15 @@ class Bus:
     def _insert(self, conn, sender, kind, text, reply_to, recipients) -> Message:
         seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages").fetchone()[0]
         message = Message(f"cv-{seq:06d}", sender, kind, text, _stamp(), reply_to, recipients)
-        conn.execute("INSERT INTO messages (seq, id, sender, kind, reply_to, text, text_hash, created) "
-                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                     (seq, message.id, sender, kind, reply_to, text, _hash(text), message.created))
-        conn.executemany("INSERT INTO deliveries (message_id, recipient, delivered) VALUES (?, ?, ?)",
-                         [(message.id, r, message.created) for r in recipients])
+        conn.execute(
+            "INSERT INTO messages (seq, id, sender, kind, reply_to, text, text_hash, created) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (seq, message.id, sender, kind, reply_to, text, _hash(text), message.created),
+        )
+        conn.executemany(
+            "INSERT INTO deliveries (message_id, recipient, delivered) VALUES (?, ?, ?)",
+            [(message.id, r, message.created) for r in recipients],
+        )
         return message
 
     def _run_transports(self, message: Message) -> dict:
@@ -373,14 +410,18 @@ class Bus:
             except GiokError as exc:
                 outcome[transport.name] = {"ok": False, "error": str(exc)}
         with self._db(write=True) as conn:
-            conn.execute("UPDATE messages SET transports = ? WHERE id = ?",
-                         (json.dumps(outcome, ensure_ascii=False), message.id))
+            conn.execute(
+                "UPDATE messages SET transports = ? WHERE id = ?",
+                (json.dumps(outcome, ensure_ascii=False), message.id),
+            )
         return outcome
 
     def mark_diary(self, message_id: str, recipient: str, line: str) -> None:
         with self._db(write=True) as conn:
-            conn.execute("UPDATE deliveries SET diary = ? WHERE message_id = ? AND recipient = ?",
-                         (line, message_id, recipient))
+            conn.execute(
+                "UPDATE deliveries SET diary = ? WHERE message_id = ? AND recipient = ?",
+                (line, message_id, recipient),
+            )
 
     # -- reading ---------------------------------------------------------------------------
     def get(self, message_id: str) -> Message:
@@ -388,14 +429,26 @@ class Bus:
             row = conn.execute("SELECT * FROM messages WHERE id = ?", (message_id,)).fetchone()
             if row is None:
                 raise NotFound(f"no cross-view message {message_id}")
-            recipients = [r[0] for r in conn.execute(
-                "SELECT recipient FROM deliveries WHERE message_id = ? ORDER BY recipient", (message_id,))]
+            recipients = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT recipient FROM deliveries WHERE message_id = ? ORDER BY recipient", (message_id,)
+                )
+            ]
         return self._message(row, recipients)
 
     @staticmethod
     def _message(row, recipients=()) -> Message:
-        return Message(row["id"], row["sender"], row["kind"], row["text"], row["created"], row["reply_to"],
-                       list(recipients), json.loads(row["transports"] or "{}"))
+        return Message(
+            row["id"],
+            row["sender"],
+            row["kind"],
+            row["text"],
+            row["created"],
+            row["reply_to"],
+            list(recipients),
+            json.loads(row["transports"] or "{}"),
+        )
 
     def inbox(self, name: str, unread: bool = False, limit: int = 100) -> list[dict]:
         """Messages delivered to `name`, oldest first (with `unread`: only those not acked)."""
@@ -406,7 +459,9 @@ class Bus:
         with self._db() as conn:
             rows = conn.execute(
                 f"SELECT m.*, d.delivered, d.acked, d.diary FROM deliveries d JOIN messages m "
-                f"ON m.id = d.message_id WHERE {where} ORDER BY m.seq DESC LIMIT ?", (name, int(limit))).fetchall()
+                f"ON m.id = d.message_id WHERE {where} ORDER BY m.seq DESC LIMIT ?",
+                (name, int(limit)),
+            ).fetchall()
         out = []
         for row in reversed(rows):
             item = self._message(row).to_dict()
@@ -420,17 +475,24 @@ class Bus:
         name = self._known(name)
         with self._db(write=True) as conn:
             if not ids:
-                ids = [r[0] for r in conn.execute(
-                    "SELECT message_id FROM deliveries WHERE recipient = ? AND acked IS NULL", (name,))]
+                ids = [
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT message_id FROM deliveries WHERE recipient = ? AND acked IS NULL", (name,)
+                    )
+                ]
             done = []
             for mid in dict.fromkeys(i.strip() for i in ids):
-                row = conn.execute("SELECT acked FROM deliveries WHERE message_id = ? AND recipient = ?",
-                                   (mid, name)).fetchone()
+                row = conn.execute(
+                    "SELECT acked FROM deliveries WHERE message_id = ? AND recipient = ?", (mid, name)
+                ).fetchone()
                 if row is None:
                     raise NotFound(f"no cross-view message {mid} in {name}'s inbox")
                 if row["acked"] is None:
-                    conn.execute("UPDATE deliveries SET acked = ? WHERE message_id = ? AND recipient = ?",
-                                 (_stamp(), mid, name))
+                    conn.execute(
+                        "UPDATE deliveries SET acked = ? WHERE message_id = ? AND recipient = ?",
+                        (_stamp(), mid, name),
+                    )
                     done.append(mid)
         return done
 
@@ -443,12 +505,17 @@ class Bus:
             return 0
         with self._db(write=True) as conn:
             conn.execute("PRAGMA secure_delete=ON")
-            rows = conn.execute("SELECT DISTINCT m.id, m.text FROM messages m LEFT JOIN deliveries d "
-                                "ON d.message_id = m.id WHERE m.sender = ? OR d.recipient = ?", (name, name))
+            rows = conn.execute(
+                "SELECT DISTINCT m.id, m.text FROM messages m LEFT JOIN deliveries d "
+                "ON d.message_id = m.id WHERE m.sender = ? OR d.recipient = ?",
+                (name, name),
+            )
             hits = [r["id"] for r in rows if any(n in r["text"].casefold() for n in needles)]
             for mid in hits:
-                conn.execute("UPDATE messages SET text = ?, text_hash = ? WHERE id = ?",
-                             (FORGOTTEN, _hash(f"{FORGOTTEN} {mid}"), mid))
+                conn.execute(
+                    "UPDATE messages SET text = ?, text_hash = ? WHERE id = ?",
+                    (FORGOTTEN, _hash(f"{FORGOTTEN} {mid}"), mid),
+                )
                 conn.execute("UPDATE deliveries SET diary = NULL WHERE message_id = ?", (mid,))
         if hits:
             conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
@@ -467,8 +534,9 @@ class Bus:
         return {"posts": counts.get("post", 0), "replies": counts.get("reply", 0), "deliveries": deliveries}
 
 
-def send(text: str, sender: str, to: list[str] | None = None, reply_to: str | None = None,
-         home: Home | None = None) -> dict:
+def send(
+    text: str, sender: str, to: list[str] | None = None, reply_to: str | None = None, home: Home | None = None
+) -> dict:
     return Bus(home).send(text, sender, to=to, reply_to=reply_to)
 
 
@@ -484,5 +552,16 @@ def ack(name: str, ids: list[str] | None = None, home: Home | None = None) -> li
     return Bus(home).ack(name, ids)
 
 
-__all__ = ["Bus", "Message", "Transport", "LocalTransport", "TelegramTransport", "TAG", "register_transport",
-           "send", "reply", "inbox", "ack"]
+__all__ = [
+    "TAG",
+    "Bus",
+    "LocalTransport",
+    "Message",
+    "TelegramTransport",
+    "Transport",
+    "ack",
+    "inbox",
+    "register_transport",
+    "reply",
+    "send",
+]

@@ -27,27 +27,65 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from giok.lifecycle import crossview
-from giok.write import judges, policy
-from giok.providers import llm
-from giok.store import refs
-from giok.retrieval.chunks import OWN_MARK, is_own_line, is_turn_log
-from giok.store.clock import now, parse_date, today
 from giok.errors import DirtyFileError, GiokError, InvalidInput
+from giok.lifecycle import crossview
+from giok.providers import llm
+from giok.retrieval.chunks import OWN_MARK, is_own_line, is_turn_log
+from giok.store import refs
+from giok.store.clock import now, parse_date, today
 from giok.store.fsutil import read_bytes
 from giok.store.memoryfile import LAYER_DAYS, Heading, MemoryEntry, MemoryFile, RawLine, empty, new_id
 from giok.store.sections import parse_diary
 from giok.store.workspace import LESSONS, MEMO, MEMORY
+from giok.write import judges, policy
 
 LEDGER = "memory/distilled.txt"
 ARCHIVE_DIR = "memory/archive"
 OWN_PATHS = (MEMORY, "memory", LESSONS)  # diaries, ledger and archive live under memory/
 DIARY_FILE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
 MAX_FLAGS = 50
-_STOP = set("the and for with that this from have has was were are been into onto about what when "
-            "then than them they their there will would should could but our you your its".split())
+_STOP = set(
+    [
+        "the",
+        "and",
+        "for",
+        "with",
+        "that",
+        "this",
+        "from",
+        "have",
+        "has",
+        "was",
+        "were",
+        "are",
+        "been",
+        "into",
+        "onto",
+        "about",
+        "what",
+        "when",
+        "then",
+        "than",
+        "them",
+        "they",
+        "their",
+        "there",
+        "will",
+        "would",
+        "should",
+        "could",
+        "but",
+        "our",
+        "you",
+        "your",
+        "its",
+    ]
+)
 _KO_SUFFIX = re.compile(r"(으로|에서|까지|부터|에게|은|는|이|가|을|를|에|의|도|로|와|과|만)$")
-_NEGATION_RE = re.compile(r"\b(not|no|never|don't|doesn't|isn't|won't|cannot|can't|stopped|dislikes?)\b|안 |않|못 |없|말자|금지", re.I)
+_NEGATION_RE = re.compile(
+    r"\b(not|no|never|don't|doesn't|isn't|won't|cannot|can't|stopped|dislikes?)\b|안 |않|못 |없|말자|금지",
+    re.I,
+)
 
 
 # -- small text tools ------------------------------------------------------------------------
@@ -81,7 +119,7 @@ class Ledger:
     refs_until: dt.datetime | None = None
 
     @classmethod
-    def parse(cls, text: str) -> "Ledger":
+    def parse(cls, text: str) -> Ledger:
         ledger = cls()
         for line in text.splitlines():
             m = re.match(r"^(\d{4}-\d{2}-\d{2})\s+(\d+)\b", line.strip())
@@ -96,8 +134,10 @@ class Ledger:
         return ledger
 
     def render(self) -> str:
-        lines = ["# giok distillation ledger: `DAY N` = the first N items of memory/DAY.md were judged.",
-                 "# Delete a day's line to have it judged again."]
+        lines = [
+            "# giok distillation ledger: `DAY N` = the first N items of memory/DAY.md were judged.",
+            "# Delete a day's line to have it judged again.",
+        ]
         if self.refs_until:
             lines.append(f"refs-read-until: {self.refs_until.isoformat(timespec='seconds')}")
         lines += [f"{day} {n}" for day, n in sorted(self.days.items())]
@@ -129,10 +169,12 @@ class Report:
 
     def summary(self) -> str:
         kept = sum(self.decisions[k] for k in ("M0", "M365", "M90", "M30"))
-        return (f"nightly-distill: {len(self.days)} day(s), {self.judged} item(s) judged → {kept} kept, "
-                f"{self.decisions['lesson']} lesson(s), {self.decisions['drop']} dropped; "
-                f"promoted {len(self.promoted)}, expired {len(self.expired)}, merged {len(self.merged)}, "
-                f"flagged {len(self.flagged)}")
+        return (
+            f"nightly-distill: {len(self.days)} day(s), {self.judged} item(s) judged → {kept} kept, "
+            f"{self.decisions['lesson']} lesson(s), {self.decisions['drop']} dropped; "
+            f"promoted {len(self.promoted)}, expired {len(self.expired)}, merged {len(self.merged)}, "
+            f"flagged {len(self.flagged)}"
+        )
 
     def to_dict(self) -> dict:
         data = {k: v for k, v in self.__dict__.items()}
@@ -158,8 +200,9 @@ class _Snapshot:
         return self.read(rel).decode("utf-8", errors="surrogateescape")
 
 
-def distill(ws, day: dt.date | str | None = None, panel: judges.Panel | None = None,
-            dry_run: bool = False) -> Report:
+def distill(
+    ws, day: dt.date | str | None = None, panel: judges.Panel | None = None, dry_run: bool = False
+) -> Report:
     """Distil the workspace as of `day` (default today), then send the report over the
     configured transports when the run committed something. Returns the report; writes nothing
     when dry_run or when there is nothing to do."""
@@ -188,8 +231,12 @@ def _distill_files(ws, day: dt.date | str | None, panel: judges.Panel | None, dr
                 continue  # an interrupted run was rolled back: plan again from committed files
             return report
         try:
-            report.commit = ws.write_files(writes, f"nightly-distill: {day.isoformat()}\n\n{report.summary()}",
-                                           before=snap.seen, also=OWN_PATHS)
+            report.commit = ws.write_files(
+                writes,
+                f"nightly-distill: {day.isoformat()}\n\n{report.summary()}",
+                before=snap.seen,
+                also=OWN_PATHS,
+            )
             return report
         except DirtyFileError:
             continue  # someone wrote meanwhile: plan again (verdicts are cached)
@@ -207,8 +254,9 @@ def _distill_locked(ws, day: dt.date, panel, cache) -> Report:
         planned["report"] = report
         return writes
 
-    commit = ws.write_files(plan, lambda: f"nightly-distill: {day.isoformat()}\n\n{planned['report'].summary()}",
-                            also=OWN_PATHS)
+    commit = ws.write_files(
+        plan, lambda: f"nightly-distill: {day.isoformat()}\n\n{planned['report'].summary()}", also=OWN_PATHS
+    )
     planned["report"].commit = commit
     return planned["report"]
 
@@ -217,6 +265,7 @@ def _finish_interrupted(ws, day: dt.date) -> bool:
     """Settle a run (or any write) a crash interrupted: its journal is rolled back, or found
     committed (giok.store.journal). True when files changed, so the plan must be made again."""
     from giok.store.journal import path
+
     if not path(ws.root).exists():
         return False
     settled = ws.recover()
@@ -304,12 +353,17 @@ class _Run:
             start = self.ledger.days.get(day, 0)
             if len(found) <= start:
                 continue
-            new = [(n, policy.redact(text)[0]) for n, (_, text) in enumerate(found[start:], start)
-                   if not is_own_line(text) and not is_turn_log(text)]
+            new = [
+                (n, policy.redact(text)[0])
+                for n, (_, text) in enumerate(found[start:], start)
+                if not is_own_line(text) and not is_turn_log(text)
+            ]
             self.ledger.days[day] = len(found)
             if new:
                 self.report.days.append({"day": day, "items": len(new)})
-            items += [judges.Item(key=f"diary:{day}#{n}", kind="diary", text=text, day=day) for n, text in new]
+            items += [
+                judges.Item(key=f"diary:{day}#{n}", kind="diary", text=text, day=day) for n, text in new
+            ]
         return items
 
     def _diary_days(self) -> list[tuple[str, str]]:
@@ -332,10 +386,20 @@ class _Run:
             if e.layer not in ("M30", "M90", "M365") or is_own_line(e.text):
                 continue  # giok's own lines are never promoted (an older run may have kept one)
             item = judges.Item(
-                key=f"entry:{e.id}", kind="entry", text=e.text, day=e.date.isoformat() if e.date else "",
-                layer=e.layer, type=e.type, refs_14d=self.window14.get(e.id, 0), refs_30d=self.window30.get(e.id, 0),
-                ref_days_30=self.days30.get(e.id, 0), refs_total=e.refs, links=links.get(e.id, 0),
-                role=len(self.token_of[e.id] & role) / max(1, len(self.token_of[e.id])), expired=e.expired(self.day))
+                key=f"entry:{e.id}",
+                kind="entry",
+                text=e.text,
+                day=e.date.isoformat() if e.date else "",
+                layer=e.layer,
+                type=e.type,
+                refs_14d=self.window14.get(e.id, 0),
+                refs_30d=self.window30.get(e.id, 0),
+                ref_days_30=self.days30.get(e.id, 0),
+                refs_total=e.refs,
+                links=links.get(e.id, 0),
+                role=len(self.token_of[e.id] & role) / max(1, len(self.token_of[e.id])),
+                expired=e.expired(self.day),
+            )
             if _worth_asking(item):
                 out.append(item)
         return out
@@ -350,7 +414,9 @@ class _Run:
         limit = max(5, len(live) // 5)
         links = Counter()
         for e in live:
-            shared = Counter(o for t in self.token_of[e.id] if len(postings[t]) <= limit for o in postings[t] if o != e.id)
+            shared = Counter(
+                o for t in self.token_of[e.id] if len(postings[t]) <= limit for o in postings[t] if o != e.id
+            )
             links[e.id] = sum(1 for n in shared.values() if n >= 2)
             for key in ("supersedes", "superseded_by"):
                 if e.fields.get(key):
@@ -360,8 +426,11 @@ class _Run:
     # -- judging ------------------------------------------------------------------------------
     def _judge(self, items: list[judges.Item]) -> dict[str, judges.Verdict]:
         ask = [i for i in items if f"{i.key}|{i.text}|{i.layer}" not in self.cache]
-        context = {"workspace": self.ws.name, "today": self.day.isoformat(),
-                   "role": (self.snap.text("SOUL.md") + "\n" + self.snap.text("AGENTS.md")).strip()}
+        context = {
+            "workspace": self.ws.name,
+            "today": self.day.isoformat(),
+            "role": (self.snap.text("SOUL.md") + "\n" + self.snap.text("AGENTS.md")).strip(),
+        }
         decisions = self.panel.decide(ask, context)
         self.report.notes += decisions.notes
         for item in ask:
@@ -392,12 +461,20 @@ class _Run:
     def _add_entry(self, item: judges.Item, verdict: judges.Verdict) -> MemoryEntry:
         date = dt.date.fromisoformat(item.day)
         days = LAYER_DAYS[verdict.decision]
-        entry = MemoryEntry(text=item.text, layer=verdict.decision, date=date,
-                            expires=date + dt.timedelta(days=days) if days else None)
+        entry = MemoryEntry(
+            text=item.text,
+            layer=verdict.decision,
+            date=date,
+            expires=date + dt.timedelta(days=days) if days else None,
+        )
         if not hasattr(self, "taken"):
             self.taken = self.mf.ids()
-        entry.fields = {"id": new_id(self.taken), "type": judges.guess_type(item.text), "scope": "workspace",
-                        "source": f"diary:{item.day}"}
+        entry.fields = {
+            "id": new_id(self.taken),
+            "type": judges.guess_type(item.text),
+            "scope": "workspace",
+            "source": f"diary:{item.day}",
+        }
         self.taken.add(entry.fields["id"])
         self.mf.add(entry)
         self.touched_memory = True
@@ -411,7 +488,9 @@ class _Run:
             return False
         title = item.text if len(item.text) <= 60 else item.text[:59] + "…"
         self.lesson_blocks.append(f"## [{item.day}] {title}\n{line}\n- source: diary:{item.day}\n")
-        self.report.lessons.append({"day": item.day, "text": item.text, "reason": verdict.reason, "judge": verdict.judge})
+        self.report.lessons.append(
+            {"day": item.day, "text": item.text, "reason": verdict.reason, "judge": verdict.judge}
+        )
         return True
 
     def _apply_promotions(self, items: list[judges.Item], decided: dict) -> None:
@@ -426,19 +505,38 @@ class _Run:
             days = LAYER_DAYS[verdict.decision]
             entry.expires = self.day + dt.timedelta(days=days) if days else None
             self.touched_memory = True
-            self.report.promoted.append({"id": entry_id, "from": item.layer, "to": verdict.decision,
-                                         "text": item.text, "reason": verdict.reason, "judge": verdict.judge})
+            self.report.promoted.append(
+                {
+                    "id": entry_id,
+                    "from": item.layer,
+                    "to": verdict.decision,
+                    "text": item.text,
+                    "reason": verdict.reason,
+                    "judge": verdict.judge,
+                }
+            )
 
     # -- expiry and review --------------------------------------------------------------------
     def _expire(self) -> None:
         for entry in list(self.mf.entries()):
             if entry.expired(self.day):
                 where = self._archive(entry, status="expired")
-                self.report.expired.append({"id": entry.id, "layer": entry.layer, "text": entry.text,
-                                            "expires": entry.expires.isoformat(), "archive": where})
+                self.report.expired.append(
+                    {
+                        "id": entry.id,
+                        "layer": entry.layer,
+                        "text": entry.text,
+                        "expires": entry.expires.isoformat(),
+                        "archive": where,
+                    }
+                )
 
     def _archive(self, entry: MemoryEntry, status: str, **extra) -> str:
-        month = (entry.expires or self.day).strftime("%Y-%m") if status == "expired" else self.day.strftime("%Y-%m")
+        month = (
+            (entry.expires or self.day).strftime("%Y-%m")
+            if status == "expired"
+            else self.day.strftime("%Y-%m")
+        )
         rel = f"{ARCHIVE_DIR}/{month}.md"
         if rel not in self.archives:
             header = f"# Archive {month} : memories that left MEMORY.md (searchable, never injected)\n"
@@ -464,7 +562,9 @@ class _Run:
         self._flag_stale(live)
 
     def _merge_duplicates(self, live: list[MemoryEntry]) -> None:
-        order = sorted(live, key=lambda e: (-judges.RANK.get(e.layer or "M30", 1), e.date or dt.date.min, e.line_no))
+        order = sorted(
+            live, key=lambda e: (-judges.RANK.get(e.layer or "M30", 1), e.date or dt.date.min, e.line_no)
+        )
         index = _DupIndex(None)
         for entry in order:
             keep_id = index.find(entry.text, entry.scope)
@@ -483,8 +583,13 @@ class _Run:
                 continue
             found += 1
             if found <= MAX_FLAGS:
-                self.report.flagged.append({"kind": "contradiction", "ids": [a.id, b.id],
-                                            "message": f"{a.id} and {b.id} may disagree: {a.text!r} / {b.text!r}"})
+                self.report.flagged.append(
+                    {
+                        "kind": "contradiction",
+                        "ids": [a.id, b.id],
+                        "message": f"{a.id} and {b.id} may disagree: {a.text!r} / {b.text!r}",
+                    }
+                )
         if found > MAX_FLAGS:
             self.report.notes.append(f"{found} possible contradictions; the first {MAX_FLAGS} are listed")
 
@@ -492,12 +597,22 @@ class _Run:
         cutoff = self.day - dt.timedelta(days=14)
         for e in live:
             if e.type == "workflow" and e.date and e.date < cutoff:
-                self.report.flagged.append({"kind": "stale-workflow", "ids": [e.id],
-                                            "message": f"{e.id} is workflow state from {e.date}: still true?"})
+                self.report.flagged.append(
+                    {
+                        "kind": "stale-workflow",
+                        "ids": [e.id],
+                        "message": f"{e.id} is workflow state from {e.date}: still true?",
+                    }
+                )
         m = re.search(r"updated (\d{4}-\d{2}-\d{2})", self.snap.text(MEMO))
         if m and m.group(1) < cutoff.isoformat():
-            self.report.flagged.append({"kind": "stale-memo", "ids": [],
-                                        "message": f"{MEMO} was last updated {m.group(1)}: review it"})
+            self.report.flagged.append(
+                {
+                    "kind": "stale-memo",
+                    "ids": [],
+                    "message": f"{MEMO} was last updated {m.group(1)}: review it",
+                }
+            )
 
     # -- output -------------------------------------------------------------------------------
     def _writes(self) -> dict[str, bytes]:
@@ -509,7 +624,9 @@ class _Run:
         if self.lesson_blocks:
             base = self.snap.text(LESSONS) or f"# lessons.md : {self.ws.name}\n"
             base = base if base.endswith("\n") else base + "\n"
-            writes[LESSONS] = (base + "".join("\n" + b for b in self.lesson_blocks)).encode("utf-8", "surrogateescape")
+            writes[LESSONS] = (base + "".join("\n" + b for b in self.lesson_blocks)).encode(
+                "utf-8", "surrogateescape"
+            )
         since = refs_mark(self.mf) or self.ledger.refs_until
         if not since or since < self.at:
             set_refs_mark(self.mf, self.at)  # in the same file, so the same atomic write, as the counts
@@ -517,8 +634,12 @@ class _Run:
         rel = self.ws.diary_path(self.day)
         old = self.snap.text(rel) or f"# {self.day.isoformat()}\n\n"
         old = old if old.endswith("\n") else old + "\n"
-        writes[rel] = (old + f"- {self.at:%H:%M} {OWN_MARK} {r.summary()}\n").encode("utf-8", "surrogateescape")
-        self.ledger.days[self.day.isoformat()] = len(diary_items(writes[rel].decode("utf-8", "surrogateescape")))
+        writes[rel] = (old + f"- {self.at:%H:%M} {OWN_MARK} {r.summary()}\n").encode(
+            "utf-8", "surrogateescape"
+        )
+        self.ledger.days[self.day.isoformat()] = len(
+            diary_items(writes[rel].decode("utf-8", "surrogateescape"))
+        )
         self.ledger.refs_until = None  # older versions kept the watermark here; MEMORY.md holds it now
         writes[LEDGER] = self.ledger.render().encode()
         return writes
@@ -540,7 +661,7 @@ class _DupIndex:
     def __init__(self, mf: MemoryFile | None):
         self.exact: dict[tuple, str] = {}
         self.postings: dict[str, list[tuple[str, frozenset, str]]] = {}
-        for e in (mf.entries() if mf else []):
+        for e in mf.entries() if mf else []:
             if not e.superseded:
                 self.add(e)
 
@@ -561,7 +682,11 @@ class _DupIndex:
         kind = (scope, negated(text))
         for t in sorted(toks, key=lambda t: len(self.postings.get(t, ())))[:3]:
             for entry_id, other, other_kind in self.postings.get(t, ()):
-                if other_kind == kind and similar(toks, other) >= 0.85 and numbers == {o for o in other if o.isdigit()}:
+                if (
+                    other_kind == kind
+                    and similar(toks, other) >= 0.85
+                    and numbers == {o for o in other if o.isdigit()}
+                ):
                     return entry_id
         return None
 
@@ -586,7 +711,10 @@ def _pairs(entries: list[MemoryEntry], token_of: dict, threshold: float, min_tok
                 if m <= n or (n, m) in seen:
                     continue
                 seen.add((n, m))
-                if similar(token_of[e.id], token_of[entries[m].id]) >= threshold and len(token_of[e.id]) >= min_tokens:
+                if (
+                    similar(token_of[e.id], token_of[entries[m].id]) >= threshold
+                    and len(token_of[e.id]) >= min_tokens
+                ):
                     yield e, entries[m]
 
 
@@ -622,7 +750,7 @@ def send_report(ws, report: Report) -> dict:
         return {}
     names = spec.get("transports") if isinstance(spec, dict) else None
     if not isinstance(names, list) or not names:
-        report.notes.append(f"report not sent: `{REPORT_KEY}` needs a list of transports, e.g. [\"telegram\"]")
+        report.notes.append(f'report not sent: `{REPORT_KEY}` needs a list of transports, e.g. ["telegram"]')
         return {}
     shared = ws.home.setting("crossview", {}) or {}
     outcome: dict[str, dict] = {}
@@ -632,21 +760,29 @@ def send_report(ws, report: Report) -> dict:
             if name == "local":
                 to = settings.get("to")
                 if not to:
-                    raise InvalidInput(f"`{REPORT_KEY}.local.to` must name the agents whose inbox gets the report")
-                sent = crossview.Bus(ws.home).send(report_text(report), ws.name, [to] if isinstance(to, str) else list(to))
+                    raise InvalidInput(
+                        f"`{REPORT_KEY}.local.to` must name the agents whose inbox gets the report"
+                    )
+                sent = crossview.Bus(ws.home).send(
+                    report_text(report), ws.name, [to] if isinstance(to, str) else list(to)
+                )
                 outcome[name] = {"ok": True, "message": sent["id"]}
             else:
-                message = _ReportMessage(f"report-{report.date}", ws.name, "post", report_text(report), report.date)
+                message = _ReportMessage(
+                    f"report-{report.date}", ws.name, "post", report_text(report), report.date
+                )
                 outcome[name] = crossview.transport_class(name)(settings, ws.home).deliver(message, None)
         except (GiokError, OSError) as exc:
             outcome[name] = {"ok": False, "error": str(exc)}
         except Exception as exc:  # a third-party transport's bug must not fail the night either
             outcome[name] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
         ok = outcome[name].get("ok", True)
-        report.notes.append(f"report sent over {name}" if ok else f"report not sent over {name}: {outcome[name].get('error')}")
+        report.notes.append(
+            f"report sent over {name}" if ok else f"report not sent over {name}: {outcome[name].get('error')}"
+        )
     return outcome
 
 
 class _ReportMessage(crossview.Message):
-    def render(self) -> str:   # a direct message to the user: no cross-view tag
+    def render(self) -> str:  # a direct message to the user: no cross-view tag
         return self.text

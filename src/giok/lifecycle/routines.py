@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 from croniter import croniter
 
-from giok.store.clock import now, today
 from giok.errors import GiokError, InvalidInput, NotFound
+from giok.store.clock import now, today
 from giok.store.fsutil import file_lock
 from giok.store.memoryfile import MemoryFile
 
@@ -39,8 +39,23 @@ _FIELD_RE = re.compile(r"^[A-Za-z0-9*/,-]+$")
 
 
 # The giok commands a routine may run (`giok -w WS <command> …`).
-ROUTINE_COMMANDS = ("wake", "distill", "index", "check", "boot", "show", "log", "recall", "search", "diary",
-                    "heartbeat", "crossview", "watch", "task", "state")
+ROUTINE_COMMANDS = (
+    "wake",
+    "distill",
+    "index",
+    "check",
+    "boot",
+    "show",
+    "log",
+    "recall",
+    "search",
+    "diary",
+    "heartbeat",
+    "crossview",
+    "watch",
+    "task",
+    "state",
+)
 
 
 @dataclass
@@ -50,24 +65,32 @@ class Routine:
     command: list[str]
     enabled: bool = True
 
-    def check(self) -> "Routine":
+    def check(self) -> Routine:
         if not _NAME_RE.match(self.name or ""):
             raise InvalidInput(f"invalid routine name {self.name!r}: letters, digits, '.', '_' or '-'")
         if not _valid_schedule(self.schedule):
-            raise InvalidInput(f"invalid cron schedule {self.schedule!r} for routine {self.name}: five fields, e.g. '30 9 * * *'")
+            raise InvalidInput(
+                f"invalid cron schedule {self.schedule!r} for routine {self.name}: five fields, e.g. '30 9 * * *'"
+            )
         if not self.command or any(not a or "\n" in a for a in self.command):
             raise InvalidInput(f"routine {self.name} needs a giok command, e.g. 'wake' or 'distill'")
         if self.command[0] not in ROUTINE_COMMANDS:
-            raise InvalidInput(f"routine {self.name}: {self.command[0]!r} is not a giok command a routine can run "
-                               f"(one of: {', '.join(ROUTINE_COMMANDS)})")
+            raise InvalidInput(
+                f"routine {self.name}: {self.command[0]!r} is not a giok command a routine can run "
+                f"(one of: {', '.join(ROUTINE_COMMANDS)})"
+            )
         return self
 
     def next_run(self, after: dt.datetime) -> dt.datetime:
         return croniter(self.schedule, after).get_next(dt.datetime)
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "schedule": self.schedule, "command": " ".join(self.command),
-                "enabled": self.enabled}
+        return {
+            "name": self.name,
+            "schedule": self.schedule,
+            "command": " ".join(self.command),
+            "enabled": self.enabled,
+        }
 
 
 def _valid_schedule(schedule) -> bool:
@@ -105,9 +128,12 @@ def routines(ws, include_disabled: bool = False) -> list[Routine]:
         if not isinstance(row, dict) or "name" not in row:
             raise InvalidInput(f"routine {row!r} in the home config needs at least a name")
         base = by_name.get(row["name"])
-        routine = Routine(str(row["name"]), str(row.get("schedule") or (base.schedule if base else "")),
-                          _parse_command(row["command"]) if "command" in row else (base.command if base else []),
-                          bool(row.get("enabled", True)))
+        routine = Routine(
+            str(row["name"]),
+            str(row.get("schedule") or (base.schedule if base else "")),
+            _parse_command(row["command"]) if "command" in row else (base.command if base else []),
+            bool(row.get("enabled", True)),
+        )
         by_name[routine.name] = routine.check()
     out = [r.check() for r in by_name.values()]
     return out if include_disabled else [r for r in out if r.enabled]
@@ -128,8 +154,14 @@ def save(ws, routine: Routine) -> Routine:
     def change(config):
         spec = config["workspaces"].setdefault(ws.name, {"path": str(ws.root)})
         rows = [r for r in spec.get("routines") or [] if r.get("name") != routine.name]
-        rows.append({"name": routine.name, "schedule": routine.schedule, "command": " ".join(map(shlex.quote, routine.command)),
-                     "enabled": routine.enabled})
+        rows.append(
+            {
+                "name": routine.name,
+                "schedule": routine.schedule,
+                "command": " ".join(map(shlex.quote, routine.command)),
+                "enabled": routine.enabled,
+            }
+        )
         spec["routines"] = rows
 
     ws.home.update(change)
@@ -160,7 +192,9 @@ def crontab_read() -> str:
     try:
         proc = subprocess.run([*_crontab_cmd(), "-l"], capture_output=True, text=True, timeout=30)
     except FileNotFoundError:
-        raise GiokError("crontab is not installed: install cron, or run `giok schedule run` in the foreground") from None
+        raise GiokError(
+            "crontab is not installed: install cron, or run `giok schedule run` in the foreground"
+        ) from None
     if proc.returncode != 0:
         if "no crontab" in (proc.stderr + proc.stdout).lower():
             return ""
@@ -172,22 +206,30 @@ def crontab_write(text: str) -> None:
     try:
         proc = subprocess.run([*_crontab_cmd(), "-"], input=text, capture_output=True, text=True, timeout=30)
     except FileNotFoundError:
-        raise GiokError("crontab is not installed: install cron, or run `giok schedule run` in the foreground") from None
+        raise GiokError(
+            "crontab is not installed: install cron, or run `giok schedule run` in the foreground"
+        ) from None
     if proc.returncode != 0:
         raise GiokError(f"crontab refused the new table: {proc.stderr.strip() or proc.returncode}")
 
 
 def cron_line(ws, routine: Routine) -> str:
     logs = ws.home.path / "logs"
-    command = (f"GIOK_HOME={shlex.quote(str(ws.home.path))} {shlex.quote(sys.executable)} -m giok schedule run "
-               f"--routine {routine.name} -w {shlex.quote(ws.name)} >> {shlex.quote(str(logs / 'routines.log'))} 2>&1")
+    command = (
+        f"GIOK_HOME={shlex.quote(str(ws.home.path))} {shlex.quote(sys.executable)} -m giok schedule run "
+        f"--routine {routine.name} -w {shlex.quote(ws.name)} >> {shlex.quote(str(logs / 'routines.log'))} 2>&1"
+    )
     return f"{routine.schedule} {command.replace('%', chr(92) + '%')} # giok:{ws.name}:{routine.name}"
 
 
 def _ours(line: str, workspace: str | None = None, name: str | None = None) -> bool:
     m = _MARK_RE.search(line)
-    return bool(m) and not line.lstrip().startswith("#") and (workspace is None or m.group(1) == workspace) \
+    return (
+        bool(m)
+        and not line.lstrip().startswith("#")
+        and (workspace is None or m.group(1) == workspace)
         and (name is None or m.group(2) == name)
+    )
 
 
 def installed(workspace: str | None = None) -> list[dict]:
@@ -196,8 +238,14 @@ def installed(workspace: str | None = None) -> list[dict]:
     for line in crontab_read().splitlines():
         if _ours(line, workspace):
             m = _MARK_RE.search(line)
-            out.append({"workspace": m.group(1), "routine": m.group(2), "schedule": " ".join(line.split()[:5]),
-                        "line": line})
+            out.append(
+                {
+                    "workspace": m.group(1),
+                    "routine": m.group(2),
+                    "schedule": " ".join(line.split()[:5]),
+                    "line": line,
+                }
+            )
     return out
 
 
@@ -226,14 +274,19 @@ def _install(ws, wanted: list[str], dry_run: bool = False) -> dict:
     table = "\n".join(kept + wanted) + "\n"
     if mine != wanted and not dry_run:
         crontab_write(table)
-    out = {"workspace": ws.name, "installed": wanted, "removed": [l for l in mine if l not in wanted],
-           "changed": mine != wanted}
+    out = {
+        "workspace": ws.name,
+        "installed": wanted,
+        "removed": [l for l in mine if l not in wanted],
+        "changed": mine != wanted,
+    }
     return {**out, "dry_run": True, "crontab": table} if dry_run else out
 
 
 def uninstall(workspace: str | None = None, name: str | None = None) -> list[str]:
     """Remove giok's lines (of one workspace, one routine, or all); returns them."""
     from giok.store.home import Home
+
     with _crontab_lock(Home()):
         return _uninstall(workspace, name)
 
@@ -254,7 +307,9 @@ def run_routine(ws, routine: Routine, timeout: float = 3600) -> dict:
     argv = [sys.executable, "-m", "giok", "-w", str(ws.root), *routine.command]
     started = time.monotonic()
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            argv, capture_output=True, text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL
+        )
         code, output = proc.returncode, (proc.stdout + proc.stderr).strip()
     except subprocess.TimeoutExpired:
         code, output = 124, f"timed out after {timeout:g}s"
@@ -262,9 +317,18 @@ def run_routine(ws, routine: Routine, timeout: float = 3600) -> dict:
     gist = " ".join(output.split())
     gist = gist if len(gist) <= 300 else gist[:299] + "…"
     verdict = "ok" if code == 0 else f"failed (exit {code})"
-    line = ws.diary(f"routine {routine.name} (giok {' '.join(routine.command)}): {verdict}" + (f" — {gist}" if gist else ""))
-    return {"routine": routine.name, "command": routine.command, "exit": code, "seconds": seconds,
-            "output": output, "diary": line}
+    line = ws.diary(
+        f"routine {routine.name} (giok {' '.join(routine.command)}): {verdict}"
+        + (f" — {gist}" if gist else "")
+    )
+    return {
+        "routine": routine.name,
+        "command": routine.command,
+        "exit": code,
+        "seconds": seconds,
+        "output": output,
+        "diary": line,
+    }
 
 
 class Scheduler:
@@ -305,11 +369,20 @@ def prompt(ws) -> dict:
     """What a wake-up hands the agent: the boot context plus the open HEARTBEAT items."""
     boot_text, source = _boot_text(ws)
     items = ws.heartbeat()
-    lines = [f"# Wake-up: {ws.name} — {now():%Y-%m-%d %H:%M}", "", boot_text.rstrip(), "", "## Open HEARTBEAT items"]
+    lines = [
+        f"# Wake-up: {ws.name} — {now():%Y-%m-%d %H:%M}",
+        "",
+        boot_text.rstrip(),
+        "",
+        "## Open HEARTBEAT items",
+    ]
     if items:
         lines += [f"{n}. {item}" for n, item in enumerate(items, 1)]
-        lines += ["", "Work through these items. When one is done, remove it with "
-                  f"`giok heartbeat done N -w {ws.name}` and note what you did with `giok diary`."]
+        lines += [
+            "",
+            "Work through these items. When one is done, remove it with "
+            f"`giok heartbeat done N -w {ws.name}` and note what you did with `giok diary`.",
+        ]
     else:
         lines.append("(none: nothing is waiting; check in and go back to sleep)")
     return {"workspace": ws.name, "heartbeat": items, "boot": source, "prompt": "\n".join(lines) + "\n"}
@@ -325,6 +398,7 @@ def _boot_text(ws) -> tuple[str, str]:
 
 def _minimal_boot(ws) -> str:
     from giok.store.workspace import tier1_rules
+
     parts = [ws.read_text("SOUL.md").strip(), ws.read_text("USER.md").strip()]
     rules = tier1_rules(ws.read_text("AGENTS.md"))
     if rules:
@@ -341,6 +415,7 @@ def wake(ws, run_agent: bool = True, timeout: float | None = None) -> dict:
     """Build the wake-up prompt; when the workspace has an `agent_command` configured, run it
     with the prompt on stdin and return its result too."""
     from giok.providers.llm import configured
+
     data = prompt(ws)
     command = configured(ws, "agent_command")
     data["agent"] = None
@@ -348,10 +423,22 @@ def wake(ws, run_agent: bool = True, timeout: float | None = None) -> dict:
         argv = _parse_command(command)
         limit = float(timeout or configured(ws, "agent_timeout") or 1800)
         try:
-            proc = subprocess.run(argv, input=data["prompt"], capture_output=True, text=True, timeout=limit, cwd=ws.root)
-            data["agent"] = {"command": argv, "exit": proc.returncode, "output": proc.stdout[-4000:], "errors": proc.stderr[-2000:]}
+            proc = subprocess.run(
+                argv, input=data["prompt"], capture_output=True, text=True, timeout=limit, cwd=ws.root
+            )
+            data["agent"] = {
+                "command": argv,
+                "exit": proc.returncode,
+                "output": proc.stdout[-4000:],
+                "errors": proc.stderr[-2000:],
+            }
         except FileNotFoundError:
             raise InvalidInput(f"agent_command {argv[0]!r} was not found on PATH") from None
         except subprocess.TimeoutExpired:
-            data["agent"] = {"command": argv, "exit": 124, "output": "", "errors": f"timed out after {limit:g}s"}
+            data["agent"] = {
+                "command": argv,
+                "exit": 124,
+                "output": "",
+                "errors": f"timed out after {limit:g}s",
+            }
     return data

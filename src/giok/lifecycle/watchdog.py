@@ -21,21 +21,21 @@ import re
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, Decimal
 
-from giok.providers import llm
-from giok.write import policy
-from giok.store import templates
-from giok.retrieval.chunks import OWN_MARK
-from giok.store.clock import now, today
 from giok.errors import GiokError, InvalidInput
+from giok.providers import llm
+from giok.retrieval.chunks import OWN_MARK
+from giok.store import templates
+from giok.store.clock import now, today
 from giok.store.fsutil import atomic_write, check_binary, file_lock, read_bytes
 from giok.store.sections import Doc, append_item
 from giok.store.workspace import MEMO
+from giok.write import policy
 
 LEVELS = ("ok", "soft", "hard")
 CATEGORIES = ("constraints", "preferences", "decisions", "discoveries", "pending", "failures")
 KEPT = {"constraints": "preference", "preferences": "preference", "decisions": "decision"}  # → memory type
 KEPT_LAYER = "M90"
-MAX_KEPT = 50                                  # per kept category and flush: a guard, not a summary
+MAX_KEPT = 50  # per kept category and flush: a guard, not a summary
 CONTEXT = "compound/context.md"
 MAX_CONVERSATION = 50 * 1024 * 1024
 _CUES = {
@@ -45,8 +45,20 @@ _CUES = {
     "pending": r"\b(todo|to do|next step|pending|still need|need to|needs to|remaining|left to|follow up|tomorrow)\b|다음에|해야|남은|나중에|할 일|내일",
 }
 _CUE_RE = {k: re.compile(v, re.I) for k, v in _CUES.items()}
-_LABEL = {"constraints": "constraint", "preferences": "preference", "decisions": "decision", "discoveries": "found", "pending": "pending", "failures": "failure"}
-_MEMO_KEY = {"decisions": "last-done", "discoveries": "last-done", "pending": "next-step", "failures": "failure-modes"}
+_LABEL = {
+    "constraints": "constraint",
+    "preferences": "preference",
+    "decisions": "decision",
+    "discoveries": "found",
+    "pending": "pending",
+    "failures": "failure",
+}
+_MEMO_KEY = {
+    "decisions": "last-done",
+    "discoveries": "last-done",
+    "pending": "next-step",
+    "failures": "failure-modes",
+}
 
 
 @dataclass(frozen=True)
@@ -56,21 +68,25 @@ class Thresholds:
 
     def __post_init__(self):
         if not (0 < self.soft < self.hard <= 1):
-            raise InvalidInput(f"watchdog thresholds must satisfy 0 < soft < hard <= 1 (got soft {self.soft}, hard {self.hard})")
+            raise InvalidInput(
+                f"watchdog thresholds must satisfy 0 < soft < hard <= 1 (got soft {self.soft}, hard {self.hard})"
+            )
 
     def tokens(self, window: int) -> tuple[int, int]:
         """The first token counts at soft and hard, exactly (no float rounding)."""
+
         def at(fraction: float) -> int:
             return int((Decimal(repr(fraction)) * window).to_integral_value(ROUND_CEILING))
+
         return at(self.soft), at(self.hard)
 
     @classmethod
-    def configured(cls, ws) -> "Thresholds":
+    def configured(cls, ws) -> Thresholds:
         spec = llm.configured(ws, "watchdog") or {}
         try:
             return cls(float(spec.get("soft", cls.soft)), float(spec.get("hard", cls.hard)))
         except (TypeError, ValueError, AttributeError):
-            raise InvalidInput("home config `watchdog` must be {\"soft\": 0.7, \"hard\": 0.865}") from None
+            raise InvalidInput('home config `watchdog` must be {"soft": 0.7, "hard": 0.865}') from None
 
 
 def level(used: int, window: int, thresholds: Thresholds = Thresholds()) -> str:
@@ -87,7 +103,7 @@ class Status:
     soft_tokens: int
     hard_tokens: int
     flushed: str = "ok"
-    flush: "FlushResult | None" = None
+    flush: FlushResult | None = None
 
     @property
     def flush_due(self) -> bool:
@@ -100,21 +116,34 @@ class Status:
         if not self.flush_due:
             return f"none: this session already flushed at {self.flushed}; start a fresh session"
         if self.level == "soft":
-            return (f"soft: summarise now — pipe the conversation to `giok flush --session {self.session}` — "
-                    "then start a fresh session")
-        return (f"hard: stop and flush now — pipe the conversation to `giok flush --session {self.session}` — "
-                "then start a fresh session before anything else")
+            return (
+                f"soft: summarise now — pipe the conversation to `giok flush --session {self.session}` — "
+                "then start a fresh session"
+            )
+        return (
+            f"hard: stop and flush now — pipe the conversation to `giok flush --session {self.session}` — "
+            "then start a fresh session before anything else"
+        )
 
     def to_dict(self) -> dict:
-        return {"level": self.level, "used": self.used, "window": self.window, "session": self.session,
-                "percent": round(100 * self.used / self.window, 2), "soft_tokens": self.soft_tokens,
-                "hard_tokens": self.hard_tokens, "flushed": self.flushed, "flush_due": self.flush_due,
-                "action": self.action, "flush": self.flush.to_dict() if self.flush else None}
+        return {
+            "level": self.level,
+            "used": self.used,
+            "window": self.window,
+            "session": self.session,
+            "percent": round(100 * self.used / self.window, 2),
+            "soft_tokens": self.soft_tokens,
+            "hard_tokens": self.hard_tokens,
+            "flushed": self.flushed,
+            "flush_due": self.flush_due,
+            "action": self.action,
+            "flush": self.flush.to_dict() if self.flush else None,
+        }
 
 
 @dataclass
 class FlushResult:
-    action: str                 # flushed | skipped
+    action: str  # flushed | skipped
     level: str
     session: str
     gist: dict = field(default_factory=dict)
@@ -122,7 +151,7 @@ class FlushResult:
     summary_by: str = "extractive"
     commit: str | None = None
     notes: list[str] = field(default_factory=list)
-    memories: list[dict] = field(default_factory=list)   # what the write policy did per kept item
+    memories: list[dict] = field(default_factory=list)  # what the write policy did per kept item
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -157,7 +186,9 @@ def _lock(ws):
 
 
 # -- watch and flush ---------------------------------------------------------------------------
-def watch(ws, used: int, window: int, session: str | None = None, thresholds: Thresholds | None = None) -> Status:
+def watch(
+    ws, used: int, window: int, session: str | None = None, thresholds: Thresholds | None = None
+) -> Status:
     """Where the session stands, and whether a flush is due. Records the highest level seen."""
     if isinstance(used, bool) or not isinstance(used, int) or used < 0:
         raise InvalidInput(f"used tokens must be a whole number >= 0 (got {used!r})")
@@ -185,7 +216,9 @@ def flush(ws, conversation: str, session: str | None = None, level: str | None =
         raise InvalidInput("the conversation to flush is empty (pipe it on stdin)")
     check_binary(conversation, "the conversation")
     if len(conversation.encode("utf-8", "surrogatepass")) > MAX_CONVERSATION:
-        raise InvalidInput(f"the conversation is over {MAX_CONVERSATION // (1024 * 1024)} MB; pass its recent part")
+        raise InvalidInput(
+            f"the conversation is over {MAX_CONVERSATION // (1024 * 1024)} MB; pass its recent part"
+        )
     session = session_id(session)
     with _lock(ws):
         data = _load(ws)
@@ -193,10 +226,17 @@ def flush(ws, conversation: str, session: str | None = None, level: str | None =
         level = level or (state.get("seen") if state.get("seen") in ("soft", "hard") else "soft")
         done = state.get("flushed", "ok")
         if LEVELS.index(done) >= LEVELS.index(level):
-            return FlushResult("skipped", level, session, notes=[f"already flushed at {done} in session {session}"])
+            return FlushResult(
+                "skipped", level, session, notes=[f"already flushed at {done} in session {session}"]
+            )
         result = _write_flush(ws, conversation, session, level)
-        state.update({"flushed": level, "seen": max(level, state.get("seen", "ok"), key=LEVELS.index),
-                      "flushed_at": now().isoformat(timespec="seconds")})
+        state.update(
+            {
+                "flushed": level,
+                "seen": max(level, state.get("seen", "ok"), key=LEVELS.index),
+                "flushed_at": now().isoformat(timespec="seconds"),
+            }
+        )
         _save(ws, data)
     return result
 
@@ -212,10 +252,18 @@ def _write_flush(ws, conversation: str, session: str, level: str) -> FlushResult
         """Called under the workspace lock, on the bytes as they are now: a writer that got
         the lock first is neither lost nor a conflict."""
         diary, memo = (read(rel).decode("utf-8", "surrogateescape") for rel in (diary_rel, MEMO))
-        points = [(c, text) for c in CATEGORIES for text in gist[c] if f"{_LABEL[c]}: {text}\n" not in diary + memo]
-        head = f"- {stamp:%H:%M} {OWN_MARK} context-flush: {level}, session {session} — " + \
-            (", ".join(f"{sum(1 for k, _ in points if k == c)} {c}" for c in CATEGORIES) if points else "nothing new to keep")
-        planned["head"], planned["lines"] = head, [head] + [f"- {stamp:%H:%M} {_LABEL[c]}: {text}" for c, text in points]
+        points = [
+            (c, text) for c in CATEGORIES for text in gist[c] if f"{_LABEL[c]}: {text}\n" not in diary + memo
+        ]
+        head = f"- {stamp:%H:%M} {OWN_MARK} context-flush: {level}, session {session} — " + (
+            ", ".join(f"{sum(1 for k, _ in points if k == c)} {c}" for c in CATEGORIES)
+            if points
+            else "nothing new to keep"
+        )
+        planned["head"], planned["lines"] = (
+            head,
+            [head] + [f"- {stamp:%H:%M} {_LABEL[c]}: {text}" for c, text in points],
+        )
         old = diary or f"# {stamp.date().isoformat()}\n\n"
         old = old if old.endswith("\n") else old + "\n"
         writes = {diary_rel: (old + "\n".join(planned["lines"]) + "\n").encode("utf-8", "surrogateescape")}
@@ -223,11 +271,14 @@ def _write_flush(ws, conversation: str, session: str, level: str) -> FlushResult
         if memo_points:
             writes[MEMO] = _memo_with(memo, memo_points, stamp).encode("utf-8", "surrogateescape")
         if any(gist.values()):
-            writes[CONTEXT] = _context(read(CONTEXT).decode("utf-8", "surrogateescape"), gist, session, level,
-                                       stamp).encode("utf-8")
+            writes[CONTEXT] = _context(
+                read(CONTEXT).decode("utf-8", "surrogateescape"), gist, session, level, stamp
+            ).encode("utf-8")
         return writes
 
-    commit = ws.write_files(plan, lambda: f"watchdog: {level} flush, session {session}\n\n{planned['head'][2:]}")
+    commit = ws.write_files(
+        plan, lambda: f"watchdog: {level} flush, session {session}\n\n{planned['head'][2:]}"
+    )
     return FlushResult("flushed", level, session, gist, planned["lines"], by, commit, notes, memories)
 
 
@@ -240,15 +291,29 @@ def keep(ws, gist: dict[str, list[str]], session: str) -> list[dict]:
     out = []
     for category, kind in KEPT.items():
         for said in gist.get(category, []):
-            text = f"{_LABEL[category]}: {said}"    # as the diary has it: distill sees the same text
+            text = f"{_LABEL[category]}: {said}"  # as the diary has it: distill sees the same text
             decision = policy.decide(ws.memory(), text, kind, "workspace", today=today())
             if decision.action in ("duplicate", "refuse"):
-                out.append({"kind": _LABEL[category], "text": text, "action": decision.action,
-                            "id": decision.target.id if decision.target else None, "reason": decision.reason})
+                out.append(
+                    {
+                        "kind": _LABEL[category],
+                        "text": text,
+                        "action": decision.action,
+                        "id": decision.target.id if decision.target else None,
+                        "reason": decision.reason,
+                    }
+                )
                 continue
             result = ws.remember(text, layer=KEPT_LAYER, type=kind, source=f"flush:{session}", via="watchdog")
-            out.append({"kind": _LABEL[category], "text": text, "action": result.action,
-                        "id": result.entry.id if result.entry else None, "reason": result.reason})
+            out.append(
+                {
+                    "kind": _LABEL[category],
+                    "text": text,
+                    "action": result.action,
+                    "id": result.entry.id if result.entry else None,
+                    "reason": result.reason,
+                }
+            )
     return out
 
 
@@ -256,9 +321,12 @@ def _context(old: str, gist: dict[str, list[str]], session: str, level: str, sta
     """compound/context.md: the working context of the last flushed session, whole (the
     previous one stays in git history). The file's title line is kept."""
     title = next((l for l in old.splitlines() if l.startswith("# ")), "# context.md : session context")
-    lang = "ko" if re.search(r"[가-힣]", title) else "en"     # the workspace's language, from its template
-    intro = (f"{session} 세션의 {level} 플러시 ({stamp:%Y-%m-%d %H:%M}): 다음 세션이 이어받을 맥락." if lang == "ko" else
-             f"Carried from session {session}, {level} flush at {stamp:%Y-%m-%d %H:%M}: the context the next session picks up.")
+    lang = "ko" if re.search(r"[가-힣]", title) else "en"  # the workspace's language, from its template
+    intro = (
+        f"{session} 세션의 {level} 플러시 ({stamp:%Y-%m-%d %H:%M}): 다음 세션이 이어받을 맥락."
+        if lang == "ko"
+        else f"Carried from session {session}, {level} flush at {stamp:%Y-%m-%d %H:%M}: the context the next session picks up."
+    )
     lines = [f"- {_LABEL[c]}: {text}" for c in CATEGORIES for text in gist.get(c, [])]
     return f"{title}\n\n{intro}\n\n" + "\n".join(lines) + "\n"
 
@@ -308,13 +376,17 @@ def _message(row) -> tuple[str, str] | None:
     role = str(inner.get("role") or row.get("type") or "text")
     content = inner.get("content")
     if isinstance(content, list):
-        content = "\n".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type", "text") == "text")
+        content = "\n".join(
+            p.get("text", "") for p in content if isinstance(p, dict) and p.get("type", "text") == "text"
+        )
     if not isinstance(content, str) or not content.strip() or role in ("system", "tool"):
         return None
     return role, content
 
 
-_SPEAKER_RE = re.compile(r"^(user|human|me|assistant|agent|ai|bot|claude|사용자|나|에이전트|어시스턴트|비서)\s*:\s*", re.I)
+_SPEAKER_RE = re.compile(
+    r"^(user|human|me|assistant|agent|ai|bot|claude|사용자|나|에이전트|어시스턴트|비서)\s*:\s*", re.I
+)
 _AGENT_ROLES = ("assistant", "agent", "ai", "bot", "claude", "model", "에이전트", "어시스턴트", "비서")
 # What the user states as a rule for the work (constraint) or as a liking (preference).
 _CONSTRAINT_RE = re.compile(
@@ -325,9 +397,13 @@ _CONSTRAINT_RE = re.compile(
     r"have to always|always have to)\b"
     r"|\b(not allowed|forbidden|under no circumstances|without (my|our) (review|approval|ok|sign-off))\b"
     r"|절대|반드시|무조건|금지|(^|\s)꼭\s|항상|(?<!걱정하)(?<!신경 쓰)(?<!신경쓰)지 ?마(라|세요|요|십시오)?(?=$|[\s.!,~])|지 말(자|고|것|아)"
-    r"|(면|으면) 안 ?(돼|된다|됩니다|되요|돼요)", re.I)
+    r"|(면|으면) 안 ?(돼|된다|됩니다|되요|돼요)",
+    re.I,
+)
 # A standing request ("앞으로 커밋 메시지는 한국어로 써줘"): a rule, unless it is a liking.
-_STANDING_KO = re.compile(r"(^|\s)(앞으로는?|이제부터|다음부터는?)\s.*(줘|주세요|해요?|하세요|하자|할 것|써|마)[.!~]*$")
+_STANDING_KO = re.compile(
+    r"(^|\s)(앞으로는?|이제부터|다음부터는?)\s.*(줘|주세요|해요?|하세요|하자|할 것|써|마)[.!~]*$"
+)
 # "…해야 해" is a rule unless it is today's to-do ("내일 테스트를 더 해야 한다": pending).
 _MUST_KO = re.compile(r"야 ?(해|한다|합니다|돼|된다|해요)(?=$|[\s.!,~])")
 _WHEN = re.compile(r"내일|오늘|이따|나중에|다음 ?주|이번 ?주|모레|\b(today|tomorrow|later|tonight)\b", re.I)
@@ -336,8 +412,12 @@ _PREFERENCE_RE = re.compile(
     r"|\bi'?d\s+(prefer|rather|like)\b|\bi would (prefer|rather|like)\b|\bmy (favou?rite|preferred)\b"
     r"|\b(call|address) me\b|^(please\s+)?(reply|answer|respond|talk|speak|write to me)\b.*\bin (korean|english|\w+ish)\b"
     r"|선호|(?<!^)좋아(해|한다|요|합니다)?(?=$|[\s.!,~])|더 좋|싫어|편해|편하다|편합니다|좋겠|불러 ?(줘|주세요|줘요)"
-    r"|(으로|로) (답해|대답해|말해|얘기해)", re.I)
-_NOT_A_RULE = re.compile(r"^(don'?t|do not) (worry|mind|bother)\b|^i (don'?t|do not) (care|know|mind)\b", re.I)
+    r"|(으로|로) (답해|대답해|말해|얘기해)",
+    re.I,
+)
+_NOT_A_RULE = re.compile(
+    r"^(don'?t|do not) (worry|mind|bother)\b|^i (don'?t|do not) (care|know|mind)\b", re.I
+)
 
 
 def _speaker(role: str, text: str, agent: str | None = None) -> tuple[str, str]:
@@ -345,11 +425,13 @@ def _speaker(role: str, text: str, agent: str | None = None) -> tuple[str, str]:
     `assistant:` / `<agent name>:` label says who spoke, and is taken off."""
     role = role.lower()
     if role == "text":
-        m = _SPEAKER_RE.match(text) or (re.match(rf"^({re.escape(agent)})\s*:\s*", text, re.I) if agent else None)
+        m = _SPEAKER_RE.match(text) or (
+            re.match(rf"^({re.escape(agent)})\s*:\s*", text, re.I) if agent else None
+        )
         if m:
             label = m.group(1).lower()
             role = "assistant" if label in _AGENT_ROLES or (agent and label == agent.lower()) else "user"
-            text = text[m.end():]
+            text = text[m.end() :]
     return ("assistant" if role in _AGENT_ROLES else "user" if role in ("user", "human") else "text"), text
 
 
@@ -422,7 +504,9 @@ def summarize(ws, conversation: str) -> tuple[dict[str, list[str]], str, list[st
         return rules, "extractive", [f"LLM summary failed, used the extractive one: {exc}"]
     notes = []
     for category in KEPT:
-        missed = [t for t in rules[category] if not any(policy.similarity(t, o) >= 0.5 for o in gist[category])]
+        missed = [
+            t for t in rules[category] if not any(policy.similarity(t, o) >= 0.5 for o in gist[category])
+        ]
         if missed:
             gist[category] += missed
             notes.append(f"{len(missed)} {category} the summary left out were added from the conversation")
@@ -432,11 +516,18 @@ def summarize(ws, conversation: str) -> tuple[dict[str, list[str]], str, list[st
 def _parse_gist(answer: str, name: str) -> dict[str, list[str]]:
     from giok.errors import ProviderError
     from giok.write.judges import _json_in
+
     data = _json_in(answer)
     if not isinstance(data, dict) or not any(isinstance(data.get(c), list) for c in CATEGORIES):
         raise ProviderError(f"{name}: the summary is not the JSON asked for")
-    return {c: [_clip(policy.redact(policy.normalize(str(x)))[0]) for x in (data.get(c) if isinstance(data.get(c), list) else [])
-                if str(x).strip()][:MAX_KEPT if c in KEPT else 5] for c in CATEGORIES}
+    return {
+        c: [
+            _clip(policy.redact(policy.normalize(str(x)))[0])
+            for x in (data.get(c) if isinstance(data.get(c), list) else [])
+            if str(x).strip()
+        ][: MAX_KEPT if c in KEPT else 5]
+        for c in CATEGORIES
+    }
 
 
 class Watchdog:

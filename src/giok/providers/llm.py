@@ -38,6 +38,7 @@ ANTHROPIC_VERSION = "2023-06-01"
 @dataclass
 class ChatClient:
     """One model behind one endpoint. `complete(system, prompt)` returns the answer text."""
+
     name: str
     provider: str
     model: str
@@ -77,8 +78,12 @@ class ChatClient:
         key = self.key()
         if key:
             headers["authorization"] = f"Bearer {key}"
-        body = {"model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens,
-                "messages": [{"role": "system", "content": system}, {"role": "user", "content": prompt}]}
+        body = {
+            "model": self.model,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": prompt}],
+        }
         return f"{self.base_url}/chat/completions", headers, body
 
     def _anthropic_request(self, system: str, prompt: str):
@@ -86,8 +91,13 @@ class ChatClient:
         key = self.key()
         if key:
             headers["x-api-key"] = key
-        body = {"model": self.model, "max_tokens": self.max_tokens, "temperature": self.temperature,
-                "system": system, "messages": [{"role": "user", "content": prompt}]}
+        body = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "system": system,
+            "messages": [{"role": "user", "content": prompt}],
+        }
         return f"{self.base_url}/messages", headers, body
 
     def _post(self, url: str, headers: dict, body: dict) -> dict:
@@ -152,8 +162,15 @@ def client(spec: dict, default_name: str = "llm", timeout: float | None = None) 
     if seconds <= 0:
         raise InvalidInput(f"LLM spec for {model}: timeout must be positive")
     name = str(spec.get("name") or f"{provider}:{model}" or default_name)
-    return ChatClient(name=name, provider=provider, model=model, base_url=base_url,
-                      api_key_env=key_env, timeout=seconds, max_tokens=max_tokens)
+    return ChatClient(
+        name=name,
+        provider=provider,
+        model=model,
+        base_url=base_url,
+        api_key_env=key_env,
+        timeout=seconds,
+        max_tokens=max_tokens,
+    )
 
 
 def configured(ws, key: str):

@@ -17,8 +17,18 @@ from giok.store.sections import HEADING_RE, TIME_RE, parse_diary
 from giok.store.workspace import DECISION_RE
 
 MAX_CHARS = 1200
-PRIORITY = {"M0": 4, "M365": 3, "M90": 2, "M30": 1, "decision": 2, "lesson": 2, "archive": 0, "diary": 0, "file": 0,
-            "system": 0}
+PRIORITY = {
+    "M0": 4,
+    "M365": 3,
+    "M90": 2,
+    "M30": 1,
+    "decision": 2,
+    "lesson": 2,
+    "archive": 0,
+    "diary": 0,
+    "file": 0,
+    "system": 0,
+}
 # Diary lines giok writes about itself (distill reports, flush markers, cross-view notes,
 # routine results) start, after the time, with OWN_MARK; lines written before the mark existed
 # are recognised by their fixed shapes. They are chunks of kind (layer) "system": never a
@@ -27,7 +37,8 @@ OWN_MARK = "[giok]"
 _OWN_RE = re.compile(
     r"^(?:[-*+]\s+)?(?:\d{1,2}:\d{2}(?::\d{2})?\s+)?"
     r"(?:\[giok\]\s|nightly-distill: \d+ day\(s\)|context-flush: (?:soft|hard), session |"
-    r"routine [\w.-]+ \(giok [^)]*\): |\[단톡방 크로스뷰\] )")
+    r"routine [\w.-]+ \(giok [^)]*\): |\[단톡방 크로스뷰\] )"
+)
 
 
 # The Claude Code Stop hook's turn log ("Claude Code 1a2b3c4d: asked … → …", giok.edges.hooks): a
@@ -44,6 +55,8 @@ def is_turn_log(text: str) -> bool:
 def is_own_line(text: str) -> bool:
     """Whether a diary line (with or without its bullet and HH:MM) is one giok wrote about itself."""
     return bool(_OWN_RE.match(text.lstrip()))
+
+
 _DIARY_RE = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")
 _ARCHIVE_RE = re.compile(r"^memory/archive/.+\.md$")
 _DATE_IN_HEADING = re.compile(r"\[(\d{4}\s*[-–—]\s*\d{1,2}\s*[-–—]\s*\d{1,2})\]")
@@ -80,7 +93,7 @@ def chunk_file(rel: str, text: str) -> list[Chunk]:
         chunks = _memory_chunks(rel, text, None)
     elif _ARCHIVE_RE.match(rel):
         chunks = _memory_chunks(rel, text, "archive")
-    elif (m := _DIARY_RE.match(rel)):
+    elif m := _DIARY_RE.match(rel):
         chunks = _diary_chunks(rel, text, m.group(1))
     elif rel == "compound/lessons.md":
         chunks = _section_chunks(rel, text, "lesson", level=2)
@@ -99,10 +112,21 @@ def chunk_file(rel: str, text: str) -> list[Chunk]:
 def _memory_chunks(rel: str, text: str, layer: str | None) -> list[Chunk]:
     out = []
     for e in MemoryFile.parse(text).entries():
-        out.append(Chunk(rel, e.line_no, e.line_no, e.text, layer=layer or e.layer or "M30", source=e.id,
-                         date=e.date.isoformat() if e.date else None,
-                         expires=e.expires.isoformat() if e.expires else None, scope=e.scope,
-                         superseded=e.superseded, category=e.type))
+        out.append(
+            Chunk(
+                rel,
+                e.line_no,
+                e.line_no,
+                e.text,
+                layer=layer or e.layer or "M30",
+                source=e.id,
+                date=e.date.isoformat() if e.date else None,
+                expires=e.expires.isoformat() if e.expires else None,
+                scope=e.scope,
+                superseded=e.superseded,
+                category=e.type,
+            )
+        )
     return out
 
 
@@ -152,8 +176,18 @@ def _section_chunks(rel: str, text: str, layer: str, level: int) -> list[Chunk]:
         dm = _DATE_IN_HEADING.search(title)
         full = "\n".join(x for x in (title, content) if x)
         end = _last_text_line(body, start + (1 if heading else 0), end)
-        out.append(Chunk(rel, start, max(start, end), full, layer=layer,
-                         date=re.sub(r"[–—\s]", lambda m: "-" if m.group() != " " else "", dm.group(1)) if dm else None))
+        out.append(
+            Chunk(
+                rel,
+                start,
+                max(start, end),
+                full,
+                layer=layer,
+                date=re.sub(r"[–—\s]", lambda m: "-" if m.group() != " " else "", dm.group(1))
+                if dm
+                else None,
+            )
+        )
     return out
 
 
@@ -182,7 +216,7 @@ def _cap(chunk: Chunk) -> list[Chunk]:
     pieces: list[tuple[int, str]] = []
     for offset, line in enumerate(chunk.text.split("\n")):
         for i in range(0, max(len(line), 1), MAX_CHARS):
-            pieces.append((offset, line[i:i + MAX_CHARS]))
+            pieces.append((offset, line[i : i + MAX_CHARS]))
     out, current, first = [], [], 0
     for offset, piece in pieces:
         if current and sum(len(p) + 1 for p in current) + len(piece) > MAX_CHARS:
@@ -195,8 +229,15 @@ def _cap(chunk: Chunk) -> list[Chunk]:
 
 def _part(chunk: Chunk, first: int, last: int, lines: list[str], n: int) -> Chunk:
     start = min(chunk.start_line + first, chunk.end_line)
-    part = Chunk(**{**chunk.__dict__, "start_line": start, "end_line": max(start, min(chunk.start_line + last, chunk.end_line)),
-                    "text": "\n".join(lines), "embed_text": ""})
+    part = Chunk(
+        **{
+            **chunk.__dict__,
+            "start_line": start,
+            "end_line": max(start, min(chunk.start_line + last, chunk.end_line)),
+            "text": "\n".join(lines),
+            "embed_text": "",
+        }
+    )
     if chunk.source and n:
         part.source = chunk.source  # every part answers for the same entry
     return part

@@ -18,17 +18,19 @@ from pathlib import Path
 
 import numpy as np
 
+from giok.errors import IndexError_
 from giok.providers import embeddings
 from giok.retrieval.chunks import Chunk, chunk_file
 from giok.store.clock import now
-from giok.errors import IndexError_
 
 SCHEMA_VERSION = "3"
 FILENAME = "index.sqlite"
 _SKIP_DIRS = {".giok", ".git", "node_modules", "__pycache__"}
-_SKIP_FILES = {"compound/context.md",  # the last flush's session context: boot injects it; its points are in the diary
-               "BOOTSTRAP.md",          # OpenClaw's first-run ritual: instructions, not memory
-               "skills"}                # OpenClaw's workspace skills (a folder, matched at the root)
+_SKIP_FILES = {
+    "compound/context.md",  # the last flush's session context: boot injects it; its points are in the diary
+    "BOOTSTRAP.md",  # OpenClaw's first-run ritual: instructions, not memory
+    "skills",
+}  # OpenClaw's workspace skills (a folder, matched at the root)
 _MAX_FILE = 4 * 1024 * 1024
 
 SCHEMA = """
@@ -63,7 +65,7 @@ def content_hash(text: str) -> str:
 
 
 PROGRESS_MIN_FILES = 20  # smaller syncs finish too fast to need progress
-BUSY_TIMEOUT = 30.0      # seconds a connection waits for another process's write; $GIOK_INDEX_BUSY_TIMEOUT
+BUSY_TIMEOUT = 30.0  # seconds a connection waits for another process's write; $GIOK_INDEX_BUSY_TIMEOUT
 PENDING = "index-pending"  # .giok/index-pending/*.json: purges forget could not run yet
 
 
@@ -94,8 +96,10 @@ def _retrying(fn, what: str, timeout: float):
             if not _is_busy(exc):
                 raise
             if time.monotonic() + delay > deadline:
-                raise IndexBusy(f"the search index is busy: another giok process held it for over {timeout:g} s "
-                                f"while {what} (set GIOK_INDEX_BUSY_TIMEOUT to wait longer); try again") from exc
+                raise IndexBusy(
+                    f"the search index is busy: another giok process held it for over {timeout:g} s "
+                    f"while {what} (set GIOK_INDEX_BUSY_TIMEOUT to wait longer); try again"
+                ) from exc
             time.sleep(delay)
             delay = min(delay * 2, 0.5)
 
@@ -103,7 +107,7 @@ def _retrying(fn, what: str, timeout: float):
 class Index:
     """An open index for one workspace. `Index.for_workspace(ws)` reuses one per process."""
 
-    _open: dict[str, "Index"] = {}
+    _open: dict[str, Index] = {}
     # Optional callable(done, total, path) called after each changed file while a sync of
     # many files runs (the CLI shows progress with it); the library itself prints nothing.
     progress = None
@@ -121,7 +125,7 @@ class Index:
 
     # -- opening ---------------------------------------------------------------------------
     @classmethod
-    def for_workspace(cls, ws, embedder: embeddings.Embedder | None = None) -> "Index":
+    def for_workspace(cls, ws, embedder: embeddings.Embedder | None = None) -> Index:
         embedder = embedder or embeddings.get(embeddings.settings(ws.home))
         db = ws.data_dir / FILENAME
         cached = cls._open.get(str(db))
@@ -157,7 +161,9 @@ class Index:
 
     def _open_db(self) -> None:
         self.close()
-        self.db = sqlite3.connect(self.db_path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
+        self.db = sqlite3.connect(
+            self.db_path, timeout=self.timeout, isolation_level=None, check_same_thread=False
+        )
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA secure_delete=ON")
         self.db.execute("PRAGMA synchronous=NORMAL")
@@ -216,8 +222,10 @@ class Index:
         built = self.model
         wanted = self.embedder.identity
         if built and built != wanted:
-            raise IndexError_(f"the index was built with embedding model {built}, but the configured model is "
-                              f"{wanted}; run `giok index --rebuild` (vectors of two models are never mixed)")
+            raise IndexError_(
+                f"the index was built with embedding model {built}, but the configured model is "
+                f"{wanted}; run `giok index --rebuild` (vectors of two models are never mixed)"
+            )
 
     # -- sync ------------------------------------------------------------------------------
     def sync(self) -> dict:
@@ -290,11 +298,16 @@ class Index:
             except (OSError, ValueError):
                 continue  # half-written by a writer still at it; the next sync runs it
             ids, paths, hashes = (list(map(str, item.get(k) or [])) for k in ("ids", "paths", "hashes"))
-            drop = self._ids_where(["source = ?"] * len(ids) + ["path = ?"] * len(paths) + ["hash = ?"] * len(hashes),
-                                   [*ids, *paths, *hashes])
+            drop = self._ids_where(
+                ["source = ?"] * len(ids) + ["path = ?"] * len(paths) + ["hash = ?"] * len(hashes),
+                [*ids, *paths, *hashes],
+            )
             self._drop_ids(drop)
             for h in hashes:
-                self.db.execute("DELETE FROM embedding_cache WHERE hash=? AND hash NOT IN (SELECT hash FROM memories)", (h,))
+                self.db.execute(
+                    "DELETE FROM embedding_cache WHERE hash=? AND hash NOT IN (SELECT hash FROM memories)",
+                    (h,),
+                )
             for path in paths:
                 self.db.execute("UPDATE files SET size=-1 WHERE path=?", (path,))  # re-read at the next sync
         return records
@@ -308,7 +321,9 @@ class Index:
         try:
             self.scrub()
         except IndexBusy:
-            self.notes.append("index file not compacted yet (busy); deleted rows are gone, their pages are freed later")
+            self.notes.append(
+                "index file not compacted yet (busy); deleted rows are gone, their pages are freed later"
+            )
 
     def _scan(self):
         root = str(self.root)
@@ -342,18 +357,24 @@ class Index:
             return 0
         # Parse the bytes as the file model does (surrogateescape), so derived entry ids match
         # `giok show`; store and embed text with any invalid bytes shown as U+FFFD.
-        chunks = chunk_file(rel, data.decode("utf-8", errors="surrogateescape")) if b"\x00" not in data else []
+        chunks = (
+            chunk_file(rel, data.decode("utf-8", errors="surrogateescape")) if b"\x00" not in data else []
+        )
         for chunk in chunks:
             chunk.text, chunk.embed_text = _printable(chunk.text), _printable(chunk.embed_text)
         self._drop_path(rel)
         embedded = self._insert(chunks)
-        self.db.execute("INSERT OR REPLACE INTO files(path, size, mtime_ns, hash) VALUES (?, ?, ?, ?)", (rel, *stat, digest))
+        self.db.execute(
+            "INSERT OR REPLACE INTO files(path, size, mtime_ns, hash) VALUES (?, ?, ?, ?)",
+            (rel, *stat, digest),
+        )
         return embedded
 
     def _insert(self, chunks: list[Chunk]) -> int:
         if not chunks:
             return 0
         from giok.text.terms import grams, language, terms
+
         model = self.embedder.identity
         hashes = [content_hash(c.embed_text) for c in chunks]
         have = self._cached(hashes, model)
@@ -364,17 +385,39 @@ class Index:
             fresh = self.embedder.embed([texts[h] for h in todo], "passage")
             for h, vec in zip(todo, fresh):
                 blob = vec.astype(np.float32).tobytes()
-                self.db.execute("INSERT OR REPLACE INTO embedding_cache(hash, model, vector) VALUES (?, ?, ?)", (h, model, blob))
+                self.db.execute(
+                    "INSERT OR REPLACE INTO embedding_cache(hash, model, vector) VALUES (?, ?, ?)",
+                    (h, model, blob),
+                )
         stamp = now().isoformat(timespec="seconds")
         for chunk, h in zip(chunks, hashes):
             cur = self.db.execute(
                 "INSERT INTO memories(key, path, start_line, end_line, text, category, priority, tags, layer, scope, lang, date,"
                 " expires, superseded, source, hash, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (chunk.key, chunk.path, chunk.start_line, chunk.end_line, chunk.text, chunk.category, chunk.priority,
-                 None, chunk.layer, chunk.scope, language(chunk.text), chunk.date, chunk.expires, int(chunk.superseded), chunk.source, h,
-                 chunk.date or stamp))
-            self.db.execute("INSERT INTO memories_fts(rowid, terms, grams) VALUES (?, ?, ?)",
-                            (cur.lastrowid, " ".join(terms(chunk.text)), " ".join(grams(chunk.text))))
+                (
+                    chunk.key,
+                    chunk.path,
+                    chunk.start_line,
+                    chunk.end_line,
+                    chunk.text,
+                    chunk.category,
+                    chunk.priority,
+                    None,
+                    chunk.layer,
+                    chunk.scope,
+                    language(chunk.text),
+                    chunk.date,
+                    chunk.expires,
+                    int(chunk.superseded),
+                    chunk.source,
+                    h,
+                    chunk.date or stamp,
+                ),
+            )
+            self.db.execute(
+                "INSERT INTO memories_fts(rowid, terms, grams) VALUES (?, ?, ?)",
+                (cur.lastrowid, " ".join(terms(chunk.text)), " ".join(grams(chunk.text))),
+            )
         return len(todo)
 
     def _cached(self, hashes: list[str], model: str) -> set[str]:
@@ -382,10 +425,14 @@ class Index:
         found = set()
         unique = list(dict.fromkeys(hashes))
         for start in range(0, len(unique), 500):
-            part = unique[start:start + 500]
+            part = unique[start : start + 500]
             marks = ",".join("?" * len(part))
-            found.update(h for (h,) in self.db.execute(
-                f"SELECT hash FROM embedding_cache WHERE model=? AND hash IN ({marks})", (model, *part)))
+            found.update(
+                h
+                for (h,) in self.db.execute(
+                    f"SELECT hash FROM embedding_cache WHERE model=? AND hash IN ({marks})", (model, *part)
+                )
+            )
         return found
 
     def _drop_path(self, rel: str) -> None:
@@ -394,15 +441,17 @@ class Index:
 
     def _drop_ids(self, ids: list[int]) -> None:
         for start in range(0, len(ids), 500):
-            part = ids[start:start + 500]
+            part = ids[start : start + 500]
             marks = ",".join("?" * len(part))
             self.db.execute(f"DELETE FROM memories_fts WHERE rowid IN ({marks})", part)
             self.db.execute(f"DELETE FROM memories WHERE id IN ({marks})", part)
 
     def _prune_cache(self) -> None:
         """Vectors of texts no chunk holds any more leave the cache with them."""
-        self.db.execute("DELETE FROM embedding_cache WHERE model != ? OR hash NOT IN (SELECT hash FROM memories)",
-                        (self.embedder.identity,))
+        self.db.execute(
+            "DELETE FROM embedding_cache WHERE model != ? OR hash NOT IN (SELECT hash FROM memories)",
+            (self.embedder.identity,),
+        )
 
     def _bump(self) -> None:
         gen = int(self._meta_raw("generation") or 0) + 1
@@ -429,8 +478,9 @@ class Index:
         rows of the chunks that held the text go too, and the bytes are scrubbed from the file."""
         needles = [t.casefold() for t in texts if t and t.strip()]
         ids, paths = list(ids), list(paths)
-        clauses = (["giok_holds(text, ?)"] * len(needles) + ["source = ?"] * len(ids)
-                   + ["path = ?"] * len(paths))
+        clauses = (
+            ["giok_holds(text, ?)"] * len(needles) + ["source = ?"] * len(ids) + ["path = ?"] * len(paths)
+        )
         if not clauses:
             return 0
         self.db.create_function("giok_holds", 2, _holds, deterministic=True)
@@ -438,12 +488,19 @@ class Index:
         try:
             self._begin("forget purged it")
         except IndexBusy:
-            self._record_purge(clauses[:len(needles) + len(ids)], [*needles, *ids], ids, paths)
+            self._record_purge(clauses[: len(needles) + len(ids)], [*needles, *ids], ids, paths)
             raise
         try:
-            rows = self.db.execute(f"SELECT id, path, hash FROM memories WHERE {where}", [*needles, *ids, *paths]).fetchall()
-            hit = {r[0] for r in self.db.execute(
-                f"SELECT hash FROM memories WHERE {' OR '.join(clauses[:len(needles) + len(ids)]) or '0'}", [*needles, *ids])}
+            rows = self.db.execute(
+                f"SELECT id, path, hash FROM memories WHERE {where}", [*needles, *ids, *paths]
+            ).fetchall()
+            hit = {
+                r[0]
+                for r in self.db.execute(
+                    f"SELECT hash FROM memories WHERE {' OR '.join(clauses[: len(needles) + len(ids)]) or '0'}",
+                    [*needles, *ids],
+                )
+            }
             self._drop_ids([r[0] for r in rows])
             for h in hit:
                 if not self.db.execute("SELECT 1 FROM memories WHERE hash=? LIMIT 1", (h,)).fetchone():
@@ -463,8 +520,14 @@ class Index:
         the chunks holding the text, read from the committed index, which WAL lets us read)
         for the next writer to run before anything is returned."""
         try:
-            hashes = sorted({r[0] for r in self.db.execute(
-                f"SELECT hash FROM memories WHERE {' OR '.join(text_clauses) or '0'}", text_args)})
+            hashes = sorted(
+                {
+                    r[0]
+                    for r in self.db.execute(
+                        f"SELECT hash FROM memories WHERE {' OR '.join(text_clauses) or '0'}", text_args
+                    )
+                }
+            )
         except sqlite3.Error:
             hashes = []  # the paths and ids still cover the forgotten entry
         record_pending(self.db_path, ids, paths, hashes)
@@ -472,19 +535,32 @@ class Index:
     def scrub(self) -> None:
         """Leave no byte of deleted rows in the file: merge the FTS segments, rewrite the
         database with secure_delete on, and fold the WAL back in."""
+
         def run():
             self.db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
             self.db.execute("VACUUM")
             self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
         _retrying(run, "compacting it", self.timeout)
 
     def status(self) -> dict:
         one = lambda sql: self.db.execute(sql).fetchone()[0]  # noqa: E731
-        size = sum(os.path.getsize(str(self.db_path) + s) for s in ("", "-wal") if os.path.exists(str(self.db_path) + s))
-        return {"path": str(self.db_path), "model": self.model, "configured_model": self.embedder.identity,
-                "files": one("SELECT count(*) FROM files"), "chunks": one("SELECT count(*) FROM memories"),
-                "cached_vectors": one("SELECT count(*) FROM embedding_cache"), "bytes": size,
-                "schema": SCHEMA_VERSION, "notes": list(self.notes)}
+        size = sum(
+            os.path.getsize(str(self.db_path) + s)
+            for s in ("", "-wal")
+            if os.path.exists(str(self.db_path) + s)
+        )
+        return {
+            "path": str(self.db_path),
+            "model": self.model,
+            "configured_model": self.embedder.identity,
+            "files": one("SELECT count(*) FROM files"),
+            "chunks": one("SELECT count(*) FROM memories"),
+            "cached_vectors": one("SELECT count(*) FROM embedding_cache"),
+            "bytes": size,
+            "schema": SCHEMA_VERSION,
+            "notes": list(self.notes),
+        }
 
     # -- retrieval ---------------------------------------------------------------------------
     def generation(self) -> int:
@@ -494,12 +570,18 @@ class Index:
         """(ids, vectors) of every chunk, cached in memory until the index changes."""
         gen = self.generation()
         if self._matrix is None or self._matrix_gen != gen:
-            rows = self.db.execute("SELECT m.id, c.vector FROM memories m JOIN embedding_cache c ON c.hash = m.hash"
-                                   " AND c.model = ? ORDER BY m.id", (self.embedder.identity,)).fetchall()
+            rows = self.db.execute(
+                "SELECT m.id, c.vector FROM memories m JOIN embedding_cache c ON c.hash = m.hash"
+                " AND c.model = ? ORDER BY m.id",
+                (self.embedder.identity,),
+            ).fetchall()
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
             dim = self.embedder.dim
-            mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim) if rows \
+            mat = (
+                np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+                if rows
                 else np.zeros((0, dim), dtype=np.float32)
+            )
             self._matrix, self._matrix_gen = (ids, mat), gen
         return self._matrix
 
@@ -512,13 +594,22 @@ class Index:
         rows = self.db.execute("SELECT kind, lang, vector FROM baseline WHERE model=?", (model,)).fetchall()
         if len(rows) < 4:
             from giok.retrieval import baseline as background
+
             rows = []
             for kind, sets in (("passage", background.PASSAGES), ("query", background.QUERIES)):
                 for lang, texts in sets.items():
-                    rows.append((kind, lang, self.embedder.embed(texts, kind).mean(axis=0).astype(np.float32).tobytes()))
+                    rows.append(
+                        (
+                            kind,
+                            lang,
+                            self.embedder.embed(texts, kind).mean(axis=0).astype(np.float32).tobytes(),
+                        )
+                    )
             try:
-                self.db.executemany("INSERT OR REPLACE INTO baseline(model, kind, lang, vector) VALUES (?, ?, ?, ?)",
-                                    [(model, *r) for r in rows])
+                self.db.executemany(
+                    "INSERT OR REPLACE INTO baseline(model, kind, lang, vector) VALUES (?, ?, ?, ?)",
+                    [(model, *r) for r in rows],
+                )
             except sqlite3.OperationalError as exc:  # only a cache: kept next time when the index is busy
                 if not _is_busy(exc):
                     raise
@@ -547,27 +638,33 @@ class Index:
     def keyword_search(self, fts_query: str, limit: int) -> list[tuple[int, float]]:
         if not fts_query:
             return []
-        sql = ("SELECT rowid, bm25(memories_fts, 1.0, 0.3) AS r FROM memories_fts WHERE memories_fts MATCH ? "
-               "ORDER BY r LIMIT ?")
+        sql = (
+            "SELECT rowid, bm25(memories_fts, 1.0, 0.3) AS r FROM memories_fts WHERE memories_fts MATCH ? "
+            "ORDER BY r LIMIT ?"
+        )
         return [(int(r[0]), -float(r[1])) for r in self.db.execute(sql, (fts_query, limit))]
 
     def doc_freq(self, terms: list[str]) -> tuple[dict[str, int], int]:
         if not terms:
             return {}, 0
         marks = ",".join("?" * len(terms))
-        df = dict(self.db.execute(f"SELECT term, doc FROM memories_vocab WHERE term IN ({marks})", terms).fetchall())
+        df = dict(
+            self.db.execute(f"SELECT term, doc FROM memories_vocab WHERE term IN ({marks})", terms).fetchall()
+        )
         total = self.db.execute("SELECT count(*) FROM memories").fetchone()[0]
         return df, total
 
     def rows(self, ids: list[int]) -> dict[int, dict]:
         out = {}
         for start in range(0, len(ids), 500):
-            part = ids[start:start + 500]
+            part = ids[start : start + 500]
             marks = ",".join("?" * len(part))
             cur = self.db.execute(
                 f"SELECT m.id, m.key, m.path, m.start_line, m.end_line, m.text, m.layer, m.scope, m.lang, m.date, m.expires,"
                 f" m.superseded, m.source, m.priority, f.terms FROM memories m JOIN memories_fts f ON f.rowid = m.id"
-                f" WHERE m.id IN ({marks})", part)
+                f" WHERE m.id IN ({marks})",
+                part,
+            )
             names = [d[0] for d in cur.description]
             for row in cur:
                 out[row[0]] = dict(zip(names, row))
@@ -605,6 +702,7 @@ def record_pending(db: Path, ids=(), paths=(), hashes=()) -> Path:
     before anything is returned (`Index.sync`). Holds ids, paths and content hashes only,
     never the forgotten text."""
     from giok.store.fsutil import atomic_write
+
     folder = Path(db).parent / PENDING
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{time.time_ns()}-{os.getpid()}-{os.urandom(4).hex()}.json"

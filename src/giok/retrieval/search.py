@@ -21,33 +21,93 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from giok.write import policy
-from giok.store import refs
-from giok.retrieval.chunks import is_own_line
-from giok.store.clock import today
 from giok.errors import InvalidInput, PermissionDenied
-from giok.store.fsutil import check_binary
+from giok.retrieval.chunks import is_own_line
 from giok.retrieval.index import Index
-from giok.text.terms import language, quote_fts, query_terms
+from giok.store import refs
+from giok.store.clock import today
+from giok.store.fsutil import check_binary
+from giok.text.terms import language, query_terms, quote_fts
+from giok.write import policy
 
 MIN_SCORE = 0.35
 DYNAMIC_GAP = 0.15
 W_VEC = 0.80
 W_KW = 0.60
-NEIGHBOUR = 0.3     # weight of the better adjacent diary line
-GAMMA = 0.7         # concave spread: keeps close results from being cut by DYNAMIC_GAP
+NEIGHBOUR = 0.3  # weight of the better adjacent diary line
+GAMMA = 0.7  # concave spread: keeps close results from being cut by DYNAMIC_GAP
 POOL = 100
 # Injected into every session by boot anyway: a low prior in search, left out of recall.
 IDENTITY_FILES = frozenset({"SOUL.md", "USER.md", "AGENTS.md", "TOOLS.md"})
 IDENTITY_PRIOR = 0.6
 # Words too generic to carry a keyword hit on their own, whatever a small corpus's IDF says.
-GENERIC = frozenset("""name thing stuff way kind sort lot time day week month year people person something anything
-everything nothing one two first last new old good bad make made take use used want need think feel look
-come came give gave find found work thing really much many well back still even 이름 것 거 때 일 사람 정도 요즘""".split())
+GENERIC = frozenset(
+    [
+        "name",
+        "thing",
+        "stuff",
+        "way",
+        "kind",
+        "sort",
+        "lot",
+        "time",
+        "day",
+        "week",
+        "month",
+        "year",
+        "people",
+        "person",
+        "something",
+        "anything",
+        "everything",
+        "nothing",
+        "one",
+        "two",
+        "first",
+        "last",
+        "new",
+        "old",
+        "good",
+        "bad",
+        "make",
+        "made",
+        "take",
+        "use",
+        "used",
+        "want",
+        "need",
+        "think",
+        "feel",
+        "look",
+        "come",
+        "came",
+        "give",
+        "gave",
+        "find",
+        "found",
+        "work",
+        "thing",
+        "really",
+        "much",
+        "many",
+        "well",
+        "back",
+        "still",
+        "even",
+        "이름",
+        "것",
+        "거",
+        "때",
+        "일",
+        "사람",
+        "정도",
+        "요즘",
+    ]
+)
 GENERIC = GENERIC | frozenset(query_terms(" ".join(GENERIC)))
 GENERIC_WEIGHT = 0.25
-HUB = 0.5           # share of a chunk's own similarity to everyday queries in its baseline
-CROSS = 0.0         # cross-language pairs: a bonus here lifts unrelated Korean↔English text too
+HUB = 0.5  # share of a chunk's own similarity to everyday queries in its baseline
+CROSS = 0.0  # cross-language pairs: a bonus here lifts unrelated Korean↔English text too
 MAX_QUERY = 4000
 MODES = ("hybrid", "keyword", "vector")
 
@@ -68,9 +128,18 @@ class Result:
     evidence: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "workspace": self.workspace, "path": self.path, "start_line": self.start_line,
-                "end_line": self.end_line, "layer": self.layer, "date": self.date, "score": round(self.score, 4),
-                "text": self.text, "source": self.source}
+        return {
+            "id": self.id,
+            "workspace": self.workspace,
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "layer": self.layer,
+            "date": self.date,
+            "score": round(self.score, 4),
+            "text": self.text,
+            "source": self.source,
+        }
 
 
 @dataclass
@@ -79,20 +148,20 @@ class Options:
     min_score: float = MIN_SCORE
     gap: float | None = DYNAMIC_GAP
     mode: str = "hybrid"
-    user: str | None = None             # None: the asking workspace's user (USER.md)
-    thread: str | None = None           # None: no thread (thread-scoped entries hidden)
-    all_scopes: bool = False            # every scope, for the workspace's owner (no user/thread)
+    user: str | None = None  # None: the asking workspace's user (USER.md)
+    thread: str | None = None  # None: no thread (thread-scoped entries hidden)
+    all_scopes: bool = False  # every scope, for the workspace's owner (no user/thread)
     include_superseded: bool = False
-    include_system: bool = False        # giok's own diary lines (distill reports, flush markers, …)
-    recency_days: float | None = None   # half-life for diary results; None = no decay
+    include_system: bool = False  # giok's own diary lines (distill reports, flush markers, …)
+    recency_days: float | None = None  # half-life for diary results; None = no decay
     workspaces: tuple = ()
     as_: str | None = None
-    prefix: bool = False                # keyword terms as prefixes (recall's second attempt)
-    record: str | None = "search"       # reference-log kind, None = do not log
-    identity: float = IDENTITY_PRIOR    # score factor for SOUL/USER/AGENTS/TOOLS.md; 0 leaves them out
+    prefix: bool = False  # keyword terms as prefixes (recall's second attempt)
+    record: str | None = "search"  # reference-log kind, None = do not log
+    identity: float = IDENTITY_PRIOR  # score factor for SOUL/USER/AGENTS/TOOLS.md; 0 leaves them out
 
     @classmethod
-    def make(cls, k=5, **opts) -> "Options":
+    def make(cls, k=5, **opts) -> Options:
         if "as" in opts:
             opts["as_"] = opts.pop("as")
         unknown = set(opts) - set(cls.__dataclass_fields__)
@@ -112,8 +181,10 @@ class Options:
         if self.mode not in MODES:
             raise InvalidInput(f"unknown search mode {self.mode!r}: choose one of {', '.join(MODES)}")
         if self.all_scopes and (self.user or self.thread):
-            raise InvalidInput("all_scopes (--all-scopes) shows every user's and thread's entries: "
-                               "give it without a user or thread")
+            raise InvalidInput(
+                "all_scopes (--all-scopes) shows every user's and thread's entries: "
+                "give it without a user or thread"
+            )
 
 
 @dataclass
@@ -122,21 +193,31 @@ class Response:
     results: list[Result]
     cut_noise: int = 0
     cut_gap: int = 0
-    cut_noise_top: int = 0      # of the k best candidates, how many each rule removed
+    cut_noise_top: int = 0  # of the k best candidates, how many each rule removed
     cut_gap_top: int = 0
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {"query": self.query, "results": [r.to_dict() for r in self.results], "cut": {"noise": self.cut_noise, "gap": self.cut_gap, "noise_top": self.cut_noise_top,
-                                    "gap_top": self.cut_gap_top},
-                "notes": self.notes}
+        return {
+            "query": self.query,
+            "results": [r.to_dict() for r in self.results],
+            "cut": {
+                "noise": self.cut_noise,
+                "gap": self.cut_gap,
+                "noise_top": self.cut_noise_top,
+                "gap_top": self.cut_gap_top,
+            },
+            "notes": self.notes,
+        }
 
 
 def check_query(query) -> str:
     if not isinstance(query, str) or not query.strip():
         raise InvalidInput("empty query: say what to search for")
     if len(query) > MAX_QUERY:
-        raise InvalidInput(f"query too long ({len(query):,} characters; at most {MAX_QUERY:,}): search with a few key words")
+        raise InvalidInput(
+            f"query too long ({len(query):,} characters; at most {MAX_QUERY:,}): search with a few key words"
+        )
     check_binary(query, "the query")
     return " ".join(query.split())
 
@@ -156,13 +237,20 @@ def can_read(home, reader: str, target: str) -> bool:
 
 def _targets(ws, opts: Options) -> list:
     from giok.store.workspace import Workspace
+
     reader = opts.as_ or ws.name
     targets = [ws] if not opts.workspaces else []
     for spec in opts.workspaces:
-        target = spec if isinstance(spec, Workspace) else (ws if spec == ws.name else Workspace.open(spec, home=ws.home))
+        target = (
+            spec
+            if isinstance(spec, Workspace)
+            else (ws if spec == ws.name else Workspace.open(spec, home=ws.home))
+        )
         if not can_read(ws.home, reader, target.name):
-            raise PermissionDenied(f"workspace {reader!r} may not read workspace {target.name!r} "
-                                   f"(its config entry is private or lists other readers)")
+            raise PermissionDenied(
+                f"workspace {reader!r} may not read workspace {target.name!r} "
+                f"(its config entry is private or lists other readers)"
+            )
         if all(t.root != target.root for t in targets):
             targets.append(target)
     return targets
@@ -214,6 +302,7 @@ def _cut(ranked: list[Result], o: Options, response: Response) -> list[Result]:
 
 def _record(ws, results: list[Result], kind: str) -> None:
     from giok.store.workspace import Workspace
+
     by_ws: dict[str, list[str]] = {}
     for r in results:
         if r.path == "MEMORY.md" and r.source:
@@ -249,9 +338,22 @@ def _score(index: Index, ws_name: str, query: str, o: Options) -> list[Result]:
         if not prior:
             continue
         score = _with_neighbours(cid, rows, own) ** GAMMA * _recency(row, o) * prior
-        out.append(Result(row["key"], ws_name, row["path"], row["start_line"], row["end_line"], row["layer"], row["date"],
-                          score, row["text"], row["source"], row["priority"] or 0,
-                          {"vector": vec.get(cid, 0.0), "keyword": kw.get(cid, 0.0)}))
+        out.append(
+            Result(
+                row["key"],
+                ws_name,
+                row["path"],
+                row["start_line"],
+                row["end_line"],
+                row["layer"],
+                row["date"],
+                score,
+                row["text"],
+                row["source"],
+                row["priority"] or 0,
+                {"vector": vec.get(cid, 0.0), "keyword": kw.get(cid, 0.0)},
+            )
+        )
     return out
 
 
@@ -270,12 +372,20 @@ def _vector_evidence(index: Index, ids, cos_all, rows: dict, query_lang: str, qv
     if e.relative:
         base = index.baseline()
         ql = "ko" if query_lang == "ko" else "en"
-        qb = {lang: float(qvec @ base[("passage", lang)]) - float(base[("query", ql)] @ base[("passage", lang)])
-              for lang in ("en", "ko")}
+        qb = {
+            lang: float(qvec @ base[("passage", lang)]) - float(base[("query", ql)] @ base[("passage", lang)])
+            for lang in ("en", "ko")
+        }
         typical = np.array([float(base[("query", ql)] @ base[("passage", lang)]) for lang in langs])
         hub = index.hubs(ql)[pos]
-        expected = HUB * hub + (1 - HUB) * typical + np.array([qb[lang] - (CROSS if lang != ql else 0.0) for lang in langs])
-        ceil = np.array([e.margin_ceil if lang == ql else (e.cross_margin_ceil or e.margin_ceil) for lang in langs])
+        expected = (
+            HUB * hub
+            + (1 - HUB) * typical
+            + np.array([qb[lang] - (CROSS if lang != ql else 0.0) for lang in langs])
+        )
+        ceil = np.array(
+            [e.margin_ceil if lang == ql else (e.cross_margin_ceil or e.margin_ceil) for lang in langs]
+        )
         cal = np.clip((cos_all[pos] - expected - e.margin_floor) / (ceil - e.margin_floor), 0.0, 1.0)
     else:
         shift = np.array([e.pair_shift(query_lang, lang) for lang in langs])
@@ -289,8 +399,14 @@ def _with_neighbours(cid: int, rows: dict, own: dict) -> float:
     row = rows[cid]
     if row["layer"] != "diary":
         return own[cid]
-    best = max((own[n] for n in (cid - 1, cid + 1)
-                if n in rows and rows[n]["path"] == row["path"] and not _system(rows[n])), default=0.0)
+    best = max(
+        (
+            own[n]
+            for n in (cid - 1, cid + 1)
+            if n in rows and rows[n]["path"] == row["path"] and not _system(rows[n])
+        ),
+        default=0.0,
+    )
     return (own[cid] + NEIGHBOUR * best) / (1 + NEIGHBOUR)
 
 
@@ -310,7 +426,10 @@ def _keyword_evidence(index: Index, terms: list[str], rows: dict, kw_hits, prefi
     if not kw_hits:
         return {}
     df, total = index.doc_freq(terms)
-    idf = {t: math.log(1 + (total + 1) / (df.get(t, 0) + 0.5)) * (GENERIC_WEIGHT if t in GENERIC else 1.0) for t in terms}
+    idf = {
+        t: math.log(1 + (total + 1) / (df.get(t, 0) + 0.5)) * (GENERIC_WEIGHT if t in GENERIC else 1.0)
+        for t in terms
+    }
     whole = sum(idf.values()) or 1.0
     rank = {cid: i for i, (cid, _) in enumerate(kw_hits)}
     out = {}
@@ -336,10 +455,13 @@ def _system(row: dict) -> bool:
     """A line giok wrote about itself; rows indexed before the "system" kind existed are
     recognised by their text."""
     return row["layer"] == "system" or (row["layer"] == "diary" and is_own_line(row["text"] or ""))
+
+
 def default_user(ws) -> str | None:
     """Whose memory a read sees when no user is named: the name in the workspace's USER.md
     (as boot does); None when it names nobody, and then no user-scoped entry is seen."""
     from giok.lifecycle.boot import default_user as from_user_md
+
     return from_user_md(ws.read_text("USER.md"))
 
 
@@ -367,15 +489,27 @@ def _recency(row: dict, o: Options) -> float:
     return 0.7 + 0.3 * 0.5 ** (max(age, 0) / o.recency_days)
 
 
-__all__ = ["DYNAMIC_GAP", "MIN_SCORE", "Options", "Response", "Result", "can_read", "default_user", "search", "search_full",
-           "language"]
+__all__ = [
+    "DYNAMIC_GAP",
+    "MIN_SCORE",
+    "Options",
+    "Response",
+    "Result",
+    "can_read",
+    "default_user",
+    "language",
+    "search",
+    "search_full",
+]
 
 
 # -- agentic recall ------------------------------------------------------------------------------
 _GREETING = re.compile(
     r"^(hi|hello|hey|yo|thanks|thank you|thx|ok(ay)?|cool|nice|great|bye|good (morning|night|evening|afternoon)|"
     r"how are you|what'?s up|lol|haha|안녕|안녕하세요|고마워|고맙습니다|감사합니다|감사해요|ㅎㅎ|ㅋㅋ|좋은 아침|잘 ?자|반가워|수고|네|응|그래)"
-    r"( there| everyone| all| guys)?[\s!.?~ㅎㅋ요]*$", re.I)
+    r"( there| everyone| all| guys)?[\s!.?~ㅎㅋ요]*$",
+    re.I,
+)
 # Personal: the asker's or the user's own things, people, plans, preferences and past events.
 # Any of these means search, whatever else the question looks like.
 _MEMORY_CUE = re.compile(
@@ -385,10 +519,13 @@ _MEMORY_CUE = re.compile(
     r"i (said|told|mentioned|asked|picked|chose|prefer|like|usually|wanted)|still|yesterday|last (week|month|year|night))\b|"
     r"기억|지난|저번|예전|전에|어제|그때|그날|우리|저희|(?<![가-힣])(내|제|나|저)(?=\s|가\b|를\b|는\b|한테|$)|나의|저의|"
     r"했었|했던|하던|쓰던|갔던|였지|였더라|더라\??$|뭐였|하기로|정했|결정|약속|말했|말한|알려준|추천해 준|사용자|아직",
-    re.I)
+    re.I,
+)
 _TASK = re.compile(
     r"^(please\s+)?(fix|write|implement|run|refactor|add|create|translate|summari[sz]e|rename|delete|format|test|build|deploy|"
-    r"convert|generate|draft|review)\b|(고쳐|작성해|만들어|구현해|실행해|번역해|요약해|정리해|바꿔|지워|테스트해)\s*(줘|주세요|줄래)?[.!?]*$", re.I)
+    r"convert|generate|draft|review)\b|(고쳐|작성해|만들어|구현해|실행해|번역해|요약해|정리해|바꿔|지워|테스트해)\s*(줘|주세요|줄래)?[.!?]*$",
+    re.I,
+)
 # Not about anyone's memory: general knowledge, how-to, weather, news, math, recommendations.
 _GENERAL = re.compile(
     r"^how (do|does|can|could|should|would|to|many|much|tall|far|long|big|old is the)\b|"
@@ -402,13 +539,14 @@ _GENERAL = re.compile(
     r"하는 ?법|방법|어떻게 (해|하|동작|작동|일어|만들|설치)|누가 썼|우승|높이|끓는점|속도|제곱근|곱하기|더하기|빼기|나누기|"
     r"킬로미터|몇 도|며칠이야|시차|증상|차이|레시피|이론|언제 (끝났|시작됐|일어났|만들어졌)|(?<![가-힣])왜 |"
     r"추천해 ?줘|지어 ?줘|써 ?줘",
-    re.I)
+    re.I,
+)
 
 
 @dataclass
 class Recall:
     query: str
-    decision: str                  # "search" or "skip"
+    decision: str  # "search" or "skip"
     reason: str
     attempts: list[dict] = field(default_factory=list)
     results: list[Result] = field(default_factory=list)
@@ -420,8 +558,14 @@ class Recall:
         return "found" if self.results else "no memory"
 
     def to_dict(self) -> dict:
-        return {"query": self.query, "decision": self.decision, "reason": self.reason, "answer": self.answer,
-                "attempts": self.attempts, "results": [r.to_dict() for r in self.results]}
+        return {
+            "query": self.query,
+            "decision": self.decision,
+            "reason": self.reason,
+            "answer": self.answer,
+            "attempts": self.attempts,
+            "results": [r.to_dict() for r in self.results],
+        }
 
 
 def needs_memory(query: str) -> tuple[bool, str]:
@@ -457,8 +601,8 @@ def recall(ws, query: str, k: int = 5, **opts) -> Recall:
     if not needed:
         return result
     opts.setdefault("record", "recall")
-    opts.setdefault("identity", 0.0)    # boot injects the identity files already
-    opts["include_system"] = False      # giok's own lines never answer a question
+    opts.setdefault("identity", 0.0)  # boot injects the identity files already
+    opts["include_system"] = False  # giok's own lines never answer a question
     first = search_full(ws, query, k, **opts)
     result.attempts.append({"query": query, "kind": "as asked", "kept": len(first.results)})
     result.results = first.results
@@ -466,7 +610,9 @@ def recall(ws, query: str, k: int = 5, **opts) -> Recall:
         return result
     second_query = reformulate(query)
     if not second_query or second_query == query:
-        result.attempts.append({"query": second_query, "kind": "reformulated", "kept": 0, "skipped": "nothing new to try"})
+        result.attempts.append(
+            {"query": second_query, "kind": "reformulated", "kept": 0, "skipped": "nothing new to try"}
+        )
         return result
     second = search_full(ws, second_query, k, prefix=True, **opts)
     result.attempts.append({"query": second_query, "kind": "reformulated", "kept": len(second.results)})

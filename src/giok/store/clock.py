@@ -1,4 +1,4 @@
-""""Now", overridable with $GIOK_NOW (ISO date or date-time) so days can be simulated."""
+""" "Now", overridable with $GIOK_NOW (ISO date or date-time) so days can be simulated."""
 
 import datetime as dt
 import os

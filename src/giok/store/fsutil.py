@@ -39,7 +39,9 @@ def atomic_write(path: Path, data: bytes, expected_checksum: str | None = None) 
     check_link(path, write=True)
     path.parent.mkdir(parents=True, exist_ok=True)
     if expected_checksum is not None and checksum(read_bytes(path)) != expected_checksum:
-        raise DirtyFileError(f"{path.name} changed on disk while giok was writing it; nothing was written, try again")
+        raise DirtyFileError(
+            f"{path.name} changed on disk while giok was writing it; nothing was written, try again"
+        )
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -84,11 +86,15 @@ def check_link(path: Path, write: bool = False) -> None:
     if os.path.join(real_root, rel) == real:
         return  # the link is above the workspace folder, not in it
     if real != real_root and not real.startswith(real_root + os.sep):
-        raise InvalidInput(f"{rel} in workspace {root} is a symlink to {real}, outside the workspace: giok "
-                           f"does not read or write files outside it (replace the link with the file)")
+        raise InvalidInput(
+            f"{rel} in workspace {root} is a symlink to {real}, outside the workspace: giok "
+            f"does not read or write files outside it (replace the link with the file)"
+        )
     if write:
-        raise InvalidInput(f"{rel} in workspace {root} is reached through a symlink (to {real}): giok does not "
-                           f"write through symlinks (replace the link with the file)")
+        raise InvalidInput(
+            f"{rel} in workspace {root} is reached through a symlink (to {real}): giok does not "
+            f"write through symlinks (replace the link with the file)"
+        )
 
 
 def temp_files(root: Path) -> list[str]:
@@ -164,8 +170,8 @@ def clean_text(text: str, what: str = "text", limit: int = MAX_ENTRY_BYTES, mult
     return cleaned
 
 
-MAX_PATH_BYTES = 1024      # a whole relative path
-MAX_NAME_BYTES = 255       # one file or folder name (the file system's own limit)
+MAX_PATH_BYTES = 1024  # a whole relative path
+MAX_NAME_BYTES = 255  # one file or folder name (the file system's own limit)
 _ENCODED = re.compile(r"%(2e|2f|5c|00)", re.IGNORECASE)
 
 
@@ -173,12 +179,17 @@ def _check_path_text(relative: str) -> None:
     """Refuse what only an attack or a mistake sends: encoded dots or separators, backslashes,
     padded `..`, paths over MAX_PATH_BYTES or names over MAX_NAME_BYTES."""
     size = len(relative.encode("utf-8", "surrogateescape"))
-    if size > MAX_PATH_BYTES or any(len(p.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for p in relative.split("/")):
-        raise InvalidInput(f"path is too long ({size:,} bytes): at most {MAX_PATH_BYTES} bytes, "
-                           f"{MAX_NAME_BYTES} per name")
+    if size > MAX_PATH_BYTES or any(
+        len(p.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for p in relative.split("/")
+    ):
+        raise InvalidInput(
+            f"path is too long ({size:,} bytes): at most {MAX_PATH_BYTES} bytes, {MAX_NAME_BYTES} per name"
+        )
     if _ENCODED.search(relative) or "\\" in relative:
-        raise InvalidInput(f"path {relative!r} holds an encoded or Windows separator (%2e, %2f, %5c, \\): "
-                           f"give a plain path relative to the workspace")
+        raise InvalidInput(
+            f"path {relative!r} holds an encoded or Windows separator (%2e, %2f, %5c, \\): "
+            f"give a plain path relative to the workspace"
+        )
     if any(part.strip() == ".." for part in relative.split("/")):
         raise InvalidInput(f"path {relative!r} escapes the workspace")
 
@@ -196,5 +207,7 @@ def confine(root: Path, relative: str) -> Path:
     root_resolved = root.resolve()
     resolved = (root_resolved / candidate).resolve()
     if resolved != root_resolved and root_resolved not in resolved.parents:
-        raise InvalidInput(f"path {relative!r} is a symlink (or under one) that leads outside the workspace: refused")
+        raise InvalidInput(
+            f"path {relative!r} is a symlink (or under one) that leads outside the workspace: refused"
+        )
     return resolved

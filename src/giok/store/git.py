@@ -28,7 +28,9 @@ def run(root: Path, *args: str, check: bool = True, input: str | None = None) ->
         if locked:
             raise locked
         detail = (proc.stderr or proc.stdout).strip().splitlines()
-        raise GitError(f"git {args[0]} failed in {root}: {detail[-1] if detail else 'exit ' + str(proc.returncode)}")
+        raise GitError(
+            f"git {args[0]} failed in {root}: {detail[-1] if detail else 'exit ' + str(proc.returncode)}"
+        )
     return proc
 
 
@@ -47,7 +49,9 @@ def has_identity(root: Path) -> bool:
     if os.environ.get("GIT_AUTHOR_NAME") and os.environ.get("GIT_AUTHOR_EMAIL"):
         return True
     out = run(root, "config", "--get-regexp", r"^user\.(name|email)$", check=False).stdout
-    keys = {line.split(" ", 1)[0] for line in out.splitlines() if " " in line and line.split(" ", 1)[1].strip()}
+    keys = {
+        line.split(" ", 1)[0] for line in out.splitlines() if " " in line and line.split(" ", 1)[1].strip()
+    }
     return {"user.name", "user.email"} <= keys
 
 
@@ -64,13 +68,19 @@ LOCK_WAIT = 2.0  # seconds to wait for a git process still running in the reposi
 
 def lock_error(root: Path, command: str, output: str) -> GitError | None:
     """A GitError naming the lock file when git failed because one exists, else None."""
-    m = _LOCK_RE.search(output) if ".lock" in output and ("exists" in output or "Unable to create" in output) else None
+    m = (
+        _LOCK_RE.search(output)
+        if ".lock" in output and ("exists" in output or "Unable to create" in output)
+        else None
+    )
     if not m:
         return None
     lock = m.group(1)
-    return GitError(f"git {command} failed in {root}: the lock file {lock} exists (a git process is running "
-                    f"there, or one was killed). If no git runs in {root}, delete it: rm '{lock}' "
-                    f"(giok removes it itself on its next write when no git process runs there)")
+    return GitError(
+        f"git {command} failed in {root}: the lock file {lock} exists (a git process is running "
+        f"there, or one was killed). If no git runs in {root}, delete it: rm '{lock}' "
+        f"(giok removes it itself on its next write when no git process runs there)"
+    )
 
 
 def git_dir(root: Path) -> Path | None:
@@ -158,8 +168,10 @@ def recover_locks(root: Path, wait: float | None = None) -> list[str]:
         if time.monotonic() >= deadline:
             names = " ".join(f"'{lock}'" for lock in seen)
             who = f"git process {pids[0]}" if pids[0] else "a git process"
-            raise GitError(f"{who} is running in {root} and {next(iter(seen))} exists: wait for it to finish, "
-                           f"or stop it and delete the lock: rm {names}")
+            raise GitError(
+                f"{who} is running in {root} and {next(iter(seen))} exists: wait for it to finish, "
+                f"or stop it and delete the lock: rm {names}"
+            )
         time.sleep(0.05)
     removed = []
     for lock, stamp in seen.items():
@@ -236,8 +248,11 @@ def commit(root: Path, paths: list[str], message: str) -> str | None:
     missing = [p for p in paths if not os.path.lexists(root / p)]
     if missing:  # a deletion: only paths git knows can be staged
         known = set(run(root, "ls-files", "-z", "--", *missing).stdout.split("\0"))
-        paths = [p for p in paths if p not in missing or p in known
-                 or any(k.startswith(p.rstrip("/") + "/") for k in known)]
+        paths = [
+            p
+            for p in paths
+            if p not in missing or p in known or any(k.startswith(p.rstrip("/") + "/") for k in known)
+        ]
         if not paths:
             return None
     run(root, "add", "-A", "--", *paths)
@@ -267,8 +282,14 @@ def log(root: Path, paths: list[str], limit: int = 50) -> list[dict]:
     if run(root, "rev-parse", "HEAD", check=False).returncode != 0:
         return []
     proc = run(
-        root, "log", f"-n{limit}", "--date=iso-strict", "--name-only",
-        "--format=%x1e%h%x1f%ad%x1f%B", "--", *paths,
+        root,
+        "log",
+        f"-n{limit}",
+        "--date=iso-strict",
+        "--name-only",
+        "--format=%x1e%h%x1f%ad%x1f%B",
+        "--",
+        *paths,
     )
     out = []
     for record in proc.stdout.split("\x1e")[1:]:
@@ -277,8 +298,12 @@ def log(root: Path, paths: list[str], limit: int = 50) -> list[dict]:
         message, _, files = body.rstrip().rpartition("\n\n")
         if not message:
             message, files = files, ""
-        out.append({
-            "commit": head, "date": date, "message": message.strip(),
-            "files": [f for f in files.split("\n") if f.strip()],
-        })
+        out.append(
+            {
+                "commit": head,
+                "date": date,
+                "message": message.strip(),
+                "files": [f for f in files.split("\n") if f.strip()],
+            }
+        )
     return out

@@ -46,10 +46,18 @@ def begin(root: Path, message: str, changes: dict[str, bytes | None]) -> dict[st
     files, previous = {}, {}
     for rel, new in changes.items():
         old = previous[rel] = _current(root, rel)
-        files[rel] = {"before": None if old is None else base64.b64encode(old).decode("ascii"),
-                      "after": None if new is None else git.blob_id(root, new)}
-    data = {"version": VERSION, "pid": os.getpid(), "started": dt.datetime.now().isoformat(timespec="seconds"),
-            "head": git.head_id(root), "message": message, "files": files}
+        files[rel] = {
+            "before": None if old is None else base64.b64encode(old).decode("ascii"),
+            "after": None if new is None else git.blob_id(root, new),
+        }
+    data = {
+        "version": VERSION,
+        "pid": os.getpid(),
+        "started": dt.datetime.now().isoformat(timespec="seconds"),
+        "head": git.head_id(root),
+        "message": message,
+        "files": files,
+    }
     atomic_write(path(root), json.dumps(data, ensure_ascii=False).encode("utf-8"))
     return previous
 
@@ -84,8 +92,13 @@ def recover(root: Path) -> dict | None:
     data = load(root)
     if data is None:
         return None
-    done = {"message": data.get("message", ""), "committed": committed(root, data), "restored": [], "kept": [],
-            "finished": []}
+    done = {
+        "message": data.get("message", ""),
+        "committed": committed(root, data),
+        "restored": [],
+        "kept": [],
+        "finished": [],
+    }
     if data["files"]:
         git.run(root, "reset", "-q", "--", *data["files"], check=False)
     if not done["committed"]:
@@ -114,8 +127,10 @@ def _finish(root: Path, data: dict, states: dict[str, str], edited: list[str]) -
     write added), so what was written is committed as it stands, under the write's message,
     hand edit included and named. Nothing is lost; git log says what happened."""
     paths = [rel for rel, state in states.items() if state != "old"]
-    note = (f"\n\nFinished after an interrupted write: {', '.join(edited)} changed by hand since; "
-            f"committed as found.")
+    note = (
+        f"\n\nFinished after an interrupted write: {', '.join(edited)} changed by hand since; "
+        f"committed as found."
+    )
     git.commit(root, paths, (data.get("message") or "giok: an interrupted write") + note)
     return paths
 
@@ -149,8 +164,10 @@ def describe(root: Path) -> str | None:
     subject = (data.get("message") or "").split("\n", 1)[0] or "?"
     if committed(root, data):
         return f"an interrupted write ({subject!r}) was committed; the next write clears its journal"
-    return (f"an interrupted write ({subject!r}, started {data.get('started', '?')}) left "
-            f"{len(data['files'])} file(s) half-written; the next giok write rolls it back")
+    return (
+        f"an interrupted write ({subject!r}, started {data.get('started', '?')}) left "
+        f"{len(data['files'])} file(s) half-written; the next giok write rolls it back"
+    )
 
 
 def _current(root: Path, rel: str) -> bytes | None:
@@ -158,6 +175,7 @@ def _current(root: Path, rel: str) -> bytes | None:
     if not os.path.lexists(target):
         return None
     from giok.store.fsutil import read_bytes
+
     return read_bytes(target) if target.is_file() else None
 
 

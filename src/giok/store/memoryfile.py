@@ -25,8 +25,8 @@ import re
 import secrets
 from dataclasses import dataclass, field
 
-from giok.store.clock import parse_date
 from giok.errors import InvalidInput
+from giok.store.clock import parse_date
 
 LAYERS = ("M0", "M365", "M90", "M30")
 LAYER_DAYS = {"M0": None, "M365": 365, "M90": 90, "M30": 30}
@@ -62,28 +62,50 @@ _KEY_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
 # -- escaping ---------------------------------------------------------------------------------
 # Text: a character that would break the line becomes an entity; `&` gains one `amp;` only
 # where the result would otherwise read as one of these entities (so `&lt;` and `R&D` stay).
-_TEXT_CODES = {"<!": "lt;!", "[": "#91;", "\n": "#10;", "\r": "#13;", "\x0b": "#11;", "\x0c": "#12;",
-               "\x1c": "#28;", "\x1d": "#29;", "\x1e": "#30;", "\x85": "#133;", "\u2028": "#8232;",
-               "\u2029": "#8233;"}
+_TEXT_CODES = {
+    "<!": "lt;!",
+    "[": "#91;",
+    "\n": "#10;",
+    "\r": "#13;",
+    "\x0b": "#11;",
+    "\x0c": "#12;",
+    "\x1c": "#28;",
+    "\x1d": "#29;",
+    "\x1e": "#30;",
+    "\x85": "#133;",
+    "\u2028": "#8232;",
+    "\u2029": "#8233;",
+}
 _TEXT_CHARS = {code: char for char, code in _TEXT_CODES.items()}
 _TEXT_BODIES = "|".join(re.escape(c) for c in _TEXT_CODES.values())
 _TEXT_ENCODE_RE = re.compile(r"<!|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]|&((?:amp;)*)(" + _TEXT_BODIES + ")")
 _TEXT_DECODE_RE = re.compile(r"&((?:amp;)*)(" + _TEXT_BODIES + ")")
 # Field values: percent codes for the separators and line breaks; `%` is written `%25` only
 # where it would otherwise start one of these codes (so `100% sure` stays).
-_VALUE_CODES = {";": "%3B", "|": "%7C", "<": "%3C", ">": "%3E", "\x7f": "%7F", "\x85": "%C2%85",
-                "\u2028": "%E2%80%A8", "\u2029": "%E2%80%A9", "%": "%25",
-                **{chr(n): f"%{n:02X}" for n in range(32)}}  # control characters, line breaks included
+_VALUE_CODES = {
+    ";": "%3B",
+    "|": "%7C",
+    "<": "%3C",
+    ">": "%3E",
+    "\x7f": "%7F",
+    "\x85": "%C2%85",
+    "\u2028": "%E2%80%A8",
+    "\u2029": "%E2%80%A9",
+    "%": "%25",
+    **{chr(n): f"%{n:02X}" for n in range(32)},
+}  # control characters, line breaks included
 _VALUE_CHARS = {code: char for char, code in _VALUE_CODES.items()}
 _VALUE_DECODE_RE = re.compile("|".join(re.escape(c) for c in sorted(_VALUE_CHARS, key=len, reverse=True)))
-_VALUE_ENCODE_RE = re.compile("%(?=" + "|".join(re.escape(c[1:]) for c in _VALUE_CHARS) + ")"
-                              "|[;|<>\x00-\x1f\x7f\x85\u2028\u2029]")
+_VALUE_ENCODE_RE = re.compile(
+    "%(?=" + "|".join(re.escape(c[1:]) for c in _VALUE_CHARS) + ")|[;|<>\x00-\x1f\x7f\x85\u2028\u2029]"
+)
 # Lone surrogates other than surrogateescape's (invalid bytes read from a file) cannot be written.
 _UNWRITABLE_RE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
 
 
 def encode_text(text: str, dated: bool = True) -> str:
     """An entry's text as it is written in the line (see decode_text)."""
+
     def one(m: re.Match) -> str:
         if m.group(2):
             return "&amp;" + m.group(1) + m.group(2)
@@ -106,7 +128,9 @@ def decode_text(written: str) -> str:
 def encode_value(value: str) -> str:
     """A field value as it is written in the comment: no `;`/`|` that would start a field,
     no `<`/`>` that would open or close a comment, no line break."""
-    return _VALUE_ENCODE_RE.sub(lambda m: _VALUE_CODES[m.group(0)], value).strip()  # spaces around are no part of it
+    return _VALUE_ENCODE_RE.sub(
+        lambda m: _VALUE_CODES[m.group(0)], value
+    ).strip()  # spaces around are no part of it
 
 
 def decode_value(written: str) -> str:
@@ -115,7 +139,9 @@ def decode_value(written: str) -> str:
 
 def check_key(key: str) -> str:
     if not isinstance(key, str) or not _KEY_RE.match(key) or key == "expires":
-        raise InvalidInput(f"invalid field name {key!r}: lowercase letters, digits and _ (expires is not a field)")
+        raise InvalidInput(
+            f"invalid field name {key!r}: lowercase letters, digits and _ (expires is not a field)"
+        )
     return key
 
 
@@ -139,11 +165,11 @@ class MemoryEntry:
     date: dt.date | None = None
     expires: dt.date | None = None
     fields: dict[str, str] = field(default_factory=dict)
-    raw: str | None = None          # original line text; None once changed
+    raw: str | None = None  # original line text; None once changed
     indent: str = ""
     bullet: str = "-"
-    line_no: int = 0                # 1-based, in the file as last parsed
-    headed: bool = True             # False: outside any layer heading (read as M30)
+    line_no: int = 0  # 1-based, in the file as last parsed
+    headed: bool = True  # False: outside any layer heading (read as M30)
 
     @property
     def id(self) -> str:
@@ -199,7 +225,9 @@ class MemoryEntry:
         meta = []
         if self.expires:
             meta.append(f"expires: {self.expires.isoformat()}")
-        keys = [k for k in FIELD_ORDER if k in self.fields] + sorted(k for k in self.fields if k not in FIELD_ORDER)
+        keys = [k for k in FIELD_ORDER if k in self.fields] + sorted(
+            k for k in self.fields if k not in FIELD_ORDER
+        )
         meta += [f"{check_key(k)}: {encode_value(str(self.fields[k]))}" for k in keys]
         if meta:
             parts.append(" <!-- " + "; ".join(meta) + " -->")
@@ -207,11 +235,19 @@ class MemoryEntry:
 
     def to_dict(self) -> dict:
         return {
-            "id": self.id, "layer": self.layer, "date": self.date.isoformat() if self.date else None,
-            "text": self.text, "expires": self.expires.isoformat() if self.expires else None,
-            "type": self.type, "scope": self.scope, "source": self.fields.get("source"),
-            "confidence": _float(self.fields.get("confidence")), "supersedes": self.fields.get("supersedes"),
-            "superseded_by": self.fields.get("superseded_by"), "refs": self.refs, "line": self.line_no,
+            "id": self.id,
+            "layer": self.layer,
+            "date": self.date.isoformat() if self.date else None,
+            "text": self.text,
+            "expires": self.expires.isoformat() if self.expires else None,
+            "type": self.type,
+            "scope": self.scope,
+            "source": self.fields.get("source"),
+            "confidence": _float(self.fields.get("confidence")),
+            "supersedes": self.fields.get("supersedes"),
+            "superseded_by": self.fields.get("superseded_by"),
+            "refs": self.refs,
+            "line": self.line_no,
         }
 
 
@@ -259,7 +295,7 @@ def parse_entry(raw: str, layer: str | None) -> MemoryEntry | RawLine | None:
             date = parse_date(re.sub(r"\s+", "", dm.group(1)))
         except InvalidInput as exc:
             return RawLine(raw, f"bad date in entry: {exc}")
-        body = body[dm.end():]
+        body = body[dm.end() :]
     comment = _trailing_comment(body)
     if isinstance(comment, str):
         return RawLine(raw, comment)
@@ -273,8 +309,16 @@ def parse_entry(raw: str, layer: str | None) -> MemoryEntry | RawLine | None:
     text = decode_text(body.strip())
     if not text.strip():
         return RawLine(raw, "entry has no text")
-    return MemoryEntry(text=text, layer=layer, date=date, expires=expires, fields=fields,
-                       raw=raw, indent=indent, bullet=bullet)
+    return MemoryEntry(
+        text=text,
+        layer=layer,
+        date=date,
+        expires=expires,
+        fields=fields,
+        raw=raw,
+        indent=indent,
+        bullet=bullet,
+    )
 
 
 def _trailing_comment(body: str):
@@ -326,7 +370,7 @@ class MemoryFile:
 
     # -- parse / render -------------------------------------------------------------------
     @classmethod
-    def parse(cls, data: bytes | str) -> "MemoryFile":
+    def parse(cls, data: bytes | str) -> MemoryFile:
         text = data.decode("utf-8", errors="surrogateescape") if isinstance(data, bytes) else data
         bom = text.startswith("\ufeff")
         if bom:
@@ -337,7 +381,7 @@ class MemoryFile:
         layer = None
         for piece in pieces:
             body = piece.rstrip("\n")
-            eol = piece[len(body):]
+            eol = piece[len(body) :]
             if body.endswith("\r"):
                 body, eol = body[:-1], "\r" + eol
             eols.append(eol)
@@ -391,7 +435,9 @@ class MemoryFile:
     @property
     def unreadable(self) -> list[tuple[int, str, str]]:
         """(line number, problem, the line) for every line kept verbatim for a reason."""
-        return [(i, l.problem, l.raw) for i, l in enumerate(self.lines, 1) if isinstance(l, RawLine) and l.problem]
+        return [
+            (i, l.problem, l.raw) for i, l in enumerate(self.lines, 1) if isinstance(l, RawLine) and l.problem
+        ]
 
     def unheaded(self) -> list[MemoryEntry]:
         """Entries outside any layer heading (a plain, adopted MEMORY.md): they are M30 entries."""
@@ -409,14 +455,20 @@ class MemoryFile:
         layer = entry.layer or "M30"
         entry.layer, entry.headed = layer, True
         entry.raw = None
-        start = next((i for i, l in enumerate(self.lines) if isinstance(l, Heading) and l.layer == layer), None)
+        start = next(
+            (i for i, l in enumerate(self.lines) if isinstance(l, Heading) and l.layer == layer), None
+        )
         if start is None:
             start = self._add_heading(layer)
         end = start + 1
         while end < len(self.lines) and not isinstance(self.lines[end], Heading):
             end += 1
         pos = end
-        while pos > start + 1 and isinstance(self.lines[pos - 1], RawLine) and not self.lines[pos - 1].raw.strip():
+        while (
+            pos > start + 1
+            and isinstance(self.lines[pos - 1], RawLine)
+            and not self.lines[pos - 1].raw.strip()
+        ):
             pos -= 1
         self._insert(pos, entry)
         self._number()

@@ -32,8 +32,8 @@ from giok.store.clock import now
 WEIGHT = {"boot": 0, "inject": 0, "search": 1, "recall": 1, "duplicate": 1, "get": 1, "cite": 1}
 # "inject": what a hook puts in front of the model unasked (Claude Code's per-prompt recall), like boot.
 KINDS = tuple(WEIGHT)
-TOP_HITS = 3     # of one search's results, how many count as used
-CITE_MAX = 3     # a read of more entries than this at once is browsing, not citing
+TOP_HITS = 3  # of one search's results, how many count as used
+CITE_MAX = 3  # a read of more entries than this at once is browsing, not citing
 
 
 def _path(ws) -> Path:
@@ -57,8 +57,10 @@ def record(ws, ids, kind: str) -> None:
     if not ids:
         return
     stamp = now().isoformat(timespec="seconds")
-    payload = "".join(json.dumps({"id": i, "kind": kind, "at": stamp, "w": w}) + "\n"
-                      for i, w in zip(ids, weights(ids, kind))).encode()
+    payload = "".join(
+        json.dumps({"id": i, "kind": kind, "at": stamp, "w": w}) + "\n"
+        for i, w in zip(ids, weights(ids, kind))
+    ).encode()
     fd = os.open(_path(ws), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, payload)

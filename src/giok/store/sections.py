@@ -11,7 +11,7 @@ _H2 = re.compile(r"^##\s+(.*?)\s*$")
 
 @dataclass
 class Section:
-    heading: str                       # the whole heading line
+    heading: str  # the whole heading line
     lines: list[str] = field(default_factory=list)
 
     @property
@@ -31,7 +31,7 @@ class Doc:
     bom: bool = False
 
     @classmethod
-    def parse(cls, text: str) -> "Doc":
+    def parse(cls, text: str) -> Doc:
         bom = text.startswith("\ufeff")
         text = text[1:] if bom else text
         newline = "\r\n" if "\r\n" in text else "\n"
@@ -90,19 +90,19 @@ def append_item(section: Section, line: str) -> None:
 # A day's notes, as giok writes them (`- HH:MM text`) or as a person or OpenClaw writes them
 # (`## topic` headings, plain bullets, wrapped or nested lines, paragraphs). Search's chunker
 # and nightly distillation both read a diary through parse_diary, so they see the same items.
-HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")    # any markdown heading: level, title
+HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")  # any markdown heading: level, title
 _DIARY_BULLET_RE = re.compile(r"^\s*[-*+]\s+")
 _DIARY_NOISE_RE = re.compile(r"^(?:([-*_])(?:\s*\1){2,}|<!--.*-->)$")  # rules, comment-only lines
-TIME_RE = re.compile(r"^(\d{1,2}:\d{2})(?::\d{2})?\s+")        # a diary line's HH:MM[:SS]
+TIME_RE = re.compile(r"^(\d{1,2}:\d{2})(?::\d{2})?\s+")  # a diary line's HH:MM[:SS]
 _CHECKBOX_RE = re.compile(r"^\[[ xX~!-]\]\s*")
 
 
 @dataclass
 class DiaryItem:
-    start: int                 # first line, 1-based
-    end: int                   # last line (continuation lines included)
-    lines: list[str]           # the raw lines
-    heading: str = ""          # the nearest `##`-or-deeper heading above it ("" if none)
+    start: int  # first line, 1-based
+    end: int  # last line (continuation lines included)
+    lines: list[str]  # the raw lines
+    heading: str = ""  # the nearest `##`-or-deeper heading above it ("" if none)
 
     @property
     def body(self) -> str:
@@ -122,7 +122,7 @@ class DiaryItem:
         out = _CHECKBOX_RE.sub("", TIME_RE.sub("", first, count=1))
         for line in rest:
             nested = _DIARY_BULLET_RE.match(line)
-            out += ("; " if nested else " ") + _CHECKBOX_RE.sub("", line[nested.end():] if nested else line)
+            out += ("; " if nested else " ") + _CHECKBOX_RE.sub("", line[nested.end() :] if nested else line)
         return " ".join(out.split())
 
 
@@ -150,7 +150,11 @@ def parse_diary(text: str) -> list[DiaryItem]:
                 heading = hm.group(2) if len(hm.group(1)) > 1 else ""
             continue
         top_bullet = bool(_DIARY_BULLET_RE.match(line)) and not line.startswith((" ", "\t"))
-        continues = block and not top_bullet and (line.startswith((" ", "\t")) or not _DIARY_BULLET_RE.match(block[0]))
+        continues = (
+            block
+            and not top_bullet
+            and (line.startswith((" ", "\t")) or not _DIARY_BULLET_RE.match(block[0]))
+        )
         if not continues:
             flush()
             start, block_heading = no, heading

@@ -5,10 +5,18 @@ from giok.store.memoryfile import empty
 
 STATE_SECTIONS = ("phase", "last-done", "next-step", "failure-modes")
 STATE_TITLES = {
-    "en": {"phase": "Current phase", "last-done": "Last done", "next-step": "Next step",
-           "failure-modes": "Known failure modes"},
-    "ko": {"phase": "현재 단계", "last-done": "마지막 완료", "next-step": "다음 단계",
-           "failure-modes": "알려진 실패 모드"},
+    "en": {
+        "phase": "Current phase",
+        "last-done": "Last done",
+        "next-step": "Next step",
+        "failure-modes": "Known failure modes",
+    },
+    "ko": {
+        "phase": "현재 단계",
+        "last-done": "마지막 완료",
+        "next-step": "다음 단계",
+        "failure-modes": "알려진 실패 모드",
+    },
 }
 TASK_STATUSES = ("todo", "doing", "done", "blocked")
 
@@ -171,6 +179,7 @@ def language(ws) -> str:
     """A workspace's language: "ko" when its SOUL.md or USER.md (written from these templates,
     or adopted) is Korean, else "en". Labels shown to its people follow it."""
     import re
+
     return "ko" if re.search(r"[가-힣]", ws.read_text("SOUL.md") + ws.read_text("USER.md")) else "en"
 
 
@@ -181,5 +190,6 @@ def memo_stamped(title: str, stamp: str, lang: str = "en") -> str:
     """The state memo's title line with its "— updated STAMP" mark set to stamp (one mark,
     in the memo's language): every write to the memo (state set, a flush) moves it."""
     import re
+
     bare = re.sub(r"\s+—\s+(?:updated|갱신) .*$", "", title)
     return f"{bare} — {MEMO_UPDATED.get(lang, MEMO_UPDATED['en'])} {stamp}"

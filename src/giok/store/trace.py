@@ -33,13 +33,13 @@ import json
 import re
 import secrets
 
+from giok.errors import InvalidInput, NotFound
 from giok.store import git
 from giok.store.clock import now
-from giok.errors import InvalidInput, NotFound
 from giok.store.fsutil import atomic_write
 
 TRACE = "state/trace.jsonl"
-KEY = "trace.key"                      # in .giok/: the key of the refused-text hashes
+KEY = "trace.key"  # in .giok/: the key of the refused-text hashes
 _TRAILER_RE = re.compile(r"^([A-Z][A-Za-z-]+): (.*)$")
 _TRACE_ID_RE = re.compile(r"^r-[0-9a-f]{6,12}$")
 _MEMORY_ID_RE = re.compile(r"^m-[0-9a-f]{6,12}$")
@@ -51,8 +51,13 @@ def trailers(decision, source: str | None = None, via: str | None = None) -> str
     rows = [("Decision", ACTIONS.get(decision.action, decision.action)), ("Reason", decision.reason)]
     if decision.target is not None and decision.action == "supersede":
         rows.append(("Supersedes", decision.target.id))
-    rows += [("Type", decision.type), ("Scope", decision.scope), ("Confidence", decision.confidence),
-             ("Source", source), ("Via", via)]
+    rows += [
+        ("Type", decision.type),
+        ("Scope", decision.scope),
+        ("Confidence", decision.confidence),
+        ("Source", source),
+        ("Via", via),
+    ]
     if decision.redactions:
         rows.append(("Redacted", ", ".join(sorted(set(decision.redactions)))))
     if decision.forced:
@@ -66,13 +71,24 @@ def record(ws, decision, source: str | None = None, via: str | None = None) -> t
     taken = {e["id"] for e in events(ws)}
     rid = _new_id(taken)
     refused = decision.action == "refuse"
-    event = {"id": rid, "at": now().isoformat(timespec="seconds"), "action": ACTIONS[decision.action],
-             "reason": decision.reason, "type": decision.type,
-             "scope": decision.scope, "confidence": decision.confidence, "source": source, "via": via,
-             "target": decision.target.id if decision.target is not None else None,
-             "redactions": sorted(set(decision.redactions)), "forced": decision.forced}
+    event = {
+        "id": rid,
+        "at": now().isoformat(timespec="seconds"),
+        "action": ACTIONS[decision.action],
+        "reason": decision.reason,
+        "type": decision.type,
+        "scope": decision.scope,
+        "confidence": decision.confidence,
+        "source": source,
+        "via": via,
+        "target": decision.target.id if decision.target is not None else None,
+        "redactions": sorted(set(decision.redactions)),
+        "forced": decision.forced,
+    }
     if refused:
-        event.update(category=_category(decision.reason), length=len(decision.text), hash=text_hash(ws, decision.text))
+        event.update(
+            category=_category(decision.reason), length=len(decision.text), hash=text_hash(ws, decision.text)
+        )
         subject = f"memory: {event['action']} {rid} ({len(decision.text)} characters)"
     else:
         event["text"] = decision.text[:500]
@@ -132,7 +148,9 @@ def lookup(ws, item_id: str) -> dict:
             raise NotFound(f"no write decision {item_id} in {TRACE}")
         return {"id": item_id, "entry": None, "events": [{"kind": "decision", **found[0]}]}
     if not _MEMORY_ID_RE.match(item_id):
-        raise InvalidInput(f"malformed id {item_id!r}: memory ids look like m-7f3a2c, refused writes r-7f3a2c")
+        raise InvalidInput(
+            f"malformed id {item_id!r}: memory ids look like m-7f3a2c, refused writes r-7f3a2c"
+        )
     entry = ws.memory().find(item_id)
     out = _commits(ws, item_id)
     out += [{"kind": "decision", **e} for e in events(ws) if e.get("target") == item_id]
@@ -148,28 +166,73 @@ def _commits(ws, item_id: str) -> list[dict]:
     """Commits whose message names the id, with their trailers parsed."""
     if git.run(ws.root, "rev-parse", "HEAD", check=False).returncode != 0:
         return []
-    proc = git.run(ws.root, "log", "--all", "-F", f"--grep={item_id}", "--date=iso-strict",
-                   "--format=%x1e%h%x1f%ad%x1f%an%x1f%B")
+    proc = git.run(
+        ws.root,
+        "log",
+        "--all",
+        "-F",
+        f"--grep={item_id}",
+        "--date=iso-strict",
+        "--format=%x1e%h%x1f%ad%x1f%an%x1f%B",
+    )
     out = []
     for record in proc.stdout.split("\x1e")[1:]:
         sha, at, author, body = (record.split("\x1f", 3) + ["", "", ""])[:4]
         subject, _, rest = body.strip().partition("\n")
-        fields = {m.group(1).lower(): m.group(2) for line in rest.splitlines() if (m := _TRAILER_RE.match(line.strip()))}
-        out.append({"kind": "commit", "commit": sha, "at": at, "author": author, "message": subject,
-                    "created": subject.startswith(f"memory: remember {item_id} "), **fields})
+        fields = {
+            m.group(1).lower(): m.group(2)
+            for line in rest.splitlines()
+            if (m := _TRAILER_RE.match(line.strip()))
+        }
+        out.append(
+            {
+                "kind": "commit",
+                "commit": sha,
+                "at": at,
+                "author": author,
+                "message": subject,
+                "created": subject.startswith(f"memory: remember {item_id} "),
+                **fields,
+            }
+        )
     return out
 
 
 def _introduced_by(ws, text: str) -> list[dict]:
     """For an entry written without giok (by hand, by another tool): the commit that added it."""
-    proc = git.run(ws.root, "log", "--reverse", "-F", f"-S{text}", "--date=iso-strict",
-                   "--format=%x1e%h%x1f%ad%x1f%an%x1f%s", "--", "MEMORY.md", check=False)
+    proc = git.run(
+        ws.root,
+        "log",
+        "--reverse",
+        "-F",
+        f"-S{text}",
+        "--date=iso-strict",
+        "--format=%x1e%h%x1f%ad%x1f%an%x1f%s",
+        "--",
+        "MEMORY.md",
+        check=False,
+    )
     records = proc.stdout.split("\x1e")[1:] if proc.returncode == 0 else []
     if not records:
-        return [{"kind": "note", "message": "no commit added this text: it was edited in by hand and not committed yet"}]
+        return [
+            {
+                "kind": "note",
+                "message": "no commit added this text: it was edited in by hand and not committed yet",
+            }
+        ]
     sha, at, author, subject = (records[0].strip().split("\x1f", 3) + ["", "", ""])[:4]
-    return [{"kind": "commit", "commit": sha, "at": at, "author": author, "message": subject, "created": True,
-             "decision": "unrecorded", "reason": "written outside `giok remember` (no write decision recorded)"}]
+    return [
+        {
+            "kind": "commit",
+            "commit": sha,
+            "at": at,
+            "author": author,
+            "message": subject,
+            "created": True,
+            "decision": "unrecorded",
+            "reason": "written outside `giok remember` (no write decision recorded)",
+        }
+    ]
 
 
 def history(ws, entry_id: str) -> list[dict]:

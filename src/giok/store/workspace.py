@@ -8,16 +8,24 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
-import threading
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from giok.errors import DirtyFileError, GiokError, GitError, InvalidInput, NotFound, WorkspaceError
 from giok.store import git, templates
 from giok.store.clock import now, parse_date, today
-from giok.errors import DirtyFileError, GiokError, GitError, InvalidInput, NotFound, WorkspaceError
-from giok.store.fsutil import (atomic_write, check_link, checksum, clean_temp_files, clean_text, file_lock, read_bytes,
-                     temp_files)
+from giok.store.fsutil import (
+    atomic_write,
+    check_link,
+    checksum,
+    clean_temp_files,
+    clean_text,
+    file_lock,
+    read_bytes,
+    temp_files,
+)
 from giok.store.home import Home, check_name
 from giok.store.memoryfile import ID_RE, LAYER_DAYS, LAYERS, MemoryEntry, MemoryFile, new_id
 from giok.store.sections import Doc, append_item
@@ -39,6 +47,7 @@ _TASK_MARK = {"todo": "[ ]", "doing": "[~]", "done": "[x]", "blocked": "[!]"}
 @dataclass
 class WriteResult:
     """What a write did: action is written, refused, duplicate, superseded, removed, unchanged."""
+
     action: str
     entry: MemoryEntry | None = None
     reason: str = ""
@@ -46,8 +55,13 @@ class WriteResult:
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
-        return {"action": self.action, "reason": self.reason, "commit": self.commit, "notes": list(self.notes),
-                "entry": self.entry.to_dict() if self.entry else None}
+        return {
+            "action": self.action,
+            "reason": self.reason,
+            "commit": self.commit,
+            "notes": list(self.notes),
+            "entry": self.entry.to_dict() if self.entry else None,
+        }
 
 
 def check_layer(layer: str) -> str:
@@ -72,7 +86,12 @@ def check_id(entry_id: str) -> str:
 
 # OpenClaw's templates own these (`openclaw setup` writes them); `giok init --openclaw` leaves them alone
 OPENCLAW_FILES = ("SOUL.md", "AGENTS.md", "USER.md", "TOOLS.md", "HEARTBEAT.md")
-_OPENCLAW_MARKERS = ("IDENTITY.md", "BOOTSTRAP.md", ".openclaw/workspace-state.json", "openclaw-workspace-state.json")
+_OPENCLAW_MARKERS = (
+    "IDENTITY.md",
+    "BOOTSTRAP.md",
+    ".openclaw/workspace-state.json",
+    "openclaw-workspace-state.json",
+)
 
 
 def is_openclaw(root: Path) -> bool:
@@ -98,7 +117,7 @@ class Workspace:
 
     # -- opening --------------------------------------------------------------------------
     @classmethod
-    def open(cls, spec: str | None = None, home: Home | None = None, cwd: Path | None = None) -> "Workspace":
+    def open(cls, spec: str | None = None, home: Home | None = None, cwd: Path | None = None) -> Workspace:
         """Resolve NAME|PATH, else $GIOK_WORKSPACE, else the workspace containing cwd."""
         home = home or Home()
         spec = spec or os.environ.get("GIOK_WORKSPACE") or None
@@ -106,12 +125,14 @@ class Workspace:
             return cls._from_spec(spec, home)
         here = Path(cwd or os.getcwd()).resolve()
         for candidate in (here, *here.parents):
-            if home.name_for(candidate) or (candidate / MEMORY).is_file() and (candidate / ".git").exists():
+            if home.name_for(candidate) or ((candidate / MEMORY).is_file() and (candidate / ".git").exists()):
                 return cls(candidate, home=home)
-        raise WorkspaceError("no workspace given: use -w NAME|PATH, set $GIOK_WORKSPACE, or cd into a workspace")
+        raise WorkspaceError(
+            "no workspace given: use -w NAME|PATH, set $GIOK_WORKSPACE, or cd into a workspace"
+        )
 
     @classmethod
-    def _from_spec(cls, spec: str, home: Home) -> "Workspace":
+    def _from_spec(cls, spec: str, home: Home) -> Workspace:
         spaces = home.workspaces()
         if spec in spaces:
             path = Path(spaces[spec]["path"])
@@ -125,11 +146,20 @@ class Workspace:
             raise WorkspaceError(f"{spec} is not a giok workspace (no MEMORY.md); run `giok init {spec}`")
         check_name(spec)
         known = ", ".join(sorted(spaces)) or "none yet"
-        raise WorkspaceError(f"unknown workspace {spec!r} (known: {known}); create it with `giok init PATH --name {spec}`")
+        raise WorkspaceError(
+            f"unknown workspace {spec!r} (known: {known}); create it with `giok init PATH --name {spec}`"
+        )
 
     @classmethod
-    def init(cls, path: Path | str, name: str | None = None, lang: str = "en", user: str | None = None,
-             home: Home | None = None, openclaw: bool | None = None) -> tuple["Workspace", list[str]]:
+    def init(
+        cls,
+        path: Path | str,
+        name: str | None = None,
+        lang: str = "en",
+        user: str | None = None,
+        home: Home | None = None,
+        openclaw: bool | None = None,
+    ) -> tuple[Workspace, list[str]]:
         """Create (or adopt) a workspace: add only missing files, never overwrite. Returns
         the workspace and the files it created. `openclaw`: write only giok's own files and
         leave SOUL/AGENTS/USER/TOOLS/HEARTBEAT.md to OpenClaw's templates (None: when the
@@ -176,12 +206,21 @@ class Workspace:
                     atomic_write(path, content.encode("utf-8"))
                     created.append(rel)
             created += self._ensure_gitignore()
-            adopted = self._untracked([rel for rel in templates.files(lang, self.name, user, "x")
-                                       if rel not in created and not rel.startswith("memory/")] + ["memory"],
-                                     skip=created)
+            adopted = self._untracked(
+                [
+                    rel
+                    for rel in templates.files(lang, self.name, user, "x")
+                    if rel not in created and not rel.startswith("memory/")
+                ]
+                + ["memory"],
+                skip=created,
+            )
             if created or adopted:
-                body = "".join(f"\n{label}: {', '.join(rels)}" for label, rels in
-                               (("Created", created), ("Adopted", adopted)) if rels)
+                body = "".join(
+                    f"\n{label}: {', '.join(rels)}"
+                    for label, rels in (("Created", created), ("Adopted", adopted))
+                    if rels
+                )
                 git.commit(self.root, created + adopted, f"giok: init workspace {self.name}\n{body}")
             return created
 
@@ -254,8 +293,9 @@ class Workspace:
             msg = message(result) if callable(message) else message
             return result, self._transaction({rel: after}, msg, expected={rel: before})
 
-    def write_files(self, writes, message, before: dict[str, bytes] | None = None,
-                    also: tuple[str, ...] = ()) -> str | None:
+    def write_files(
+        self, writes, message, before: dict[str, bytes] | None = None, also: tuple[str, ...] = ()
+    ) -> str | None:
         """Write several files and commit them as one change, under the lock. `writes` is a
         dict rel → bytes (None deletes the file), or a function of `read(rel) -> bytes` called
         under the lock that returns one; `before` holds bytes the caller planned from (a file
@@ -269,7 +309,11 @@ class Workspace:
             if callable(writes):
                 writes = writes(lambda rel: read_bytes(self.root / rel))
             for rel in writes:
-                if before and rel in before and checksum(read_bytes(self.root / rel)) != checksum(before[rel]):
+                if (
+                    before
+                    and rel in before
+                    and checksum(read_bytes(self.root / rel)) != checksum(before[rel])
+                ):
                     raise DirtyFileError(f"{rel} changed on disk while giok was writing; nothing was written")
             self._commit_hand_edits(list(writes))
             return self._transaction(writes, message() if callable(message) else message)
@@ -286,6 +330,7 @@ class Workspace:
         processes left, settle an interrupted write's journal (giok.store.journal), and commit hand
         edits of `rels` as their own commit, so giok's commit holds only giok's change."""
         from giok.store import journal
+
         git.recover_locks(self.root)
         settled = journal.recover(self.root)
         clean_temp_files(self.root)
@@ -303,8 +348,17 @@ class Workspace:
         present = [rel for rel in rels if os.path.lexists(self.root / rel) or rel in tracked]
         if not present:
             return None
-        out = git.run(self.root, "--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=no",
-                      "--", *present, check=False).stdout.split("\0")
+        out = git.run(
+            self.root,
+            "--no-optional-locks",
+            "status",
+            "--porcelain",
+            "-z",
+            "--untracked-files=no",
+            "--",
+            *present,
+            check=False,
+        ).stdout.split("\0")
         dirty, skip = [], False
         for item in out:
             if skip or len(item) < 4:
@@ -316,8 +370,12 @@ class Workspace:
         if not dirty:
             return None
         names = ", ".join(sorted(dirty)[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
-        return git.commit(self.root, sorted(dirty), f"hand edit: {names}\n\nChanged in the work tree outside "
-                          f"giok; committed on its own before giok's next write to it.")
+        return git.commit(
+            self.root,
+            sorted(dirty),
+            f"hand edit: {names}\n\nChanged in the work tree outside "
+            f"giok; committed on its own before giok's next write to it.",
+        )
 
     def _tracked(self, rels: list[str]) -> set[str]:
         missing = [rel for rel in rels if not os.path.lexists(self.root / rel)]
@@ -325,12 +383,14 @@ class Workspace:
             return set()
         return set(git.run(self.root, "ls-files", "-z", "--", *missing, check=False).stdout.split("\0"))
 
-    def _transaction(self, writes: dict[str, bytes | None], message: str,
-                     expected: dict[str, bytes] | None = None) -> str | None:
+    def _transaction(
+        self, writes: dict[str, bytes | None], message: str, expected: dict[str, bytes] | None = None
+    ) -> str | None:
         """Journal, write each file atomically (refusing one whose bytes differ from those the
         caller read, else from those journaled), commit, clear the journal; on any failure,
         the process's death included, the files get their previous bytes back."""
         from giok.store import journal
+
         previous = journal.begin(self.root, message, writes)
         try:
             for rel, data in writes.items():
@@ -352,6 +412,7 @@ class Workspace:
         """Undo the journaled write in progress (lock held): files get their previous bytes,
         so files and history never disagree."""
         from giok.store import journal
+
         data = journal.load(self.root)
         if data is None:
             return
@@ -368,33 +429,61 @@ class Workspace:
         if not (self.root / ".git").exists():
             raise GitError(f"{self.root} is not a git repository; run `giok init {self.root}` to adopt it")
         if identity and not git.has_identity(self.root):
-            raise GitError(f"no git identity in {self.root}: run `git -C {self.root} config user.name NAME` "
-                           f"and `... user.email EMAIL`")
+            raise GitError(
+                f"no git identity in {self.root}: run `git -C {self.root} config user.name NAME` "
+                f"and `... user.email EMAIL`"
+            )
 
     def _crash_leftovers(self) -> list[dict]:
         """What killed processes left (read-only): a pending journal, git locks, temp files."""
         from giok.store import journal
+
         found = []
         pending = journal.describe(self.root)
         if pending:
-            found.append({"severity": "warning", "path": ".giok/journal.json", "line": None, "message": pending})
+            found.append(
+                {"severity": "warning", "path": ".giok/journal.json", "line": None, "message": pending}
+            )
         for lock in git.stale_locks(self.root):
-            found.append({"severity": "warning", "path": lock.relative_to(self.root).as_posix(), "line": None,
-                          "message": "git lock file: the next giok write removes it when no git process runs here"})
-        found += [{"severity": "warning", "path": rel, "line": None,
-                   "message": "temp file left by a killed writer; the next giok write removes it"}
-                  for rel in temp_files(self.root)]
+            found.append(
+                {
+                    "severity": "warning",
+                    "path": lock.relative_to(self.root).as_posix(),
+                    "line": None,
+                    "message": "git lock file: the next giok write removes it when no git process runs here",
+                }
+            )
+        found += [
+            {
+                "severity": "warning",
+                "path": rel,
+                "line": None,
+                "message": "temp file left by a killed writer; the next giok write removes it",
+            }
+            for rel in temp_files(self.root)
+        ]
         return found
 
     # -- MEMORY.md ------------------------------------------------------------------------
     def memory(self) -> MemoryFile:
         return MemoryFile.parse(read_bytes(self.root / MEMORY))
 
-    def remember(self, text: str, layer: str | None = None, expires: str | dt.date | None = None,
-                 type: str | None = None, scope: str | None = None, source: str | None = None,
-                 confidence: float | None = None, force: bool = False, user: str | None = None,
-                 thread: str | None = None, task: str | None = None, via: str | None = "api",
-                 date: str | dt.date | None = None) -> WriteResult:
+    def remember(
+        self,
+        text: str,
+        layer: str | None = None,
+        expires: str | dt.date | None = None,
+        type: str | None = None,
+        scope: str | None = None,
+        source: str | None = None,
+        confidence: float | None = None,
+        force: bool = False,
+        user: str | None = None,
+        thread: str | None = None,
+        task: str | None = None,
+        via: str | None = "api",
+        date: str | dt.date | None = None,
+    ) -> WriteResult:
         """Decide (giok.write.policy), then add an entry to MEMORY.md and commit, with the decision in
         the commit message. Greetings, questions and guesses are refused (force=True overrides);
         an exact duplicate is not written again; an update or contradiction supersedes the old
@@ -402,8 +491,9 @@ class Workspace:
         another keeps at least that one's layer unless `layer` or `expires` is given (a note
         says so). `date`: the day of the event (not in the future), shown as the entry's date;
         the expiry still counts from today. Default expiry: today + the layer's days."""
-        from giok.write import policy
         from giok.store import refs, trace
+        from giok.write import policy
+
         text = clean_text(text, "memory text")
         if source:  # every field is redacted, not only the text: source lands in MEMORY.md, the trace and git
             source = policy.redact(source)[0]
@@ -418,12 +508,19 @@ class Workspace:
 
         def change(old: str):
             mf = MemoryFile.parse(old) if old else MemoryFile.parse(_empty_memory())
-            decision = policy.decide(mf, text, type, scope, None if conf is None else float(conf), force, today())
+            decision = policy.decide(
+                mf, text, type, scope, None if conf is None else float(conf), force, today()
+            )
             if decision.action in ("refuse", "duplicate"):
                 return old, (decision, None)
             entry = MemoryEntry(text=decision.text, layer=layer, date=when, expires=expiry)
-            fields = {"id": new_id(mf.ids()), "type": decision.type, "scope": scope, "source": source,
-                      "confidence": conf}
+            fields = {
+                "id": new_id(mf.ids()),
+                "type": decision.type,
+                "scope": scope,
+                "source": source,
+                "confidence": conf,
+            }
             if decision.action == "supersede":
                 fields["supersedes"] = decision.target.id
                 mf.find(decision.target.id).set("superseded_by", fields["id"])
@@ -436,7 +533,9 @@ class Workspace:
 
         def message(result) -> str:
             decision, e = result
-            return f"memory: remember {e.id} ({e.layer}) {_short(e.text)}\n\n" + trace.trailers(decision, source, via)
+            return f"memory: remember {e.id} ({e.layer}) {_short(e.text)}\n\n" + trace.trailers(
+                decision, source, via
+            )
 
         (decision, entry), sha = self.edit(MEMORY, change, message)
         notes = _redaction_notes(decision)
@@ -448,13 +547,17 @@ class Workspace:
             if decision.action == "supersede":
                 notes.append(f"{decision.target.id} is now superseded by {entry.id}")
                 if entry.layer != layer:
-                    notes.append(f"kept layer {entry.layer} of {decision.target.id} (give --layer to choose another)")
+                    notes.append(
+                        f"kept layer {entry.layer} of {decision.target.id} (give --layer to choose another)"
+                    )
             return WriteResult(trace.ACTIONS[decision.action], entry, decision.reason, sha, tuple(notes))
         if decision.action == "duplicate":
             refs.record(self, [decision.target.id], "duplicate")
         rid, sha = trace.record(self, decision, source, via)
         notes.append(f"decision recorded as {rid} (`giok trace {rid}`)")
-        return WriteResult(trace.ACTIONS[decision.action], decision.target, decision.reason, sha, tuple(notes))
+        return WriteResult(
+            trace.ACTIONS[decision.action], decision.target, decision.reason, sha, tuple(notes)
+        )
 
     def _expiry(self, layer: str, expires) -> dt.date | None:
         if layer == "M0":
@@ -477,14 +580,17 @@ class Workspace:
     def get(self, entry_id: str) -> MemoryEntry:
         return self._entry_in(self.memory(), check_id(entry_id))
 
-    def edit_entry(self, entry_id: str, text: str, reason: str | None = None, force: bool = False) -> WriteResult:
+    def edit_entry(
+        self, entry_id: str, text: str, reason: str | None = None, force: bool = False
+    ) -> WriteResult:
         """Replace the text of entry `entry_id`, keeping its id, layer, dates and fields; the old
         text stays in git history. The new text goes through the write policy first (checked
         against the other entries): a greeting, question or guess is refused (force=True
         overrides), a duplicate of another entry is refused, secrets are redacted. Returns
         action edited, refused, duplicate or unchanged."""
-        from giok.write import policy
         from giok.store import trace
+        from giok.write import policy
+
         entry_id = check_id(entry_id)
         text = clean_text(text, "memory text")
         reason = _safe_text(reason, "reason") if reason else None
@@ -495,8 +601,9 @@ class Workspace:
             others = MemoryFile.parse(old)
             others.remove(entry_id)
             conf = entry.fields.get("confidence")
-            decision = policy.decide(others, text, entry.type, entry.scope, None if conf is None else float(conf),
-                                     force, today())
+            decision = policy.decide(
+                others, text, entry.type, entry.scope, None if conf is None else float(conf), force, today()
+            )
             if decision.action in ("refuse", "duplicate") or decision.text == entry.text:
                 return old, (decision, entry, False)
             entry.fields.setdefault("id", entry_id)  # an adopted line's id is derived from its text: pin it
@@ -507,20 +614,29 @@ class Workspace:
         def message(result) -> str:
             decision, e, _ = result
             body = f"Edit: {e.id}\n" + (f"Why: {_one_line(reason)}\n" if reason else "")
-            return f"memory: edit {e.id} ({e.layer}) {_short(e.text)}\n\n{body}" + trace.trailers(decision, None, "edit")
+            return f"memory: edit {e.id} ({e.layer}) {_short(e.text)}\n\n{body}" + trace.trailers(
+                decision, None, "edit"
+            )
 
         (decision, entry, changed), sha = self.edit(MEMORY, change, message)
         notes = _redaction_notes(decision)
         if decision.action == "refuse":
             return WriteResult("refused", entry, decision.reason, None, tuple(notes))
         if decision.action == "duplicate":
-            return WriteResult("duplicate", entry, f"the new text duplicates {decision.target.id}: "
-                               f"forget one of them instead", None, tuple(notes))
+            return WriteResult(
+                "duplicate",
+                entry,
+                f"the new text duplicates {decision.target.id}: forget one of them instead",
+                None,
+                tuple(notes),
+            )
         if not changed:
             return WriteResult("unchanged", entry, "the entry already has this text", None, tuple(notes))
         if decision.action == "supersede":
-            notes.append(f"it now reads as an update of {decision.target.id}; "
-                         f"`giok remember` would have superseded that one")
+            notes.append(
+                f"it now reads as an update of {decision.target.id}; "
+                f"`giok remember` would have superseded that one"
+            )
         return WriteResult("edited", entry, reason or "edited", sha, tuple(notes))
 
     def move_entry(self, entry_id: str, layer: str, reason: str | None = None) -> WriteResult:
@@ -548,30 +664,48 @@ class Workspace:
         def message(result) -> str:
             e, was, how = result
             verb = {"promoted": "promote", "demoted": "demote"}[how]
-            return (f"memory: {verb} {e.id} {was} → {e.layer} {_short(e.text)}\n\n"
-                    f"Move: {was} → {e.layer}\nExpires: {e.expires or 'never'}\n"
-                    + (f"Reason: {_one_line(reason)}\n" if reason else ""))
+            return (
+                f"memory: {verb} {e.id} {was} → {e.layer} {_short(e.text)}\n\n"
+                f"Move: {was} → {e.layer}\nExpires: {e.expires or 'never'}\n"
+                + (f"Reason: {_one_line(reason)}\n" if reason else "")
+            )
 
         (entry, was, how), sha = self.edit(MEMORY, change, message)
-        reason_text = f"already in {layer}" if how == "unchanged" else f"{was} → {layer}" + (f": {reason}" if reason else "")
+        reason_text = (
+            f"already in {layer}"
+            if how == "unchanged"
+            else f"{was} → {layer}" + (f": {reason}" if reason else "")
+        )
         return WriteResult(how, entry, reason_text, sha)
 
-    def forget(self, entry_id: str | None = None, reason: str = "", match: str | None = None,
-               purge: bool = False, rewrite_history: bool = False, dry_run: bool = False) -> WriteResult:
+    def forget(
+        self,
+        entry_id: str | None = None,
+        reason: str = "",
+        match: str | None = None,
+        purge: bool = False,
+        rewrite_history: bool = False,
+        dry_run: bool = False,
+    ) -> WriteResult:
         """Forget an entry (by id) or every line holding `match`: from the files, the search
         index, the embedding cache and .giok/ caches, in one commit whose message carries the
         reason. purge reports the commits still holding it; rewrite_history removes it from git
         history too. See giok.write.forget."""
         from giok.write.forget import forget
-        done = forget(self, entry_id, reason, match=match, purge=purge, rewrite_history=rewrite_history,
-                      dry_run=dry_run)
+
+        done = forget(
+            self, entry_id, reason, match=match, purge=purge, rewrite_history=rewrite_history, dry_run=dry_run
+        )
         notes = [f"{'would remove' if dry_run else 'removed'} {r['path']}:{r['line']}" for r in done.removed]
         if done.index_chunks is not None:
             notes.append(f"search index: {done.index_chunks} chunk(s) purged")
         notes += [f"cache scrubbed: {c}" for c in done.caches] + done.notes
         if done.history:
-            notes.append(f"git history: {len(done.history['commits'])} commit(s) hold it"
-                         + (" (rewritten)" if done.history.get("rewritten") else "") + f"; {done.history['how']}")
+            notes.append(
+                f"git history: {len(done.history['commits'])} commit(s) hold it"
+                + (" (rewritten)" if done.history.get("rewritten") else "")
+                + f"; {done.history['how']}"
+            )
         action = "unchanged" if dry_run else "removed"
         return WriteResult(action, done.entry, done.reason, done.commit, tuple(notes))
 
@@ -614,7 +748,9 @@ class Workspace:
                     held = {l.strip() for l in section.lines}
                     dated = m.group(1) != day
                     for line in lines:
-                        if line.strip() not in held and (not dated or f"- [{day}] {line.strip()[2:]}" not in held):
+                        if line.strip() not in held and (
+                            not dated or f"- [{day}] {line.strip()[2:]}" not in held
+                        ):
                             append_item(section, f"- [{day}] {line.strip()[2:]}" if dated else line)
                     return doc.render(), (section.heading, "appended")
             base = old or f"# lessons.md : {self.name}\n"
@@ -623,7 +759,11 @@ class Workspace:
 
         def message(result) -> str:
             shown, action = result
-            return f"lesson: append to {shown.split('] ', 1)[-1]}" if action == "appended" else f"lesson: {title}"
+            return (
+                f"lesson: append to {shown.split('] ', 1)[-1]}"
+                if action == "appended"
+                else f"lesson: {title}"
+            )
 
         (heading, _), _ = self.edit(LESSONS, change, message)
         return heading
@@ -635,15 +775,21 @@ class Workspace:
             m = DECISION_RE.match(section.heading)
             if not m:
                 continue
-            rest = section.heading[m.end():].strip()
+            rest = section.heading[m.end() :].strip()
             date_m = re.match(r"^\[([^\]]+)\]\s*", rest)
             fields = {}
             for line in section.lines:
                 km = re.match(r"^-\s+(why|supersedes|이유|대체)\s*:\s*(.*)$", line.strip())
                 if km:
                     fields[{"이유": "why", "대체": "supersedes"}.get(km.group(1), km.group(1))] = km.group(2)
-            out.append({"id": m.group(1), "date": date_m.group(1) if date_m else None,
-                        "text": rest[date_m.end():] if date_m else rest, **fields})
+            out.append(
+                {
+                    "id": m.group(1),
+                    "date": date_m.group(1) if date_m else None,
+                    "text": rest[date_m.end() :] if date_m else rest,
+                    **fields,
+                }
+            )
         superseded = {d.get("supersedes") for d in out if d.get("supersedes")}
         for d in out:
             d["superseded"] = d["id"] in superseded
@@ -659,7 +805,9 @@ class Workspace:
             known = [int(m.group(2)) for s in doc.sections if (m := DECISION_RE.match(s.heading))]
             ids = {f"D-{n:03d}" for n in known}
             if supersedes and supersedes not in ids:
-                raise NotFound(f"no decision {supersedes} to supersede (known: {', '.join(sorted(ids)) or 'none'})")
+                raise NotFound(
+                    f"no decision {supersedes} to supersede (known: {', '.join(sorted(ids)) or 'none'})"
+                )
             did = f"D-{max(known, default=0) + 1:03d}"
             block = [f"## {did} [{today().isoformat()}] {text}", f"- why: {why}"]
             if supersedes:
@@ -667,7 +815,11 @@ class Workspace:
             base = old if old.endswith("\n") else old + "\n"
             return base + "\n" + "\n".join(block) + "\n", did
 
-        did, _ = self.edit(DECISIONS, change, lambda d: f"decision: {d} {_short(text)}" + (f" (supersedes {supersedes})" if supersedes else ""))
+        did, _ = self.edit(
+            DECISIONS,
+            change,
+            lambda d: f"decision: {d} {_short(text)}" + (f" (supersedes {supersedes})" if supersedes else ""),
+        )
         return did
 
     # -- tasks --------------------------------------------------------------------------
@@ -687,7 +839,9 @@ class Workspace:
 
         def change(old: str):
             doc = Doc.parse(old or "# Tasks\n")
-            numbers = [int(m.group(2)) for s in doc.sections for l in s.lines if (m := _TASK_RE.match(l.strip()))]
+            numbers = [
+                int(m.group(2)) for s in doc.sections for l in s.lines if (m := _TASK_RE.match(l.strip()))
+            ]
             tid = f"T-{max(numbers, default=0) + 1:03d}"
             append_item(doc.ensure("todo"), f"- {_TASK_MARK['todo']} {tid} {text}")
             return doc.render(), tid
@@ -750,7 +904,11 @@ class Workspace:
 
     # -- heartbeat ----------------------------------------------------------------------
     def heartbeat(self) -> list[str]:
-        return [l.strip()[2:].strip() for l in self.read_text(HEARTBEAT).splitlines() if re.match(r"^\s*[-*]\s+\S", l)]
+        return [
+            l.strip()[2:].strip()
+            for l in self.read_text(HEARTBEAT).splitlines()
+            if re.match(r"^\s*[-*]\s+\S", l)
+        ]
 
     def heartbeat_add(self, text: str) -> str:
         text = _safe_text(text, "heartbeat item")
@@ -774,8 +932,9 @@ class Workspace:
             if item.isdigit() and 1 <= int(item) <= len(items):
                 pick = items[int(item) - 1]
             else:
-                matches = [i for i in items if lines[i].strip()[2:].strip() == item] or \
-                          [i for i in items if item.lower() in lines[i].lower()]
+                matches = [i for i in items if lines[i].strip()[2:].strip() == item] or [
+                    i for i in items if item.lower() in lines[i].lower()
+                ]
                 if len(matches) > 1:
                     raise InvalidInput(f"{item!r} matches {len(matches)} heartbeat items; give its number")
                 pick = matches[0] if matches else None
@@ -795,21 +954,35 @@ class Workspace:
         for layer in LAYERS:
             entries = mf.entries(layer)
             layers[layer] = {"count": len(entries), "entries": [e.to_dict() for e in entries]}
-        soon = [e.to_dict() for e in mf.entries()
-                if e.expires and day <= e.expires <= day + dt.timedelta(days=7)]
+        soon = [
+            e.to_dict() for e in mf.entries() if e.expires and day <= e.expires <= day + dt.timedelta(days=7)
+        ]
         expired = [e.to_dict() for e in mf.entries() if e.expired(day)]
-        return {"workspace": self.name, "path": str(self.root), "today": day.isoformat(), "layers": layers,
-                "expiring_soon": soon, "expired": expired, "problems": len(mf.unreadable),
-                "outside_layers": len(mf.unheaded())}
+        return {
+            "workspace": self.name,
+            "path": str(self.root),
+            "today": day.isoformat(),
+            "layers": layers,
+            "expiring_soon": soon,
+            "expired": expired,
+            "problems": len(mf.unreadable),
+            "outside_layers": len(mf.unheaded()),
+        }
 
     def log(self, limit: int = 50) -> list[dict]:
-        return git.log(self.root, [MEMORY, "memory", "compound", "state", HEARTBEAT, "AGENTS.md", "SOUL.md", "USER.md"], limit)
+        return git.log(
+            self.root,
+            [MEMORY, "memory", "compound", "state", HEARTBEAT, "AGENTS.md", "SOUL.md", "USER.md"],
+            limit,
+        )
 
     def _invalid_utf8(self) -> list[dict]:
         """Lines of MEMORY.md and the diaries that are not valid UTF-8 (giok keeps their bytes
         as they are, but shows them as "�" and cannot search them as written)."""
         found = []
-        rels = [MEMORY] + sorted(p.relative_to(self.root).as_posix() for p in (self.root / "memory").glob("*.md"))
+        rels = [MEMORY] + sorted(
+            p.relative_to(self.root).as_posix() for p in (self.root / "memory").glob("*.md")
+        )
         for rel in rels:
             try:
                 data = read_bytes(self.root / rel)
@@ -819,8 +992,14 @@ class Workspace:
                 try:
                     line.decode("utf-8")
                 except UnicodeDecodeError:
-                    found.append({"severity": "warning", "path": rel, "line": no,
-                                  "message": "not valid UTF-8 (shown as \ufffd; fix the bytes or save the file as UTF-8)"})
+                    found.append(
+                        {
+                            "severity": "warning",
+                            "path": rel,
+                            "line": no,
+                            "message": "not valid UTF-8 (shown as \ufffd; fix the bytes or save the file as UTF-8)",
+                        }
+                    )
         return found
 
     def check(self) -> list[dict]:
@@ -832,29 +1011,66 @@ class Workspace:
         found += self._invalid_utf8()
         mf = self.memory()
         for line_no, problem, raw in mf.unreadable:
-            found.append({"severity": "warning", "path": MEMORY, "line": line_no, "message": f"{problem}: {raw.strip()}"})
+            found.append(
+                {
+                    "severity": "warning",
+                    "path": MEMORY,
+                    "line": line_no,
+                    "message": f"{problem}: {raw.strip()}",
+                }
+            )
         outside = mf.unheaded()
         if outside:  # an adopted, plain MEMORY.md: its bullets are M30 entries for every reader
             lines = ", ".join(str(e.line_no) for e in outside[:10]) + (", …" if len(outside) > 10 else "")
-            found.append({"severity": "info", "path": MEMORY, "line": outside[0].line_no,
-                          "message": f"{len(outside)} entr{'y' if len(outside) == 1 else 'ies'} outside any layer "
-                                     f"heading (line{'s' if len(outside) > 1 else ''} {lines}): read as M30, without expiry unless they carry one"})
+            found.append(
+                {
+                    "severity": "info",
+                    "path": MEMORY,
+                    "line": outside[0].line_no,
+                    "message": f"{len(outside)} entr{'y' if len(outside) == 1 else 'ies'} outside any layer "
+                    f"heading (line{'s' if len(outside) > 1 else ''} {lines}): read as M30, without expiry unless they carry one",
+                }
+            )
         seen: dict[str, int] = {}
         for e in mf.entries():
             if e.id in seen and e.fields.get("id"):
-                found.append({"severity": "error", "path": MEMORY, "line": e.line_no,
-                              "message": f"duplicate id {e.id} (also line {seen[e.id]})"})
+                found.append(
+                    {
+                        "severity": "error",
+                        "path": MEMORY,
+                        "line": e.line_no,
+                        "message": f"duplicate id {e.id} (also line {seen[e.id]})",
+                    }
+                )
             seen.setdefault(e.id, e.line_no)
             if e.expired(today()):
-                found.append({"severity": "info", "path": MEMORY, "line": e.line_no,
-                              "message": f"{e.id} expired on {e.expires}; `giok distill` archives it"})
+                found.append(
+                    {
+                        "severity": "info",
+                        "path": MEMORY,
+                        "line": e.line_no,
+                        "message": f"{e.id} expired on {e.expires}; `giok distill` archives it",
+                    }
+                )
             if e.layer == "M0" and e.expires:
-                found.append({"severity": "warning", "path": MEMORY, "line": e.line_no,
-                              "message": f"{e.id} is in M0 (permanent) but carries an expiry"})
+                found.append(
+                    {
+                        "severity": "warning",
+                        "path": MEMORY,
+                        "line": e.line_no,
+                        "message": f"{e.id} is in M0 (permanent) but carries an expiry",
+                    }
+                )
         rules = tier1_rules(self.read_text("AGENTS.md"))
         if len(rules) > 7:
-            found.append({"severity": "warning", "path": "AGENTS.md", "line": None,
-                          "message": f"TIER 1 has {len(rules)} rules; keep it to 7 or fewer (it is injected every session)"})
+            found.append(
+                {
+                    "severity": "warning",
+                    "path": "AGENTS.md",
+                    "line": None,
+                    "message": f"TIER 1 has {len(rules)} rules; keep it to 7 or fewer (it is injected every session)",
+                }
+            )
         if not git.is_repo(self.root):
             found.append({"severity": "error", "path": ".", "line": None, "message": "not a git repository"})
         return found + self._crash_leftovers()
@@ -863,11 +1079,13 @@ class Workspace:
     def search(self, query: str, k: int = 5, **opts):
         """Hybrid search of this workspace (or opts workspaces=[...]); see giok.retrieval.search."""
         from giok.retrieval.search import search
+
         return search(self, query, k, **opts)
 
     def recall(self, query: str, **opts):
         """The seed's agentic recall: decide, search, retry once, else "no memory"."""
         from giok.retrieval.search import recall
+
         return recall(self, query, **opts)
 
 
@@ -881,6 +1099,7 @@ def _safe_text(text: str, what: str, **limits) -> str:
     """Validate text for a workspace file and redact secrets in it: no write path (diary,
     lessons, decisions, tasks, state memo, heartbeat) lets a key or password reach git."""
     from giok.write.policy import redact
+
     return redact(clean_text(text, what, **limits))[0]
 
 
@@ -890,7 +1109,9 @@ def _state_key(section: str) -> str:
         titles = [templates.STATE_TITLES[lang][key].lower() for lang in ("en", "ko")]
         if wanted == key or wanted in titles or wanted == key.replace("-", " "):
             return key
-    raise InvalidInput(f"unknown state section {section!r}: choose one of {', '.join(templates.STATE_SECTIONS)}")
+    raise InvalidInput(
+        f"unknown state section {section!r}: choose one of {', '.join(templates.STATE_SECTIONS)}"
+    )
 
 
 def _confidence(value) -> str | None:
@@ -905,12 +1126,14 @@ def _confidence(value) -> str | None:
     return f"{number:g}"
 
 
-_CITED_ID = re.compile(ID_RE.pattern.strip("^$").join((r"\b", r"\b")))   # an entry id inside a text
+_CITED_ID = re.compile(ID_RE.pattern.strip("^$").join((r"\b", r"\b")))  # an entry id inside a text
 
 
 def _redaction_notes(decision) -> list[str]:
     kinds = decision.redactions
-    return [f"redacted {len(kinds)} secret(s) before writing: {', '.join(sorted(set(kinds)))}"] if kinds else []
+    return (
+        [f"redacted {len(kinds)} secret(s) before writing: {', '.join(sorted(set(kinds)))}"] if kinds else []
+    )
 
 
 def _kept_layer(target: MemoryEntry, layer: str) -> str | None:
@@ -940,4 +1163,5 @@ def _short(text: str, width: int = 60) -> str:
 
 def _empty_memory() -> str:
     from giok.store.memoryfile import empty
+
     return empty("en")

@@ -22,14 +22,16 @@ _URLS = {
     "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
     "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
 }
-_encoder = None          # a tiktoken Encoding, False when unavailable, None before the first look
+_encoder = None  # a tiktoken Encoding, False when unavailable, None before the first look
 _name = "estimate"
 
 _LATIN = re.compile(r"[A-Za-z]+")
 _DIGITS = re.compile(r"[0-9]+")
 _HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
-_KNOWN = re.compile(r"[A-Za-z0-9\s\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")
+_KNOWN = re.compile(
+    r"[A-Za-z0-9\s\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+"
+)
 
 
 def count(text: str) -> int:
@@ -71,10 +73,11 @@ def _load():
     wanted = os.environ.get("GIOK_TOKENIZER", "auto").strip() or "auto"
     if wanted == "estimate":
         return _encoder
-    for name in ([wanted] if wanted != "auto" else list(_URLS)):
+    for name in [wanted] if wanted != "auto" else list(_URLS):
         if name in _URLS and _cached(_URLS[name]):
             try:
                 import tiktoken
+
                 _encoder, _name = tiktoken.get_encoding(name), f"tiktoken:{name}"
                 break
             except Exception:  # a broken cache file or package: the estimate is still right enough
@@ -84,8 +87,11 @@ def _load():
 
 def _cached(url: str) -> bool:
     """Is tiktoken's cache already holding this encoding file (so no download happens)?"""
-    cache_dir = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR") \
+    cache_dir = (
+        os.environ.get("TIKTOKEN_CACHE_DIR")
+        or os.environ.get("DATA_GYM_CACHE_DIR")
         or os.path.join(tempfile.gettempdir(), "data-gym-cache")
+    )
     key = hashlib.sha1(url.encode()).hexdigest()
     return os.path.isfile(os.path.join(cache_dir, key))
 

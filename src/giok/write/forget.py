@@ -33,8 +33,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from giok.store import git
 from giok.errors import GiokError, GitError, InvalidInput, NotFound
+from giok.store import git
 from giok.store.fsutil import atomic_write, clean_text, read_bytes
 
 _SKIP_DERIVED = (".db", ".sqlite", ".sqlite3", "-wal", "-shm", "lock", ".key")
@@ -43,17 +43,19 @@ DIARY_RE = re.compile(r"^memory/\d{4}-\d{2}-\d{2}\.md$")
 ARCHIVE_RE = re.compile(r"^memory/archive/[^/]+\.md$")
 LESSONS = "compound/lessons.md"
 TRACE = "state/trace.jsonl"
-SCOPE_RE = re.compile(r"^(MEMORY\.md|compound/lessons\.md|state/trace\.jsonl|memory/\d{4}-\d{2}-\d{2}\.md"
-                      r"|memory/archive/[^/]+\.md)$")
-_LINE_RE = re.compile(r"[^\n]*\n|[^\n]+$")   # lines as MemoryFile numbers them
+SCOPE_RE = re.compile(
+    r"^(MEMORY\.md|compound/lessons\.md|state/trace\.jsonl|memory/\d{4}-\d{2}-\d{2}\.md"
+    r"|memory/archive/[^/]+\.md)$"
+)
+_LINE_RE = re.compile(r"[^\n]*\n|[^\n]+$")  # lines as MemoryFile numbers them
 
 
 @dataclass
 class Forgotten:
     reason: str
-    entry: object = None                       # the MemoryEntry, when forgotten by id
+    entry: object = None  # the MemoryEntry, when forgotten by id
     texts: list[str] = field(default_factory=list)
-    removed: list[dict] = field(default_factory=list)   # {path, line}
+    removed: list[dict] = field(default_factory=list)  # {path, line}
     commit: str | None = None
     index_chunks: int | None = None
     caches: list[str] = field(default_factory=list)
@@ -61,9 +63,16 @@ class Forgotten:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {"reason": self.reason, "entry": self.entry.to_dict() if self.entry else None,
-                "removed": self.removed, "commit": self.commit, "index_chunks": self.index_chunks,
-                "caches": self.caches, "history": self.history, "notes": self.notes}
+        return {
+            "reason": self.reason,
+            "entry": self.entry.to_dict() if self.entry else None,
+            "removed": self.removed,
+            "commit": self.commit,
+            "index_chunks": self.index_chunks,
+            "caches": self.caches,
+            "history": self.history,
+            "notes": self.notes,
+        }
 
 
 class _Files:
@@ -83,8 +92,15 @@ class _Files:
         return _LINE_RE.findall(self.read(rel).decode("utf-8", errors="surrogateescape"))
 
 
-def forget(ws, entry_id: str | None = None, reason: str = "", match: str | None = None,
-           purge: bool = False, rewrite_history: bool = False, dry_run: bool = False) -> Forgotten:
+def forget(
+    ws,
+    entry_id: str | None = None,
+    reason: str = "",
+    match: str | None = None,
+    purge: bool = False,
+    rewrite_history: bool = False,
+    dry_run: bool = False,
+) -> Forgotten:
     reason = clean_text(reason, "reason", limit=1000)
     if bool(entry_id) == bool(match):
         raise InvalidInput("give either a memory id or --match TEXT (not both, not neither)")
@@ -94,16 +110,23 @@ def forget(ws, entry_id: str | None = None, reason: str = "", match: str | None 
         ws._require_git()
         files = _Files(ws)
         history_only = purge or rewrite_history
-        done = _by_id(ws, files, entry_id, reason) if entry_id else _by_match(ws, files, match, reason, history_only)
+        done = (
+            _by_id(ws, files, entry_id, reason)
+            if entry_id
+            else _by_match(ws, files, match, reason, history_only)
+        )
         if rewrite_history and not _needles(done):
-            raise InvalidInput(f"the text is too short to rewrite history safely (under {MIN_MATCH} characters); "
-                               "forget it without --rewrite-history")
+            raise InvalidInput(
+                f"the text is too short to rewrite history safely (under {MIN_MATCH} characters); "
+                "forget it without --rewrite-history"
+            )
         if dry_run:
             return done
         done.commit = _write(ws, files, done) if done.removed else None
     done.index_chunks = _after_commit(done, "search index", _purge_index, ws)
-    done.caches = (_after_commit(done, "giok caches", _scrub_caches, ws) or []) \
-        + (_after_commit(done, "cross-view bus", _scrub_crossview, ws) or [])
+    done.caches = (_after_commit(done, "giok caches", _scrub_caches, ws) or []) + (
+        _after_commit(done, "cross-view bus", _scrub_crossview, ws) or []
+    )
     if purge or rewrite_history:
         done.history = history_report(ws, done.texts)
     if rewrite_history and done.history.get("commits"):
@@ -116,14 +139,17 @@ def forget(ws, entry_id: str | None = None, reason: str = "", match: str | None 
 def _check_match(match: str) -> str:
     match = clean_text(match, "match text", limit=1000).strip()
     if len(match) < MIN_MATCH:
-        raise InvalidInput(f"--match text is too short ({len(match)} characters): give at least {MIN_MATCH}, "
-                           f"or forget one entry by its id")
+        raise InvalidInput(
+            f"--match text is too short ({len(match)} characters): give at least {MIN_MATCH}, "
+            f"or forget one entry by its id"
+        )
     return match
 
 
 def _by_id(ws, files: _Files, entry_id: str, reason: str) -> Forgotten:
     from giok.store.memoryfile import MemoryFile
     from giok.store.workspace import MEMORY, check_id
+
     entry_id = check_id(entry_id)
     entry = MemoryFile.parse(files.read(MEMORY)).find(entry_id)
     if entry is None:
@@ -136,8 +162,11 @@ def _by_id(ws, files: _Files, entry_id: str, reason: str) -> Forgotten:
         if copy is not None:
             done.removed.append({"path": rel, "line": copy.line_no})
     if TRACE in scoped:
-        done.removed += [{"path": TRACE, "line": no} for no, line in enumerate(files.lines(TRACE), 1)
-                         if _trace_target(line) == entry_id]
+        done.removed += [
+            {"path": TRACE, "line": no}
+            for no, line in enumerate(files.lines(TRACE), 1)
+            if _trace_target(line) == entry_id
+        ]
     done.removed += _diary_sources(files, scoped, entry)
     return done
 
@@ -157,10 +186,14 @@ def _diary_sources(files: _Files, scoped: list[str], entry) -> list[dict]:
     if len(needle) < MIN_MATCH:
         return []
     source = entry.fields.get("source") or ""
-    day = source[len("diary:"):] if source.startswith("diary:") else None
+    day = source[len("diary:") :] if source.startswith("diary:") else None
     diaries = [r for r in scoped if DIARY_RE.match(r) and (day is None or r == f"memory/{day}.md")]
-    return [{"path": rel, "line": no} for rel in diaries for no, line in enumerate(files.lines(rel), 1)
-            if needle in " ".join(line.split()).casefold()]
+    return [
+        {"path": rel, "line": no}
+        for rel in diaries
+        for no, line in enumerate(files.lines(rel), 1)
+        if needle in " ".join(line.split()).casefold()
+    ]
 
 
 def _by_match(ws, files: _Files, match: str, reason: str, history_only: bool = False) -> Forgotten:
@@ -182,20 +215,33 @@ def _write(ws, files: _Files, done: Forgotten) -> str | None:
     for item in done.removed:
         by_path.setdefault(item["path"], set()).add(item["line"])
     paths = sorted(by_path)
-    writes = {rel: "".join(l for i, l in enumerate(files.lines(rel), 1) if i not in by_path[rel])
-              .encode("utf-8", errors="surrogateescape") for rel in paths}
-    what = (f"{done.entry.id} ({done.entry.layer})" if done.entry
-            else f"--match ({len(done.removed)} line(s) in {len(paths)} file(s))")
-    return ws.write_files(writes, f"memory: forget {what}\n\nReason: {done.reason}\nFiles: {', '.join(paths)}",
-                          before={rel: files.read(rel) for rel in paths})
+    writes = {
+        rel: "".join(l for i, l in enumerate(files.lines(rel), 1) if i not in by_path[rel]).encode(
+            "utf-8", errors="surrogateescape"
+        )
+        for rel in paths
+    }
+    what = (
+        f"{done.entry.id} ({done.entry.layer})"
+        if done.entry
+        else f"--match ({len(done.removed)} line(s) in {len(paths)} file(s))"
+    )
+    return ws.write_files(
+        writes,
+        f"memory: forget {what}\n\nReason: {done.reason}\nFiles: {', '.join(paths)}",
+        before={rel: files.read(rel) for rel in paths},
+    )
 
 
 def _scoped_files(ws) -> list[str]:
     """The memory files forget may edit: tracked or new, not ignored, plain files."""
     proc = git.run(ws.root, "ls-files", "--cached", "--others", "--exclude-standard", "-z", check=False)
     names = [n for n in proc.stdout.split("\0") if n] if proc.returncode == 0 else []
-    return sorted(n for n in set(names) if SCOPE_RE.match(n) and (ws.root / n).is_file()
-                  and not (ws.root / n).is_symlink())
+    return sorted(
+        n
+        for n in set(names)
+        if SCOPE_RE.match(n) and (ws.root / n).is_file() and not (ws.root / n).is_symlink()
+    )
 
 
 def _after_commit(done: Forgotten, what: str, step, ws):
@@ -211,6 +257,7 @@ def _after_commit(done: Forgotten, what: str, step, ws):
 def _purge_index(ws, done: Forgotten) -> int | None:
     try:
         from giok.retrieval import index
+
         purge = index.purge
     except (ImportError, AttributeError):
         done.notes.append("search index not purged: giok.retrieval.index is not available")
@@ -220,8 +267,10 @@ def _purge_index(ws, done: Forgotten) -> int | None:
     try:
         return purge(ws, _needles(done), ids=ids, paths=paths)
     except index.IndexBusy:
-        done.notes.append("warning: the search index is busy (another giok process is syncing it); the purge is "
-                          "recorded in .giok/ and runs before the next search returns anything")
+        done.notes.append(
+            "warning: the search index is busy (another giok process is syncing it); the purge is "
+            "recorded in .giok/ and runs before the next search returns anything"
+        )
         return None
 
 
@@ -233,6 +282,7 @@ def _needles(done: Forgotten) -> list[str]:
 def _scrub_crossview(ws, done: Forgotten) -> list[str]:
     """Messages this workspace sent or received through the home's cross-view bus."""
     from giok.lifecycle.crossview import Bus
+
     count = Bus(ws.home).scrub(ws.name, _needles(done))
     return [f"{Bus(ws.home).path}: {count} message(s)"] if count else []
 
@@ -266,13 +316,19 @@ def history_report(ws, texts: list[str]) -> dict:
             for line in proc.stdout.splitlines():
                 sha, _, subject = line.partition(" ")
                 found[sha] = subject
-    how = ("git history still holds it: run `giok forget ... --rewrite-history` (rewrites every commit "
-           "of this workspace with git filter-branch, expires the reflog and runs gc --prune=now), then "
-           "force-push any remote and ask every clone to re-clone.") if found else "git history holds no copy."
+    how = (
+        (
+            "git history still holds it: run `giok forget ... --rewrite-history` (rewrites every commit "
+            "of this workspace with git filter-branch, expires the reflog and runs gc --prune=now), then "
+            "force-push any remote and ask every clone to re-clone."
+        )
+        if found
+        else "git history holds no copy."
+    )
     return {"commits": [{"commit": k, "message": v} for k, v in found.items()], "how": how}
 
 
-_TREE_FILTER = r'''
+_TREE_FILTER = r"""
 import json, os, re, sys
 needles = [t.casefold() for t in json.load(open(sys.argv[1]))]
 scope = re.compile(sys.argv[2])
@@ -290,15 +346,15 @@ for base, dirs, files in os.walk("."):
         kept = [l for l in lines if not any(n in l.casefold() for n in needles)]
         if len(kept) != len(lines):
             open(path, "wb").write("".join(kept).encode("utf-8", "surrogateescape"))
-'''
+"""
 
-_MSG_FILTER = r'''
+_MSG_FILTER = r"""
 import json, re, sys
 message = sys.stdin.read()
 for text in json.load(open(sys.argv[1])):
     message = re.sub(re.escape(text), "[forgotten]", message, flags=re.I)
 sys.stdout.write(message)
-'''
+"""
 
 
 def rewrite(ws, texts: list[str]) -> None:
@@ -306,11 +362,15 @@ def rewrite(ws, texts: list[str]) -> None:
     only) of every commit, and the texts from every commit message; then drop the old objects
     (reflog expiry + gc)."""
     from giok.store.workspace import _short
+
     texts = [t for t in texts if len(t.strip()) >= MIN_MATCH]
     if not texts:
         raise InvalidInput(f"the text is too short to rewrite history safely (under {MIN_MATCH} characters)")
-    variants = sorted({v for t in texts for v in (t, _short(t), t[:60], " ".join(t.split())[:60]) if len(v) >= MIN_MATCH},
-                      key=len, reverse=True)
+    variants = sorted(
+        {v for t in texts for v in (t, _short(t), t[:60], " ".join(t.split())[:60]) if len(v) >= MIN_MATCH},
+        key=len,
+        reverse=True,
+    )
     work = Path(tempfile.mkdtemp(prefix="giok-forget-"))
     try:
         (work / "texts.json").write_text(json.dumps(list(texts)), "utf-8")
@@ -319,12 +379,26 @@ def rewrite(ws, texts: list[str]) -> None:
         (work / "msg.py").write_text(_MSG_FILTER, "utf-8")
         py = sys.executable
         env = {**os.environ, "FILTER_BRANCH_SQUELCH_WARNING": "1", "LC_ALL": "C"}
-        cmd = ["git", "-C", str(ws.root), "filter-branch", "-f", "-d", str(work / "scratch"),
-               "--tree-filter", f"'{py}' '{work / 'tree.py'}' '{work / 'texts.json'}' '{SCOPE_RE.pattern}'",
-               "--msg-filter", f"'{py}' '{work / 'msg.py'}' '{work / 'variants.json'}'", "--", "--all"]
+        cmd = [
+            "git",
+            "-C",
+            str(ws.root),
+            "filter-branch",
+            "-f",
+            "-d",
+            str(work / "scratch"),
+            "--tree-filter",
+            f"'{py}' '{work / 'tree.py'}' '{work / 'texts.json'}' '{SCOPE_RE.pattern}'",
+            "--msg-filter",
+            f"'{py}' '{work / 'msg.py'}' '{work / 'variants.json'}'",
+            "--",
+            "--all",
+        ]
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if proc.returncode != 0:
-            raise GitError(f"rewriting history failed: {(proc.stderr or proc.stdout).strip().splitlines()[-1:]}")
+            raise GitError(
+                f"rewriting history failed: {(proc.stderr or proc.stdout).strip().splitlines()[-1:]}"
+            )
         for ref in git.run(ws.root, "for-each-ref", "--format=%(refname)", "refs/original").stdout.split():
             git.run(ws.root, "update-ref", "-d", ref)
         git.run(ws.root, "reflog", "expire", "--expire=now", "--all")

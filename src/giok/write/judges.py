@@ -27,8 +27,8 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from giok.providers import llm
 from giok.errors import GiokError, InvalidInput, ProviderError
+from giok.providers import llm
 
 DIARY_CHOICES = ("drop", "M30", "M90", "M365", "M0", "lesson")
 ENTRY_CHOICES = ("keep", "M90", "M365", "M0")
@@ -40,6 +40,7 @@ _LAYER_RANK = {"M30": 1, "M90": 3, "M365": 4, "M0": 5}
 class Item:
     """One thing to judge. kind "diary" (a new diary line) or "entry" (a MEMORY.md entry
     that may deserve promotion). The numbers are the evidence the offline rules weigh."""
+
     key: str
     kind: str
     text: str
@@ -63,9 +64,11 @@ class Item:
     def describe(self) -> str:
         if self.kind == "diary":
             return f"diary {self.day}: {self.text}"
-        return (f"entry in {self.layer} since {self.day}{' (expired)' if self.expired else ''}: {self.text} "
-                f"[type {self.type or '?'}; refs 14d {self.refs_14d}, 30d {self.refs_30d} on {self.ref_days_30} days, "
-                f"total {self.refs_total}; links {self.links}; role {self.role:.2f}]")
+        return (
+            f"entry in {self.layer} since {self.day}{' (expired)' if self.expired else ''}: {self.text} "
+            f"[type {self.type or '?'}; refs 14d {self.refs_14d}, 30d {self.refs_30d} on {self.ref_days_30} days, "
+            f"total {self.refs_total}; links {self.links}; role {self.role:.2f}]"
+        )
 
 
 @dataclass
@@ -84,6 +87,7 @@ class Decisions:
 class Judge:
     """The one method a judge provides: decide(items, context) → {item key: Verdict}.
     It may leave items out; it raises ProviderError when it cannot answer at all."""
+
     name = "judge"
 
     def decide(self, items: list[Item], context: dict) -> dict[str, Verdict]:
@@ -92,7 +96,10 @@ class Judge:
 
 # -- the offline judge ------------------------------------------------------------------------
 _TAG_RE = re.compile(r"(?:#|\[)(m0|core|m365|m90|m30|drop)\b\]?", re.I)
-_GREETING_RE = re.compile(r"^(hi|hello|hey|thanks|thank you|ok|okay|good (morning|night)|bye|lol)\b|^(안녕|고마워|감사|ㅋㅋ|ㅎㅎ|네|응|굿모닝|잘 자)", re.I)
+_GREETING_RE = re.compile(
+    r"^(hi|hello|hey|thanks|thank you|ok|okay|good (morning|night)|bye|lol)\b|^(안녕|고마워|감사|ㅋㅋ|ㅎㅎ|네|응|굿모닝|잘 자)",
+    re.I,
+)
 _KEYWORDS = {
     "lesson": r"\b(lessons?|learned|learnt|mistakes?|never again|next time|should have|root cause|post-?mortem)\b|교훈|배웠|배운 점|실수|다음부터|다음엔",
     "milestone": r"\b(launched|released|shipped|started|founded|milestone|joined|married|moved to|graduated)\b|출시|시작했|런칭|창업|이사했|합류",
@@ -122,6 +129,7 @@ def guess_type(text: str) -> str:
 
 class OfflineJudge(Judge):
     """Deterministic rules; the same items always get the same decisions."""
+
     name = "offline"
 
     def decide(self, items: list[Item], context: dict) -> dict[str, Verdict]:
@@ -158,7 +166,11 @@ class OfflineJudge(Judge):
 
     def _entry(self, item: Item) -> tuple[str, str]:
         linked = item.links >= 2 or item.role >= 0.34
-        weight = (f"links {item.links}" if item.links >= 2 else f"role relevance {item.role:.2f}") if linked else ""
+        weight = (
+            (f"links {item.links}" if item.links >= 2 else f"role relevance {item.role:.2f}")
+            if linked
+            else ""
+        )
         if item.layer == "M30":
             if item.refs_14d >= 3:
                 return "M90", f"referenced {item.refs_14d} times in 14 days"
@@ -230,7 +242,7 @@ def _json_in(text: str):
         start, end = text.find(opener), text.rfind(closer)
         if start != -1 and end > start:
             try:
-                return json.loads(text[start:end + 1])
+                return json.loads(text[start : end + 1])
             except ValueError:
                 continue
     return None
@@ -251,7 +263,9 @@ class LLMJudge(Judge):
     def decide(self, items: list[Item], context: dict) -> dict[str, Verdict]:
         return parse_answer(self.client.complete(SYSTEM, _prompt(items, context)), items, self.name)
 
-    def synthesize(self, items: list[Item], opinions: dict[str, list[Verdict]], context: dict) -> dict[str, Verdict]:
+    def synthesize(
+        self, items: list[Item], opinions: dict[str, list[Verdict]], context: dict
+    ) -> dict[str, Verdict]:
         answer = self.client.complete(SYSTEM, _prompt(items, context, opinions))
         return parse_answer(answer, items, self.name)
 
@@ -261,8 +275,14 @@ class Panel:
     """Judges asked in parallel, a synthesizer deciding from their answers, the offline judge
     as the floor. With no panel it is just the offline judge."""
 
-    def __init__(self, judges: list[Judge] | None = None, synthesizer: LLMJudge | None = None,
-                 batch: int = 20, workers: int = 8, notes: list[str] | None = None):
+    def __init__(
+        self,
+        judges: list[Judge] | None = None,
+        synthesizer: LLMJudge | None = None,
+        batch: int = 20,
+        workers: int = 8,
+        notes: list[str] | None = None,
+    ):
         self.judges = judges or []
         self.synthesizer = synthesizer
         self.batch = max(1, batch)
@@ -272,7 +292,9 @@ class Panel:
 
     @property
     def names(self) -> list[str]:
-        return [j.name for j in self.judges] + ([f"{self.synthesizer.name} (synthesizer)"] if self.synthesizer else [])
+        return [j.name for j in self.judges] + (
+            [f"{self.synthesizer.name} (synthesizer)"] if self.synthesizer else []
+        )
 
     def decide(self, items: list[Item], context: dict) -> Decisions:
         notes = list(self.setup_notes)
@@ -280,7 +302,7 @@ class Panel:
             return Decisions({}, notes)
         if not self.judges:
             return Decisions(self.offline.decide(items, context), notes)
-        batches = [items[i:i + self.batch] for i in range(0, len(items), self.batch)]
+        batches = [items[i : i + self.batch] for i in range(0, len(items), self.batch)]
         opinions = self._ask_panel(batches, context, notes)
         final = self._synthesize(batches, opinions, context, notes)
         missing = [item for item in items if item.key not in final]
@@ -315,7 +337,9 @@ class Panel:
         results, failed, message = [], 0, ""
         if self.synthesizer:
             with ThreadPoolExecutor(max_workers=min(self.workers, max(1, len(answered)))) as pool:
-                futures = [(b, pool.submit(self.synthesizer.synthesize, b, opinions, context)) for b in answered]
+                futures = [
+                    (b, pool.submit(self.synthesizer.synthesize, b, opinions, context)) for b in answered
+                ]
                 for batch, future in futures:
                     try:
                         results.append(future.result())

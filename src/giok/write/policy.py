@@ -21,11 +21,11 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from giok.text import terms as tokenize
 from giok.store.memoryfile import MemoryEntry, MemoryFile
+from giok.text import terms as tokenize
 
-LOW_CONFIDENCE = 0.5        # speculation is kept only when marked with a type and at most this
-NEAR_DUPLICATE = 0.82       # similarity at or above which a new entry updates an old one
+LOW_CONFIDENCE = 0.5  # speculation is kept only when marked with a type and at most this
+NEAR_DUPLICATE = 0.82  # similarity at or above which a new entry updates an old one
 
 # -- should_write -----------------------------------------------------------------------------
 _GREETING = re.compile(
@@ -39,8 +39,12 @@ _GREETING = re.compile(
 _GREETING_WORDS = re.compile(r"^(hi|hello|hey|thanks|thank you|안녕|고마워|감사합니다)\b[\s,!.]*", re.I)
 _QUESTION_START = re.compile(
     r"^(what|who|whom|whose|when|where|why|how|which|is|are|am|do|does|did|can|could|would|will|should|"
-    r"shall|may|have|has|had|isn'?t|aren'?t|don'?t|doesn'?t|won'?t|wouldn'?t)\b", re.I)
-_QUESTION_KO = re.compile(r"(까|나요|니|냐|는지|을까요|할까|인가요|인가|어때|뭐야|뭐지|어디야|언제야)[\s?.!~]*$")
+    r"shall|may|have|has|had|isn'?t|aren'?t|don'?t|doesn'?t|won'?t|wouldn'?t)\b",
+    re.I,
+)
+_QUESTION_KO = re.compile(
+    r"(까|나요|니|냐|는지|을까요|할까|인가요|인가|어때|뭐야|뭐지|어디야|언제야)[\s?.!~]*$"
+)
 _SPECULATION = re.compile(
     r"\b(maybe|perhaps|probably|possibly|presumably|apparently|i think|i guess|i suppose|i believe|"
     r"i assume|i'?m not sure|not sure|might be|might have|may be|could be|seems? (like|to)|it seems|"
@@ -53,20 +57,28 @@ _SPECULATION = re.compile(
 @dataclass
 class Decision:
     """What the policy decided about one write."""
-    action: str                     # write, refuse, duplicate, supersede
+
+    action: str  # write, refuse, duplicate, supersede
     reason: str
-    text: str = ""                  # normalized and redacted
+    text: str = ""  # normalized and redacted
     type: str | None = None
     scope: str = "workspace"
     confidence: str | None = None
-    target: MemoryEntry | None = None      # the existing entry (duplicate) or the one superseded
+    target: MemoryEntry | None = None  # the existing entry (duplicate) or the one superseded
     redactions: list[str] = field(default_factory=list)
     forced: bool = False
 
     def to_dict(self) -> dict:
-        return {"action": self.action, "reason": self.reason, "type": self.type, "scope": self.scope,
-                "confidence": self.confidence, "target": self.target.id if self.target else None,
-                "redactions": list(self.redactions), "forced": self.forced}
+        return {
+            "action": self.action,
+            "reason": self.reason,
+            "type": self.type,
+            "scope": self.scope,
+            "confidence": self.confidence,
+            "target": self.target.id if self.target else None,
+            "redactions": list(self.redactions),
+            "forced": self.forced,
+        }
 
 
 def should_write(text: str, type: str | None = None, confidence: float | None = None) -> tuple[bool, str]:
@@ -83,8 +95,10 @@ def should_write(text: str, type: str | None = None, confidence: float | None = 
     if _SPECULATION.search(body):
         if type and confidence is not None and confidence <= LOW_CONFIDENCE:
             return True, f"speculation kept as a low-confidence {type} ({confidence:g})"
-        return False, ("speculation, not a fact: store it only with an explicit --type and a "
-                       f"--confidence of {LOW_CONFIDENCE:g} or less")
+        return False, (
+            "speculation, not a fact: store it only with an explicit --type and a "
+            f"--confidence of {LOW_CONFIDENCE:g} or less"
+        )
     return True, "worth keeping"
 
 
@@ -92,7 +106,7 @@ def _is_question(body: str) -> bool:
     if body.endswith(("?", "？")):
         return True
     if "?" in body:
-        return False                      # a fact that quotes a question
+        return False  # a fact that quotes a question
     if _QUESTION_KO.search(body) and not re.search(r"(다|요|음|함|됨|임)[.!]?$", body):
         return True
     return bool(_QUESTION_START.match(body)) and len(_words(body)) <= 12 and not body.endswith(".")
@@ -100,15 +114,42 @@ def _is_question(body: str) -> bool:
 
 # -- type and scope ----------------------------------------------------------------------------
 _TYPE_RULES = (
-    ("decision", re.compile(r"\b(decided|decision|we chose|agreed to|settled on|going with)\b|결정|합의", re.I)),
-    ("lesson", re.compile(r"\b(lesson|learned|learnt|never again|always (check|use|run)|next time|"
-                          r"mistake was|pattern:)\b|교훈|배운|다음부터|실수", re.I)),
-    ("preference", re.compile(r"\b(prefers?|preferred|likes?|loves?|hates?|dislikes?|wants?|favou?rite|"
-                              r"would rather|enjoys?)\b|선호|좋아|싫어|원한다|원함|즐겨", re.I)),
-    ("workflow", re.compile(r"\b(pending|in progress|waiting (for|on)|blocked|next step|todo|to do|"
-                            r"half[- ]done|unfinished|resume|awaiting)\b|진행 ?중|대기|다음 단계|미완|보류|재개", re.I)),
-    ("episode", re.compile(r"\b(yesterday|today|this morning|last (week|night|month)|finished|completed|"
-                           r"shipped|released|met|happened|did)\b|어제|오늘|완료|했다|끝냈", re.I)),
+    (
+        "decision",
+        re.compile(r"\b(decided|decision|we chose|agreed to|settled on|going with)\b|결정|합의", re.I),
+    ),
+    (
+        "lesson",
+        re.compile(
+            r"\b(lesson|learned|learnt|never again|always (check|use|run)|next time|"
+            r"mistake was|pattern:)\b|교훈|배운|다음부터|실수",
+            re.I,
+        ),
+    ),
+    (
+        "preference",
+        re.compile(
+            r"\b(prefers?|preferred|likes?|loves?|hates?|dislikes?|wants?|favou?rite|"
+            r"would rather|enjoys?)\b|선호|좋아|싫어|원한다|원함|즐겨",
+            re.I,
+        ),
+    ),
+    (
+        "workflow",
+        re.compile(
+            r"\b(pending|in progress|waiting (for|on)|blocked|next step|todo|to do|"
+            r"half[- ]done|unfinished|resume|awaiting)\b|진행 ?중|대기|다음 단계|미완|보류|재개",
+            re.I,
+        ),
+    ),
+    (
+        "episode",
+        re.compile(
+            r"\b(yesterday|today|this morning|last (week|night|month)|finished|completed|"
+            r"shipped|released|met|happened|did)\b|어제|오늘|완료|했다|끝냈",
+            re.I,
+        ),
+    ),
 )
 
 
@@ -120,8 +161,9 @@ def classify(text: str) -> str:
     return "fact"
 
 
-def scope_for(scope: str | None = None, user: str | None = None, thread: str | None = None,
-              task: str | None = None) -> str:
+def scope_for(
+    scope: str | None = None, user: str | None = None, thread: str | None = None, task: str | None = None
+) -> str:
     """The scope string from explicit parts; an explicit scope wins; default workspace."""
     if scope:
         return scope
@@ -140,8 +182,12 @@ def scope_name(name: str) -> str:
     return re.sub(r"\s+", "-", name.strip())
 
 
-def visible(scope: str | None, user: str | None = None, thread: str | None = None,
-            tasks: tuple[str, ...] | list[str] | set[str] = ()) -> bool:
+def visible(
+    scope: str | None,
+    user: str | None = None,
+    thread: str | None = None,
+    tasks: tuple[str, ...] | list[str] | set[str] = (),
+) -> bool:
     """May an entry of `scope` be returned or injected for this user, thread and tasks?"""
     scope = scope or "workspace"
     kind, _, name = scope.partition(":")
@@ -190,7 +236,10 @@ def _words(text: str) -> list[str]:
 
 # -- secrets -----------------------------------------------------------------------------------
 SECRET_PATTERNS = (
-    ("private-key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(-----END [A-Z ]*PRIVATE KEY-----|$)", re.S)),
+    (
+        "private-key",
+        re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(-----END [A-Z ]*PRIVATE KEY-----|$)", re.S),
+    ),
     ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{16,}")),
     ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}")),
     ("stripe-key", re.compile(r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}")),
@@ -205,35 +254,47 @@ SECRET_PATTERNS = (
     # `password: x`, `DB_PASSWORD=x`, `password is x`: any value; after a Korean particle
     # (`비밀번호는 …`) a value with an ASCII character; after a bare space a value with a digit
     # or symbol, so that "password policy" and "비밀번호는 매달 바꾼다" stay as written.
-    ("password", re.compile(
-        r"(?i)(?<![A-Za-z0-9])(?:password|passwd|passphrase|(?:pwd|pw)(?=\s*[:=])|비밀번호|비번|암호)"
-        r"(?:\s+(?:for|of|to|on)\s+(?:(?:the|my|our|a|an)\s+)?[\w.\-]{1,40}(?:\s+[\w.\-]{1,40})?(?=\s*[:=]))?"  # "password for the router:"
-        r"(?:\s*(?:=|:)\s*[\"'`]?(?P<value>[^\s\"'`,;]{4,})"
-        # after "is"/"was" or a Korean particle, only what looks like a password: a digit or a
-        # symbol in it ("password is hunter2", not "password is stored in 1Password")
-        r"|\s+(?:is|was)\s+[\"'`]?(?P<said>(?=[^\s\"'`,;]*[0-9!#$%&*+/=?@^_~\-])[^\s\"'`,;]{4,})"
-        r"|\s*(?:는|은|이|가)\s*[\"'`]?(?P<particle>(?=[^\s\"'`,;]*[0-9!#$%&*+/=?@^_~\-])[^\s\"'`,;]{4,})"
-        r"|\s+[\"'`]?(?P<loose>(?=[^\s\"'`,;]*[0-9!#$%&*+/=?@^_~\-])[^\s\"'`,;]{4,}))")),
-    ("secret", re.compile(
-        r"(?i)(?<![\w])(?:api[_\- ]?key|secret(?:[_\- ]?key)?|access[_\- ]?(?:token|key)|auth[_\- ]?token|"
-        r"private[_\- ]?key|client[_\- ]?secret|token|토큰|키)"
-        r"\s*(?:is|=|:|는|은)\s*[\"'`]?(?P<value>[A-Za-z0-9_\-./+=]{12,})")),
+    (
+        "password",
+        re.compile(
+            r"(?i)(?<![A-Za-z0-9])(?:password|passwd|passphrase|(?:pwd|pw)(?=\s*[:=])|비밀번호|비번|암호)"
+            r"(?:\s+(?:for|of|to|on)\s+(?:(?:the|my|our|a|an)\s+)?[\w.\-]{1,40}(?:\s+[\w.\-]{1,40})?(?=\s*[:=]))?"  # "password for the router:"
+            r"(?:\s*(?:=|:)\s*[\"'`]?(?P<value>[^\s\"'`,;]{4,})"
+            # after "is"/"was" or a Korean particle, only what looks like a password: a digit or a
+            # symbol in it ("password is hunter2", not "password is stored in 1Password")
+            r"|\s+(?:is|was)\s+[\"'`]?(?P<said>(?=[^\s\"'`,;]*[0-9!#$%&*+/=?@^_~\-])[^\s\"'`,;]{4,})"
+            r"|\s*(?:는|은|이|가)\s*[\"'`]?(?P<particle>(?=[^\s\"'`,;]*[0-9!#$%&*+/=?@^_~\-])[^\s\"'`,;]{4,})"
+            r"|\s+[\"'`]?(?P<loose>(?=[^\s\"'`,;]*[0-9!#$%&*+/=?@^_~\-])[^\s\"'`,;]{4,}))"
+        ),
+    ),
+    (
+        "secret",
+        re.compile(
+            r"(?i)(?<![\w])(?:api[_\- ]?key|secret(?:[_\- ]?key)?|access[_\- ]?(?:token|key)|auth[_\- ]?token|"
+            r"private[_\- ]?key|client[_\- ]?secret|token|토큰|키)"
+            r"\s*(?:is|=|:|는|은)\s*[\"'`]?(?P<value>[A-Za-z0-9_\-./+=]{12,})"
+        ),
+    ),
 )
 # `NAME = value` / `NAME: value` where NAME (one token, at most 64 characters) names a secret:
 # `aws_secret_access_key = …`, `GITHUB_TOKEN=…`, `client-secret: …`, when the value mixes letters
 # and digits (`token_count: 120000` stays). The name is checked apart
 # from the match, so no pattern nests quantifiers (redaction stays linear on any input).
-_ASSIGNMENT = re.compile(r"(?<![A-Za-z0-9_\-])(?P<name>[A-Za-z][A-Za-z0-9_\-]{0,63})\s*[=:]\s*[\"'`]?"
-                         r"(?P<value>[A-Za-z0-9_\-./+=]{12,})")
-_SECRET_NAME = re.compile(r"(?i)secret|token(?!i[sz])|passw|api[_\-]?key|access[_\-]?key|private[_\-]?key|credential")
+_ASSIGNMENT = re.compile(
+    r"(?<![A-Za-z0-9_\-])(?P<name>[A-Za-z][A-Za-z0-9_\-]{0,63})\s*[=:]\s*[\"'`]?"
+    r"(?P<value>[A-Za-z0-9_\-./+=]{12,})"
+)
+_SECRET_NAME = re.compile(
+    r"(?i)secret|token(?!i[sz])|passw|api[_\-]?key|access[_\-]?key|private[_\-]?key|credential"
+)
 # A generic key: 32+ key characters, mixed case, high entropy, character classes changing
 # often and not made of words (at most GENERIC_MAX_WORDS of it in runs like `Word`, `word`,
 # `WORD`). Hex hashes, UUIDs, CamelCase or snake_case identifiers, paths and ids like
 # m-7f3a2c do not qualify. Measured on random keys: see docs/policy.md.
 _TOKEN = re.compile(r"(?<![A-Za-z0-9_\-+/=])[A-Za-z0-9_\-+/]{32,}={0,2}(?![A-Za-z0-9_\-+/=])")
-GENERIC_MIN_ENTROPY = 4.0      # bits per character
-GENERIC_MIN_SWITCHES = 0.3     # share of adjacent characters of different classes
-GENERIC_MAX_WORDS = 0.75       # share of characters inside word-like runs
+GENERIC_MIN_ENTROPY = 4.0  # bits per character
+GENERIC_MIN_SWITCHES = 0.3  # share of adjacent characters of different classes
+GENERIC_MAX_WORDS = 0.75  # share of characters inside word-like runs
 # JSON / JavaScript escapes a writer could hide a key behind (`"sk-\u0070roj-…"`, `\/`).
 _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\/")
 
@@ -256,22 +317,29 @@ def redact(text: str) -> tuple[str, list[str]]:
 def _redact(text: str) -> tuple[str, list[str]]:
     found: list[str] = []
     for kind, pattern in SECRET_PATTERNS:
+
         def swap(m: re.Match, kind=kind) -> str:
             found.append(kind)
             for group in ("value", "said", "particle", "loose"):
                 if group in pattern.groupindex and m.group(group):
                     start, end = m.span(group)
-                    return m.group(0)[: start - m.start()] + f"[REDACTED:{kind}]" + m.group(0)[end - m.start():]
+                    return (
+                        m.group(0)[: start - m.start()] + f"[REDACTED:{kind}]" + m.group(0)[end - m.start() :]
+                    )
             return f"[REDACTED:{kind}]"
+
         text = pattern.sub(swap, text)
 
     def assignment(m: re.Match) -> str:
         value = m.group("value")
-        if not _SECRET_NAME.search(m.group("name")) or not (re.search(r"[A-Za-z]", value) and re.search(r"\d", value)):
+        if not _SECRET_NAME.search(m.group("name")) or not (
+            re.search(r"[A-Za-z]", value) and re.search(r"\d", value)
+        ):
             return m.group(0)
         found.append("secret")
         start, end = m.span("value")
-        return m.group(0)[: start - m.start()] + "[REDACTED:secret]" + m.group(0)[end - m.start():]
+        return m.group(0)[: start - m.start()] + "[REDACTED:secret]" + m.group(0)[end - m.start() :]
+
     text = _ASSIGNMENT.sub(assignment, text)
 
     def generic(m: re.Match) -> str:
@@ -279,6 +347,7 @@ def _redact(text: str) -> tuple[str, list[str]]:
             return m.group(0)
         found.append("generic-key")
         return "[REDACTED:generic-key]"
+
     return _TOKEN.sub(generic, text), found
 
 
@@ -302,6 +371,7 @@ def _unescape(text: str) -> str:
             return "/"
         ch = chr(int(m.group(1), 16))
         return ch if (ch.isalnum() or ch in " -_.:/+=@!#$%&*?^~'") and ch.isprintable() else m.group(0)
+
     return _ESCAPE.sub(one, text)
 
 
@@ -315,24 +385,52 @@ def _unescape(text: str) -> str:
 #                  the same claim negated together with a change word
 #   contradiction  the same claim with the opposite polarity and no change word: both are kept,
 #                  the nightly review flags them (`opposed`)
-_KO_SWITCH = "바꿨|바꿈|바꾸었|바꿔|변경"                                   # switched (to)
-_KO_VALUE_CHANGE = "늘었|늘어났|줄었|줄어들|올랐|올렸|내렸|내려갔|바뀌었|바뀜"        # went up / down, changed
-_CHANGE_WORDS = re.compile(r"\b(now|currently|actually|instead|anymore|these days|no longer|from now on|"
-                           r"switched|changed|moved|increased|decreased|raised|lowered|went up|went down|rose|dropped)\b|"
-                           rf"이제|요즘|지금은|현재는|더 이상|앞으로는|대신|{_KO_SWITCH}|옮겼|옮김|이사했|이사함|{_KO_VALUE_CHANGE}",
-                           re.I)
+_KO_SWITCH = "바꿨|바꿈|바꾸었|바꿔|변경"  # switched (to)
+_KO_VALUE_CHANGE = "늘었|늘어났|줄었|줄어들|올랐|올렸|내렸|내려갔|바뀌었|바뀜"  # went up / down, changed
+_CHANGE_WORDS = re.compile(
+    r"\b(now|currently|actually|instead|anymore|these days|no longer|from now on|"
+    r"switched|changed|moved|increased|decreased|raised|lowered|went up|went down|rose|dropped)\b|"
+    rf"이제|요즘|지금은|현재는|더 이상|앞으로는|대신|{_KO_SWITCH}|옮겼|옮김|이사했|이사함|{_KO_VALUE_CHANGE}",
+    re.I,
+)
 _PREDICATES = (
-    ("prefer", re.compile(r"\b(prefers?|preferred|would rather|likes?|loves?|enjoys?|favou?rite)\b|선호|좋아|즐기|즐긴", re.I)),
+    (
+        "prefer",
+        re.compile(
+            r"\b(prefers?|preferred|would rather|likes?|loves?|enjoys?|favou?rite)\b|선호|좋아|즐기|즐긴",
+            re.I,
+        ),
+    ),
     ("dislike", re.compile(r"\b(hates?|dislikes?|can'?t stand)\b|싫어|싫다", re.I)),
     ("want", re.compile(r"\b(wants?)\b|원한다|원함|원해", re.I)),
     ("switch", re.compile(rf"\b(switched|changed|migrated) (over )?to\b|{_KO_SWITCH}", re.I)),
     ("move", re.compile(r"\b(moved|relocated) to\b|이사|옮겼|옮김|이전했", re.I)),
-    ("live", re.compile(r"\b(lives? in|based in|located in|is in|are in)\b|산다|살고|살아|거주|에 있다|에 있음", re.I)),
-    ("use", re.compile(r"\b(uses?|using|runs? on|deploys? to|works? (at|for))\b|사용|쓴다|쓰고|쓰지|쓴|돌린다|돌려|"
-                       r"일한다|일해|다닌다|근무", re.I)),
-    ("call", re.compile(r"\b(call(s|ed)? (him|her|them|me)|address(es|ed)? as|goes by)\b|호칭|부른다|불러", re.I)),
-    ("change", re.compile(r"\b(increased|decreased|raised|lowered|went (up|down)|rose|dropped|fell|cut|moved)"
-                          rf"( back)? to\b|{_KO_VALUE_CHANGE}", re.I)),
+    (
+        "live",
+        re.compile(
+            r"\b(lives? in|based in|located in|is in|are in)\b|산다|살고|살아|거주|에 있다|에 있음", re.I
+        ),
+    ),
+    (
+        "use",
+        re.compile(
+            r"\b(uses?|using|runs? on|deploys? to|works? (at|for))\b|사용|쓴다|쓰고|쓰지|쓴|돌린다|돌려|"
+            r"일한다|일해|다닌다|근무",
+            re.I,
+        ),
+    ),
+    (
+        "call",
+        re.compile(r"\b(call(s|ed)? (him|her|them|me)|address(es|ed)? as|goes by)\b|호칭|부른다|불러", re.I),
+    ),
+    (
+        "change",
+        re.compile(
+            r"\b(increased|decreased|raised|lowered|went (up|down)|rose|dropped|fell|cut|moved)"
+            rf"( back)? to\b|{_KO_VALUE_CHANGE}",
+            re.I,
+        ),
+    ),
     ("be", re.compile(r"\b(is|are)\b|[가-힣]다$|입니다$|이에요$|예요$", re.I)),
 )
 # What a switch or a move replaces besides its own kind; the polarity of a leaning.
@@ -343,16 +441,52 @@ _KO_PARTICLE = re.compile(r"(은|는|이|가|께서|의)$")
 _KO_TOPIC = re.compile(r"..*(은|는|이|가|께서)$")
 _KO_OBJECT = re.compile(r"..*(을|를)$")
 _KO_SELF = {"나", "저", "내", "제", "우리", "저희"}
-_STOP = {"the", "a", "an", "my", "our", "his", "her", "their", "now", "currently", "actually", "still",
-         "also", "really", "very", "no", "longer", "instead", "these", "days", "이제", "요즘", "지금은", "현재는",
-         "not", "never", "don", "doesn", "didn", "t", "더", "이상", "앞으로는", "대신", "가장", "안", "못"}
+_STOP = {
+    "the",
+    "a",
+    "an",
+    "my",
+    "our",
+    "his",
+    "her",
+    "their",
+    "now",
+    "currently",
+    "actually",
+    "still",
+    "also",
+    "really",
+    "very",
+    "no",
+    "longer",
+    "instead",
+    "these",
+    "days",
+    "이제",
+    "요즘",
+    "지금은",
+    "현재는",
+    "not",
+    "never",
+    "don",
+    "doesn",
+    "didn",
+    "t",
+    "더",
+    "이상",
+    "앞으로는",
+    "대신",
+    "가장",
+    "안",
+    "못",
+}
 
 
 class Statement(NamedTuple):
-    who: str                    # the subject ("seojun", "deploy day", "배포 요일"; "" for the speaker in Korean)
-    predicate: str              # prefer, dislike, want, switch, move, live, use, call, be
-    objects: frozenset          # the other words of the statement
-    purpose: frozenset = frozenset()   # "for X" words: "use Redis for caching"
+    who: str  # the subject ("seojun", "deploy day", "배포 요일"; "" for the speaker in Korean)
+    predicate: str  # prefer, dislike, want, switch, move, live, use, call, be
+    objects: frozenset  # the other words of the statement
+    purpose: frozenset = frozenset()  # "for X" words: "use Redis for caching"
 
 
 @functools.lru_cache(maxsize=4096)
@@ -373,14 +507,16 @@ def _subject_en(text: str, m: re.Match, name: str) -> Statement | None:
     head = [w for w in _words(text[: m.start()].casefold()) if w not in _STOP]
     if not head:
         return None
-    after = [w for w in _words(text[m.end():].casefold()) if w not in _STOP]
-    purpose = after[after.index("for") + 1:] if "for" in after else []
+    after = [w for w in _words(text[m.end() :].casefold()) if w not in _STOP]
+    purpose = after[after.index("for") + 1 :] if "for" in after else []
     return Statement(" ".join(head[-3:]), name, frozenset(after), frozenset(purpose) - {"the", "a", "an"})
 
 
 def _subject_ko(text: str, m: re.Match, name: str) -> Statement | None:
     head = [w for w in _words(text[: m.start()].casefold()) if w not in _STOP]
-    marker = _KO_OBJECT if name in ("switch", "move") and any(_KO_OBJECT.match(w) for w in head) else _KO_TOPIC
+    marker = (
+        _KO_OBJECT if name in ("switch", "move") and any(_KO_OBJECT.match(w) for w in head) else _KO_TOPIC
+    )
     cut = next((i + 1 for i, w in enumerate(head) if marker.match(w)), 0)
     who = " ".join(tokenize.stem_ko(w) for w in head[:cut])
     who = "" if who in _KO_SELF else who
@@ -398,7 +534,11 @@ def _same_subject(a: Statement, b: Statement) -> bool:
         return False
     for x, y in ((a, b), (b, a)):
         named = set(y.who.split())
-        if named and (not x.who or x.predicate in _SUPERSEDES) and named <= set(x.objects) | set(x.who.split()):
+        if (
+            named
+            and (not x.who or x.predicate in _SUPERSEDES)
+            and named <= set(x.objects) | set(x.who.split())
+        ):
             return True
     return False
 
@@ -411,13 +551,13 @@ def contradicts(new: str, old: str) -> bool:
     if not a or not b or not _same_subject(a, b):
         return False
     if (a.purpose or b.purpose) and not a.purpose & b.purpose:
-        return False                        # "use Postgres for the database" / "now use Redis for caching"
+        return False  # "use Postgres for the database" / "now use Redis for caching"
     kin = a.predicate == b.predicate or b.predicate in _SUPERSEDES.get(a.predicate, ())
     if {a.predicate, b.predicate} <= {"be", "change", "move"} and _value_update(a, b, new, old):
-        return True                         # "budget went up to 60 h" / "budget is 40 h"; "is 80 h" after it
+        return True  # "budget went up to 60 h" / "budget is 40 h"; "is 80 h" after it
     if kin and _CHANGE_WORDS.search(new):
         if a.predicate in ("move", "change") and _value_kind(a) != _value_kind(b):
-            return False                    # the meeting moved to 9시 is no move of house
+            return False  # the meeting moved to 9시 is no move of house
         return a.predicate != "be" or _same_kind_of_value(a, b)
     lean_a = _LEANING.get(a.predicate, 0) * (-1 if claim(new)[1] else 1)
     lean_b = _LEANING.get(b.predicate, 0) * (-1 if claim(old)[1] else 1)
@@ -427,7 +567,12 @@ def contradicts(new: str, old: str) -> bool:
 _VALUE_KINDS = (
     ("weekday", re.compile(r"\b(mon|tues|wednes|thurs|fri|satur|sun)days?\b|[월화수목금토일]요일")),
     ("time", re.compile(r"\b\d{1,2}(\s\d{2})?\s?(am|pm)\b|\d+시|오전|오후|\b\d{1,2} \d{2}\b")),
-    ("month", re.compile(r"\b(january|february|march|april|may|june|july|august|september|october|november|december)\b|\d+월")),
+    (
+        "month",
+        re.compile(
+            r"\b(january|february|march|april|may|june|july|august|september|october|november|december)\b|\d+월"
+        ),
+    ),
     ("number", re.compile(r"\d")),
 )
 
@@ -455,22 +600,22 @@ def _value_update(a: Statement, b: Statement, new: str, old: str) -> bool:
     parts = []
     for x in (a, b):
         slots: dict[str, set] = {}
-        rest = set(x.who.split())           # "서준은 아침 회의를" = "서준은 … 아침 회의"
+        rest = set(x.who.split())  # "서준은 아침 회의를" = "서준은 … 아침 회의"
         for w in x.objects:
             kind = _kind_of(w)
             if kind:
-                slots.setdefault(kind, set()).add(re.sub(r"(?<=[a-z])s$", "", w))   # Mondays = Monday
+                slots.setdefault(kind, set()).add(re.sub(r"(?<=[a-z])s$", "", w))  # Mondays = Monday
             else:
                 rest.add(w)
         parts.append((slots, rest - _LINKS))
     (slots_a, rest_a), (slots_b, rest_b) = parts
     if not slots_a or slots_a.keys() != slots_b.keys() or rest_a != rest_b:
         return False
-    return sum(slots_a[k] != slots_b[k] for k in slots_a) == 1   # one value changed, not two
+    return sum(slots_a[k] != slots_b[k] for k in slots_a) == 1  # one value changed, not two
 
 
 def _same_kind_of_value(a: Statement, b: Statement) -> bool:
-    """"X is Y" → "X is now Z" replaces only a value of the same kind (a weekday, a time, a month,
+    """ "X is Y" → "X is now Z" replaces only a value of the same kind (a weekday, a time, a month,
     a number), or, with no kind on either side, an attribute named in several words ("deploy day",
     "favourite food"): "Seojun is busy these days" does not replace "Seojun is a developer"."""
     if len(a.objects) > 3 or len(b.objects) > 3:
@@ -489,16 +634,19 @@ _NEGATIONS = (
     (re.compile(r"\b(\w+)n'?t\b", re.I), r"\1"),
     (re.compile(r"\bdisabled\b", re.I), "enabled"),
     (re.compile(r"\bforbidden\b|\bprohibited\b", re.I), "allowed"),
-    (re.compile(r"지(는|도|가)?\s*(않|마|말|못)[가-힣]*"), ""),          # 하지 않는다, 하지 마, 하지 말 것, 하지 못한다
-    (re.compile(r"(?<![가-힣])(안|못)\s+"), ""),                        # 안 한다, 못 간다
-    (re.compile(r"(?<![가-힣])(안|못)(?=(하|해|했|한|할|돼|된|되))"), ""),   # 안한다, 못해
-    (re.compile(r"\s*아니[가-힣]*"), ""),                                # 채식주의자가 아니다
-    (re.compile(r"없(?=[가-힣]|\b|$)"), "있"),                           # GPU가 없다 → 있다
+    (
+        re.compile(r"지(는|도|가)?\s*(않|마|말|못)[가-힣]*"),
+        "",
+    ),  # 하지 않는다, 하지 마, 하지 말 것, 하지 못한다
+    (re.compile(r"(?<![가-힣])(안|못)\s+"), ""),  # 안 한다, 못 간다
+    (re.compile(r"(?<![가-힣])(안|못)(?=(하|해|했|한|할|돼|된|되))"), ""),  # 안한다, 못해
+    (re.compile(r"\s*아니[가-힣]*"), ""),  # 채식주의자가 아니다
+    (re.compile(r"없(?=[가-힣]|\b|$)"), "있"),  # GPU가 없다 → 있다
     (re.compile(r"꺼져|꺼짐|꺼진"), "켜져"),
     (re.compile(r"비활성"), "활성"),
     (re.compile(r"금지"), "허용"),
 )
-_KO_ENDINGS = ("는다", "다", "지는", "지", "함", "해", "할")   # only on words tokenize.stem_ko left alone
+_KO_ENDINGS = ("는다", "다", "지는", "지", "함", "해", "할")  # only on words tokenize.stem_ko left alone
 _LIGHT_VERBS = {"하", "되", "이", "있", "수"}
 
 
@@ -536,7 +684,7 @@ def _ko_claim_word(word: str) -> str:
         stem = stem[:-1]
     last = ord(stem[-1]) - 0xAC00
     if 0 <= last < 11172 and last % 28:
-        stem = stem[:-1] + chr(0xAC00 + last - last % 28)   # the final consonant off: 한 → 하, 돌 → 도
+        stem = stem[:-1] + chr(0xAC00 + last - last % 28)  # the final consonant off: 한 → 하, 돌 → 도
     return stem
 
 
@@ -546,10 +694,15 @@ def _counterparts(wa: set, wb: set) -> bool:
 
     def stem_match(word: str, others: set[str]) -> bool:
         size = 2 if re.match(r"[가-힣]", word) else 4
-        return len(word) >= size and any(len(o) >= size and o[:size] == word[:size] and
-                                         (o.startswith(word[:-1] or word) or word.startswith(o[:-1] or o) or size == 2)
-                                         or (size == 2 and len(o) >= 2 and (word in o or o in word))
-                                         for o in others)
+        return len(word) >= size and any(
+            (
+                len(o) >= size
+                and o[:size] == word[:size]
+                and (o.startswith(word[:-1] or word) or word.startswith(o[:-1] or o) or size == 2)
+            )
+            or (size == 2 and len(o) >= 2 and (word in o or o in word))
+            for o in others
+        )
 
     return all(stem_match(w, only_b) for w in only_a) and all(stem_match(w, only_a) for w in only_b)
 
@@ -568,8 +721,13 @@ def rewording(a: str, b: str) -> bool:
     """Do a and b differ only in inflection and filler words ("Monday" / "Mondays")? A word
     with no counterpart of the same stem ("alpha" / "gamma") makes it a different fact, and so
     does a negation ("한다" / "안 한다")."""
+
     def content(text: str) -> set[str]:
-        return {w for w in key(text).split() if w not in _STOP and w not in _FILLER and (len(w) > 1 or w.isdigit())}
+        return {
+            w
+            for w in key(text).split()
+            if w not in _STOP and w not in _FILLER and (len(w) > 1 or w.isdigit())
+        }
 
     return claim(a)[1] == claim(b)[1] and _counterparts(content(a), content(b))
 
@@ -591,7 +749,7 @@ def _grams(text: str) -> dict[str, int]:
     padded = f"  {text} "
     out: dict[str, int] = {}
     for i in range(len(padded) - 2):
-        gram = padded[i:i + 3]
+        gram = padded[i : i + 3]
         out[gram] = out.get(gram, 0) + 1
     return out
 
@@ -599,8 +757,11 @@ def _grams(text: str) -> dict[str, int]:
 def compare(memory: MemoryFile, text: str, scope: str, today=None) -> tuple[str, MemoryEntry | None, str]:
     """Against live entries of the same scope: ("duplicate"|"supersede"|"new", entry, why)."""
     wanted = key(text)
-    live = [e for e in memory.entries() if not e.superseded and e.scope == scope
-            and not (today and e.expired(today))]
+    live = [
+        e
+        for e in memory.entries()
+        if not e.superseded and e.scope == scope and not (today and e.expired(today))
+    ]
     for entry in live:
         if key(entry.text) == wanted:
             return "duplicate", entry, f"same as {entry.id}"
@@ -611,7 +772,11 @@ def compare(memory: MemoryFile, text: str, scope: str, today=None) -> tuple[str,
     best, best_score = None, 0.0
     for entry in reversed(live):
         if mine and contradicts(text, entry.text):
-            return "supersede", entry, f"replaces {entry.id} (same subject: {mine[0] or 'the speaker'}, {mine[1]}; changed)"
+            return (
+                "supersede",
+                entry,
+                f"replaces {entry.id} (same subject: {mine[0] or 'the speaker'}, {mine[1]}; changed)",
+            )
         if _CHANGE_WORDS.search(text) and opposed(text, entry.text):
             return "supersede", entry, f"replaces {entry.id} (the same claim, now negated or restored)"
         score = similarity(text, entry.text)
@@ -639,8 +804,15 @@ def _reversion(memory: MemoryFile, wanted: str, live: list[MemoryEntry]):
     return None
 
 
-def decide(memory: MemoryFile, text: str, type: str | None = None, scope: str = "workspace",
-           confidence: float | None = None, force: bool = False, today=None) -> Decision:
+def decide(
+    memory: MemoryFile,
+    text: str,
+    type: str | None = None,
+    scope: str = "workspace",
+    confidence: float | None = None,
+    force: bool = False,
+    today=None,
+) -> Decision:
     """The whole write policy for one text against the current MEMORY.md."""
     text = normalize(text)
     text, redactions = redact(text)

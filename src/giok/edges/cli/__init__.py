@@ -14,12 +14,27 @@ from giok.errors import GiokError
 from giok.store.home import Home
 from giok.store.workspace import Workspace
 
-
 # Command → the module that defines it. Modules are imported when their command runs, so
 # `giok remember` does not pay for numpy, the index or the scheduler.
 COMMAND_MODULES = {
-    "memory": ("init", "workspaces", "remember", "forget", "diary", "lesson", "decide", "task", "state",
-               "heartbeat", "show", "log", "check", "quickstart", "edit", "move"),
+    "memory": (
+        "init",
+        "workspaces",
+        "remember",
+        "forget",
+        "diary",
+        "lesson",
+        "decide",
+        "task",
+        "state",
+        "heartbeat",
+        "show",
+        "log",
+        "check",
+        "quickstart",
+        "edit",
+        "move",
+    ),
     "search": ("search", "recall", "index"),
     "boot": ("boot", "history", "trace"),
     "routines": ("distill", "watch", "flush", "wake", "schedule"),
@@ -67,8 +82,17 @@ def workspace_option(multiple: bool = False):
     help_text = "Workspace name or path (default: $GIOK_WORKSPACE, else the one the current folder is in)."
     if multiple:
         help_text += " Repeat to search several."
-    return click.option("-w", "--workspace", "workspace_arg", multiple=multiple, expose_value=False,
-                        callback=_store_workspace, is_eager=True, metavar="NAME|PATH", help=help_text)
+    return click.option(
+        "-w",
+        "--workspace",
+        "workspace_arg",
+        multiple=multiple,
+        expose_value=False,
+        callback=_store_workspace,
+        is_eager=True,
+        metavar="NAME|PATH",
+        help=help_text,
+    )
 
 
 def json_option(f):
@@ -114,5 +138,3 @@ def main():
 
     Start with `giok quickstart` or `giok init PATH --name NAME`.
     """
-
-

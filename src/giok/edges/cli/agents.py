@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-from giok.lifecycle.crossview import Bus
+from giok.edges.cli import emit, json_option, main, open_workspace, read_text_arg, workspace_option
 from giok.errors import InvalidInput, LoopRefused
+from giok.lifecycle.crossview import Bus
 from giok.store.home import Home
 from giok.store.workspace import Workspace
-from giok.edges.cli import emit, json_option, main, open_workspace, read_text_arg, workspace_option
 
 
 @main.group()
@@ -30,7 +30,9 @@ def _sender(from_: str | None) -> str:
 @crossview.command("send")
 @click.argument("text")
 @click.option("--from", "from_", metavar="WS", help="Sending workspace (default: -w / the current one).")
-@click.option("--to", "to", metavar="WS,…", help="Recipients, comma-separated (default: every other workspace).")
+@click.option(
+    "--to", "to", metavar="WS,…", help="Recipients, comma-separated (default: every other workspace)."
+)
 @click.option("--all", "all_", is_flag=True, help="Send to every other workspace (the default for a post).")
 @click.option("--reply-to", "reply_to", metavar="MSG", help="Answer message MSG: goes to its sender only.")
 @workspace_option()
@@ -53,7 +55,10 @@ def send(text, from_, to, all_, reply_to, as_json):
 def _sent_text(m: dict) -> str:
     skipped = m.get("skipped_missing")
     return f"{m['id']} → {', '.join(m['recipients'])}" + (
-        f"\nskipped (folder gone): {', '.join(skipped)}; `giok workspaces remove NAME` unregisters it" if skipped else "")
+        f"\nskipped (folder gone): {', '.join(skipped)}; `giok workspaces remove NAME` unregisters it"
+        if skipped
+        else ""
+    )
 
 
 @crossview.command("inbox")
@@ -69,7 +74,10 @@ def inbox(unread, limit, as_json):
 
 
 def _inbox_text(d: dict) -> str:
-    lines = [f"{'  ' if m['acked'] else '* '}{m['id']}  {m['created'][:16]}  {m['rendered']}" for m in d["messages"]]
+    lines = [
+        f"{'  ' if m['acked'] else '* '}{m['id']}  {m['created'][:16]}  {m['rendered']}"
+        for m in d["messages"]
+    ]
     return "\n".join(lines) or "no messages"
 
 
@@ -84,7 +92,11 @@ def ack(ids, all_, as_json):
         raise InvalidInput("give message ids to ack, or --all")
     ws = open_workspace()
     done = Bus().ack(ws.name, list(ids) or None)
-    emit({"workspace": ws.name, "acked": done}, as_json, lambda d: f"acked {len(d['acked'])}: {' '.join(d['acked'])}".rstrip(": "))
+    emit(
+        {"workspace": ws.name, "acked": done},
+        as_json,
+        lambda d: f"acked {len(d['acked'])}: {' '.join(d['acked'])}".rstrip(": "),
+    )
 
 
 @main.command("mcp")
@@ -100,4 +112,5 @@ def mcp_command():
     Claude Code: `claude mcp add giok -- giok mcp -w NAME`.
     """
     from giok.edges.mcp import serve  # imports the mcp SDK, with a clear error when it is missing
+
     serve(open_workspace())

@@ -4,20 +4,33 @@ from __future__ import annotations
 
 import click
 
+from giok.edges.cli import emit, json_option, main, open_workspace, workspace_option
 from giok.lifecycle import boot as bootlib
 from giok.store import trace as tracelib
-from giok.edges.cli import emit, json_option, main, open_workspace, workspace_option
 
 
 @main.command()
 @click.option("--budget", type=int, help="Token budget (default: the boot_budget setting, else 4000).")
-@click.option("--context", type=click.Choice(bootlib.CONTEXTS), default="private", show_default=True,
-              help="group leaves MEMORY.md and user-scoped entries out.")
-@click.option("--user", help="Whose session this is (default: the name in USER.md); other users' memories stay out.")
+@click.option(
+    "--context",
+    type=click.Choice(bootlib.CONTEXTS),
+    default="private",
+    show_default=True,
+    help="group leaves MEMORY.md and user-scoped entries out.",
+)
+@click.option(
+    "--user", help="Whose session this is (default: the name in USER.md); other users' memories stay out."
+)
 @click.option("--thread", help="The thread id; that thread's entries are included, no other thread's.")
-@click.option("--format", "fmt", type=click.Choice(["text", "claude-hook"]), default="text", show_default=True,
-              help="claude-hook prints the JSON a Claude Code hook returns, for the event named in the hook's "
-                   "input on stdin (SessionStart when there is none).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "claude-hook"]),
+    default="text",
+    show_default=True,
+    help="claude-hook prints the JSON a Claude Code hook returns, for the event named in the hook's "
+    "input on stdin (SessionStart when there is none).",
+)
 @click.option("--no-record", is_flag=True, help="Do not count the injected entries as references.")
 @workspace_option()
 @json_option
@@ -31,8 +44,9 @@ def boot(budget, context, user, thread, fmt, no_record, as_json):
     if fmt == "claude-hook":
         _claude_hook(budget, context, user, thread, no_record)
         return
-    result = bootlib.build(open_workspace(), budget=budget, context=context, user=user, thread=thread,
-                           record=not no_record)
+    result = bootlib.build(
+        open_workspace(), budget=budget, context=context, user=user, thread=thread, record=not no_record
+    )
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     emit(result.to_dict(), as_json, lambda d: d["text"].rstrip("\n"))
@@ -43,14 +57,19 @@ def _claude_hook(budget, context, user, thread, no_record) -> None:
     (a failure is a line on stderr and exit 0). Events that take no context get nothing."""
     from giok.edges import hooks
     from giok.edges.cli.hooks import hook_input
+
     event = "SessionStart"
     try:
         event = hook_input().get("hook_event_name") or event
         if event not in hooks.CONTEXT_EVENTS:
-            click.echo(f"giok boot: a {event} hook takes no context; printed nothing (use `giok hook {event}`)", err=True)
+            click.echo(
+                f"giok boot: a {event} hook takes no context; printed nothing (use `giok hook {event}`)",
+                err=True,
+            )
             return
-        result = bootlib.build(open_workspace(), budget=budget, context=context, user=user, thread=thread,
-                               record=not no_record)
+        result = bootlib.build(
+            open_workspace(), budget=budget, context=context, user=user, thread=thread, record=not no_record
+        )
         click.echo(result.hook_json(event))
     except Exception as exc:  # memory never blocks the session
         click.echo(f"giok boot ({event} hook): {exc}", err=True)
@@ -103,7 +122,9 @@ def _trace_text(d: dict) -> str:
             if e.get("text"):
                 out.append(f"    text: {e['text']}")
             else:  # refused writes keep no text, only what kind of text it was
-                out.append(f"    text not kept: {e.get('category') or 'refused'}, {e.get('length', '?')} characters")
+                out.append(
+                    f"    text not kept: {e.get('category') or 'refused'}, {e.get('length', '?')} characters"
+                )
             for key in ("source", "via", "target"):
                 if e.get(key):
                     out.append(f"    {key}: {e[key]}")

@@ -30,7 +30,9 @@ def hook_input(wait: float = 1.0) -> dict:
 
 @main.command("hook")
 @click.argument("event", required=False, default="")
-@click.option("--budget", help="SessionStart: the boot budget; UserPromptSubmit: the recall budget (default 300).")
+@click.option(
+    "--budget", help="SessionStart: the boot budget; UserPromptSubmit: the recall budget (default 300)."
+)
 @workspace_option()
 def hook(event, budget):
     """Run giok's part of Claude Code hook EVENT, reading the hook's JSON on stdin.
@@ -41,6 +43,7 @@ def hook(event, budget):
     any failure is one line on stderr and exit 0.
     """
     from giok.edges import hooks
+
     try:
         if budget is not None:  # checked here, not by click: a usage error would exit 2 and block
             if not str(budget).isdigit():
@@ -53,10 +56,15 @@ def hook(event, budget):
         event = event or data.get("hook_event_name") or ""
         sent = data.get("hook_event_name")
         if sent and sent != event:
-            click.echo(f"giok hook: configured as {event} but Claude Code sent {sent}; answering {sent}", err=True)
+            click.echo(
+                f"giok hook: configured as {event} but Claude Code sent {sent}; answering {sent}", err=True
+            )
             event = sent
         if event not in hooks.EVENTS:
-            click.echo(f"giok hook: nothing to do for event {event!r} (giok handles {', '.join(hooks.EVENTS)})", err=True)
+            click.echo(
+                f"giok hook: nothing to do for event {event!r} (giok handles {', '.join(hooks.EVENTS)})",
+                err=True,
+            )
             return
         ws = open_workspace()
         if event == "SessionStart":

@@ -10,21 +10,26 @@ from pathlib import Path
 
 import click
 
-from giok.store import templates
+from giok.edges.cli import emit, json_option, main, open_workspace, read_text_arg, style, workspace_option
 from giok.errors import WorkspaceError
+from giok.store import templates
 from giok.store.home import Home
 from giok.store.workspace import LESSONS, TYPES, Workspace, check_layer, check_scope
-from giok.edges.cli import emit, json_option, main, open_workspace, read_text_arg, style, workspace_option
 
 
 @main.command()
 @click.argument("path", type=click.Path(file_okay=False))
 @click.option("--name", help="Workspace name in the home (default: the folder's name).")
-@click.option("--lang", type=click.Choice(["en", "ko"]), default="en", show_default=True, help="Template language.")
+@click.option(
+    "--lang", type=click.Choice(["en", "ko"]), default="en", show_default=True, help="Template language."
+)
 @click.option("--user", "user", help="Who the agent works for (goes into USER.md).")
-@click.option("--openclaw/--no-openclaw", default=None,
-              help="Write only giok's own files; SOUL/AGENTS/USER/TOOLS/HEARTBEAT.md are OpenClaw's "
-                   "(default: on when PATH looks like an OpenClaw workspace).")
+@click.option(
+    "--openclaw/--no-openclaw",
+    default=None,
+    help="Write only giok's own files; SOUL/AGENTS/USER/TOOLS/HEARTBEAT.md are OpenClaw's "
+    "(default: on when PATH looks like an OpenClaw workspace).",
+)
 @json_option
 def init(path, name, lang, user, openclaw, as_json):
     """Create a workspace at PATH, or adopt an existing folder.
@@ -33,13 +38,28 @@ def init(path, name, lang, user, openclaw, as_json):
     derived data (.giok/) and commits. Registers the workspace in the giok home.
     """
     from giok.store.workspace import OPENCLAW_FILES, is_openclaw
+
     if openclaw is None and Path(path).is_dir():
         openclaw = is_openclaw(Path(path))
     ws, created = Workspace.init(path, name=name, lang=lang, user=user, openclaw=bool(openclaw))
     data = {"workspace": ws.name, "path": str(ws.root), "created": created, "openclaw": bool(openclaw)}
-    emit(data, as_json, lambda d: f"workspace {d['workspace']} at {d['path']}\n"
-         + (f"created: {', '.join(d['created'])}" if d["created"] else "nothing to add: every file was already there")
-         + (f"\nOpenClaw workspace: {', '.join(OPENCLAW_FILES)} are left to OpenClaw" if d["openclaw"] else ""))
+    emit(
+        data,
+        as_json,
+        lambda d: (
+            f"workspace {d['workspace']} at {d['path']}\n"
+            + (
+                f"created: {', '.join(d['created'])}"
+                if d["created"]
+                else "nothing to add: every file was already there"
+            )
+            + (
+                f"\nOpenClaw workspace: {', '.join(OPENCLAW_FILES)} are left to OpenClaw"
+                if d["openclaw"]
+                else ""
+            )
+        ),
+    )
 
 
 @main.group(invoke_without_command=True)
@@ -69,8 +89,11 @@ def _workspaces_text(d: dict) -> str:
     if not d["workspaces"]:
         return "no workspaces yet"
     width = max(len(w["name"]) for w in d["workspaces"])
-    lines = [f"{style.name(w['name'].ljust(width))}  {w['path']}"
-             + (f"  {style.bad('(missing: folder gone)')}" if w["missing"] else "") for w in d["workspaces"]]
+    lines = [
+        f"{style.name(w['name'].ljust(width))}  {w['path']}"
+        + (f"  {style.bad('(missing: folder gone)')}" if w["missing"] else "")
+        for w in d["workspaces"]
+    ]
     if d["missing"]:
         lines.append(f"{len(d['missing'])} missing: `giok workspaces remove NAME` unregisters it")
     return "\n".join(lines)
@@ -78,7 +101,9 @@ def _workspaces_text(d: dict) -> str:
 
 @workspaces.command("remove")
 @click.argument("name")
-@click.option("--delete-files", is_flag=True, help="Also delete the workspace folder (asks first; see --yes).")
+@click.option(
+    "--delete-files", is_flag=True, help="Also delete the workspace folder (asks first; see --yes)."
+)
 @click.option("--yes", is_flag=True, help="Do not ask before --delete-files.")
 @json_option
 def workspaces_remove(name, delete_files, yes, as_json):
@@ -94,11 +119,15 @@ def workspaces_remove(name, delete_files, yes, as_json):
     deleting = delete_files and folder.is_dir()
     if deleting:
         if not (folder / "MEMORY.md").is_file():
-            raise WorkspaceError(f"{folder} holds no MEMORY.md: not deleting a folder that is not a workspace")
+            raise WorkspaceError(
+                f"{folder} holds no MEMORY.md: not deleting a folder that is not a workspace"
+            )
         if not yes:
             if not os.isatty(0):
                 raise WorkspaceError(f"no terminal to confirm deleting {folder}: pass --yes to delete it")
-            click.confirm(f"Delete {folder} and every file in it (git history included)?", abort=True, err=True)
+            click.confirm(
+                f"Delete {folder} and every file in it (git history included)?", abort=True, err=True
+            )
     home.unregister(name)
     data = {"workspace": name, "path": str(folder), "files": "kept", "cron_removed": _uncron(name)}
     if deleting:
@@ -106,32 +135,56 @@ def workspaces_remove(name, delete_files, yes, as_json):
         data["files"] = "deleted"
     elif not folder.is_dir():
         data["files"] = "already gone"
-    emit(data, as_json, lambda d: f"removed {d['workspace']} from the home; files {d['files']}: {d['path']}"
-         + "".join(f"\n  crontab: removed {l}" for l in d["cron_removed"]))
+    emit(
+        data,
+        as_json,
+        lambda d: (
+            f"removed {d['workspace']} from the home; files {d['files']}: {d['path']}"
+            + "".join(f"\n  crontab: removed {l}" for l in d["cron_removed"])
+        ),
+    )
 
 
 def _uncron(name: str) -> list[str]:
     """Take the workspace's giok lines out of the crontab, if it has any (no crontab: nothing)."""
-    from giok.lifecycle import routines as routines_mod
     from giok.errors import GiokError
+    from giok.lifecycle import routines as routines_mod
+
     try:
-        return routines_mod.uninstall(name)   # [] when it has none: one crontab read
+        return routines_mod.uninstall(name)  # [] when it has none: one crontab read
     except GiokError:
         return []
 
 
 @main.command()
 @click.argument("text")
-@click.option("--layer", help="M0 (permanent), M365, M90 or M30 (default: M30; an update keeps the layer of the entry it supersedes).")
-@click.option("--expires", help="Expiry date YYYY-MM-DD (default: today + the layer's days; M0 never expires).")
-@click.option("--date", "date", help="When it happened, YYYY-MM-DD (default: today; not in the future). The expiry still counts from today.")
-@click.option("--type", "type_", help="preference, fact, workflow, episode, lesson or decision (default: guessed).")
+@click.option(
+    "--layer",
+    help="M0 (permanent), M365, M90 or M30 (default: M30; an update keeps the layer of the entry it supersedes).",
+)
+@click.option(
+    "--expires", help="Expiry date YYYY-MM-DD (default: today + the layer's days; M0 never expires)."
+)
+@click.option(
+    "--date",
+    "date",
+    help="When it happened, YYYY-MM-DD (default: today; not in the future). The expiry still counts from today.",
+)
+@click.option(
+    "--type", "type_", help="preference, fact, workflow, episode, lesson or decision (default: guessed)."
+)
 @click.option("--scope", help="workspace (default), user:NAME, thread:ID or task:ID.")
 @click.option("--user", help="Shorthand for --scope user:NAME (a memory only this user's sessions see).")
 @click.option("--thread", help="Shorthand for --scope thread:ID (temporary state of one thread).")
 @click.option("--source", help="Where this came from (a session, a message id, a file).")
-@click.option("--confidence", type=float, help="How sure, 0..1. A guess is kept only with --type and --confidence <= 0.5.")
-@click.option("--force", is_flag=True, help="Write even what the policy refuses (the trace records that it was forced).")
+@click.option(
+    "--confidence",
+    type=float,
+    help="How sure, 0..1. A guess is kept only with --type and --confidence <= 0.5.",
+)
+@click.option(
+    "--force", is_flag=True, help="Write even what the policy refuses (the trace records that it was forced)."
+)
 @workspace_option()
 @json_option
 def remember(text, layer, expires, date, type_, scope, user, thread, source, confidence, force, as_json):
@@ -144,9 +197,20 @@ def remember(text, layer, expires, date, type_, scope, user, thread, source, con
     written, refused, duplicate or superseded).
     """
     ws = open_workspace()
-    result = ws.remember(read_text_arg(text), layer=layer, expires=expires, type=type_, scope=scope,
-                         user=user, thread=thread, source=source, confidence=confidence, force=force, via="cli",
-                         date=date)
+    result = ws.remember(
+        read_text_arg(text),
+        layer=layer,
+        expires=expires,
+        type=type_,
+        scope=scope,
+        user=user,
+        thread=thread,
+        source=source,
+        confidence=confidence,
+        force=force,
+        via="cli",
+        date=date,
+    )
     emit(result.to_dict(), as_json, _result_text)
 
 
@@ -165,10 +229,18 @@ def _result_text(d: dict) -> str:
 @main.command()
 @click.argument("entry_id", required=False)
 @click.option("--reason", required=True, help="Why it must go; recorded in the commit message.")
-@click.option("--match", help="Instead of an id: forget every line (memory, diary, lessons, …) containing TEXT.")
+@click.option(
+    "--match", help="Instead of an id: forget every line (memory, diary, lessons, …) containing TEXT."
+)
 @click.option("--dry-run", is_flag=True, help="Show what would be removed; change nothing.")
-@click.option("--purge", is_flag=True, help="Also list the git commits that still hold the text, and how to remove it.")
-@click.option("--rewrite-history", is_flag=True, help="Also remove it from every commit of git history (rewrites history).")
+@click.option(
+    "--purge", is_flag=True, help="Also list the git commits that still hold the text, and how to remove it."
+)
+@click.option(
+    "--rewrite-history",
+    is_flag=True,
+    help="Also remove it from every commit of git history (rewrites history).",
+)
 @workspace_option()
 @json_option
 def forget(entry_id, reason, match, dry_run, purge, rewrite_history, as_json):
@@ -177,15 +249,19 @@ def forget(entry_id, reason, match, dry_run, purge, rewrite_history, as_json):
     It leaves the files, the search index, the embedding cache and giok's caches, in one
     commit. Nothing else deletes entries. --purge / --rewrite-history deal with git history.
     """
-    result = open_workspace().forget(entry_id, reason, match=match, purge=purge,
-                                     rewrite_history=rewrite_history, dry_run=dry_run)
+    result = open_workspace().forget(
+        entry_id, reason, match=match, purge=purge, rewrite_history=rewrite_history, dry_run=dry_run
+    )
     emit(result.to_dict(), as_json, _forget_text)
 
 
 def _forget_text(d: dict) -> str:
     entry = d.get("entry")
-    head = f"forgot {entry['id']}: {entry['text']}" if entry and d["action"] == "removed" else \
-        ("dry run: nothing changed" if d["action"] == "unchanged" else "forgot the matching lines")
+    head = (
+        f"forgot {entry['id']}: {entry['text']}"
+        if entry and d["action"] == "removed"
+        else ("dry run: nothing changed" if d["action"] == "unchanged" else "forgot the matching lines")
+    )
     return "\n".join([head] + [f"  {n}" for n in d.get("notes", [])])
 
 
@@ -211,8 +287,13 @@ def lesson(title, body, as_json):
     ws = open_workspace()
     before = ws.read_text(LESSONS)
     heading = ws.lesson(title, read_text_arg(body))
-    action = "added" if heading not in before.splitlines() else \
-        "appended" if ws.read_text(LESSONS) != before else "unchanged (it holds these lines already)"
+    action = (
+        "added"
+        if heading not in before.splitlines()
+        else "appended"
+        if ws.read_text(LESSONS) != before
+        else "unchanged (it holds these lines already)"
+    )
     emit({"heading": heading, "action": action}, as_json, lambda d: f"{d['action']}: {d['heading']}")
 
 
@@ -253,8 +334,11 @@ def _task_mover(status: str, doc: str):
     @workspace_option()
     @json_option
     def command(task_id, note, as_json):
-        emit(open_workspace().task_move(task_id, status, note), as_json,
-             lambda t: f"{t['id']} {t['status']}: {t['text']}")
+        emit(
+            open_workspace().task_move(task_id, status, note),
+            as_json,
+            lambda t: f"{t['id']} {t['status']}: {t['text']}",
+        )
 
     command.__doc__ = doc
     return command
@@ -272,9 +356,17 @@ task.command("block")(_task_mover("blocked", "Move a task to blocked (say why wi
 def task_list(status, as_json):
     """List tasks with their status."""
     tasks = [t for t in open_workspace().tasks() if not status or t["status"] == status]
-    emit({"tasks": tasks}, as_json, lambda d: "\n".join(
-        f"{style.ident(t['id'])}\t{style.paint(t['status'], fg=_TASK_COLOUR.get(t['status']))}\t{t['text']}"
-        for t in d["tasks"]) or "no tasks")
+    emit(
+        {"tasks": tasks},
+        as_json,
+        lambda d: (
+            "\n".join(
+                f"{style.ident(t['id'])}\t{style.paint(t['status'], fg=_TASK_COLOUR.get(t['status']))}\t{t['text']}"
+                for t in d["tasks"]
+            )
+            or "no tasks"
+        ),
+    )
 
 
 _TASK_COLOUR = {"todo": None, "doing": "cyan", "done": "green", "blocked": "red"}
@@ -295,7 +387,9 @@ def state(ctx, as_json):
 @json_option
 def state_show(as_json):
     """Print the state memo's sections."""
-    emit(open_workspace().state(), as_json, lambda d: "\n".join(f"[{k}]\n{v}\n" for k, v in d.items()).rstrip())
+    emit(
+        open_workspace().state(), as_json, lambda d: "\n".join(f"[{k}]\n{v}\n" for k, v in d.items()).rstrip()
+    )
 
 
 @state.command("set")
@@ -333,7 +427,11 @@ def heartbeat_add(text, as_json):
 def heartbeat_list(as_json):
     """List open items, numbered."""
     items = open_workspace().heartbeat()
-    emit({"items": items}, as_json, lambda d: "\n".join(f"{i}. {t}" for i, t in enumerate(d["items"], 1)) or "nothing open")
+    emit(
+        {"items": items},
+        as_json,
+        lambda d: "\n".join(f"{i}. {t}" for i, t in enumerate(d["items"], 1)) or "nothing open",
+    )
 
 
 @heartbeat.command("done")
@@ -349,7 +447,9 @@ def heartbeat_done(item, as_json):
 @click.argument("entry_id")
 @click.argument("text")
 @click.option("--reason", help="Why it changed; recorded in the commit message.")
-@click.option("--force", is_flag=True, help="Write even what the policy refuses (a greeting, a question, a guess).")
+@click.option(
+    "--force", is_flag=True, help="Write even what the policy refuses (a greeting, a question, a guess)."
+)
 @workspace_option()
 @json_option
 def edit(entry_id, text, reason, force, as_json):
@@ -368,7 +468,9 @@ def edit(entry_id, text, reason, force, as_json):
 @main.command()
 @click.argument("entry_id")
 @click.option("--layer", required=True, metavar="M0|M365|M90|M30", help="The layer to move it to.")
-@click.option("--reason", help="Why (promote: it proved lasting; demote: it matters less); in the commit message.")
+@click.option(
+    "--reason", help="Why (promote: it proved lasting; demote: it matters less); in the commit message."
+)
 @workspace_option()
 @json_option
 def move(entry_id, layer, reason, as_json):
@@ -384,8 +486,14 @@ def move(entry_id, layer, reason, as_json):
 def _changed_text(d: dict) -> str:
     entry = d.get("entry") or {}
     if d["action"] in ("edited", "promoted", "demoted"):
-        exp = f" (expires {entry['expires']})" if entry.get("expires") else (" (permanent)" if entry.get("layer") == "M0" else "")
-        lines = [f"{style.good(d['action'])} {style.ident(entry['id'])} [{entry['layer']}]{exp} {entry['text']}"]
+        exp = (
+            f" (expires {entry['expires']})"
+            if entry.get("expires")
+            else (" (permanent)" if entry.get("layer") == "M0" else "")
+        )
+        lines = [
+            f"{style.good(d['action'])} {style.ident(entry['id'])} [{entry['layer']}]{exp} {entry['text']}"
+        ]
         if d["action"] != "edited":
             lines.append(d["reason"])
     else:
@@ -394,7 +502,9 @@ def _changed_text(d: dict) -> str:
 
 
 @main.command()
-@click.option("--layer", "layers", multiple=True, metavar="M0|M365|M90|M30", help="Only this layer (repeatable).")
+@click.option(
+    "--layer", "layers", multiple=True, metavar="M0|M365|M90|M30", help="Only this layer (repeatable)."
+)
 @click.option("--scope", help="Only entries of this scope (workspace, user:NAME, thread:ID, task:ID).")
 @click.option("--type", "type_", type=click.Choice(TYPES), help="Only entries of this type.")
 @workspace_option()
@@ -406,7 +516,11 @@ def show(layers, scope, type_, as_json):
     """
     ws = open_workspace()
     data = dict(ws.show(), lang=templates.language(ws))
-    emit(_filtered(data, [check_layer(l) for l in layers], scope and check_scope(scope), type_), as_json, _show_text)
+    emit(
+        _filtered(data, [check_layer(l) for l in layers], scope and check_scope(scope), type_),
+        as_json,
+        _show_text,
+    )
 
 
 def _filtered(data: dict, layers: list[str], scope: str | None, type_: str | None) -> dict:
@@ -414,8 +528,11 @@ def _filtered(data: dict, layers: list[str], scope: str | None, type_: str | Non
         return data
 
     def keep(e: dict) -> bool:
-        return (not layers or e["layer"] in layers) and (not scope or e["scope"] == scope) \
+        return (
+            (not layers or e["layer"] in layers)
+            and (not scope or e["scope"] == scope)
             and (not type_ or e["type"] == type_)
+        )
 
     out = dict(data, filters={"layer": layers or None, "scope": scope, "type": type_})
     out["layers"] = {}
@@ -451,6 +568,7 @@ def _show_text(d: dict) -> str:
 def _layer_title(layer: str, lang: str | None) -> str:
     """M90 in English (as it always was); M90 · 90일 기억 in a Korean workspace."""
     from giok.store.memoryfile import LAYER_TITLES
+
     if lang != "ko":
         return layer
     return f"{layer} · {LAYER_TITLES['ko'][layer].split(':', 1)[1].strip()}"
@@ -462,9 +580,14 @@ def _layer_title(layer: str, lang: str | None) -> str:
 @json_option
 def log(limit, as_json):
     """The memory timeline, from git history."""
-    emit({"commits": open_workspace().log(limit)}, as_json,
-         lambda d: "\n".join(f"{style.ident(c['commit'])} {style.dim(c['date'][:16])} {c['message'].splitlines()[0]}"
-                             for c in d["commits"]))
+    emit(
+        {"commits": open_workspace().log(limit)},
+        as_json,
+        lambda d: "\n".join(
+            f"{style.ident(c['commit'])} {style.dim(c['date'][:16])} {c['message'].splitlines()[0]}"
+            for c in d["commits"]
+        ),
+    )
 
 
 CHECK_EXIT = {"error": 1, "warning": 3}  # else 0: info-only findings are not problems
@@ -484,8 +607,11 @@ def check(as_json):
     ws = open_workspace()
     problems = ws.check()
     worst = next((s for s in CHECK_EXIT if any(p["severity"] == s for p in problems)), None)
-    data = {"problems": problems, "exit": CHECK_EXIT.get(worst, 0),
-            "counts": {s: sum(p["severity"] == s for p in problems) for s in ("error", "warning", "info")}}
+    data = {
+        "problems": problems,
+        "exit": CHECK_EXIT.get(worst, 0),
+        "counts": {s: sum(p["severity"] == s for p in problems) for s in ("error", "warning", "info")},
+    }
     emit(data, as_json, lambda d: _check_text(d, templates.language(ws)))
     if worst:
         raise SystemExit(CHECK_EXIT[worst])
@@ -494,20 +620,30 @@ def check(as_json):
 def _check_text(d: dict, lang: str) -> str:
     t = style.labels(lang)
     width = max((len(t[p["severity"]]) + 1 for p in d["problems"]), default=0)
-    lines = [f"{style.severity(p['severity'], (t[p['severity']] + ':').ljust(width))} "
-             f"{p['path']}{':' + str(p['line']) if p['line'] else ''}: {p['message']}" for p in d["problems"]]
+    lines = [
+        f"{style.severity(p['severity'], (t[p['severity']] + ':').ljust(width))} "
+        f"{p['path']}{':' + str(p['line']) if p['line'] else ''}: {p['message']}"
+        for p in d["problems"]
+    ]
     return "\n".join(lines) or style.good(t["no_problems"])
 
 
 DEMO = "zeon-demo"
-DEMO_MEMORIES = [("I am Zeon, Seojun's first agent.", "M0"),
-                 ("Seojun prefers short answers with the result first.", "M365"),
-                 ("Decided to use SQLite with FTS5 for the memory index.", "M90"),
-                 ("First draft of the memory essay is done.", "M30")]
+DEMO_MEMORIES = [
+    ("I am Zeon, Seojun's first agent.", "M0"),
+    ("Seojun prefers short answers with the result first.", "M365"),
+    ("Decided to use SQLite with FTS5 for the memory index.", "M90"),
+    ("First draft of the memory essay is done.", "M30"),
+]
 
 
 @main.command()
-@click.option("--path", "path", type=click.Path(file_okay=False), help="Where to create the demo workspace (default: a temp folder).")
+@click.option(
+    "--path",
+    "path",
+    type=click.Path(file_okay=False),
+    help="Where to create the demo workspace (default: a temp folder).",
+)
 @json_option
 def quickstart(path, as_json):
     """Create a demo workspace (zeon-demo), write a few memories, and show and search them.
@@ -523,11 +659,25 @@ def quickstart(path, as_json):
     memories = []
     for text, layer in DEMO_MEMORIES:
         result = ws.remember(text, layer=layer, via="quickstart")
-        memories.append({"layer": layer, "text": text, "action": result.action,
-                         "id": result.entry.id if result.entry else None})
+        memories.append(
+            {
+                "layer": layer,
+                "text": text,
+                "action": result.action,
+                "id": result.entry.id if result.entry else None,
+            }
+        )
     ws.diary("Set up giok and wrote the first memories.")
-    data = {"workspace": ws.name, "path": str(ws.root), "reused": created is None, "created": created or [],
-            "notes": notes, "memories": memories, "show": ws.show(), "search": _quickstart_search(ws)}
+    data = {
+        "workspace": ws.name,
+        "path": str(ws.root),
+        "reused": created is None,
+        "created": created or [],
+        "notes": notes,
+        "memories": memories,
+        "show": ws.show(),
+        "search": _quickstart_search(ws),
+    }
     emit(data, as_json, _quickstart_text)
 
 
@@ -542,8 +692,10 @@ def _demo_workspace(home: Home, path: str | None) -> tuple[Workspace, list[str] 
     if spec:
         where = Path(spec["path"])
         if path and Path(path).expanduser().resolve() not in (where, where.parent):
-            raise WorkspaceError(f"the demo workspace {DEMO!r} already lives at {where}: run quickstart without "
-                                 f"--path to see it again, or `giok workspaces remove {DEMO}` first")
+            raise WorkspaceError(
+                f"the demo workspace {DEMO!r} already lives at {where}: run quickstart without "
+                f"--path to see it again, or `giok workspaces remove {DEMO}` first"
+            )
         notes.append(f"the demo workspace already exists at {where}: running the demo on it again")
         return Workspace(where, name=DEMO, home=home), None, notes
     root = Path(path) if path else Path(tempfile.mkdtemp(prefix="giok-demo-"))
@@ -559,9 +711,14 @@ def _demo_workspace(home: Home, path: str | None) -> tuple[Workspace, list[str] 
 def _quickstart_text(d: dict) -> str:
     out = [f"note: {n}" for n in d["notes"]]
     if not d["reused"]:
-        out.append(f"created workspace {d['workspace']} at {d['path']} ({len(d['created'])} files, committed to git)")
-    out += [f"remember [{m['layer']}] {m['id'] if m['action'] == 'written' else m['action'] + ' ' + (m['id'] or '')}: "
-            f"{m['text']}" for m in d["memories"]]
+        out.append(
+            f"created workspace {d['workspace']} at {d['path']} ({len(d['created'])} files, committed to git)"
+        )
+    out += [
+        f"remember [{m['layer']}] {m['id'] if m['action'] == 'written' else m['action'] + ' ' + (m['id'] or '')}: "
+        f"{m['text']}"
+        for m in d["memories"]
+    ]
     out += ["", _show_text(d["show"])]
     if d["search"] is not None:
         out.append(f"\nsearch: {d['search']['query']}")
@@ -575,5 +732,10 @@ def _quickstart_search(ws) -> dict | None:
     if search is None:
         return None
     query = "what database did we choose?"
-    return {"query": query, "results": [{"score": r.score, "path": r.path, "line": r.start_line,
-                                         "text": r.text.splitlines()[0]} for r in search(query, k=3)]}
+    return {
+        "query": query,
+        "results": [
+            {"score": r.score, "path": r.path, "line": r.start_line, "text": r.text.splitlines()[0]}
+            for r in search(query, k=3)
+        ],
+    }

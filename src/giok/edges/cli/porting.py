@@ -7,16 +7,24 @@ from pathlib import Path
 
 import click
 
-from giok.errors import InvalidInput
-from giok.edges.importers import FORMATS
 from giok.edges.cli import emit, json_option, main, open_workspace, workspace_option
+from giok.edges.importers import FORMATS
+from giok.errors import InvalidInput
 
 
 @main.command(name="export")
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "tar"]), default="jsonl", show_default=True,
-              help="jsonl: one JSON object per line (entries with every field, diary lines, decisions, tasks, "
-                   "lessons, state, heartbeat); tar: the workspace's files without .git and .giok.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write to FILE (default: stdout).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl", "tar"]),
+    default="jsonl",
+    show_default=True,
+    help="jsonl: one JSON object per line (entries with every field, diary lines, decisions, tasks, "
+    "lessons, state, heartbeat); tar: the workspace's files without .git and .giok.",
+)
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write to FILE (default: stdout)."
+)
 @workspace_option()
 def export_(fmt, output):
     """Write the whole workspace in a form that needs no git.
@@ -24,6 +32,7 @@ def export_(fmt, output):
     `giok import FILE` reads it back, into this or another workspace.
     """
     from giok.edges.porting import export_jsonl, export_tar
+
     ws = open_workspace()
     data = export_tar(ws) if fmt == "tar" else export_jsonl(ws).encode("utf-8")
     if fmt == "tar" and not output and sys.stdout.isatty():
@@ -37,8 +46,12 @@ def export_(fmt, output):
 
 @main.command(name="import")
 @click.argument("source", type=click.Path(exists=True))
-@click.option("--from", "fmt", type=click.Choice(FORMATS),
-              help="The format of SOURCE (default: detected from what it holds).")
+@click.option(
+    "--from",
+    "fmt",
+    type=click.Choice(FORMATS),
+    help="The format of SOURCE (default: detected from what it holds).",
+)
 @click.option("--dry-run", is_flag=True, help="Decide every item the same way; write nothing.")
 @workspace_option()
 @json_option
@@ -52,20 +65,27 @@ def import_(source, fmt, dry_run, as_json):
     the reason for each item).
     """
     from giok.edges.porting import import_path
+
     report = import_path(open_workspace(), source, fmt, dry_run=dry_run)
     emit(report.to_dict(), as_json, _import_text)
 
 
 def _import_text(d: dict) -> str:
-    head = (f"{'dry run: ' if d['dry_run'] else ''}{d['items']} item(s) from {d['source']} ({d['format']}): "
-            f"{d['kept']} kept, {d['merged']} merged, {d['refused']} refused")
+    head = (
+        f"{'dry run: ' if d['dry_run'] else ''}{d['items']} item(s) from {d['source']} ({d['format']}): "
+        f"{d['kept']} kept, {d['merged']} merged, {d['refused']} refused"
+    )
     lines = [f"  {o['action']}: {o['origin']}: {o['reason']}" for o in d["outcomes"] if o["action"] != "kept"]
     return "\n".join([head, *lines])
 
 
 @main.command()
-@click.option("--repair", is_flag=True, help="First settle what killed processes left: stale git locks, an "
-              "interrupted write (rolled back or confirmed), temp files.")
+@click.option(
+    "--repair",
+    is_flag=True,
+    help="First settle what killed processes left: stale git locks, an "
+    "interrupted write (rolled back or confirmed), temp files.",
+)
 @workspace_option()
 @json_option
 def doctor(repair, as_json):
@@ -76,6 +96,7 @@ def doctor(repair, as_json):
     token size of the always-injected tier. Exits 1 when there is an error.
     """
     from giok.edges.doctor import diagnose
+
     result = diagnose(open_workspace(), repair=repair)
     emit(result, as_json, _doctor_text)
     if result["errors"]:
@@ -84,6 +105,8 @@ def doctor(repair, as_json):
 
 def _doctor_text(d: dict) -> str:
     lines = [f"{f['severity']}: {f['check']}: {f['message']}\n  fix: {f['fix']}" for f in d["findings"]]
-    lines.append(f"{d['workspace']}: {d['errors']} error(s), {d['warnings']} warning(s)"
-                 + ("" if d["findings"] else " — all checks passed"))
+    lines.append(
+        f"{d['workspace']}: {d['errors']} error(s), {d['warnings']} warning(s)"
+        + ("" if d["findings"] else " — all checks passed")
+    )
     return "\n".join(lines)

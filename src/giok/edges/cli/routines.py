@@ -7,12 +7,12 @@ import sys
 
 import click
 
+from giok.edges.cli import emit, json_option, main, open_workspace, workspace_option
+from giok.errors import GiokError, InvalidInput
 from giok.lifecycle import distill as distill_mod
 from giok.lifecycle import routines as routines_mod
 from giok.lifecycle import watchdog
 from giok.store.clock import parse_date
-from giok.errors import GiokError, InvalidInput
-from giok.edges.cli import emit, json_option, main, open_workspace, workspace_option
 
 
 @main.command()
@@ -53,7 +53,12 @@ def _distill_text(d: dict) -> str:
 @click.option("--used", type=int, required=True, help="Tokens used in the conversation so far.")
 @click.option("--window", type=int, required=True, help="The model's context window in tokens.")
 @click.option("--session", help="Session id (default: $GIOK_SESSION, else 'default').")
-@click.option("--exit-code", "exit_code", is_flag=True, help="Exit 10 when a soft flush is due, 11 when a hard one is (for shell hooks).")
+@click.option(
+    "--exit-code",
+    "exit_code",
+    is_flag=True,
+    help="Exit 10 when a soft flush is due, 11 when a hard one is (for shell hooks).",
+)
 @workspace_option()
 @json_option
 def watch(used, window, session, exit_code, as_json):
@@ -64,15 +69,25 @@ def watch(used, window, session, exit_code, as_json):
     """
     ws = open_workspace()
     status = watchdog.watch(ws, used, window, session)
-    emit(status.to_dict(), as_json, lambda d: f"{d['level']} {d['percent']}% ({d['used']:,}/{d['window']:,}): {d['action']}"
-         + f"\nflush due: {'yes' if d['flush_due'] else 'no'}")
+    emit(
+        status.to_dict(),
+        as_json,
+        lambda d: (
+            f"{d['level']} {d['percent']}% ({d['used']:,}/{d['window']:,}): {d['action']}"
+            + f"\nflush due: {'yes' if d['flush_due'] else 'no'}"
+        ),
+    )
     if exit_code and status.flush_due:
         sys.exit(10 if status.level == "soft" else 11)
 
 
 @main.command()
 @click.option("--session", help="Session id (default: $GIOK_SESSION, else 'default').")
-@click.option("--level", type=click.Choice(["soft", "hard"]), help="The crossing being flushed (default: the level `giok watch` last saw, else soft).")
+@click.option(
+    "--level",
+    type=click.Choice(["soft", "hard"]),
+    help="The crossing being flushed (default: the level `giok watch` last saw, else soft).",
+)
 @workspace_option()
 @json_option
 def flush(session, level, as_json):
@@ -85,14 +100,28 @@ def flush(session, level, as_json):
     if sys.stdin.isatty():
         raise InvalidInput("pipe the conversation on stdin: `... | giok flush --session ID`")
     result = watchdog.flush(ws, sys.stdin.read(), session, level)
-    emit(result.to_dict(), as_json, lambda d: "\n".join(
-        [f"{d['action']} ({d['level']}, session {d['session']}, summary: {d['summary_by']})"] + d["lines"]
-        + [f"memory: {m['action']} {m['id'] or ''} {m['kind']}: {m['text']}" for m in d.get("memories", [])]
-        + [f"note: {n}" for n in d["notes"]]))
+    emit(
+        result.to_dict(),
+        as_json,
+        lambda d: "\n".join(
+            [f"{d['action']} ({d['level']}, session {d['session']}, summary: {d['summary_by']})"]
+            + d["lines"]
+            + [
+                f"memory: {m['action']} {m['id'] or ''} {m['kind']}: {m['text']}"
+                for m in d.get("memories", [])
+            ]
+            + [f"note: {n}" for n in d["notes"]]
+        ),
+    )
 
 
 @main.command()
-@click.option("--print", "print_only", is_flag=True, help="Only print the prompt, even when an agent_command is configured.")
+@click.option(
+    "--print",
+    "print_only",
+    is_flag=True,
+    help="Only print the prompt, even when an agent_command is configured.",
+)
 @workspace_option()
 @json_option
 def wake(print_only, as_json):
@@ -104,8 +133,15 @@ def wake(print_only, as_json):
     ws = open_workspace()
     data = routines_mod.wake(ws, run_agent=not print_only)
     agent = data.get("agent")
-    emit(data, as_json, lambda d: d["prompt"] if not agent else
-         f"ran {' '.join(agent['command'])}: exit {agent['exit']}\n{agent['output']}{agent['errors']}".rstrip())
+    emit(
+        data,
+        as_json,
+        lambda d: (
+            d["prompt"]
+            if not agent
+            else f"ran {' '.join(agent['command'])}: exit {agent['exit']}\n{agent['output']}{agent['errors']}".rstrip()
+        ),
+    )
     if agent and agent["exit"] != 0:
         sys.exit(1)
 
@@ -121,10 +157,22 @@ def schedule():
 
 
 @schedule.command("install")
-@click.option("--add", "adds", nargs=3, multiple=True, metavar="NAME CRON COMMAND",
-              help="Add or replace a custom routine, e.g. --add qrt '0 0,8,16 * * *' wake.")
-@click.option("--disable", multiple=True, metavar="NAME", help="Disable a routine (a default or a custom one).")
-@click.option("--dry-run", is_flag=True, help="Print the crontab it would write (with --add/--disable applied); change nothing.")
+@click.option(
+    "--add",
+    "adds",
+    nargs=3,
+    multiple=True,
+    metavar="NAME CRON COMMAND",
+    help="Add or replace a custom routine, e.g. --add qrt '0 0,8,16 * * *' wake.",
+)
+@click.option(
+    "--disable", multiple=True, metavar="NAME", help="Disable a routine (a default or a custom one)."
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the crontab it would write (with --add/--disable applied); change nothing.",
+)
 @workspace_option()
 @json_option
 def schedule_install(adds, disable, dry_run, as_json):
@@ -132,8 +180,14 @@ def schedule_install(adds, disable, dry_run, as_json):
     ws = open_workspace()
     if dry_run:
         result = routines_mod.install(ws, dry_run=True, items=_planned(ws, adds, disable))
-        emit(result, as_json, lambda d: d["crontab"].rstrip("\n") + ("" if d["changed"] else
-             "\n# (dry run: the crontab already holds exactly these lines)"))
+        emit(
+            result,
+            as_json,
+            lambda d: (
+                d["crontab"].rstrip("\n")
+                + ("" if d["changed"] else "\n# (dry run: the crontab already holds exactly these lines)")
+            ),
+        )
         return
     for name, cron, command in adds:
         routines_mod.save(ws, routines_mod.Routine(name, cron, shlex.split(command)))
@@ -162,18 +216,31 @@ def schedule_list(as_json):
     """The workspace's routines, their next run, and whether each is in the crontab."""
     ws = open_workspace()
     from giok.store.clock import now
+
     try:
         in_cron = {r["routine"] for r in routines_mod.installed(ws.name)}
         cron_note = None
     except GiokError as exc:  # no crontab binary: still list the routines
         in_cron, cron_note = set(), str(exc)
-    rows = [{**r.to_dict(), "next": r.next_run(now()).isoformat(timespec="minutes") if r.enabled else None,
-             "installed": r.name in in_cron} for r in routines_mod.routines(ws, include_disabled=True)]
+    rows = [
+        {
+            **r.to_dict(),
+            "next": r.next_run(now()).isoformat(timespec="minutes") if r.enabled else None,
+            "installed": r.name in in_cron,
+        }
+        for r in routines_mod.routines(ws, include_disabled=True)
+    ]
     data = {"workspace": ws.name, "routines": rows, "crontab": cron_note or "ok"}
-    emit(data, as_json, lambda d: "\n".join(
-        f"{r['name']:<18} {r['schedule']:<16} giok {r['command']:<12} "
-        f"{'installed' if r['installed'] else ('disabled' if not r['enabled'] else 'not installed')}"
-        + (f"  next {r['next']}" if r["next"] else "") for r in d["routines"]))
+    emit(
+        data,
+        as_json,
+        lambda d: "\n".join(
+            f"{r['name']:<18} {r['schedule']:<16} giok {r['command']:<12} "
+            f"{'installed' if r['installed'] else ('disabled' if not r['enabled'] else 'not installed')}"
+            + (f"  next {r['next']}" if r["next"] else "")
+            for r in d["routines"]
+        ),
+    )
 
 
 @schedule.command("remove")
@@ -207,5 +274,7 @@ def schedule_run(name, max_runs, as_json):
     scheduler = routines_mod.Scheduler(ws, items)
     if not as_json:
         for when, batch in [scheduler.next()]:
-            click.echo(f"scheduling {len(items)} routine(s) for {ws.name}; next: {', '.join(r.name for r in batch)} at {when:%Y-%m-%d %H:%M}")
+            click.echo(
+                f"scheduling {len(items)} routine(s) for {ws.name}; next: {', '.join(r.name for r in batch)} at {when:%Y-%m-%d %H:%M}"
+            )
     scheduler.loop(max_runs, on_result=lambda r: emit(r, as_json, lambda d: d["diary"]))

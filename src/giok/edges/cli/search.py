@@ -8,16 +8,15 @@ import time
 
 import click
 
-from giok.retrieval import index as index_mod
-from giok.errors import GiokError, InvalidInput, WorkspaceError
-from giok.store.home import Home
-from giok.retrieval.search import MAX_QUERY, MIN_SCORE, MODES, recall, search_full
-from giok.store.workspace import Workspace
 from giok.edges.cli import chosen_workspaces, emit, json_option, main, style, workspace_option
+from giok.errors import GiokError, InvalidInput, WorkspaceError
+from giok.retrieval import index as index_mod
+from giok.retrieval.search import MAX_QUERY, MIN_SCORE, MODES, recall, search_full
+from giok.store.home import Home
+from giok.store.workspace import Workspace
 
-
-MAX_BATCH = 1000                       # queries in one --batch run
-MAX_BATCH_LINE = 4 * MAX_QUERY + 2     # bytes read of one line (MAX_QUERY characters of UTF-8, CRLF)
+MAX_BATCH = 1000  # queries in one --batch run
+MAX_BATCH_LINE = 4 * MAX_QUERY + 2  # bytes read of one line (MAX_QUERY characters of UTF-8, CRLF)
 
 
 def _asker_and_targets(as_name: str | None) -> tuple[Workspace, list[str]]:
@@ -36,10 +35,19 @@ def _asker_and_targets(as_name: str | None) -> tuple[Workspace, list[str]]:
     return asker, names
 
 
-def _search_opts(k, min_score, mode, user, thread, superseded, as_name, names, all_scopes=False,
-                 system=False) -> dict:
-    opts = {"k": k, "min_score": min_score, "mode": mode, "user": user, "thread": thread,
-            "include_superseded": superseded, "workspaces": tuple(names), "all_scopes": all_scopes}
+def _search_opts(
+    k, min_score, mode, user, thread, superseded, as_name, names, all_scopes=False, system=False
+) -> dict:
+    opts = {
+        "k": k,
+        "min_score": min_score,
+        "mode": mode,
+        "user": user,
+        "thread": thread,
+        "include_superseded": superseded,
+        "workspaces": tuple(names),
+        "all_scopes": all_scopes,
+    }
     if system:
         opts["include_system"] = True
     if as_name:
@@ -50,6 +58,7 @@ def _search_opts(k, min_score, mode, user, thread, superseded, as_name, names, a
 def _show_progress() -> None:
     """Long first syncs (an adopted workspace, a model change) report progress on stderr."""
     from giok.retrieval.index import Index
+
     interactive = sys.stderr.isatty()
     state = {"shown": -1}
 
@@ -69,10 +78,14 @@ def _text(data: dict) -> str:
     if not data["results"]:
         lines.append("no results above the cut-off")
     for r in data["results"]:
-        where = f"{r['workspace']}:{r['path']}:{r['start_line']}" + (f"-{r['end_line']}" if r["end_line"] != r["start_line"] else "")
+        where = f"{r['workspace']}:{r['path']}:{r['start_line']}" + (
+            f"-{r['end_line']}" if r["end_line"] != r["start_line"] else ""
+        )
         tag = " ".join(x for x in (r["layer"], r["date"], r["source"]) if x)
         body = r["text"] if len(r["text"]) <= 300 else r["text"][:299] + "…"
-        lines.append(f"{style.good(format(r['score'], '.3f'))}  {style.name(where)}  {style.dim('[' + tag + ']')}")
+        lines.append(
+            f"{style.good(format(r['score'], '.3f'))}  {style.name(where)}  {style.dim('[' + tag + ']')}"
+        )
         lines.extend("       " + line for line in body.splitlines())
     return "\n".join(lines)
 
@@ -81,19 +94,49 @@ def _text(data: dict) -> str:
 @click.argument("query", required=False)
 @workspace_option(multiple=True)
 @click.option("-k", "--k", "k", type=int, default=5, show_default=True, help="How many results at most.")
-@click.option("--min-score", type=float, default=MIN_SCORE, show_default=True, help="Drop results scoring under this (0–1).")
-@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True, help="Evidence to use.")
-@click.option("--user", help="Search on behalf of this user (default: the name in USER.md); other users' entries are hidden.")
-@click.option("--thread", help="Search within this thread (default: none); other threads' entries are hidden.")
-@click.option("--all-scopes", "all_scopes", is_flag=True, help="Every user's and thread's entries (the workspace owner's view).")
+@click.option(
+    "--min-score",
+    type=float,
+    default=MIN_SCORE,
+    show_default=True,
+    help="Drop results scoring under this (0–1).",
+)
+@click.option(
+    "--mode", type=click.Choice(MODES), default="hybrid", show_default=True, help="Evidence to use."
+)
+@click.option(
+    "--user",
+    help="Search on behalf of this user (default: the name in USER.md); other users' entries are hidden.",
+)
+@click.option(
+    "--thread", help="Search within this thread (default: none); other threads' entries are hidden."
+)
+@click.option(
+    "--all-scopes",
+    "all_scopes",
+    is_flag=True,
+    help="Every user's and thread's entries (the workspace owner's view).",
+)
 @click.option("--include-superseded", "superseded", is_flag=True, help="Also return superseded entries.")
-@click.option("--include-system", "system", is_flag=True,
-              help="Also return the diary lines giok writes about itself (distill reports, flush markers, cross-view notes).")
-@click.option("--as", "as_name", metavar="NAME", help="Search as this workspace (permissions are checked for it).")
-@click.option("--batch", "batch", type=click.File("rb"),
-              help=f"One query per line (- for stdin; UTF-8, at most {MAX_BATCH:,} queries); one JSON line out per query.")
+@click.option(
+    "--include-system",
+    "system",
+    is_flag=True,
+    help="Also return the diary lines giok writes about itself (distill reports, flush markers, cross-view notes).",
+)
+@click.option(
+    "--as", "as_name", metavar="NAME", help="Search as this workspace (permissions are checked for it)."
+)
+@click.option(
+    "--batch",
+    "batch",
+    type=click.File("rb"),
+    help=f"One query per line (- for stdin; UTF-8, at most {MAX_BATCH:,} queries); one JSON line out per query.",
+)
 @json_option
-def search_cmd(query, k, min_score, mode, user, thread, all_scopes, superseded, system, as_name, batch, as_json):
+def search_cmd(
+    query, k, min_score, mode, user, thread, all_scopes, superseded, system, as_name, batch, as_json
+):
     """Search memories: MEMORY.md entries, diaries, archive, lessons, decisions, other notes.
 
     Hybrid keyword (Korean-aware) + vector search with the seed's cut-offs: results under
@@ -123,7 +166,9 @@ def _batch(asker: Workspace, stream, opts: dict) -> None:
     if stream.seekable():
         count = sum(1 for _, line in _lines(stream) if line.strip())
         if count > MAX_BATCH:
-            raise InvalidInput(f"--batch holds {count:,}+ queries; at most {MAX_BATCH:,} per run: split the file")
+            raise InvalidInput(
+                f"--batch holds {count:,}+ queries; at most {MAX_BATCH:,} per run: split the file"
+            )
         stream.seek(0)
     asked = 0
     for number, raw in _lines(stream):
@@ -156,8 +201,10 @@ def _decode(raw: bytes, number: int) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InvalidInput(f"--batch line {number:,} is not valid UTF-8 (byte {exc.start + 1}); "
-                           f"nothing after it was searched") from None
+        raise InvalidInput(
+            f"--batch line {number:,} is not valid UTF-8 (byte {exc.start + 1}); "
+            f"nothing after it was searched"
+        ) from None
 
 
 def _answer(asker: Workspace, query: str, opts: dict) -> None:
@@ -177,7 +224,12 @@ def _answer(asker: Workspace, query: str, opts: dict) -> None:
 @click.option("-k", "--k", "k", type=int, default=5, show_default=True, help="How many results at most.")
 @click.option("--user", help="Recall on behalf of this user (default: the name in USER.md).")
 @click.option("--thread", help="Recall within this thread (default: none).")
-@click.option("--all-scopes", "all_scopes", is_flag=True, help="Every user's and thread's entries (the workspace owner's view).")
+@click.option(
+    "--all-scopes",
+    "all_scopes",
+    is_flag=True,
+    help="Every user's and thread's entries (the workspace owner's view).",
+)
 @click.option("--as", "as_name", metavar="NAME", help="Recall as this workspace.")
 @json_option
 def recall_cmd(query, k, user, thread, all_scopes, as_name, as_json):
@@ -194,7 +246,9 @@ def recall_cmd(query, k, user, thread, all_scopes, as_name, as_json):
 
 def _recall_text(data: dict) -> str:
     head = f"{data['decision']}: {data['reason']}"
-    attempts = [f"  attempt {i}: {a['query']!r} → {a['kept']} result(s)" for i, a in enumerate(data["attempts"], 1)]
+    attempts = [
+        f"  attempt {i}: {a['query']!r} → {a['kept']} result(s)" for i, a in enumerate(data["attempts"], 1)
+    ]
     body = _text({"results": data["results"], "notes": []}) if data["results"] else data["answer"]
     return "\n".join([head, *attempts, body])
 
@@ -202,7 +256,11 @@ def _recall_text(data: dict) -> str:
 @main.command("index")
 @click.argument("action", type=click.Choice(["sync", "status"]), default="sync", required=False)
 @workspace_option()
-@click.option("--rebuild", is_flag=True, help="Drop the index and rebuild it from the files (needed after a model change).")
+@click.option(
+    "--rebuild",
+    is_flag=True,
+    help="Drop the index and rebuild it from the files (needed after a model change).",
+)
 @json_option
 def index_cmd(action, rebuild, as_json):
     """Bring the search index up to date (sync, the default), rebuild it, or show its status.
@@ -211,6 +269,7 @@ def index_cmd(action, rebuild, as_json):
     files; searches sync it automatically."""
     _show_progress()
     from giok.edges.cli import open_workspace
+
     ws = open_workspace()
     if action == "status" and not rebuild:
         data = index_mod.status(ws)
@@ -227,6 +286,10 @@ def _index_text(data: dict) -> str:
     if "sync" in data:
         s = data["sync"]
         verb = "rebuilt" if data.get("rebuilt") else "synced"
-        lines.append(f"{verb}: {s['changed']} file(s) changed, {s['removed']} removed, {s['embedded']} text(s) embedded in {s['ms']} ms")
-    lines.append(f"{data['chunks']} chunks from {data['files']} files; model {data['model'] or '(none yet)'}; {data['bytes']:,} bytes at {data['path']}")
+        lines.append(
+            f"{verb}: {s['changed']} file(s) changed, {s['removed']} removed, {s['embedded']} text(s) embedded in {s['ms']} ms"
+        )
+    lines.append(
+        f"{data['chunks']} chunks from {data['files']} files; model {data['model'] or '(none yet)'}; {data['bytes']:,} bytes at {data['path']}"
+    )
     return "\n".join(lines)

@@ -46,12 +46,28 @@ def severity(level: str, text: str | None = None) -> str:
 
 # Labels of the text output, in the workspace's language (giok.store.templates.language).
 LABELS = {
-    "en": {"expiring": "expiring in 7 days", "expired": "expired (archived by `giok distill`)",
-           "unreadable": "unreadable line(s): run `giok check`", "expires": "expires", "superseded": "superseded by",
-           "no_problems": "no problems", "error": "error", "warning": "warning", "info": "info"},
-    "ko": {"expiring": "7일 안에 만료", "expired": "만료됨 (`giok distill`이 보관)",
-           "unreadable": "읽을 수 없는 줄: `giok check`를 실행하세요", "expires": "만료", "superseded": "대체함:",
-           "no_problems": "문제 없음", "error": "오류", "warning": "경고", "info": "정보"},
+    "en": {
+        "expiring": "expiring in 7 days",
+        "expired": "expired (archived by `giok distill`)",
+        "unreadable": "unreadable line(s): run `giok check`",
+        "expires": "expires",
+        "superseded": "superseded by",
+        "no_problems": "no problems",
+        "error": "error",
+        "warning": "warning",
+        "info": "info",
+    },
+    "ko": {
+        "expiring": "7일 안에 만료",
+        "expired": "만료됨 (`giok distill`이 보관)",
+        "unreadable": "읽을 수 없는 줄: `giok check`를 실행하세요",
+        "expires": "만료",
+        "superseded": "대체함:",
+        "no_problems": "문제 없음",
+        "error": "오류",
+        "warning": "경고",
+        "info": "정보",
+    },
 }
 
 
