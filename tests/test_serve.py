@@ -7,11 +7,11 @@ import json
 import stat
 
 import pytest
-from tests.conftest import run_giok
-from tests.serve_support import make_home, serving
 
+from conftest import run_giok
 from giok.edges.server.tokens import Tokens
 from giok.store import git
+from serve_support import make_home, serving
 
 
 @pytest.fixture(scope="module")
