@@ -8,6 +8,7 @@ import os
 import shutil
 
 import pytest
+
 from serve_support import make_home, serving
 
 CHROMIUM = os.environ.get("GIOK_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
