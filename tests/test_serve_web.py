@@ -4,6 +4,7 @@ remember → it appears, forget with a reason and a confirmation → it is gone,
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import shutil
 
@@ -139,3 +140,17 @@ def test_a_wrong_token_shows_the_sign_in_form(browser, srv):
     assert pg.locator("#remember-form").is_hidden()  # a read token: no write controls
     assert pg.locator("button.forget").count() == 0
     context.close()
+
+
+def test_the_date_control_shows_the_past(page):
+    from giok.edges.server.api import history_module
+
+    if history_module() is None:
+        assert page.locator("#at").count() == 0  # no time travel in this giok: no date control
+        return
+    page.fill("#at", "2000-01-01")  # before the first commit: one clear error, the page stays
+    page.locator("#status", has_text="no history before").wait_for()
+    page.fill("#at", dt.date.today().isoformat())
+    page.locator("#ws-title", has_text="as of").wait_for()
+    assert page.locator("#remember-form").is_hidden()  # the past is read-only
+    assert row(page, "dark roast coffee").count() == 1

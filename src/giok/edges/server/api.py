@@ -124,6 +124,48 @@ def _tool(
     return handler
 
 
+# -- time travel (giok.store.history, when this giok has it) ---------------------------------
+def history_module():
+    """giok.store.history, or None when this giok has no time travel."""
+    try:
+        from giok.store import history  # type: ignore[attr-defined,unused-ignore]
+    except ImportError:
+        return None
+    return history
+
+
+def _past(handler: Handler) -> Handler:
+    """A read that takes `at=DATE`: the handler runs over the workspace as it was then (the
+    files of the commit at that moment, the clock frozen there); the result says which commit."""
+
+    def run(ws: Workspace, args: dict) -> object:
+        when = args.pop("at", None)
+        if not when:
+            return handler(ws, args)
+        history = history_module()
+        if history is None:
+            raise InvalidInput(
+                "time travel (at=DATE) needs giok.store.history, which this giok does not have"
+            )
+        point = history.point_at(ws, when)
+        with history.at(ws, point) as then:
+            result = handler(then, args)
+        if isinstance(result, dict):
+            result = {**result, "at": point.to_dict()}
+        return result
+
+    return run
+
+
+def _diff(ws: Workspace, args: dict) -> dict:
+    history = history_module()
+    if history is None:
+        raise InvalidInput("giok diff needs giok.store.history, which this giok does not have")
+    if not args.get("since") or not args.get("until"):
+        raise InvalidInput("since and until are required: two dates YYYY-MM-DD")
+    return history.diff(ws, args["since"], args["until"]).to_dict()
+
+
 # -- reads that are no MCP tool ------------------------------------------------------------
 def _age(entry: dict, day: dt.date) -> dict:
     if entry.get("date"):
@@ -269,16 +311,21 @@ def routes(served: Served) -> list[Route]:
             {"name": n, "readers": [o for o in names if o != n and can_read(home, o, n)]} for n in names
         ]
         return _json(
-            {"token": {"id": token.id, "name": token.name, "scope": token.scope}, "workspaces": listed}
+            {
+                "token": {"id": token.id, "name": token.name, "scope": token.scope},
+                "workspaces": listed,
+                "features": {"history": history_module() is not None},
+            }
         )
 
     q = {"q": "query"}
     return [
         Route("/workspaces", workspaces, methods=["GET"]),
-        read("/show", _show),
+        read("/show", _past(_show)),
         read("/entry/{id}", _entry),
-        read("/boot", _tool(served, "memory_boot", ints=("budget",))),
-        read("/search", _tool(served, "memory_search", ints=("k",), rename=q)),
+        read("/boot", _past(_tool(served, "memory_boot", ints=("budget",)))),
+        read("/search", _past(_tool(served, "memory_search", ints=("k",), rename=q))),
+        read("/diff", _diff),
         read("/recall", _tool(served, "memory_recall", ints=("k",), rename=q)),
         read("/log", _log),
         read("/log/{commit}", _commit),

@@ -8,6 +8,7 @@ const LAYERS = ["M0", "M365", "M90", "M30"];
 const $ = (id) => document.getElementById(id);
 let current = null; // the chosen workspace
 let scope = "read";
+let at = ""; // time travel: a past date, when the server has giok.store.history
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -49,6 +50,19 @@ async function api(path, body) {
 }
 
 const ws = (path) => `/w/${encodeURIComponent(current)}${path}`;
+// A read that can look into the past: the date control's value rides along as at=DATE.
+const past = (path) => ws(at ? `${path}${path.includes("?") ? "&" : "?"}at=${encodeURIComponent(at)}` : path);
+const writable = () => scope === "write" && !at;
+
+function timeTravel() {
+  const input = el("input", { type: "date", id: "at", "aria-label": "As of date" });
+  input.addEventListener("change", () => {
+    at = input.value;
+    document.querySelectorAll(".write").forEach((f) => { f.hidden = !writable(); });
+    show(tab);
+  });
+  fill("at-slot", [el("label", {}, "As of ", input)]);
+}
 
 function status(message) {
   $("status").textContent = message || "";
@@ -83,7 +97,8 @@ async function start() {
   $("app").hidden = false;
   $("logout").hidden = false;
   $("who").textContent = `token ${data.token.name} · ${scope}`;
-  document.querySelectorAll(".write").forEach((f) => { f.hidden = scope !== "write"; });
+  document.querySelectorAll(".write").forEach((f) => { f.hidden = !writable(); });
+  if (data.features && data.features.history) timeTravel();
   fill("workspaces", data.workspaces.map((w) =>
     el("button", { "data-ws": w.name, onclick: () => choose(w.name) }, w.name)));
   if (data.workspaces.length) choose(data.workspaces[0].name);
@@ -130,7 +145,7 @@ function expiry(e) {
 
 function entryRow(e) {
   const actions = [el("button", { onclick: () => guarded(() => chain(e.id)) }, "chain")];
-  if (scope === "write") actions.push(el("button", { class: "forget", onclick: () => forget(e) }, "forget"));
+  if (writable()) actions.push(el("button", { class: "forget", onclick: () => forget(e) }, "forget"));
   return el("tr", { "data-id": e.id },
     el("td", { class: "text" }, e.text),
     el("td", { class: "age" }, e.age_days === undefined ? "" : `${days(e.age_days)} old`),
@@ -142,7 +157,8 @@ function entryRow(e) {
 }
 
 loaders.memory = async () => {
-  const data = await api(ws("/show"));
+  const data = await api(past("/show"));
+  $("ws-title").textContent = current + (data.at ? ` — as of ${data.at.asked.replace("T", " ")} (commit ${data.at.commit.slice(0, 10)})` : "");
   fill("expiring", data.expiring_soon.length
     ? data.expiring_soon.map((e) => el("li", {}, `${e.layer} · `, e.text, " — ", expiry(e)))
     : [el("li", { class: "muted" }, "nothing expires in the next 7 days")]);
@@ -193,7 +209,7 @@ $("search-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
   guarded(async () => {
     const q = new URLSearchParams({ q: $("search-q").value, k: $("search-k").value });
-    const data = await api(ws(`/search?${q}`));
+    const data = await api(past(`/search?${q}`));
     const cut = data.cut;
     $("search-cut").textContent =
       `${data.results.length} result(s). Cut: ${cut.noise} under the noise floor (0.35), ` +
@@ -206,7 +222,7 @@ $("search-form").addEventListener("submit", (ev) => {
 });
 
 async function boot() {
-  const data = await api(ws(`/boot?budget=${encodeURIComponent($("boot-budget").value)}`));
+  const data = await api(past(`/boot?budget=${encodeURIComponent($("boot-budget").value)}`));
   const pct = Math.min(100, (100 * data.tokens) / data.budget);
   const bar = $("boot-bar");
   bar.style.width = `${pct}%`;
@@ -229,7 +245,7 @@ loaders.work = async () => {
     api(ws("/tasks")), api(ws("/state")), api(ws("/decisions")), api(ws("/heartbeat"))]);
   fill("tasks", tasks.tasks.length ? tasks.tasks.map((t) => el("li", { "data-task": t.id },
     el("b", {}, t.id), ` [${t.status}] `, t.text,
-    scope === "write" && t.status !== "done"
+    writable() && t.status !== "done"
       ? el("button", { class: "done", onclick: () => guarded(async () => {
         await api(ws("/task"), { action: "done", id: t.id });
         await loaders.work();
