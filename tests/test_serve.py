@@ -228,3 +228,47 @@ def test_crossview_between_workspaces(srv):
         sent = c.post("/api/w/zeon/crossview", json={"text": "배포 끝났어요", "to": ["mira"]}).json()
         inbox = c.get("/api/w/mira/crossview", params={"unread": "true"}).json()["messages"]
     assert any(m["id"] == sent["id"] for m in inbox)
+
+
+def test_giok_web_prints_a_signed_in_url_and_serves(ws, tmp_path):
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "giok", "web", "--no-open", "--port", str(port)],
+        env={**os.environ, "GIOK_EMBEDDINGS": "fake"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith(f"giok web: http://127.0.0.1:{port}/#token=giok_"), line
+        secret = line.strip().split("#token=")[1]
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                r = httpx.get(
+                    f"http://127.0.0.1:{port}/api/workspaces", headers={"Authorization": f"Bearer {secret}"}
+                )
+                break
+            except httpx.ConnectError:
+                assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read()
+                time.sleep(0.1)
+        assert r.status_code == 200 and r.json()["token"]["scope"] == "write"
+        assert [w["name"] for w in r.json()["workspaces"]] == ["zeon"]
+        page = httpx.get(f"http://127.0.0.1:{port}/")
+        assert page.status_code == 200 and "charset=utf-8" in page.headers["content-type"]
+        record = next(t for t in Tokens(ws.home).list() if t.name == "web")
+        assert record.expires  # the page's token is short-lived
+    finally:
+        proc.terminate()
+        proc.wait(10)
