@@ -98,10 +98,6 @@ class Served:
             return self.warm(ws).run(giok_mcp.call, ws, name, args)
         return giok_mcp.call(ws, name, args)
 
-    def indexed(self, ws: Workspace, fn, *args):
-        """Run fn under the workspace's index lock (it drives the index's one connection)."""
-        return self.warm(ws).run(fn, *args)
-
 
 def token_of(conn: HTTPConnection) -> Token | None:
     user = conn.scope.get("user")
