@@ -119,6 +119,7 @@ let tab = "memory";
 function choose(name) {
   current = name;
   $("ws-title").textContent = name;
+  $("chain").hidden = true;
   document.querySelectorAll("nav button").forEach((b) => b.classList.toggle("active", b.dataset.ws === name));
   show(tab);
 }
@@ -178,6 +179,7 @@ async function chain(id) {
   $("chain").hidden = false;
   fill("chain-list", data.chain.map((e) => el("li", { class: e.id === id ? "active" : "" },
     `${e.id} · ${e.layer} · ${e.date || "?"} · `, e.text, el("span", { class: "meta" }, ` (${e.file})`))));
+  $("chain").scrollIntoView({ block: "nearest" });
 }
 
 $("remember-form").addEventListener("submit", (ev) => {
