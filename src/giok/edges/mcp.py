@@ -670,8 +670,14 @@ class WarmUp:
             return fn(*args)
 
 
-def build_server(ws: Workspace, warm: WarmUp | None = None):
-    """An `mcp` lowlevel Server whose tools run `call()` in a worker thread."""
+def build_server(
+    ws: Workspace | None,
+    warm: WarmUp | None = None,
+    resolve: Callable[[object, Tool], tuple[Workspace, WarmUp | None]] | None = None,
+):
+    """An `mcp` lowlevel Server whose tools run `call()` in a worker thread. With `resolve`
+    (giok serve), each call's workspace and warm-up come from resolve(request context, tool),
+    which raises a GiokError (a tool error) for a caller that may not make that call."""
     anyio, types, Server, _ = _sdk()
     from giok import __version__
 
@@ -692,12 +698,13 @@ def build_server(ws: Workspace, warm: WarmUp | None = None):
         if params.name not in TOOLS:
             raise unknown_tool(params.name)
         try:
-            if warm is not None and params.name in INDEXED:
+            target, warmed = resolve(ctx, TOOLS[params.name]) if resolve else (ws, warm)
+            if warmed is not None and params.name in INDEXED:
                 result, text = await anyio.to_thread.run_sync(
-                    warm.run, call, ws, params.name, params.arguments
+                    warmed.run, call, target, params.name, params.arguments
                 )
             else:
-                result, text = await anyio.to_thread.run_sync(call, ws, params.name, params.arguments)
+                result, text = await anyio.to_thread.run_sync(call, target, params.name, params.arguments)
         except GiokError as exc:
             return types.CallToolResult(content=[types.TextContent(text=f"Error: {exc}")], is_error=True)
         except Exception as exc:  # a bug, not bad input: say so, keep serving

@@ -1,0 +1,145 @@
+"""`giok serve` (MCP over HTTP, the JSON API and the web page), `giok web` and `giok token`."""
+
+from __future__ import annotations
+
+import datetime as dt
+import webbrowser
+
+import click
+
+from giok.edges.cli import emit, json_option, main
+from giok.errors import GiokError, InvalidInput
+from giok.store.home import Home
+
+WEB_TOKEN_HOURS = 12
+
+
+def _server_deps():
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+
+        from giok.edges.server import app
+    except ImportError as exc:
+        raise GiokError(
+            f"giok serve needs the server packages ({exc.name}): pip install 'giok[serve]'"
+        ) from None
+    return app
+
+
+def _host_warning(host: str) -> None:
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        click.echo(
+            f"warning: listening on {host}, not loopback: tokens travel in clear unless a TLS proxy "
+            "is in front (docs/serve.md)",
+            err=True,
+        )
+
+
+@main.command()
+@click.option(
+    "--host", default="127.0.0.1", show_default=True, help="Address to listen on (loopback by default)."
+)
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="TCP port.")
+def serve(host, port):
+    """Serve this home over HTTP: MCP at /mcp/WORKSPACE, the JSON API at /api, the web page at /.
+
+    Every request needs `Authorization: Bearer TOKEN` (`giok token create`)."""
+    app = _server_deps()
+    home = Home()
+    _host_warning(host)
+    click.echo(f"giok serve: http://{host}:{port}/  (home {home.path}; Ctrl-C stops)", err=True)
+    app.run(home, host=host, port=port)
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="TCP port.")
+@click.option("--read-only", is_flag=True, help="The page's token may only read.")
+@click.option("--no-open", is_flag=True, help="Print the URL, do not open a browser.")
+def web(host, port, read_only, no_open):
+    """Start `giok serve` and open the web page, logged in with a fresh token.
+
+    The token (scope write unless --read-only, every workspace of the home, valid 12 hours)
+    rides in the URL's #fragment, which the browser never sends to a server; the page keeps
+    it in sessionStorage and drops it from the address bar."""
+    app = _server_deps()
+    home = Home()
+    from giok.edges.server.tokens import Tokens
+
+    names = sorted(home.workspaces())
+    if not names:
+        raise InvalidInput("this home has no workspaces yet: `giok init PATH --name NAME` first")
+    secret, _ = Tokens(home).create(
+        names, "read" if read_only else "write", name="web", ttl=dt.timedelta(hours=WEB_TOKEN_HOURS)
+    )
+    _host_warning(host)
+    url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/#token={secret}"
+    click.echo(f"giok web: {url}")
+    if not no_open:
+        webbrowser.open(url)
+    app.run(home, host=host, port=port)
+
+
+@main.group()
+def token():
+    """Access tokens for `giok serve`: the home keeps only their hash."""
+
+
+@token.command("create")
+@click.option(
+    "--workspace",
+    "workspaces",
+    multiple=True,
+    required=True,
+    metavar="NAME",
+    help="A workspace it reaches (repeat).",
+)
+@click.option("--scope", type=click.Choice(["read", "write"]), default="read", show_default=True)
+@click.option("--name", default=None, help="A name to recognise it by in `giok token list`.")
+@click.option("--hours", type=click.IntRange(1, None), default=None, help="Expires after this many hours.")
+@json_option
+def token_create(workspaces, scope, name, hours, as_json):
+    """Create a token and print it, once: it cannot be shown again."""
+    from giok.edges.server.tokens import Tokens
+
+    secret, record = Tokens(Home()).create(
+        list(workspaces), scope, name=name, ttl=dt.timedelta(hours=hours) if hours else None
+    )
+    emit({**record.to_dict(), "token": secret}, as_json, lambda d: d["token"])
+    if not as_json:
+        click.echo(
+            f"token {record.id} ({record.scope}, {', '.join(record.workspaces)}): shown once, keep it safe",
+            err=True,
+        )
+
+
+@token.command("list")
+@json_option
+def token_list(as_json):
+    """The tokens of this home (never the tokens themselves)."""
+    from giok.edges.server.tokens import Tokens
+
+    tokens = [t.to_dict() for t in Tokens(Home()).list()]
+
+    def text(rows):
+        if not rows:
+            return "no tokens (giok token create --workspace NAME --scope read|write)"
+        return "\n".join(
+            f"{t['id']}  {t['scope']:<5}  {','.join(t['workspaces'])}  {t['name']}"
+            + (f"  expires {t['expires']}" if t["expires"] else "")
+            for t in rows
+        )
+
+    emit(tokens, as_json, text)
+
+
+@token.command("revoke")
+@click.argument("key", metavar="ID|NAME")
+@json_option
+def token_revoke(key, as_json):
+    """Revoke a token by its id or name: requests with it are refused at once."""
+    from giok.edges.server.tokens import Tokens
+
+    record = Tokens(Home()).revoke(key)
+    emit(record.to_dict(), as_json, lambda d: f"revoked {d['id']} ({d['name']})")

@@ -1,0 +1,195 @@
+"""`giok serve`: one ASGI app (Starlette, run by uvicorn) over a giok home.
+
+- `/mcp/{workspace}`: MCP over streamable HTTP, the official SDK's transport and session
+  manager, with the stdio server's tools (giok.edges.mcp.build_server; no tool logic here);
+- `/api/...`: the JSON API (giok.edges.server.api);
+- `/`: the web page (static files shipped in the package, no build step).
+
+Every request but the page's static files carries `Authorization: Bearer <token>`. The
+SDK's BearerAuthBackend reads the header and asks our verifier (giok.edges.server.tokens);
+a token reaches only its workspaces, and a read token makes no change.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, BearerAuthBackend, RequireAuthMiddleware
+from mcp.server.auth.provider import AccessToken
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.requests import HTTPConnection
+from starlette.responses import FileResponse, JSONResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import Receive, Scope, Send
+
+from giok.edges import mcp as giok_mcp
+from giok.edges.server.tokens import Token, Tokens, token_from
+from giok.errors import NotFound, PermissionDenied
+from giok.store.home import Home
+from giok.store.workspace import Workspace
+
+STATIC = Path(__file__).parent / "static"
+
+
+class Refused(Exception):
+    """An HTTP refusal: status and one line."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+def refusal(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+class Verifier:
+    """The SDK's TokenVerifier over the home's token file: scopes read (and write), the
+    workspaces in the claims."""
+
+    def __init__(self, tokens: Tokens):
+        self.tokens = tokens
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        found = self.tokens.verify(token)
+        if found is None:
+            return None
+        scopes = ["read", "write"] if found.may_write() else ["read"]
+        return AccessToken(
+            token=token, client_id=found.id, scopes=scopes, claims={"giok_token": found.to_dict()}
+        )
+
+
+class Served:
+    """What the process holds over the home: the workspaces opened so far and one warm-up
+    (index lock) per workspace, shared by the MCP tools and the JSON API."""
+
+    def __init__(self, home: Home):
+        self.home = home
+        self.tokens = Tokens(home)
+        self._workspaces: dict[str, Workspace] = {}
+        self._warm: dict[str, giok_mcp.WarmUp] = {}
+        self._lock = threading.Lock()
+
+    def workspace(self, name: str) -> Workspace:
+        with self._lock:
+            if name not in self._workspaces:
+                if name not in self.home.workspaces():
+                    raise NotFound(f"unknown workspace {name!r}")
+                self._workspaces[name] = Workspace.open(name, home=self.home)
+            return self._workspaces[name]
+
+    def warm(self, ws: Workspace) -> giok_mcp.WarmUp:
+        with self._lock:
+            if ws.name not in self._warm:
+                self._warm[ws.name] = giok_mcp.WarmUp(ws).start()
+            return self._warm[ws.name]
+
+    def call(self, ws: Workspace, name: str, args: dict | None) -> tuple[object, str]:
+        """Run an MCP tool as stdio does: indexed tools one at a time, after the warm-up."""
+        if name in giok_mcp.INDEXED:
+            return self.warm(ws).run(giok_mcp.call, ws, name, args)
+        return giok_mcp.call(ws, name, args)
+
+
+def token_of(conn: HTTPConnection) -> Token | None:
+    user = conn.scope.get("user")
+    if not isinstance(user, AuthenticatedUser):
+        return None
+    claims = user.access_token.claims or {}
+    return token_from(claims["giok_token"])
+
+
+def authorize(conn: HTTPConnection, workspace: str | None, write: bool) -> Token:
+    """The request's token, if it may do this; else Refused (401: no or bad token; 403: not its
+    workspace, or a write with a read token)."""
+    token = token_of(conn)
+    if token is None:
+        has_header = "authorization" in conn.headers
+        raise Refused(
+            401, "invalid or revoked token" if has_header else "missing Authorization: Bearer <token>"
+        )
+    if workspace is not None and not token.reaches(workspace):
+        raise Refused(403, f"this token does not reach workspace {workspace!r}")
+    if write and not token.may_write():
+        raise Refused(403, "this token is read-only: a change needs a write token")
+    return token
+
+
+class WorkspaceGate:
+    """In front of the MCP transport: the path's workspace must be one the token reaches
+    (RequireAuthMiddleware, outside this, has already refused a missing or wrong token)."""
+
+    def __init__(self, app: StreamableHTTPASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        conn = HTTPConnection(scope)
+        workspace = conn.path_params.get("workspace", "")
+        try:
+            authorize(conn, workspace, write=False)
+        except Refused as exc:
+            await refusal(exc.status, str(exc))(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def mcp_resolver(served: Served):
+    def resolve(ctx, spec: giok_mcp.Tool) -> tuple[Workspace, giok_mcp.WarmUp | None]:
+        request = getattr(ctx, "request", None)
+        token = token_of(request) if request is not None else None
+        workspace = request.path_params.get("workspace", "") if request is not None else ""
+        if token is None or not token.reaches(workspace):
+            raise PermissionDenied(f"this token does not reach workspace {workspace!r}")
+        if not spec.read_only and not token.may_write():
+            raise PermissionDenied(
+                f"this token is read-only: {spec.name} makes a change; nothing was written"
+            )
+        ws = served.workspace(workspace)
+        return ws, served.warm(ws)
+
+    return resolve
+
+
+def build_app(home: Home | None = None) -> Starlette:
+    from giok.edges.server import api
+
+    served = Served(home or Home())
+    manager = StreamableHTTPSessionManager(
+        app=giok_mcp.build_server(None, resolve=mcp_resolver(served)), json_response=False
+    )
+    mcp_app = RequireAuthMiddleware(WorkspaceGate(StreamableHTTPASGIApp(manager)), required_scopes=["read"])
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with manager.run():
+            yield
+
+    async def page(request):
+        return FileResponse(STATIC / "index.html", media_type="text/html; charset=utf-8")
+
+    app = Starlette(
+        routes=[
+            Route("/", page),
+            Mount("/static", StaticFiles(directory=STATIC), name="static"),
+            Mount("/api", routes=api.routes(served)),
+            Route("/mcp/{workspace}", mcp_app),
+        ],
+        middleware=[Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(Verifier(served.tokens)))],
+        lifespan=lifespan,
+    )
+    app.state.served = served
+    return app
+
+
+def run(home: Home, host: str = "127.0.0.1", port: int = 8765, log_level: str = "warning") -> None:
+    import uvicorn
+
+    uvicorn.run(build_app(home), host=host, port=port, log_level=log_level)

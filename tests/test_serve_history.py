@@ -1,0 +1,53 @@
+"""giok serve: time travel through the JSON API (show, boot, search with at=DATE, and diff),
+when this giok has giok.store.history; without it, at=DATE is one clear 400."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+import pytest
+
+from giok.edges.server.api import history_module
+from serve_support import make_home, serving
+
+
+@pytest.fixture(scope="module")
+def srv(tmp_path_factory):
+    root = tmp_path_factory.mktemp("serve-history")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GIT_CONFIG_GLOBAL", str(root / "gitconfig"))
+        mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
+        home, workspaces = make_home(root)
+        with serving(home, workspaces) as running:
+            yield running
+
+
+@pytest.mark.skipif(history_module() is not None, reason="this giok has time travel")
+def test_without_history_at_is_one_clear_error(srv):
+    with srv.client(srv.tokens["zeon-read"]) as c:
+        assert c.get("/api/workspaces").json()["features"] == {"history": False}
+        r = c.get("/api/w/zeon/show", params={"at": "2026-01-01"})
+    assert r.status_code == 400 and "giok.store.history" in r.json()["error"]
+
+
+@pytest.mark.skipif(history_module() is None, reason="giok.store.history is not in this giok")
+def test_show_and_search_as_of_a_past_moment(srv):
+    with srv.client(srv.tokens["zeon-write"]) as c:
+        assert c.get("/api/workspaces").json()["features"] == {"history": True}
+        wrote = c.post(
+            "/api/w/zeon/remember", json={"text": "The old VPN gateway is vpn1.example.org"}
+        ).json()
+        then = dt.datetime.now().strftime("%Y-%m-%dT%H:%M:%S")
+        time.sleep(1.2)  # git commit times have whole seconds
+        entry_id = wrote["entry"]["id"]
+        assert c.post("/api/w/zeon/forget", json={"id": entry_id, "reason": "replaced"}).status_code == 200
+        now_ids = [e["id"] for e in c.get("/api/w/zeon/show").json()["layers"]["M30"]["entries"]]
+        past = c.get("/api/w/zeon/show", params={"at": then}).json()
+        hits = c.get("/api/w/zeon/search", params={"q": "VPN gateway", "at": then}).json()
+        live_hits = c.get("/api/w/zeon/search", params={"q": "VPN gateway"}).json()
+    assert entry_id not in now_ids
+    assert entry_id in [e["id"] for e in past["layers"]["M30"]["entries"]]
+    assert past["at"]["asked"].startswith(then[:10]) and len(past["at"]["commit"]) >= 7
+    assert any("vpn1" in r["text"] for r in hits["results"])
+    assert not any("vpn1" in r["text"] for r in live_hits["results"])
