@@ -51,7 +51,8 @@ def test_changing_one_entry_changes_only_its_line():
         == "- [2026-02-22] VibeDojo v2 리팩터링 결정 <!-- expires: 2026-05-21; refs: 3 -->"
     )
     reparsed = MemoryFile.parse(mf.render()).entries("M90")[0]
-    assert reparsed.refs == 3 and reparsed.expires == dt.date(2026, 5, 21)
+    assert reparsed.refs == 3
+    assert reparsed.expires == dt.date(2026, 5, 21)
 
 
 @pytest.mark.parametrize(
@@ -79,7 +80,8 @@ def test_bad_lines_are_kept_and_reported():
 
 def test_entries_outside_layers_are_reported():
     mf = MemoryFile.parse(b"- stray\n## M0\n- ok\n")
-    assert mf.problems and "outside any layer" in mf.problems[0][1]
+    assert mf.problems
+    assert "outside any layer" in mf.problems[0][1]
 
 
 def test_crlf_file_gets_crlf_for_new_entries():

@@ -244,9 +244,11 @@ def test_no_secret_reaches_any_store(home, cli, path):
 
 
 def test_the_matrix_is_wide_enough():
-    assert len(KINDS) >= 14 and len(WRITE_PATHS) >= 20
+    assert len(KINDS) >= 14
+    assert len(WRITE_PATHS) >= 20
     for kind, (text, value) in KINDS.items():  # each is a real catch of the redactor, not luck
-        assert value in text and value not in redact(text)[0], kind
+        assert value in text, kind
+        assert value not in redact(text)[0], kind
 
 
 # -- false positives ----------------------------------------------------------------------------
@@ -293,7 +295,8 @@ def test_a_password_named_for_something_is_redacted(ws, text, value):
 def test_ordinary_memories_are_stored_as_written(ws, text):
     assert redact(text) == (text, [])
     result = ws.remember(text, force=True)
-    assert result.entry.text == text and not result.notes
+    assert result.entry.text == text
+    assert not result.notes
     ws.diary(text)
     assert text in ws.read_text(ws.diary_path())
 
