@@ -228,14 +228,14 @@ class _Messages(BaseHTTPRequestHandler):
     def do_GET(self):
         self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
 
-    def do_POST(self):
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
         if "count_tokens" in self.path:
-            return self._json(200, {"input_tokens": 100})
+            self._json(200, {"input_tokens": 100})
+            return
         if self.path.split("?")[0] != "/v1/messages":
-            return self._json(
-                404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}}
-            )
+            self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
+            return
         self.server.requests.append(body)
         blocks = _script(body)
         stop = "tool_use" if blocks[-1]["type"] == "tool_use" else "end_turn"
@@ -256,7 +256,8 @@ class _Messages(BaseHTTPRequestHandler):
             "usage": usage,
         }
         if not body.get("stream"):
-            return self._json(200, {**message, "content": blocks, "stop_reason": stop})
+            self._json(200, {**message, "content": blocks, "stop_reason": stop})
+            return
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("connection", "close")

@@ -98,10 +98,10 @@ def _commands(group, prefix=()):
     ctx = click.Context(group)
     for name in group.list_commands(ctx):
         command = group.get_command(ctx, name)
-        assert command is not None, f"`giok {' '.join(prefix + (name,))}` is listed but cannot be loaded"
-        yield prefix + (name,), command
+        assert command is not None, f"`giok {' '.join((*prefix, name))}` is listed but cannot be loaded"
+        yield (*prefix, name), command
         if isinstance(command, click.Group):
-            yield from _commands(command, prefix + (name,))
+            yield from _commands(command, (*prefix, name))
 
 
 def test_every_command_has_help_text():
@@ -122,7 +122,8 @@ def test_a_simple_command_does_not_import_search_or_scheduler():
     code = (
         "import sys; from giok.edges.cli import main\n"
         "try:\n    main(['workspaces'])\nexcept SystemExit:\n    pass\n"
-        "heavy = [m for m in ('numpy', 'croniter', 'httpx', 'mcp', 'giok.retrieval.index') if m in sys.modules]\n"
+        "heavy = [m for m in ('numpy', 'croniter', 'httpx', 'mcp', 'giok.retrieval.index') if m in "
+        "sys.modules]\n"
         "print(heavy)"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

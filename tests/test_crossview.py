@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import ClassVar
 
 import pytest
 
@@ -178,7 +179,7 @@ def test_concurrent_senders_in_separate_processes_lose_nothing(family, bus):
 
 
 class _FakeTelegram(BaseHTTPRequestHandler):
-    calls: list = []
+    calls: ClassVar[list] = []
     fail = False
 
     def do_POST(self):

@@ -68,10 +68,9 @@ def test_example_agent_loop_reruns(tmp_path):
 # -- 2. workspaces remove, and workspaces whose folder is gone ------------------------------
 @pytest.fixture
 def trio(tmp_path, giok_home):
-    made = {
+    return {
         n: Workspace.init(tmp_path / n, name=n, user="Seojun", home=giok_home)[0] for n in ("a", "b", "c")
     }
-    return made
 
 
 @pytest.fixture
@@ -79,7 +78,8 @@ def fake_cron(tmp_path, monkeypatch):
     table = tmp_path / "crontab.txt"
     script = tmp_path / "crontab.sh"
     script.write_text(
-        f'if [ "$1" = "-l" ]; then cat "{table}" 2>/dev/null || {{ echo "no crontab for you" >&2; exit 1; }}; '
+        f'if [ "$1" = "-l" ]; then cat "{table}" 2>/dev/null || '
+        f'{{ echo "no crontab for you" >&2; exit 1; }}; '
         f'else cat > "{table}"; fi\n'
     )
     monkeypatch.setenv("GIOK_CRONTAB", f"sh {script}")
@@ -238,11 +238,11 @@ def test_show_filters_by_layer_scope_and_type(ws, cli):
     a = ws.remember("Seojun prefers short answers", layer="M90", type="preference").entry.id
     b = ws.remember("The build takes nine minutes", layer="M90", type="fact").entry.id
     c = ws.remember("Minji likes the dark theme", layer="M30", type="preference", user="minji").entry.id
-    shown = lambda *args: {
-        e["id"]
-        for info in json.loads(cli("-w", "zeon", "show", *args, "--json").output)["layers"].values()
-        for e in info["entries"]
-    }
+
+    def shown(*args):
+        layers = json.loads(cli("-w", "zeon", "show", *args, "--json").output)["layers"]
+        return {e["id"] for info in layers.values() for e in info["entries"]}
+
     assert shown("--layer", "M90") == {a, b}
     assert shown("--type", "preference") == {a, c}
     assert shown("--scope", "user:minji") == {c}
@@ -357,9 +357,10 @@ def test_korean_workspace_gets_korean_labels_in_show_and_check(tmp_path, giok_ho
 
 
 def test_watch_json_says_whether_a_flush_is_due(ws, cli):
-    watch = lambda used: json.loads(
-        cli("-w", "zeon", "watch", "--used", used, "--window", 1000, "--session", "s1", "--json").output
-    )
+    def watch(used):
+        args = ("--used", used, "--window", 1000, "--session", "s1", "--json")
+        return json.loads(cli("-w", "zeon", "watch", *args).output)
+
     assert watch(100)["flush_due"] is False
     assert watch(750)["flush_due"] is True
     cli("-w", "zeon", "flush", "--session", "s1", input="We decided to ship on Friday.\n")

@@ -106,7 +106,8 @@ def test_agent_echoes_questions_and_guesses_are_not_rules():
 
 def test_plain_text_speaker_labels_and_korean_pending():
     gist = extract(
-        "사용자: 고객 이메일은 로그에 남기면 안 돼\n에이전트: 원인은 프록시였어요.\n내일 테스트를 더 해야 한다."
+        "사용자: 고객 이메일은 로그에 남기면 안 돼\n에이전트: 원인은 프록시였어요.\n내일 테스트를 더 해야 "
+        "한다."
     )
     assert gist["constraints"] == ["고객 이메일은 로그에 남기면 안 돼"]
     assert gist["pending"] == ["내일 테스트를 더 해야 한다."]
@@ -163,7 +164,7 @@ def test_the_nightly_distill_does_not_add_the_flushed_rules_twice(ws, monkeypatc
     monkeypatch.setenv("GIOK_NOW", "2026-03-06T09:00")  # the next day's boot carries the rule
     from giok.lifecycle import boot
 
-    memory = [s for s in boot.build(ws, record=False).sections if s.name == "M90"][0]
+    memory = next(s for s in boot.build(ws, record=False).sections if s.name == "M90")
     assert any("constraint: 절대 main에 직접 푸시하지 마." in line for line in memory.lines)
 
 

@@ -3,6 +3,7 @@ identity, corrupt and deleted index files. Uses the deterministic fake embedder.
 
 import os
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -33,7 +34,7 @@ MEMORY = """# MEMORY.md
 - I am Zeon. <!-- id: m-aaaaaa -->
 ## 📝 M30 : 30-day memory
 - [2026-03-01] Prefers tea <!-- expires: 2026-04-01; id: m-bbbbbb; scope: user:minji; superseded_by: m-cccccc -->
-"""
+"""  # noqa: E501 - a MEMORY.md line is one line; the test reads it as written
 
 
 def test_chunks_follow_each_files_structure():
@@ -56,7 +57,8 @@ def test_chunks_follow_each_files_structure():
     assert [(c.layer, c.date, c.start_line, c.end_line) for c in lessons] == [("lesson", "2026-03-01", 3, 4)]
     dec = chunk_file(
         "state/decisions.md",
-        "# log\n\n## D-001 [2026-01-01] Use A\n- why: x\n\n## D-002 [2026-02-01] Use B\n- why: y\n- supersedes: D-001\n",
+        "# log\n\n## D-001 [2026-01-01] Use A\n- why: x\n\n## D-002 [2026-02-01] Use B\n- why: y\n- "
+        "supersedes: D-001\n",
     )
     assert [(c.source, c.superseded) for c in dec] == [("D-001", True), ("D-002", False)]
     arch = chunk_file("memory/archive/2025.md", "- [2025-01-01] old thing <!-- id: m-dddddd -->\n")
@@ -120,7 +122,7 @@ def test_purge_leaves_no_byte_of_the_text(ws, fake):
     (ws.root / "MEMORY.md").write_text("\n".join(l for l in text.split("\n") if secret not in l))
     assert index.purge(ws, [secret], [r.entry.id]) == 1
     db = ws.data_dir / index.FILENAME
-    blob = b"".join(open(str(db) + s, "rb").read() for s in ("", "-wal") if os.path.exists(str(db) + s))
+    blob = b"".join(Path(str(db) + s).read_bytes() for s in ("", "-wal") if os.path.exists(str(db) + s))
     for needle in ("7261", "zebra", "ZEBRA", "secretword"):
         assert needle.encode() not in blob
     index.sync(ws)

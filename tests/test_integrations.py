@@ -195,7 +195,9 @@ def _openclaw_workspace(home: Path) -> Path:
     root = home / ".openclaw" / "workspace"
     (root / "memory").mkdir(parents=True)
     files = {
-        "AGENTS.md": "# AGENTS.md\n\n## Session start\n- Read SOUL.md, USER.md, today and yesterday in memory/.\n",
+        "AGENTS.md": (
+            "# AGENTS.md\n\n## Session start\n- Read SOUL.md, USER.md, today and yesterday in memory/.\n"
+        ),
         "SOUL.md": "# SOUL.md\n\nI am Zeon. Calm, precise, brief.\n",
         "USER.md": "# USER.md\n\n- Name: Seojun\n- Timezone: Asia/Seoul\n",
         "IDENTITY.md": "# IDENTITY.md\n\n- Name: Zeon\n- Emoji: 🦞\n",

@@ -290,7 +290,9 @@ def test_archive_ledger_and_trace_are_read_only(tool, ws, params):
     ws.edit("state/trace.jsonl", lambda old: ('{"id": "r-000001"}\n', None), "t")
     ws.edit("notes/n.md", lambda old: ("a note\n", None), "n")
     head = head_sha(ws)
-    with pytest.raises(InvalidInput, match="kept by giok|cannot be deleted or renamed|cannot be moved there"):
+    with pytest.raises(
+        InvalidInput, match=r"kept by giok|cannot be deleted or renamed|cannot be moved there"
+    ):
         tool.handle(params)
     assert head_sha(ws) == head
     assert (ws.root / "memory/archive/2026-01.md").exists()

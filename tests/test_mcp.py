@@ -68,8 +68,7 @@ class Client:
         return self.portal.call(self.session.list_tools).tools
 
     def call(self, name, **arguments):
-        result = self.portal.call(self.session.call_tool, name, arguments)
-        return result
+        return self.portal.call(self.session.call_tool, name, arguments)
 
     def ok(self, name, **arguments):
         result = self.call(name, **arguments)
@@ -114,9 +113,11 @@ def server(tmp_path_factory):
         params = StdioServerParameters(
             command=sys.executable, args=["-m", "giok", "mcp", "-w", "zeon"], env=env, cwd=str(base)
         )
-        with start_blocking_portal() as portal:
-            with portal.wrap_async_context_manager(_session(params)) as session:
-                yield Client(portal, session, env, ws)
+        with (
+            start_blocking_portal() as portal,
+            portal.wrap_async_context_manager(_session(params)) as session,
+        ):
+            yield Client(portal, session, env, ws)
     finally:
         for k, v in saved.items():
             os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
@@ -369,7 +370,10 @@ def test_an_sdk_older_than_2_says_which_version_is_needed(tmp_path):
 
 
 def test_core_modules_do_not_import_the_sdk():
-    code = "import sys, giok, giok.edges.cli, giok.lifecycle.crossview, giok.edges.mcp; print('mcp' in sys.modules)"
+    code = (
+        "import sys, giok, giok.edges.cli, giok.lifecycle.crossview, giok.edges.mcp; "
+        "print('mcp' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "False", out.stderr
 

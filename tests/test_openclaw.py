@@ -80,10 +80,10 @@ def test_init_detects_the_openclaw_default_workspace_folder_before_openclaw_ran(
 ):
     monkeypatch.setenv("HOME", str(tmp_path / "user"))
     root = tmp_path / "user" / ".openclaw" / "workspace-sion"
-    ws, created = Workspace.init(root, name="sion", home=giok_home)
+    _ws, created = Workspace.init(root, name="sion", home=giok_home)
     assert not set(created) & set(OPENCLAW_OWNED)
     assert "MEMORY.md" in created
-    other, created = Workspace.init(tmp_path / "plain", name="plain", home=giok_home)
+    _other, created = Workspace.init(tmp_path / "plain", name="plain", home=giok_home)
     assert set(OPENCLAW_OWNED) <= set(created)
 
 
@@ -276,7 +276,7 @@ def test_real_openclaw_setup_and_giok_init_in_either_order(tmp_path, giok_home):
     out = run_giok("init", second, "--name", "sion", "--json", env=env)
     assert json.loads(out.stdout)["openclaw"] is True
     assert all((second / name).read_bytes() == data for name, data in theirs.items())
-    for name, root in (("zeon", first), ("sion", second)):
+    for name, _root in (("zeon", first), ("sion", second)):
         text = boot.build(Workspace.open(name, home=giok_home)).text
         assert "Who I am (SOUL.md)" in text, name
         assert "Identity (IDENTITY.md)" in text, name
@@ -435,7 +435,7 @@ def test_a_real_openclaw_gateway_uses_giok(ws, tmp_path):
     port = free_port()
     env = openclaw_env(ws, tmp_path, config)
     env.update(OPENCLAW_GATEWAY_TOKEN="test-gateway-token", OPENCLAW_GATEWAY_PORT=str(port))
-    log = open(tmp_path / "gateway.log", "w")
+    log = open(tmp_path / "gateway.log", "w")  # noqa: SIM115 - the gateway's stdout; closed in finally
     gateway = subprocess.Popen(
         [
             str(NODE),
@@ -456,9 +456,11 @@ def test_a_real_openclaw_gateway_uses_giok(ws, tmp_path):
         start_new_session=True,
     )
     try:
-        ready = lambda: re.search(
-            r"\[gateway\]\S*\s+\S*ready", (tmp_path / "gateway.log").read_text(errors="replace")
-        )
+
+        def ready():
+            log_text = (tmp_path / "gateway.log").read_text(errors="replace")
+            return re.search(r"\[gateway\]\S*\s+\S*ready", log_text)
+
         wait_for(ready, 120)  # the log is coloured: [gateway]<esc>[39m <esc>[36mready
         out = openclaw(
             env,

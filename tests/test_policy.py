@@ -187,7 +187,7 @@ def test_secrets_are_redacted_before_file_and_git(ws, secret, kind):
 
 
 def test_password_and_private_key_redacted_keeping_the_context():
-    text, kinds = policy.redact("wifi password: hunter2hunter and 비밀번호는 abcd1234!")
+    text, _kinds = policy.redact("wifi password: hunter2hunter and 비밀번호는 abcd1234!")
     assert "hunter2hunter" not in text
     assert "abcd1234" not in text
     assert text.startswith("wifi password: [REDACTED:password]")
@@ -206,7 +206,7 @@ def test_refused_secret_is_redacted_in_the_trace_too(ws):
 def test_trace_of_written_entry_shows_decision_and_source(ws, cli):
     entry = ws.remember("Seojun's timezone is Asia/Seoul", source="telegram:4411").entry
     found = trace.lookup(ws, entry.id)
-    created = [e for e in found["events"] if e.get("created")][0]
+    created = next(e for e in found["events"] if e.get("created"))
     assert created["decision"] == "written"
     assert created["source"] == "telegram:4411"
     assert created["via"] == "api"

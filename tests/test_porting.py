@@ -290,7 +290,7 @@ def test_hostile_or_broken_exports_are_refused_whole_before_anything_is_written(
     lines.write_text(
         '{"kind": "entry", "text": "The NAS is at 192.168.1.20.", "layer": "M90"}\n{broken\n', "utf-8"
     )
-    with pytest.raises(InvalidInput, match="half.jsonl:2"):
+    with pytest.raises(InvalidInput, match=r"half\.jsonl:2"):
         import_path(target, lines)
     assert git.head_id(target.root) == head
     assert not target.memory().entries()
@@ -320,7 +320,8 @@ def test_export_keeps_every_diary_item_as_search_reads_it(ws):
     from giok.edges.porting import export_items
 
     (ws.root / "memory" / "2026-11-02.md").write_text(
-        "# 2026-11-02\n\n- 09:05 Reviewed the parser\n  and wrote docs\n\nA plain paragraph about the release.\n"
+        "# 2026-11-02\n\n- 09:05 Reviewed the parser\n  and wrote docs\n\nA plain paragraph about the "
+        "release.\n"
         "- 9:30 early standup\n",
         "utf-8",
     )

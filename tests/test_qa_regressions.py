@@ -150,7 +150,7 @@ def test_invalid_utf8_from_the_command_line_is_refused(ws):
 
 
 def test_changing_a_preference_back_supersedes_the_current_value(ws):
-    tea = ws.remember("Seojun prefers tea in the morning").entry
+    ws.remember("Seojun prefers tea in the morning")
     coffee = ws.remember("Seojun now prefers coffee in the morning").entry
     back = ws.remember("Seojun prefers tea in the morning")
     assert back.action == "superseded"

@@ -165,7 +165,8 @@ def test_wake_hands_boot_context_and_heartbeat(ws, cli):
 
 
 def test_wake_runs_the_configured_agent_with_the_prompt(ws, cli):
-    agent = f"{sys.executable} -c \"import sys; t = sys.stdin.read(); print('got', len(t.splitlines()), 'lines;', 'QRT' in t)\""
+    script = "import sys; t = sys.stdin.read(); print('got', len(t.splitlines()), 'lines;', 'QRT' in t)"
+    agent = f'{sys.executable} -c "{script}"'
     ws.home.update(lambda c: c["workspaces"]["zeon"].update({"agent_command": agent}))
     ws.heartbeat_add("QRT pool is empty: find new articles")
     data = routines.wake(ws)

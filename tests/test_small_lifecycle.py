@@ -4,6 +4,7 @@ distill report over the configured transport."""
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import ClassVar
 
 import pytest
 
@@ -107,7 +108,7 @@ def test_boot_lists_the_session_context_it_could_not_fit(ws, monkeypatch):
 
 # -- the nightly distill report goes out over the configured transport ---------------------------
 class _Telegram(BaseHTTPRequestHandler):
-    calls: list = []
+    calls: ClassVar[list] = []
     status = 200
 
     def do_POST(self):

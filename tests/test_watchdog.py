@@ -22,7 +22,8 @@ CONVERSATION = "\n".join(
             "content": [
                 {
                     "type": "text",
-                    "text": "I found that FTS5 trigram handles Korean well. The build failed on arm64 because of AVX2. "
+                    "text": "I found that FTS5 trigram handles Korean well. "
+                    "The build failed on arm64 because of AVX2. "
                     "Next step: add a fallback for arm64.",
                 }
             ],
@@ -136,7 +137,8 @@ def test_conversation_formats():
         ("text", "We decided X"),
     ]
     gist = extract(
-        "오늘 회의에서 배포는 월요일에 하기로 결정했다.\n빌드가 arm64에서 실패했다.\n내일 테스트를 더 해야 한다."
+        "오늘 회의에서 배포는 월요일에 하기로 결정했다.\n빌드가 arm64에서 실패했다.\n내일 테스트를 더 해야 "
+        "한다."
     )
     assert gist["decisions"]
     assert gist["failures"]

@@ -70,7 +70,7 @@ def test_adopting_an_existing_folder_changes_nothing_that_was_there(tmp_path, gi
     }
     for rel, text in original.items():
         (root / rel).write_text(text)
-    ws, created = Workspace.init(root, name="claw", home=giok_home)
+    _ws, created = Workspace.init(root, name="claw", home=giok_home)
     for rel, text in original.items():
         assert (root / rel).read_text() == text
     assert "MEMORY.md" not in created
@@ -149,8 +149,8 @@ def test_lesson_and_decisions(ws, monkeypatch):
     ws.lesson("Parallel subagents", "spawn, then poll after 5 minutes\nnever rely on auto-announce")
     text = (ws.root / "compound/lessons.md").read_text()
     assert (
-        "## [2026-03-05] Parallel subagents\n- spawn, then poll after 5 minutes\n- never rely on auto-announce"
-        in text
+        "## [2026-03-05] Parallel subagents\n- spawn, then poll after 5 minutes\n- never rely on "
+        "auto-announce" in text
     )
     assert ws.decide("Use SQLite", why="one file, no server") == "D-001"
     before = (ws.root / "state/decisions.md").read_text()

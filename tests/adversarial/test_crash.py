@@ -187,7 +187,7 @@ def test_a_git_error_caused_by_a_lock_names_it(ws):
     (ws.root / "MEMORY.md").write_text((ws.root / "MEMORY.md").read_text() + "- hand line\n")
     lock = ws.root / ".git" / "index.lock"
     lock.write_text("")
-    with pytest.raises(git.GitError, match="index.lock") as err:
+    with pytest.raises(git.GitError, match=r"index\.lock") as err:
         git.commit(ws.root, ["MEMORY.md"], "x")
     assert "rm" in str(err.value)
 

@@ -210,7 +210,7 @@ def test_a_changed_entry_re_renders_only_its_own_line(data, choice):
     old_lines = [str(l) for l in before.lines]
     new_lines = MemoryFile.parse(after).lines
     assert len(new_lines) == len(old_lines)
-    for n, (old, new) in enumerate(zip(old_lines, new_lines), 1):
+    for n, (old, new) in enumerate(zip(old_lines, new_lines, strict=True), 1):
         if n != entry.line_no:
             assert str(new) == old
     assert _said(MemoryFile.parse(after).lines[entry.line_no - 1]) == _said(entry)

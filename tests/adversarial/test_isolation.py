@@ -102,7 +102,7 @@ def test_no_user_in_user_md_hides_every_user_scoped_entry(scoped):
     ],
 )
 def test_cli_search_and_recall(scoped, cli, flags, expected):
-    ws, ids = scoped
+    _ws, ids = scoped
     out = cli("search", QUERY, "-k", 10, "-w", "zeon", "--json", *flags)
     assert out.exit_code == 0, out.output
     assert seen(ids, (r["source"] for r in json.loads(out.output)["results"])) == expected
@@ -112,7 +112,7 @@ def test_cli_search_and_recall(scoped, cli, flags, expected):
 
 
 def test_cli_search_in_a_real_process(scoped):
-    ws, ids = scoped
+    _ws, ids = scoped
     done = run_giok("search", QUERY, "-k", 10, "-w", "zeon", "--json")
     assert done.returncode == 0, done.stderr
     assert seen(ids, (r["source"] for r in json.loads(done.stdout)["results"])) == DEFAULT
@@ -193,7 +193,7 @@ def test_cross_workspace_search_reads_on_behalf_of_the_asker(scoped, tmp_path, c
 
 
 def test_crossview_inbox_shows_only_what_was_sent_to_it(scoped, tmp_path, giok_home):
-    ws, _ = scoped
+    _ws, _ = scoped
     Workspace.init(tmp_path / "mira", name="mira", user="Minji")
     Workspace.init(tmp_path / "juno", name="juno", user="Juno")
     bus = Bus(giok_home)

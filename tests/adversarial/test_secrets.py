@@ -60,7 +60,8 @@ def secret_kinds(rng: random.Random) -> dict[str, tuple[str, str]]:
     out["jwt"] = (f"the session cookie was {v} yesterday", sig)
     body = r(64, ALNUM + "+/")
     out["pem"] = (
-        f"the deploy key -----BEGIN RSA PRIVATE KEY----- MIIEpAIBAAKCAQEA{body} -----END RSA PRIVATE KEY-----",
+        f"the deploy key -----BEGIN RSA PRIVATE KEY----- MIIEpAIBAAKCAQEA{body} -----END RSA PRIVATE "
+        "KEY-----",
         body,
     )
     v = r(14, ALNUM + "!#%")
@@ -229,7 +230,7 @@ def _stores(ws_list, home) -> dict[str, str]:
 def test_no_secret_reaches_any_store(home, cli, path):
     ws, mira, giok_home = home
     write = WRITE_PATHS[path]
-    for i, (kind, (text, value)) in enumerate(KINDS.items()):
+    for i, (_kind, (text, _value)) in enumerate(KINDS.items()):
         write(ws, cli, text, i)
     stores = _stores([ws, mira], giok_home)
     leaks = sorted(
