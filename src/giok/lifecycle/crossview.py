@@ -31,6 +31,7 @@ import sqlite3
 import unicodedata
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
+from typing import Any
 
 from giok.errors import GiokError, InvalidInput, LoopRefused, NotFound, ProviderError, WorkspaceError
 from giok.store.clock import now
@@ -163,7 +164,7 @@ class TelegramTransport(Transport):
         import httpx
 
         chat_id, token, base = self._config()
-        payload = {"chat_id": chat_id, "text": message.render()}
+        payload: dict[str, Any] = {"chat_id": chat_id, "text": message.render()}
         original = bus.get(message.reply_to).transports.get("telegram", {}) if message.reply_to else {}
         if original.get("message_id"):
             payload["reply_parameters"] = {
@@ -329,12 +330,12 @@ class Bus:
                     f"(`giok workspaces remove NAME` unregisters it)"
                 )
             return [self._known(n) for n in names]
-        gone = set(self.home.missing())
-        names = sorted(n for n in self.home.workspaces() if n != sender and n not in gone)
+        absent = set(self.home.missing())
+        names = sorted(n for n in self.home.workspaces() if n != sender and n not in absent)
         if not names:
             raise InvalidInput(
                 f"no other workspace in this home to send to (only {sender})"
-                + (f"; folder gone: {', '.join(sorted(gone))}" if gone else "")
+                + (f"; folder gone: {', '.join(sorted(absent))}" if absent else "")
             )
         return names
 
