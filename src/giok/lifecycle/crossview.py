@@ -266,14 +266,17 @@ class Bus:
 
     # -- settings --------------------------------------------------------------------------
     def settings(self) -> dict:
+        """The home config's `crossview` setting (transports, diary), `{}` when unset."""
         return self.home.setting("crossview", {}) or {}
 
     def transports(self) -> list[Transport]:
+        """The configured transports, in order (default: local only)."""
         settings = self.settings()
         names = settings.get("transports") or ["local"]
         return [transport_class(n)(settings.get(n, {}), self.home) for n in names]
 
     def diary_enabled(self, name: str) -> bool:
+        """Whether workspace `name` writes received messages to its diary (its own setting wins)."""
         spec = self.home.workspaces().get(name, {})
         own = (spec.get("crossview") or {}).get("diary")
         return bool(self.settings().get("diary", True) if own is None else own)
@@ -418,6 +421,7 @@ class Bus:
         return outcome
 
     def mark_diary(self, message_id: str, recipient: str, line: str) -> None:
+        """Record the diary line a delivery was written as, so it is not written twice."""
         with self._db(write=True) as conn:
             conn.execute(
                 "UPDATE deliveries SET diary = ? WHERE message_id = ? AND recipient = ?",
@@ -426,6 +430,7 @@ class Bus:
 
     # -- reading ---------------------------------------------------------------------------
     def get(self, message_id: str) -> Message:
+        """The message with this id; NotFound when there is none."""
         with self._db() as conn:
             row = conn.execute("SELECT * FROM messages WHERE id = ?", (message_id,)).fetchone()
             if row is None:
@@ -528,6 +533,7 @@ class Bus:
         return len(hits)
 
     def stats(self) -> dict:
+        """Counts for `giok doctor` and `giok crossview`: posts, replies, deliveries."""
         with self._db() as conn:
             messages = conn.execute("SELECT kind, COUNT(*) FROM messages GROUP BY kind").fetchall()
             deliveries = conn.execute("SELECT COUNT(*) FROM deliveries").fetchone()[0]

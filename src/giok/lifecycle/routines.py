@@ -66,6 +66,7 @@ class Routine:
     enabled: bool = True
 
     def check(self) -> Routine:
+        """This routine if its name and schedule are valid, else InvalidInput naming the field."""
         if not _NAME_RE.match(self.name or ""):
             raise InvalidInput(f"invalid routine name {self.name!r}: letters, digits, '.', '_' or '-'")
         if not _valid_schedule(self.schedule):
@@ -83,9 +84,11 @@ class Routine:
         return self
 
     def next_run(self, after: dt.datetime) -> dt.datetime:
+        """The first time after `after` that the cron schedule fires."""
         return croniter(self.schedule, after).get_next(dt.datetime)
 
     def to_dict(self) -> dict:
+        """The routine as the JSON the CLI and MCP print."""
         return {
             "name": self.name,
             "schedule": self.schedule,
@@ -344,10 +347,13 @@ class Scheduler:
         self.due = {r.name: r.next_run(start) for r in items}
 
     def next(self) -> tuple[dt.datetime, list[Routine]]:
+        """The earliest due time and the routines due then."""
         when = min(self.due.values())
         return when, [r for r in self.items if self.due[r.name] == when]
 
     def loop(self, max_runs: int | None = None, on_result=None) -> int:
+        """Run routines as they fall due (sleeping at most a minute at a time) until `max_runs`
+        have run, or forever; `on_result` sees each result. Returns the number of runs."""
         if not self.items:
             raise InvalidInput(f"no enabled routines in {self.ws.name} to schedule")
         runs = 0

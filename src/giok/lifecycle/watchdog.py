@@ -91,6 +91,7 @@ class Thresholds:
 
     @classmethod
     def configured(cls, ws) -> Thresholds:
+        """The thresholds of the workspace's `watchdog` setting; InvalidInput when out of range."""
         spec = llm.configured(ws, "watchdog") or {}
         try:
             return cls(float(spec.get("soft", cls.soft)), float(spec.get("hard", cls.hard)))
@@ -562,6 +563,8 @@ class Watchdog:
         self.thresholds = thresholds or Thresholds.configured(ws)
 
     def update(self, used: int, conversation=None) -> Status:
+        """Report `used` tokens; when a flush is due and `conversation` (text or a function
+        returning it) is given, flush its gist and say so in the status."""
         status = watch(self.ws, used, self.window, self.session, self.thresholds)
         if status.flush_due and conversation is not None:
             text = conversation() if callable(conversation) else conversation
