@@ -93,7 +93,8 @@ def bench_boot(tmp: Path, env: dict) -> None:
         bare.append(time.perf_counter() - start)
     c, b = statistics.median(cli), statistics.median(bare)
     print(
-        f"giok boot CLI process: median {c * 1000:.0f} ms; interpreter + `import giok.edges.cli` {b * 1000:.0f} ms; "
+        f"giok boot CLI process: median {c * 1000:.0f} ms; interpreter + `import giok.edges.cli` "
+        f"{b * 1000:.0f} ms; "
         f"work after start {max(0.0, c - b) * 1000:.0f} ms (target <= 150 ms)"
     )
 

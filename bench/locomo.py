@@ -1,6 +1,7 @@
 """LoCoMo retrieval benchmark for giok search (not a test; prints figures).
 
-    .venv/bin/python bench/locomo.py [--data ../shared/bench/locomo_dev.json] [--dir /tmp/giok-locomo] [--fresh]
+    .venv/bin/python bench/locomo.py [--data ../shared/bench/locomo_dev.json] \
+        [--dir /tmp/giok-locomo] [--fresh]
 
 Each conversation becomes a workspace: one diary file per session date
 (memory/YYYY-MM-DD.md), one line per turn as a user would write it
@@ -46,7 +47,7 @@ def write_workspace(conv: dict, root: Path) -> dict[tuple[str, int], str]:
     files: dict[str, list[str]] = {}
     where: dict[tuple[str, int], str] = {}
     sessions = sorted((int(k.split("_")[1]), k) for k in c if re.fullmatch(r"session_\d+", k))
-    for number, key in sessions:
+    for _number, key in sessions:
         when = session_time(c[f"{key}_date_time"])
         rel = f"memory/{when.date().isoformat()}.md"
         lines = files.setdefault(rel, [f"# {when.date().isoformat()}", ""])
@@ -128,7 +129,7 @@ def turns_of(response: dict, where: dict) -> list[str]:
 
 
 def measure(questions, responses, where, table, cuts, lat, abstain):
-    for qa, resp in zip(questions, responses):
+    for qa, resp in zip(questions, responses, strict=True):
         lat.append(resp["ms"])
         got = turns_of(resp, where)
         if qa["category"] == 5:
@@ -155,7 +156,7 @@ def measure(questions, responses, where, table, cuts, lat, abstain):
 
 def pct(values, p):
     values = sorted(values)
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))] if values else float("nan")
+    return values[min(len(values) - 1, round(p / 100 * (len(values) - 1)))] if values else float("nan")
 
 
 def report(mode, table, cuts, lat, abstain):
@@ -173,11 +174,13 @@ def report(mode, table, cuts, lat, abstain):
         f"gap (>=0.15) {cuts['gap'] / max(cuts['slots'], 1):.1%}"
     )
     print(
-        f"adversarial questions abstained (no result): {sum(abstain['adv']) / max(len(abstain['adv']), 1):.1%}; "
+        "adversarial questions abstained (no result): "
+        f"{sum(abstain['adv']) / max(len(abstain['adv']), 1):.1%}; "
         f"answerable questions with no result: {sum(abstain['ans']) / max(len(abstain['ans']), 1):.1%}"
     )
     print(
-        f"latency per query (batch, incl. query embedding and sync check): p50 {pct(lat, 50):.1f} ms, p95 {pct(lat, 95):.1f} ms"
+        f"latency per query (batch, incl. query embedding and sync check): p50 {pct(lat, 50):.1f} ms, p95 "
+        f"{pct(lat, 95):.1f} ms"
     )
 
 
@@ -195,7 +198,8 @@ def main():
         shutil.rmtree(base)
     base.mkdir(parents=True, exist_ok=True)
     env = {"GIOK_HOME": str(base / "home")}
-    data = json.load(open(args.data, encoding="utf-8"))
+    with open(args.data, encoding="utf-8") as f:
+        data = json.load(f)
     modes = args.modes.split(",")
     results = {
         m: (defaultdict(lambda: defaultdict(float)), defaultdict(int), [], {"adv": [], "ans": []})

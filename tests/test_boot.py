@@ -24,11 +24,9 @@ def test_boot_has_precedence_first_then_tier_memo_tasks_memory_diary(ws, monkeyp
     ws.diary("Today's line")
     text = boot.build(ws).text
     lines = text.splitlines()
-    assert (
-        lines[0].startswith("# Boot context: zeon")
-        and lines[1].startswith("Precedence")
-        and "state memo > strategy" in lines[1]
-    )
+    assert lines[0].startswith("# Boot context: zeon")
+    assert lines[1].startswith("Precedence")
+    assert "state memo > strategy" in lines[1]
     order = [
         "Rules (AGENTS.md TIER 1)",
         "Who I am",
@@ -58,7 +56,9 @@ def test_budget_leaves_out_lowest_layers_and_says_so(ws, monkeypatch):
     data = result.to_dict()
     assert keep.id in result.text
     left = {d["section"]: d for d in data["left_out"]}
-    assert "M30" in left and left["M30"]["count"] > 0 and left["M30"]["tokens"] > 0
+    assert "M30" in left
+    assert left["M30"]["count"] > 0
+    assert left["M30"]["tokens"] > 0
     shown = [e.id for e in many if e.id in result.text]
     assert len(shown) + left["M30"]["count"] == 30
     assert set(left["M30"]["ids"]) == {e.id for e in many} - set(shown)
@@ -83,14 +83,18 @@ def test_superseded_and_expired_entries_are_never_injected(ws, monkeypatch):
     new = ws.remember("Seojun now prefers coffee").entry
     monkeypatch.setenv("GIOK_NOW", "2026-03-10")
     text = boot.build(ws).text
-    assert new.id in text and old.id not in text and "tea" not in text and short.id not in text
+    assert new.id in text
+    assert old.id not in text
+    assert "tea" not in text
+    assert short.id not in text
 
 
 def test_group_context_leaves_memory_out(ws):
     entry = ws.remember("Seojun's private phone habit", layer="M0").entry
     ws.diary("Group-safe diary line")
     result = boot.build(ws, context="group")
-    assert entry.id not in result.text and "Group-safe diary line" in result.text
+    assert entry.id not in result.text
+    assert "Group-safe diary line" in result.text
     assert not any(s["name"].startswith("M") for s in result.to_dict()["sections"])
     with pytest.raises(InvalidInput):
         boot.build(ws, context="public")
@@ -103,9 +107,14 @@ def test_user_thread_and_task_scopes(ws):
     tid = ws.task_add("Ship the release")
     task = ws.remember("Release notes live in drafts/notes.md", task=tid).entry
     default = boot.build(ws).text  # USER.md names Seojun
-    assert mine.id in default and other.id not in default and thread.id not in default and task.id in default
+    assert mine.id in default
+    assert other.id not in default
+    assert thread.id not in default
+    assert task.id in default
     mina = boot.build(ws, user="Mina", thread="t-1").text
-    assert other.id in mina and mine.id not in mina and thread.id in mina
+    assert other.id in mina
+    assert mine.id not in mina
+    assert thread.id in mina
     ws.task_move(tid, "done")
     assert task.id not in boot.build(ws).text
 
@@ -123,7 +132,9 @@ def test_bad_budget(ws):
         with pytest.raises(InvalidInput):
             boot.build(ws, budget=bad)
     r = run_giok("-w", "zeon", "boot", "--budget", "10")
-    assert r.returncode != 0 and r.stderr.startswith("Error: ") and "too small" in r.stderr
+    assert r.returncode != 0
+    assert r.stderr.startswith("Error: ")
+    assert "too small" in r.stderr
 
 
 def test_budget_setting_from_home(ws, giok_home):
@@ -135,9 +146,11 @@ def test_budget_setting_from_home(ws, giok_home):
 def test_always_injected_tier_of_default_templates_is_under_1000_tokens(tmp_path, giok_home, lang):
     ws, _ = Workspace.init(tmp_path / lang, name=f"t{lang}", lang=lang, user="Seojun", home=giok_home)
     result = boot.build(ws)
-    assert 100 < result.always_tokens <= 1000 and not result.warnings
+    assert 100 < result.always_tokens <= 1000
+    assert not result.warnings
     if lang == "ko":
-        assert "상태 메모 > 전략 문서" in result.text and "규칙 (AGENTS.md TIER 1)" in result.text
+        assert "상태 메모 > 전략 문서" in result.text
+        assert "규칙 (AGENTS.md TIER 1)" in result.text
 
 
 def test_oversized_tier_and_too_many_rules_warn(ws):
@@ -146,9 +159,8 @@ def test_oversized_tier_and_too_many_rules_warn(ws):
     agents.write_text(agents.read_text().replace("## TIER 1\n", "## TIER 1\n" + rules))
     (ws.root / "SOUL.md").write_text("# SOUL\n\n" + "I am a very verbose agent. " * 400)
     warnings = boot.build(ws).warnings
-    assert any("always-injected tier" in w for w in warnings) and any(
-        "TIER 1 has 14 rules" in w for w in warnings
-    )
+    assert any("always-injected tier" in w for w in warnings)
+    assert any("TIER 1 has 14 rules" in w for w in warnings)
     assert any("TIER 1 has 14 rules" in p["message"] for p in ws.check())
 
 
@@ -157,7 +169,8 @@ def test_cli_boot_json_text_and_claude_hook(ws, cli):
     data = json.loads(cli("-w", "zeon", "boot", "--json").output)
     assert {"sections", "left_out", "tokens", "always_tier", "counter", "text"} <= set(data)
     text = cli("-w", "zeon", "boot").output
-    assert text.startswith("# Boot context: zeon") and "Boot CLI fact" in text
+    assert text.startswith("# Boot context: zeon")
+    assert "Boot CLI fact" in text
     r = run_giok("-w", "zeon", "boot", "--format", "claude-hook")
     assert r.returncode == 0, r.stderr
     hook = json.loads(r.stdout)
@@ -189,5 +202,6 @@ def test_text_never_exceeds_a_budget_that_covers_the_fixed_parts(ws, budget):
         )
     ws.diary("A diary line for the budget test")
     result = boot.build(ws, budget=budget)
-    assert result.to_dict()["left_out"] and not result.warnings
+    assert result.to_dict()["left_out"]
+    assert not result.warnings
     assert tokens.count(result.text) <= budget

@@ -46,7 +46,8 @@ FAST = {"GIOK_EMBEDDINGS": "fake"}  # keyword evidence decides; no model to load
 
 
 def answer(out: subprocess.CompletedProcess) -> dict:
-    assert out.returncode == 0 and out.stdout, out.stderr
+    assert out.returncode == 0, out.stderr
+    assert out.stdout, out.stderr
     return json.loads(out.stdout)["hookSpecificOutput"]
 
 
@@ -68,14 +69,13 @@ def transcript(path: Path, *turns: tuple[str, str]) -> Path:
 def test_each_event_is_answered_with_its_own_name(ws):
     ws.remember("Seojun wants the result first, then the reasons.", layer="M0")
     start = answer(hook("SessionStart", {"source": "startup"}))
-    assert (
-        start["hookEventName"] == "SessionStart"
-        and "result first, then the reasons" in start["additionalContext"]
-    )
+    assert start["hookEventName"] == "SessionStart"
+    assert "result first, then the reasons" in start["additionalContext"]
     prompt = answer(
         hook("UserPromptSubmit", {"prompt": "What did Seojun tell us about the result and the reasons?"})
     )
-    assert prompt["hookEventName"] == "UserPromptSubmit" and "result first" in prompt["additionalContext"]
+    assert prompt["hookEventName"] == "UserPromptSubmit"
+    assert "result first" in prompt["additionalContext"]
     # the older recipe, `giok boot --format claude-hook`, answers the event its input names
     for event in ("SessionStart", "UserPromptSubmit"):
         out = run_giok(
@@ -91,7 +91,9 @@ def test_each_event_is_answered_with_its_own_name(ws):
     stop = run_giok(
         "-w", "zeon", "boot", "--format", "claude-hook", input=json.dumps({"hook_event_name": "Stop"})
     )
-    assert stop.returncode == 0 and stop.stdout == "" and "takes no context" in stop.stderr
+    assert stop.returncode == 0
+    assert stop.stdout == ""
+    assert "takes no context" in stop.stderr
 
 
 def test_prompt_recall_brings_only_what_the_prompt_needs(ws):
@@ -103,14 +105,17 @@ def test_prompt_recall_brings_only_what_the_prompt_needs(ws):
         )
     for prompt in ("hi!", "What is the capital of France?", "Write a haiku about autumn leaves."):
         out = hook("UserPromptSubmit", {"prompt": prompt})
-        assert out.returncode == 0 and out.stdout == "", (prompt, out.stdout)
+        assert out.returncode == 0, (prompt, out.stdout)
+        assert out.stdout == "", (prompt, out.stdout)
     unrelated = hook("UserPromptSubmit", {"prompt": "Did we decide where the wedding photographer parks?"})
-    assert unrelated.returncode == 0 and unrelated.stdout == "", unrelated.stdout
+    assert unrelated.returncode == 0, unrelated.stdout
+    assert unrelated.stdout == "", unrelated.stdout
     found = answer(hook("UserPromptSubmit", {"prompt": "Which port does our QRT staging server use?"}))[
         "additionalContext"
     ]
     assert "8443" in found
-    assert tokens.count(found) <= 300 and found.count("\n- ") <= 3
+    assert tokens.count(found) <= 300
+    assert found.count("\n- ") <= 3
 
 
 def test_precompact_never_blocks_the_compaction(ws, tmp_path):
@@ -121,27 +126,29 @@ def test_precompact_never_blocks_the_compaction(ws, tmp_path):
     }
     for why, data in cases.items():
         out = hook("PreCompact", {"trigger": "auto", **data})
-        assert out.returncode == 0 and out.stdout == "", why
+        assert out.returncode == 0, why
+        assert out.stdout == "", why
         assert out.stderr.startswith("giok hook PreCompact: "), (why, out.stderr)
     nowhere = hook(
         "PreCompact",
         {"transcript_path": str(tmp_path / "gone.jsonl")},
         env={"GIOK_HOME": str(tmp_path / "none")},
     )
-    assert nowhere.returncode == 0 and "giok hook PreCompact" in nowhere.stderr
+    assert nowhere.returncode == 0
+    assert "giok hook PreCompact" in nowhere.stderr
     not_json = run_giok("-w", "zeon", "hook", "PreCompact", input="{not json")
-    assert (
-        not_json.returncode == 0
-        and not_json.stdout == ""
-        and not_json.stderr.startswith("giok hook PreCompact: ")
-    )
+    assert not_json.returncode == 0
+    assert not_json.stdout == ""
+    assert not_json.stderr.startswith("giok hook PreCompact: ")
 
     good = transcript(
         tmp_path / "s.jsonl",
         ("Which index should the memory use?", "We decided to use SQLite with FTS5 for the memory index."),
     )
     out = hook("PreCompact", {"trigger": "manual", "transcript_path": str(good)})
-    assert out.returncode == 0 and out.stdout == "" and "flushed" in out.stderr
+    assert out.returncode == 0
+    assert out.stdout == ""
+    assert "flushed" in out.stderr
     assert "SQLite with FTS5" in ws.read_text(ws.diary_path())
 
 
@@ -157,14 +164,16 @@ def test_stop_writes_one_short_diary_line_per_turn(ws, tmp_path):
             "last_assistant_message": "Renamed it; the old name is gone everywhere.",
         },
     )
-    assert out.returncode == 0 and out.stdout == ""
+    assert out.returncode == 0
+    assert out.stdout == ""
     diary = ws.read_text(ws.diary_path())
     [line] = [l for l in diary.splitlines() if "Claude Code 5e55a0b1:" in l]
-    assert "asked Please rename the launch checklist" in line and "→ Renamed it" in line and len(line) < 400
+    assert "asked Please rename the launch checklist" in line
+    assert "→ Renamed it" in line
+    assert len(line) < 400
     again = hook("Stop", {"transcript_path": str(path), "stop_hook_active": True})
-    assert (
-        again.returncode == 0 and ws.read_text(ws.diary_path()) == diary
-    )  # Claude continuing: no second line
+    assert again.returncode == 0
+    assert ws.read_text(ws.diary_path()) == diary  # Claude continuing: no second line
     # this session's own lines are in its context already: its next prompt does not recall them
     out = hook("UserPromptSubmit", {"prompt": "Did we rename the launch checklist?"})
     assert "Claude Code 5e55a0b1" not in out.stdout
@@ -172,9 +181,13 @@ def test_stop_writes_one_short_diary_line_per_turn(ws, tmp_path):
 
 def test_unknown_event_and_missing_workspace_exit_zero(tmp_path):
     out = run_giok("hook", "Notification", input=json.dumps({"hook_event_name": "Notification"}))
-    assert out.returncode == 0 and out.stdout == "" and "nothing to do" in out.stderr
+    assert out.returncode == 0
+    assert out.stdout == ""
+    assert "nothing to do" in out.stderr
     out = run_giok("-w", "nobody", "hook", "SessionStart", input="{}", env={"GIOK_HOME": str(tmp_path / "h")})
-    assert out.returncode == 0 and out.stdout == "" and out.stderr.startswith("giok hook SessionStart: ")
+    assert out.returncode == 0
+    assert out.stdout == ""
+    assert out.stderr.startswith("giok hook SessionStart: ")
 
 
 # -- the plugin's files ---------------------------------------------------------------------
@@ -187,7 +200,8 @@ def test_plugin_wires_every_event_and_the_mcp_server():
         [group] = groups
         assert [h["command"] for h in group["hooks"]] == [f"giok hook {event}"]
     server = json.loads((PLUGIN / ".mcp.json").read_text())["mcpServers"]["giok"]
-    assert server["command"] == "giok" and server["args"] == ["mcp"]
+    assert server["command"] == "giok"
+    assert server["args"] == ["mcp"]
     skill = (PLUGIN / "skills" / "giok" / "SKILL.md").read_text()
     assert skill.startswith("---\nname: giok\ndescription: ")
     named = set(re.findall(r"`((?:memory|crossview)_\w+)`", skill))
@@ -214,14 +228,14 @@ class _Messages(BaseHTTPRequestHandler):
     def do_GET(self):
         self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
 
-    def do_POST(self):
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
         if "count_tokens" in self.path:
-            return self._json(200, {"input_tokens": 100})
+            self._json(200, {"input_tokens": 100})
+            return
         if self.path.split("?")[0] != "/v1/messages":
-            return self._json(
-                404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}}
-            )
+            self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
+            return
         self.server.requests.append(body)
         blocks = _script(body)
         stop = "tool_use" if blocks[-1]["type"] == "tool_use" else "end_turn"
@@ -242,7 +256,8 @@ class _Messages(BaseHTTPRequestHandler):
             "usage": usage,
         }
         if not body.get("stream"):
-            return self._json(200, {**message, "content": blocks, "stop_reason": stop})
+            self._json(200, {**message, "content": blocks, "stop_reason": stop})
+            return
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("connection", "close")
@@ -369,7 +384,8 @@ def test_plugin_passes_claude_plugin_validate(tmp_path):
     }
     for target in (PLUGIN / ".claude-plugin" / "plugin.json", PLUGIN / ".claude-plugin" / "marketplace.json"):
         out = _claude(["plugin", "validate", "--strict", str(target)], env, tmp_path, timeout=60)
-        assert out.returncode == 0 and "Validation passed" in out.stdout, out.stdout + out.stderr
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert "Validation passed" in out.stdout, out.stdout + out.stderr
 
 
 @needs_claude
@@ -395,9 +411,8 @@ def test_claude_code_with_the_plugin_installed(ws, tmp_path, messages_api):
         text=True,
         timeout=120,
     )
-    assert out.returncode == 0 and "Successfully installed plugin: giok@giok" in out.stdout, (
-        out.stdout + out.stderr
-    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "Successfully installed plugin: giok@giok" in out.stdout, out.stdout + out.stderr
 
     prompts = ["What tea do I drink in the afternoon?", "Thanks.", "And in the morning?", "Good.", "/compact"]
     # --no-session-persistence: Claude Code writes no transcript, so PreCompact gets a path to nothing
@@ -446,7 +461,8 @@ def test_claude_code_with_the_plugin_installed(ws, tmp_path, messages_api):
     debug = (tmp_path / "debug.log").read_text(errors="replace")
     assert len(results) == len(prompts), proc.stderr.read()[-2000:]
     assert all(not r["is_error"] for r in results), results
-    assert init and {"name": "plugin:giok:giok", "status": "connected"} in init["mcp_servers"]
+    assert init
+    assert {"name": "plugin:giok:giok", "status": "connected"} in init["mcp_servers"]
 
     first = messages_api.requests[0]
     said = json.dumps(first["messages"])
@@ -458,13 +474,13 @@ def test_claude_code_with_the_plugin_installed(ws, tmp_path, messages_api):
     assert "# auto memory" not in json.dumps(first.get("system"))  # Claude Code's own memory is off
     used = _tool_results(messages_api.requests)  # the first turn's calls reached giok's server
     assert json.loads(used["toolu_read"]["content"]) == {"tasks": []}
-    assert used["toolu_write"].get("is_error") and "permission" in json.dumps(
-        used["toolu_write"]
-    )  # writes ask
+    assert used["toolu_write"].get("is_error")
+    assert "permission" in json.dumps(used["toolu_write"])  # writes ask
     assert [d["tool_name"] for d in results[0]["permission_denials"]] == [f"{GIOK_TOOL}memory_state"]
 
     assert "PreCompact:manual [giok hook PreCompact] completed with status 0" in debug
-    assert "source=compact" in debug and "Compaction blocked" not in debug  # compacted, after a giok error
+    assert "source=compact" in debug
+    assert "Compaction blocked" not in debug  # compacted, after a giok error
     assert "compact" in results[-1]["result"].lower() or results[-1]["subtype"] == "success"
     diary = ws.read_text(ws.diary_path())
     assert "asked What tea do I drink in the afternoon?" in diary  # Stop's diary line

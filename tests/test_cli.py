@@ -51,18 +51,21 @@ def test_errors_are_one_line_and_nonzero(ws, tmp_path):
         r = run_giok(*args, cwd=tmp_path)
         assert r.returncode != 0, args
         assert r.stderr.strip().count("\n") == 0, r.stderr
-        assert r.stderr.startswith("Error: ") and needle in r.stderr, (args, r.stderr)
+        assert r.stderr.startswith("Error: "), (args, r.stderr)
+        assert needle in r.stderr, (args, r.stderr)
         assert "Traceback" not in r.stderr
 
 
 def test_no_workspace_anywhere(tmp_path):
     r = run_giok("show", cwd=tmp_path)
-    assert r.returncode != 0 and "no workspace given" in r.stderr
+    assert r.returncode != 0
+    assert "no workspace given" in r.stderr
 
 
 def test_binary_text_from_stdin_is_refused(ws):
     r = run_giok("-w", "zeon", "remember", "-", input="abc\x00def")
-    assert r.returncode == 2 and "binary" in r.stderr
+    assert r.returncode == 2
+    assert "binary" in r.stderr
 
 
 def test_json_outputs_parse(ws, cli):
@@ -87,17 +90,18 @@ def test_log_shows_memory_timeline(ws, cli):
     cli("-w", "zeon", "diary", "Wrote the essay")
     out = cli("-w", "zeon", "log")
     lines = out.output.splitlines()
-    assert "diary:" in lines[0] and "memory: remember" in lines[1]
+    assert "diary:" in lines[0]
+    assert "memory: remember" in lines[1]
 
 
 def _commands(group, prefix=()):
     ctx = click.Context(group)
     for name in group.list_commands(ctx):
         command = group.get_command(ctx, name)
-        assert command is not None, f"`giok {' '.join(prefix + (name,))}` is listed but cannot be loaded"
-        yield prefix + (name,), command
+        assert command is not None, f"`giok {' '.join((*prefix, name))}` is listed but cannot be loaded"
+        yield (*prefix, name), command
         if isinstance(command, click.Group):
-            yield from _commands(command, prefix + (name,))
+            yield from _commands(command, (*prefix, name))
 
 
 def test_every_command_has_help_text():
@@ -110,14 +114,16 @@ def test_quickstart_runs_on_embedded_defaults(tmp_path):
         "quickstart", "--path", tmp_path / "demo", env={"GIOK_HOME": str(tmp_path / "h")}, timeout=300
     )
     assert r.returncode == 0, r.stderr
-    assert "remember [M0]" in r.stdout and "M30: 1" in r.stdout
+    assert "remember [M0]" in r.stdout
+    assert "M30: 1" in r.stdout
 
 
 def test_a_simple_command_does_not_import_search_or_scheduler():
     code = (
         "import sys; from giok.edges.cli import main\n"
         "try:\n    main(['workspaces'])\nexcept SystemExit:\n    pass\n"
-        "heavy = [m for m in ('numpy', 'croniter', 'httpx', 'mcp', 'giok.retrieval.index') if m in sys.modules]\n"
+        "heavy = [m for m in ('numpy', 'croniter', 'httpx', 'mcp', 'giok.retrieval.index') if m in "
+        "sys.modules]\n"
         "print(heavy)"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -140,5 +146,7 @@ def test_a_long_first_index_reports_progress_on_stderr(ws):
     r = run_giok("-w", "zeon", "index", env={"GIOK_EMBEDDINGS": "fake"})
     assert r.returncode == 0, r.stderr
     lines = [l for l in r.stderr.splitlines() if l.startswith("indexing ")]
-    assert lines and lines[-1].startswith("indexing ") and "files" in lines[-1]
+    assert lines
+    assert lines[-1].startswith("indexing ")
+    assert "files" in lines[-1]
     assert "indexing" not in r.stdout

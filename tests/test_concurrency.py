@@ -37,7 +37,7 @@ def git(ws, *args):
 def test_eight_processes_writing_25_entries_each_lose_nothing(ws):
     procs = [_spawn(ws, w, 25) for w in range(8)]
     for p in procs:
-        out, err = p.communicate(timeout=300)
+        _out, err = p.communicate(timeout=300)
         assert p.returncode == 0, err
     mf = MemoryFile.parse((ws.root / "MEMORY.md").read_bytes())
     assert len(mf.entries("M30")) == 200

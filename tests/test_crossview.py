@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import ClassVar
 
 import pytest
 
@@ -33,12 +34,14 @@ def quiet_diaries(home):
 
 def test_post_fans_out_to_every_sibling_and_lands_in_inboxes(family, bus):
     m = bus.send("글감 발굴: 기억 에세이", "sion")
-    assert m["kind"] == "post" and m["id"] == "cv-000001"
+    assert m["kind"] == "post"
+    assert m["id"] == "cv-000001"
     assert m["recipients"] == ["mion", "sano", "zeon"]
     assert m["rendered"] == f"{TAG} sion: 글감 발굴: 기억 에세이"
     for name in ("zeon", "mion", "sano"):
         [got] = bus.inbox(name)
-        assert got["id"] == m["id"] and got["acked"] is None
+        assert got["id"] == m["id"]
+        assert got["acked"] is None
     assert bus.inbox("sion") == []
 
 
@@ -51,7 +54,8 @@ def test_post_to_some_and_ack(family, bus):
     assert bus.ack("sion", [m1["id"]]) == []  # idempotent
     assert [m["id"] for m in bus.inbox("sion", unread=True)] == [m2["id"]]
     assert bus.ack("sion") == [m2["id"]]
-    assert bus.inbox("sion", unread=True) == [] and len(bus.inbox("sion")) == 2
+    assert bus.inbox("sion", unread=True) == []
+    assert len(bus.inbox("sion")) == 2
     with pytest.raises(NotFound, match="cv-000001 in sano's inbox"):
         bus.ack("sano", ["cv-000001"])
 
@@ -76,7 +80,8 @@ def test_reply_goes_to_the_original_sender_only(family, bus):
     quiet_diaries(bus.home)
     post = bus.send("브리핑 준비됐어?", "zeon")
     answer = bus.reply(post["id"], "네, 데이터 검증 끝", "mion")
-    assert answer["kind"] == "reply" and answer["recipients"] == ["zeon"]
+    assert answer["kind"] == "reply"
+    assert answer["recipients"] == ["zeon"]
     assert answer["rendered"] == f"{TAG} mion ↩ {post['id']}: 네, 데이터 검증 끝"
     assert [m["id"] for m in bus.inbox("zeon")] == [answer["id"]]
     assert [m["id"] for m in bus.inbox("sion")] == [post["id"]]  # not fanned out
@@ -168,12 +173,13 @@ def test_concurrent_senders_in_separate_processes_lose_nothing(family, bus):
     procs = [subprocess.Popen([sys.executable, "-c", script, name]) for name in ("sion", "mion", "sano")]
     assert [p.wait(timeout=60) for p in procs] == [0, 0, 0]
     inbox = bus.inbox("zeon", limit=1000)
-    assert len(inbox) == 45 and len({m["id"] for m in inbox}) == 45
+    assert len(inbox) == 45
+    assert len({m["id"] for m in inbox}) == 45
     assert sorted(int(m["id"][3:]) for m in inbox) == list(range(1, 46))
 
 
 class _FakeTelegram(BaseHTTPRequestHandler):
-    calls: list = []
+    calls: ClassVar[list] = []
     fail = False
 
     def do_POST(self):
@@ -229,7 +235,8 @@ def test_telegram_failure_keeps_the_local_delivery_and_hides_the_token(family, b
     telegram.fail = True
     post = bus.send("실패해도 로컬은 간다", "sion")
     outcome = post["transports"]["telegram"]
-    assert outcome["ok"] is False and "chat not found" in outcome["error"]
+    assert outcome["ok"] is False
+    assert "chat not found" in outcome["error"]
     assert "SECRET" not in outcome["error"]
     assert len(bus.inbox("zeon")) == 1
 
@@ -258,7 +265,8 @@ def test_a_registered_transport_plugin_is_used(family, bus, giok_home):
             lambda c: c.update(crossview={"transports": ["recorder"], "recorder": {"label": "L"}})
         )
         m = bus.send("플러그인", "zeon", to=["sano"])
-        assert seen == [(m["id"], ("sano",), "L")] and m["transports"] == {"recorder": {"ok": True}}
+        assert seen == [(m["id"], ("sano",), "L")]
+        assert m["transports"] == {"recorder": {"ok": True}}
     finally:
         TRANSPORTS.pop("recorder", None)
 
@@ -272,7 +280,8 @@ def test_cli_send_inbox_ack(family, cli):
     data = json.loads(r.output)
     assert [m["id"] for m in data["messages"]] == [sent["id"]]
     r = cli("crossview", "send", "답장", "-w", "sion", "--reply-to", sent["id"])
-    assert r.exit_code == 0 and "→ zeon" in r.output
+    assert r.exit_code == 0
+    assert "→ zeon" in r.output
     r = cli("crossview", "ack", "-w", "sion", "--all", "--json")
     assert json.loads(r.output)["acked"] == [sent["id"]]
     r = cli("crossview", "inbox", "-w", "sion")
@@ -281,13 +290,17 @@ def test_cli_send_inbox_ack(family, cli):
 
 def test_cli_errors_are_one_line(family, cli):
     r = cli("crossview", "send", "x", "--from", "zeon", "--to", "sion", "--all")
-    assert r.exit_code == 2 and r.output.strip() == "Error: give --to or --all, not both"
+    assert r.exit_code == 2
+    assert r.output.strip() == "Error: give --to or --all, not both"
     r = cli("crossview", "send", "x", "--from", "zeon", "--reply-to", "cv-000001", "--all")
-    assert r.exit_code == 2 and "loop rule" in r.output
+    assert r.exit_code == 2
+    assert "loop rule" in r.output
     r = cli("crossview", "send", "x", "--from", "zeon", "--reply-to", "cv-000042")
-    assert r.exit_code == 4 and r.output.strip() == "Error: no cross-view message cv-000042"
+    assert r.exit_code == 4
+    assert r.output.strip() == "Error: no cross-view message cv-000042"
     r = cli("crossview", "ack", "-w", "zeon")
-    assert r.exit_code == 2 and "--all" in r.output
+    assert r.exit_code == 2
+    assert "--all" in r.output
 
 
 def auto_post_round(bus) -> tuple[int, int]:

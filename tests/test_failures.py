@@ -28,13 +28,18 @@ def test_1_one_users_memory_is_never_returned_to_another_user(ws, fake_embedding
     seojun = ws.remember("Seojun's bank is Kakao Bank", user="Seojun").entry
     mina = ws.remember("Mina's bank is Toss Bank", user="Mina").entry
     for_mina = boot.build(ws, user="Mina").text
-    assert mina.id in for_mina and seojun.id not in for_mina and "Kakao" not in for_mina
+    assert mina.id in for_mina
+    assert seojun.id not in for_mina
+    assert "Kakao" not in for_mina
     found = [r.text for r in _search(ws, "which bank", user="Mina")]
-    assert any("Toss" in t for t in found) and not any("Kakao" in t for t in found)
+    assert any("Toss" in t for t in found)
+    assert not any("Kakao" in t for t in found)
     group = boot.build(ws, context="group").text
-    assert "Kakao" not in group and "Toss" not in group
+    assert "Kakao" not in group
+    assert "Toss" not in group
     by_default = [r.text for r in _search(ws, "which bank")]  # no user named: USER.md's (Seojun)
-    assert any("Kakao" in t for t in by_default) and not any("Toss" in t for t in by_default)
+    assert any("Kakao" in t for t in by_default)
+    assert not any("Toss" in t for t in by_default)
 
 
 def test_2_after_a_preference_changes_the_old_value_is_never_injected_again(ws, fake_embeddings):
@@ -43,9 +48,12 @@ def test_2_after_a_preference_changes_the_old_value_is_never_injected_again(ws, 
     assert ws.get(old.id).superseded
     for budget in (None, 700, 100_000):
         text = boot.build(ws, budget=budget).text
-        assert "prefers tea" not in text and old.id not in text and new.id in text
+        assert "prefers tea" not in text
+        assert old.id not in text
+        assert new.id in text
     found = [r.text for r in _search(ws, "what does Seojun drink in the morning", user="Seojun")]
-    assert found and not any("prefers tea" in t for t in found)
+    assert found
+    assert not any("prefers tea" in t for t in found)
 
 
 def test_3_constraints_and_pending_state_survive_a_flush(ws, giok_home):
@@ -66,7 +74,8 @@ def test_3_constraints_and_pending_state_survive_a_flush(ws, giok_home):
         f"{tid} [doing] Finish the v2 migration",
         "Write decisions, discoveries and failures",
     ):
-        assert needle in before and needle in after
+        assert needle in before
+        assert needle in after
 
 
 def test_4_after_a_delete_the_entry_is_gone_from_file_index_vectors_and_cache(ws, fake_embeddings):
@@ -81,7 +90,8 @@ def test_4_after_a_delete_the_entry_is_gone_from_file_index_vectors_and_cache(ws
     boot.build(ws)
     result = ws.forget(entry.id, reason="user asked to delete the address")
     assert result.action == "removed"
-    assert "Hanok" not in (ws.root / "MEMORY.md").read_text() and keep.id in ws.memory().ids()
+    assert "Hanok" not in (ws.root / "MEMORY.md").read_text()
+    assert keep.id in ws.memory().ids()
     assert not any("Hanok" in p.read_text() for p in (ws.root / "memory").glob("*.md"))
     assert not any("Hanok" in r.text for r in _search(ws, "old address Hanok"))
     db = ws.data_dir / "index.sqlite"
@@ -96,16 +106,20 @@ def test_4_after_a_delete_the_entry_is_gone_from_file_index_vectors_and_cache(ws
     message = subprocess.run(
         ["git", "-C", str(ws.root), "log", "-1", "--format=%B"], capture_output=True, text=True
     ).stdout
-    assert "user asked to delete the address" in message and "Hanok" not in message
+    assert "user asked to delete the address" in message
+    assert "Hanok" not in message
 
 
 def test_5_a_wrongly_stored_fact_is_traced_to_its_source_and_write_decision(ws, cli):
     wrong = ws.remember("Seojun is allergic to peanuts", source="telegram:msg-8812", via="mcp").entry
     out = json.loads(cli("-w", "zeon", "trace", wrong.id, "--json").output)
     created = next(e for e in out["events"] if e.get("created"))
-    assert created["source"] == "telegram:msg-8812" and created["via"] == "mcp"
-    assert created["decision"] == "written" and created["reason"] == "worth keeping"
-    assert created["type"] == "fact" and created["scope"] == "workspace"
+    assert created["source"] == "telegram:msg-8812"
+    assert created["via"] == "mcp"
+    assert created["decision"] == "written"
+    assert created["reason"] == "worth keeping"
+    assert created["type"] == "fact"
+    assert created["scope"] == "workspace"
     ws.forget(wrong.id, reason="it was wrong: the allergy is to shellfish")
     events = trace.lookup(ws, wrong.id)["events"]
     assert any(e["message"].startswith(f"memory: forget {wrong.id}") for e in events if e["kind"] == "commit")

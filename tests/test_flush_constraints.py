@@ -80,12 +80,11 @@ def test_watchdog_hard_crossing_flushes_the_rules(ws, monkeypatch):
     dog = Watchdog(ws, window=150_000, session="run-7")
     assert dog.update(10_000, conversation=SPAN).flush is None
     status = dog.update(140_000, conversation=lambda: SPAN)
-    assert status.level == "hard" and status.flush.action == "flushed"
+    assert status.level == "hard"
+    assert status.flush.action == "flushed"
     texts = [e.text for e in _live(ws)]
-    assert (
-        "constraint: 절대 main에 직접 푸시하지 마." in texts
-        and "preference: I prefer Korean from now on." in texts
-    )
+    assert "constraint: 절대 main에 직접 푸시하지 마." in texts
+    assert "preference: I prefer Korean from now on." in texts
 
 
 def test_agent_echoes_questions_and_guesses_are_not_rules():
@@ -101,12 +100,14 @@ def test_agent_echoes_questions_and_guesses_are_not_rules():
         ),
         agent="zeon",
     )
-    assert gist["constraints"] == ["커밋 전에 항상 린터를 돌려."] and gist["preferences"] == []
+    assert gist["constraints"] == ["커밋 전에 항상 린터를 돌려."]
+    assert gist["preferences"] == []
 
 
 def test_plain_text_speaker_labels_and_korean_pending():
     gist = extract(
-        "사용자: 고객 이메일은 로그에 남기면 안 돼\n에이전트: 원인은 프록시였어요.\n내일 테스트를 더 해야 한다."
+        "사용자: 고객 이메일은 로그에 남기면 안 돼\n에이전트: 원인은 프록시였어요.\n내일 테스트를 더 해야 "
+        "한다."
     )
     assert gist["constraints"] == ["고객 이메일은 로그에 남기면 안 돼"]
     assert gist["pending"] == ["내일 테스트를 더 해야 한다."]
@@ -130,10 +131,8 @@ def test_llm_summary_is_completed_with_the_rules_it_left_out(ws, monkeypatch):
     assert "절대 main에 직접 푸시하지 마." in result.gist["constraints"]  # it left this out
     assert any("left out" in n for n in result.notes)
     texts = [e.text for e in _live(ws)]
-    assert (
-        "constraint: 절대 main에 직접 푸시하지 마." in texts
-        and "preference: I prefer Korean from now on." in texts
-    )
+    assert "constraint: 절대 main에 직접 푸시하지 마." in texts
+    assert "preference: I prefer Korean from now on." in texts
 
 
 def test_llm_constraints_are_not_doubled(ws, monkeypatch):
@@ -159,12 +158,13 @@ def test_the_nightly_distill_does_not_add_the_flushed_rules_twice(ws, monkeypatc
         "preference: I prefer Korean from now on.",
     }
     texts = [e.text for e in _live(ws)]
-    assert sum("main에 직접 푸시" in t for t in texts) == 1 and sum("prefer Korean" in t for t in texts) == 1
+    assert sum("main에 직접 푸시" in t for t in texts) == 1
+    assert sum("prefer Korean" in t for t in texts) == 1
     assert set(kept) <= set(texts)
     monkeypatch.setenv("GIOK_NOW", "2026-03-06T09:00")  # the next day's boot carries the rule
     from giok.lifecycle import boot
 
-    memory = [s for s in boot.build(ws, record=False).sections if s.name == "M90"][0]
+    memory = next(s for s in boot.build(ws, record=False).sections if s.name == "M90")
     assert any("constraint: 절대 main에 직접 푸시하지 마." in line for line in memory.lines)
 
 

@@ -3,6 +3,7 @@ identity, corrupt and deleted index files. Uses the deterministic fake embedder.
 
 import os
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -33,7 +34,7 @@ MEMORY = """# MEMORY.md
 - I am Zeon. <!-- id: m-aaaaaa -->
 ## 📝 M30 : 30-day memory
 - [2026-03-01] Prefers tea <!-- expires: 2026-04-01; id: m-bbbbbb; scope: user:minji; superseded_by: m-cccccc -->
-"""
+"""  # noqa: E501 - a MEMORY.md line is one line; the test reads it as written
 
 
 def test_chunks_follow_each_files_structure():
@@ -56,11 +57,13 @@ def test_chunks_follow_each_files_structure():
     assert [(c.layer, c.date, c.start_line, c.end_line) for c in lessons] == [("lesson", "2026-03-01", 3, 4)]
     dec = chunk_file(
         "state/decisions.md",
-        "# log\n\n## D-001 [2026-01-01] Use A\n- why: x\n\n## D-002 [2026-02-01] Use B\n- why: y\n- supersedes: D-001\n",
+        "# log\n\n## D-001 [2026-01-01] Use A\n- why: x\n\n## D-002 [2026-02-01] Use B\n- why: y\n- "
+        "supersedes: D-001\n",
     )
     assert [(c.source, c.superseded) for c in dec] == [("D-001", True), ("D-002", False)]
     arch = chunk_file("memory/archive/2025.md", "- [2025-01-01] old thing <!-- id: m-dddddd -->\n")
-    assert arch[0].layer == "archive" and arch[0].source == "m-dddddd"
+    assert arch[0].layer == "archive"
+    assert arch[0].source == "m-dddddd"
     other = chunk_file("drafts/plan.md", "# Plan\n\n## Goals\nship it\n\n## Empty\n")
     assert [c.text for c in other] == ["Goals\nship it"]
 
@@ -68,10 +71,13 @@ def test_chunks_follow_each_files_structure():
 def test_over_long_text_is_split():
     body = "\n".join(f"line {i} " + "x" * 90 for i in range(40))
     parts = chunk_file("notes.md", "## Big\n" + body)
-    assert len(parts) > 1 and all(len(p.text) <= MAX_CHARS for p in parts)
-    assert parts[0].start_line == 1 and parts[-1].end_line <= 41
+    assert len(parts) > 1
+    assert all(len(p.text) <= MAX_CHARS for p in parts)
+    assert parts[0].start_line == 1
+    assert parts[-1].end_line <= 41
     huge = chunk_file("memory/2026-01-01.md", "- " + "y" * (3 * MAX_CHARS))
-    assert len(huge) == 3 and all(len(p.text) <= MAX_CHARS for p in huge)
+    assert len(huge) == 3
+    assert all(len(p.text) <= MAX_CHARS for p in huge)
 
 
 def test_sync_indexes_the_workspace_and_skips_derived_folders(ws, fake):
@@ -80,12 +86,14 @@ def test_sync_indexes_the_workspace_and_skips_derived_folders(ws, fake):
     (ws.root / "drafts").mkdir(exist_ok=True)
     (ws.root / "drafts" / "essay.md").write_text("## Draft\nmemory essay\n")
     stats = index.sync(ws)
-    assert stats["changed"] >= 5 and stats["embedded"] > 0
+    assert stats["changed"] >= 5
+    assert stats["embedded"] > 0
     paths = {r[0] for r in rows(ws)}
     assert {"MEMORY.md", "drafts/essay.md", "SOUL.md"} <= paths
     assert not any(p.startswith((".giok", ".git")) for p in paths)
     again = index.sync(ws)
-    assert again["changed"] == 0 and again["embedded"] == 0
+    assert again["changed"] == 0
+    assert again["embedded"] == 0
 
 
 def test_only_new_chunks_are_embedded_and_removed_ones_leave(ws, fake):
@@ -93,7 +101,8 @@ def test_only_new_chunks_are_embedded_and_removed_ones_leave(ws, fake):
     index.sync(ws)
     ws.diary("second line")
     stats = index.sync(ws)
-    assert stats["changed"] == 1 and stats["embedded"] == 1
+    assert stats["changed"] == 1
+    assert stats["embedded"] == 1
     rel = ws.diary_path()
     (ws.root / rel).unlink()
     stats = index.sync(ws)
@@ -113,7 +122,7 @@ def test_purge_leaves_no_byte_of_the_text(ws, fake):
     (ws.root / "MEMORY.md").write_text("\n".join(l for l in text.split("\n") if secret not in l))
     assert index.purge(ws, [secret], [r.entry.id]) == 1
     db = ws.data_dir / index.FILENAME
-    blob = b"".join(open(str(db) + s, "rb").read() for s in ("", "-wal") if os.path.exists(str(db) + s))
+    blob = b"".join(Path(str(db) + s).read_bytes() for s in ("", "-wal") if os.path.exists(str(db) + s))
     for needle in ("7261", "zebra", "ZEBRA", "secretword"):
         assert needle.encode() not in blob
     index.sync(ws)

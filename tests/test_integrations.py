@@ -75,7 +75,8 @@ def test_mcp_json_starts_the_server(ws):
 
     names, soul = anyio.run(session)
     assert names == set(TOOLS)
-    assert not soul.is_error and soul.structured_content["text"] == ws.read_text("SOUL.md").rstrip("\n")
+    assert not soul.is_error
+    assert soul.structured_content["text"] == ws.read_text("SOUL.md").rstrip("\n")
 
 
 def test_session_start_hook_injects_the_boot_context(ws, tmp_path):
@@ -142,13 +143,15 @@ def test_precompact_hook_flushes_the_transcript_once(ws, tmp_path):
     commits = len(ws.log(100))
     again = sh(command, project, input=hook, CLAUDE_PROJECT_DIR=str(project))
     assert again.returncode == 0, again.stderr
-    assert ws.read_text(ws.diary_path()) == diary and len(ws.log(100)) == commits  # once per compaction
+    assert ws.read_text(ws.diary_path()) == diary
+    assert len(ws.log(100)) == commits  # once per compaction
 
 
 def test_claude_md_names_only_real_tools():
     text = blocks("claude-code.md")["CLAUDE.md"]
     named = set(re.findall(r"`((?:memory|crossview)_\w+)`", text))
-    assert named and named <= set(TOOLS)
+    assert named
+    assert named <= set(TOOLS)
     assert {"memory_recall", "memory_remember"} <= named
 
 
@@ -175,7 +178,8 @@ def test_python_loop_is_the_example_and_runs(tmp_path):
     assert [(g[0][0], g[0][-1], g[1]) for g in got] == [
         (w[0][0], w[0][-1], w[1]) for w in want
     ]  # decision, level
-    assert got[1][0][1] == "found" and got[2][0][1:3] == [
+    assert got[1][0][1] == "found"
+    assert got[2][0][1:3] == [
         "not",
         "needed",
     ]  # the first answer depends on the embedder
@@ -183,14 +187,17 @@ def test_python_loop_is_the_example_and_runs(tmp_path):
     ws = Workspace.open(name)
     assert "ship the memory essay on Friday" in ws.read_text("MEMORY.md")
     diary = ws.read_text(ws.diary_path())
-    assert "context-flush: soft, session loop-demo" in diary and "decision: We decided to ship" in diary
+    assert "context-flush: soft, session loop-demo" in diary
+    assert "decision: We decided to ship" in diary
 
 
 def _openclaw_workspace(home: Path) -> Path:
     root = home / ".openclaw" / "workspace"
     (root / "memory").mkdir(parents=True)
     files = {
-        "AGENTS.md": "# AGENTS.md\n\n## Session start\n- Read SOUL.md, USER.md, today and yesterday in memory/.\n",
+        "AGENTS.md": (
+            "# AGENTS.md\n\n## Session start\n- Read SOUL.md, USER.md, today and yesterday in memory/.\n"
+        ),
         "SOUL.md": "# SOUL.md\n\nI am Zeon. Calm, precise, brief.\n",
         "USER.md": "# USER.md\n\n- Name: Seojun\n- Timezone: Asia/Seoul\n",
         "IDENTITY.md": "# IDENTITY.md\n\n- Name: Zeon\n- Emoji: 🦞\n",
@@ -216,11 +223,13 @@ def test_openclaw_workspace_is_adopted_in_place(tmp_path, giok_home):
     }
     assert all(after[rel] == data for rel, data in before.items())  # nothing of OpenClaw's was touched
     assert not any(rel.startswith("memory/") and rel not in before for rel in after)  # no template diary
-    assert (root / ".git").is_dir() and Home().workspaces()["zeon"]["path"] == str(root.resolve())
+    assert (root / ".git").is_dir()
+    assert Home().workspaces()["zeon"]["path"] == str(root.resolve())
     assert "oolong tea" in out.stdout  # `giok show` reads the hand-written MEMORY.md
     ws = Workspace.open("zeon")
     result = ws.remember("Seojun moved the QRT slot to 9 o'clock.", layer="M90")
-    assert result.entry.id in ws.read_text("MEMORY.md") and "oolong tea" in ws.read_text("MEMORY.md")
+    assert result.entry.id in ws.read_text("MEMORY.md")
+    assert "oolong tea" in ws.read_text("MEMORY.md")
     found = sh(
         "giok -w zeon search 'oolong tea' --mode keyword --json",
         tmp_path,

@@ -89,7 +89,8 @@ def test_create_view_edit_insert_rename_delete(tool, ws):
         )
         == "Successfully renamed /memories/notes/progress.md to /memories/notes/2026-progress.md"
     )
-    assert (ws.root / "notes/2026-progress.md").exists() and not (ws.root / "notes/progress.md").exists()
+    assert (ws.root / "notes/2026-progress.md").exists()
+    assert not (ws.root / "notes/progress.md").exists()
     assert (
         tool.handle({"command": "delete", "path": "/memories/notes"})
         == "Successfully deleted /memories/notes"
@@ -103,7 +104,9 @@ def test_view_root_lists_two_levels_without_hidden_items(tool, ws):
     listing = tool.handle({"command": "view", "path": "/memories"}).splitlines()
     assert listing[0].startswith("Here're the files and directories up to 2 levels deep in /memories")
     shown = [row.split("\t")[1] for row in listing[1:]]
-    assert "/memories" in shown and "/memories/MEMORY.md" in shown and "/memories/state/tasks.md" in shown
+    assert "/memories" in shown
+    assert "/memories/MEMORY.md" in shown
+    assert "/memories/state/tasks.md" in shown
     assert not any("/." in s for s in shown)
 
 
@@ -134,7 +137,8 @@ def test_memory_md_changes_through_the_write_policy(tool, ws):
     )
     assert out.startswith("The memory file has been edited. giok's write policy:")
     new = next(e for e in ws.memory().entries() if e.text == "Seojun prefers oolong tea.")
-    assert ws.get(old.id).fields["superseded_by"] == new.id and new.layer == "M90"
+    assert ws.get(old.id).fields["superseded_by"] == new.id
+    assert new.layer == "M90"
 
     tool.handle(
         {
@@ -226,15 +230,15 @@ def test_secrets_are_redacted_before_they_reach_disk_or_git(tool, ws):
     )
     assert "redacted" in out
     text = (ws.root / "notes/keys.md").read_text()
-    assert (
-        "[REDACTED:anthropic-key]" in text
-        and "[REDACTED:password]" in text
-        and "[REDACTED:github-token]" in text
-    )
+    assert "[REDACTED:anthropic-key]" in text
+    assert "[REDACTED:password]" in text
+    assert "[REDACTED:github-token]" in text
     history = subprocess.run(
         ["git", "-C", str(ws.root), "log", "-p", "--all"], capture_output=True, text=True, check=True
     ).stdout
-    assert key not in history and "hunter2hunter2" not in history and "ghp_bbbb" not in history
+    assert key not in history
+    assert "hunter2hunter2" not in history
+    assert "ghp_bbbb" not in history
 
 
 @pytest.mark.parametrize(
@@ -286,10 +290,13 @@ def test_archive_ledger_and_trace_are_read_only(tool, ws, params):
     ws.edit("state/trace.jsonl", lambda old: ('{"id": "r-000001"}\n', None), "t")
     ws.edit("notes/n.md", lambda old: ("a note\n", None), "n")
     head = head_sha(ws)
-    with pytest.raises(InvalidInput, match="kept by giok|cannot be deleted or renamed|cannot be moved there"):
+    with pytest.raises(
+        InvalidInput, match=r"kept by giok|cannot be deleted or renamed|cannot be moved there"
+    ):
         tool.handle(params)
     assert head_sha(ws) == head
-    assert (ws.root / "memory/archive/2026-01.md").exists() and (ws.root / "memory/distilled.txt").exists()
+    assert (ws.root / "memory/archive/2026-01.md").exists()
+    assert (ws.root / "memory/distilled.txt").exists()
 
 
 def test_delete_and_rename_of_untracked_files_need_no_commit(tool, ws):
@@ -300,7 +307,8 @@ def test_delete_and_rename_of_untracked_files_need_no_commit(tool, ws):
     assert tool.tool_result(
         {"id": "t1", "input": {"command": "delete", "path": "/memories/drafts/u.md"}}
     ) == {"type": "tool_result", "tool_use_id": "t1", "content": "Successfully deleted /memories/drafts/u.md"}
-    assert not (ws.root / "drafts/u.md").exists() and head_sha(ws) == head
+    assert not (ws.root / "drafts/u.md").exists()
+    assert head_sha(ws) == head
     tool.handle(
         {"command": "rename", "old_path": "/memories/drafts/v.md", "new_path": "/memories/drafts/w.md"}
     )
@@ -324,10 +332,12 @@ def test_a_failed_commit_leaves_deleted_and_renamed_files_in_place(tool, ws, mon
         {"command": "rename", "old_path": "/memories/notes", "new_path": "/memories/old-notes"},
     ):
         result = tool.tool_result({"id": "t", "input": params})
-        assert result.get("is_error") and "disk full" in result["content"]
+        assert result.get("is_error")
+        assert "disk full" in result["content"]
         assert (ws.root / "notes/keep.md").read_text() == "keep me\n"
         assert (ws.root / "notes/loose.md").read_text() == "untracked\n"
-        assert not (ws.root / "notes/k2.md").exists() and not (ws.root / "old-notes").exists()
+        assert not (ws.root / "notes/k2.md").exists()
+        assert not (ws.root / "old-notes").exists()
     monkeypatch.undo()
     assert head_sha(ws) == head
     status = subprocess.run(
@@ -344,8 +354,10 @@ def test_without_a_git_identity_nothing_is_deleted(tool, ws):
         subprocess.run(["git", "-C", str(ws.root), "config", "--unset", key], check=False)
     for path in ("/memories/drafts/u.md", "/memories/notes/keep.md"):
         result = tool.tool_result({"id": "t", "input": {"command": "delete", "path": path}})
-        assert result.get("is_error") and "no git identity" in result["content"]
-    assert (ws.root / "drafts/u.md").exists() and (ws.root / "notes/keep.md").exists()
+        assert result.get("is_error")
+        assert "no git identity" in result["content"]
+    assert (ws.root / "drafts/u.md").exists()
+    assert (ws.root / "notes/keep.md").exists()
 
 
 def head_sha(ws) -> str:
@@ -435,10 +447,12 @@ def test_duplicate_old_str_is_refused_with_its_lines(tool, ws):
             },
         }
     )
-    assert result["is_error"] is True and result["tool_use_id"] == "toolu_1"
+    assert result["is_error"] is True
+    assert result["tool_use_id"] == "toolu_1"
     assert result["content"] == (
         "Error: No replacement was performed. Multiple occurrences of old_str `same` "
         "in lines: 2, 4. Please ensure it is unique"
     )
     ok = tool.tool_result({"id": "toolu_2", "input": {"command": "view", "path": "/memories/dup.md"}})
-    assert "is_error" not in ok and ok["content"].startswith("Here's the content")
+    assert "is_error" not in ok
+    assert ok["content"].startswith("Here's the content")

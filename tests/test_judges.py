@@ -46,7 +46,8 @@ def _items():
 def test_offline_judge_diary_rules(text, expected):
     verdict = OfflineJudge().one(Item("k", "diary", text))
     assert verdict.decision == expected, verdict.reason
-    assert verdict.reason and verdict.judge == "offline"
+    assert verdict.reason
+    assert verdict.judge == "offline"
 
 
 def test_offline_judge_promotion_rules_weigh_refs_links_and_role():
@@ -80,7 +81,8 @@ def test_anthropic_judge_uses_messages_api(server):
     assert request["path"] == "/v1/messages"
     assert request["headers"]["x-api-key"] == "test-anthropic-key"
     assert request["headers"]["anthropic-version"] == llm.ANTHROPIC_VERSION
-    assert "system" in request["body"] and request["body"]["messages"][0]["role"] == "user"
+    assert "system" in request["body"]
+    assert request["body"]["messages"][0]["role"] == "user"
 
 
 @pytest.mark.parametrize(
@@ -124,7 +126,8 @@ def test_partial_answer_keeps_valid_items_only():
         items,
         "j",
     )
-    assert list(verdicts) == ["d1"] and verdicts["d1"].decision == "M90"
+    assert list(verdicts) == ["d1"]
+    assert verdicts["d1"].decision == "M90"
     entry = Item("e", "entry", "x", layer="M90")
     with pytest.raises(ProviderError):
         judges.parse_answer('[{"item": 1, "decision": "M30"}]', [entry], "j")  # no demotion through a judge
@@ -144,7 +147,8 @@ def test_panel_synthesizer_decides_and_bad_judges_are_left_out(server):
     assert any("left out slow" in n and "no answer within" in n for n in result.notes)
     assert any("left out garbage" in n for n in result.notes)
     synth_prompt = server.requests[-1]["body"]["messages"][-1]["content"]
-    assert "good-M30 says M30" in synth_prompt and "final judge" in synth_prompt
+    assert "good-M30 says M30" in synth_prompt
+    assert "final judge" in synth_prompt
 
 
 def test_panel_votes_when_synthesizer_fails(server):
@@ -173,7 +177,8 @@ def test_panel_degrades_to_offline_when_every_judge_fails(server):
 def test_partial_panel_answer_fills_the_rest_offline(server):
     panel = Panel([LLMJudge(llm.client(server.spec("partial")))])
     result = panel.decide(_items(), {})
-    assert result.verdicts["d1"].decision == "M90" and result.verdicts["d1"].judge == "panel"
+    assert result.verdicts["d1"].decision == "M90"
+    assert result.verdicts["d1"].judge == "panel"
     assert result.verdicts["d2"].judge == "offline"
 
 
@@ -192,7 +197,8 @@ def test_panel_from_home_config(ws, server, monkeypatch):
         )
     )
     panel = judges.from_config(ws)
-    assert [j.name for j in panel.judges] == ["good-M30"] and panel.batch == 2
+    assert [j.name for j in panel.judges] == ["good-M30"]
+    assert panel.batch == 2
     assert panel.synthesizer.client.timeout == 5
     assert any("unknown LLM provider" in n for n in panel.setup_notes)
 
@@ -221,9 +227,8 @@ def test_distill_with_panel_against_local_server(ws, server, monkeypatch):
     assert all(a["judge"] == "opus" for a in report.added)
     assert any("left out grok" in n for n in report.notes)
     m0 = ws.memory().entries("M0")
-    assert {e.text for e in m0} >= {"Decided to use SQLite for the index"} and all(
-        e.expires is None for e in m0
-    )
+    assert {e.text for e in m0} >= {"Decided to use SQLite for the index"}
+    assert all(e.expires is None for e in m0)
 
 
 def test_only_an_llm_judge_can_raise_an_entry_to_m0(ws, server, monkeypatch):
@@ -239,6 +244,9 @@ def test_only_an_llm_judge_can_raise_an_entry_to_m0(ws, server, monkeypatch):
     assert offline.promoted == []
     panel = Panel([LLMJudge(llm.client(server.spec("good-M0", name="gpt")))])
     report = distill_mod.distill(ws, panel=panel)
-    assert report.promoted[0]["to"] == "M0" and report.promoted[0]["judge"] == "panel"
+    assert report.promoted[0]["to"] == "M0"
+    assert report.promoted[0]["judge"] == "panel"
     entry = ws.memory().find(core)
-    assert entry.layer == "M0" and entry.expires is None and entry.refs == 10
+    assert entry.layer == "M0"
+    assert entry.expires is None
+    assert entry.refs == 10

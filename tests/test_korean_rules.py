@@ -31,9 +31,11 @@ def _bench():
 def test_changed_preference_supersedes_and_boot_injects_only_the_new_one(ws, old, new):
     first = ws.remember(old)
     second = ws.remember(new)
-    assert second.action == "superseded" and second.entry.fields["supersedes"] == first.entry.id
+    assert second.action == "superseded"
+    assert second.entry.fields["supersedes"] == first.entry.id
     text = boot.build(ws).text
-    assert new in text and old not in text
+    assert new in text
+    assert old not in text
 
 
 @pytest.mark.parametrize(
@@ -66,7 +68,8 @@ def test_negation_is_written_then_flagged_by_the_review(ws, monkeypatch, yes, no
     monkeypatch.setenv("GIOK_NOW", "2026-03-01T23:00")
     report = distill(ws)
     assert any(f["kind"] == "contradiction" and set(f["ids"]) == {a.id, b.entry.id} for f in report.flagged)
-    assert ws.memory().find(a.id) and ws.memory().find(b.entry.id)  # flagged, not touched
+    assert ws.memory().find(a.id)
+    assert ws.memory().find(b.entry.id)  # flagged, not touched
 
 
 def test_other_subjects_are_not_flagged(ws, monkeypatch):

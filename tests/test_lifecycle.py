@@ -42,7 +42,8 @@ def test_daily_boots_promote_nothing_and_trivial_lines_expire_on_schedule(ws, mo
         promoted += distill(ws).promoted
     assert promoted == []
     entries = ws.memory().entries()
-    assert len(entries) == 27 and {e.layer for e in entries} == {"M30"}
+    assert len(entries) == 27
+    assert {e.layer for e in entries} == {"M30"}
     assert all(e.expires == e.date + dt.timedelta(days=30) for e in entries)
     assert all(e.refs == 0 for e in entries)  # boot injections are not references
     # an entry lives through its expiry day: 32 days on, the first two days' lines are gone
@@ -56,7 +57,8 @@ def test_daily_boots_promote_nothing_and_trivial_lines_expire_on_schedule(ws, mo
         "일상 작업 로그 10: 리뷰 코멘트 정리 완료",
         "일상 작업 로그 11: 리뷰 코멘트 정리 완료",
     ]
-    assert len(ws.memory().entries()) == 25 and len(archived(ws)) == 2
+    assert len(ws.memory().entries()) == 25
+    assert len(archived(ws)) == 2
 
 
 def test_an_entry_returned_by_three_searches_in_14_days_moves_to_m90(ws, fake, monkeypatch):
@@ -68,12 +70,15 @@ def test_an_entry_returned_by_three_searches_in_14_days_moves_to_m90(ws, fake, m
         at(monkeypatch, day)
         boot.build(ws)
         hits = ws.search("staging server")
-        assert hits and hits[0].source == used
+        assert hits
+        assert hits[0].source == used
     at(monkeypatch, START + dt.timedelta(days=9), "23:00")
     report = distill(ws)
     mf = ws.memory()
-    assert mf.find(used).layer == "M90" and mf.find(used).refs == 3
-    assert mf.find(shown).layer == "M30" and mf.find(shown).refs == 0
+    assert mf.find(used).layer == "M90"
+    assert mf.find(used).refs == 3
+    assert mf.find(shown).layer == "M30"
+    assert mf.find(shown).refs == 0
     assert [p["id"] for p in report.promoted] == [used]
 
 
@@ -108,24 +113,28 @@ def test_supersede_keeps_the_layer_and_boot_still_knows_35_days_later(ws, cli, m
     old_id = json.loads(old.output)["entry"]["id"]
     new = json.loads(cli("remember", "Seojun moved to Seoul", "--json", "-w", "zeon").output)
     assert new["action"] == "superseded"
-    assert new["entry"]["layer"] == "M0" and new["entry"]["expires"] is None
+    assert new["entry"]["layer"] == "M0"
+    assert new["entry"]["expires"] is None
     assert f"kept layer M0 of {old_id}" in " ".join(new["notes"])
     for n in (1, 20, 35):
         at(monkeypatch, START + dt.timedelta(days=n), "23:00")
         distill(ws)
     at(monkeypatch, START + dt.timedelta(days=35), "23:30")
     text = boot.build(ws).text
-    assert "Seojun moved to Seoul" in text and "Busan" not in text
+    assert "Seojun moved to Seoul" in text
+    assert "Busan" not in text
 
 
 def test_supersede_takes_the_higher_layer_but_an_explicit_layer_wins(ws, monkeypatch):
     at(monkeypatch, START)
     ws.remember("Seojun prefers tea in the afternoon", layer="M365")
     kept = ws.remember("Seojun now prefers coffee in the afternoon")
-    assert kept.action == "superseded" and kept.entry.layer == "M365"
+    assert kept.action == "superseded"
+    assert kept.entry.layer == "M365"
     assert kept.entry.expires == START + dt.timedelta(days=365)
     told = ws.remember("Seojun now prefers water in the afternoon", layer="M30")
-    assert told.action == "superseded" and told.entry.layer == "M30"
+    assert told.action == "superseded"
+    assert told.entry.layer == "M30"
     assert not any("kept layer" in n for n in told.notes)
     higher = ws.remember("Seojun now prefers juice in the afternoon", layer="M90")
     assert higher.entry.layer == "M90"  # an M30 target does not pull an explicit M90 down
@@ -151,7 +160,8 @@ def test_distill_reports_do_not_answer_questions(ws, fake, monkeypatch):
     assert got.answer == "no memory", [r.text for r in got.results]
     assert ws.search("items judged kept dropped promoted expired") == []
     wanted = ws.search("items judged kept dropped promoted expired", include_system=True)
-    assert wanted and all("nightly-distill:" in r.text for r in wanted)
+    assert wanted
+    assert all("nightly-distill:" in r.text for r in wanted)
     assert all(r.layer == "system" for r in wanted)
     assert ws.recall("what did I review in the design notes?").answer == "found"
 
@@ -166,7 +176,8 @@ def test_flush_markers_and_crossview_notes_are_system_lines(ws, fake, monkeypatc
     Workspace.init(ws.root.parent / "sion", name="sion", user="Seojun", home=ws.home)
     Bus(ws.home).send("sion의 아침 체크인: 커피 원두 주문 완료", "sion", to=["zeon"])
     diary = ws.read_text(ws.diary_path())
-    assert "context-flush:" in diary and "sion의 아침 체크인" in diary
+    assert "context-flush:" in diary
+    assert "sion의 아침 체크인" in diary
     assert ws.search("context flush session") == []
     assert ws.search("아침 체크인 커피 원두 주문") == []
     assert ws.search("아침 체크인 커피 원두 주문", include_system=True)
@@ -211,7 +222,8 @@ def test_remember_takes_the_date_of_the_event(ws, cli, monkeypatch):
     assert entry["date"] == "2026-03-02"
     assert entry["expires"] == (START + dt.timedelta(days=40)).isoformat()  # counted from today
     line = next(l for l in ws.read_text("MEMORY.md").splitlines() if "marathon" in l)
-    assert line.startswith("- [2026-03-02] Seojun ran") and line.count("2026-03-02") == 1
+    assert line.startswith("- [2026-03-02] Seojun ran")
+    assert line.count("2026-03-02") == 1
     lib = ws.remember("Minsu visited the Jeju office", date="2026-02-27")
     assert lib.entry.date == dt.date(2026, 2, 27)
 
@@ -232,7 +244,8 @@ def test_remember_refuses_a_future_or_impossible_date(ws, monkeypatch):
         "zeon",
         env={"GIOK_NOW": "2026-03-01T10:00"},
     )
-    assert done.returncode != 0 and "future" in done.stderr
+    assert done.returncode != 0
+    assert "future" in done.stderr
 
 
 def test_mcp_remember_takes_the_event_date_and_keeps_the_layer(ws, monkeypatch):
@@ -242,9 +255,11 @@ def test_mcp_remember_takes_the_event_date_and_keeps_the_layer(ws, monkeypatch):
     remember = TOOLS["memory_remember"].handler
     assert "date" in TOOLS["memory_remember"].properties
     first = remember(ws, {"text": "Seojun lives in Busan", "layer": "M0", "date": "2026-03-01"})
-    assert first["entry"]["date"] == "2026-03-01" and first["entry"]["layer"] == "M0"
+    assert first["entry"]["date"] == "2026-03-01"
+    assert first["entry"]["layer"] == "M0"
     moved = remember(ws, {"text": "Seojun moved to Seoul"})
-    assert moved["action"] == "superseded" and moved["entry"]["layer"] == "M0"
+    assert moved["action"] == "superseded"
+    assert moved["entry"]["layer"] == "M0"
 
 
 def test_lines_written_before_the_mark_are_recognised(ws, fake, monkeypatch):

@@ -68,8 +68,7 @@ class Client:
         return self.portal.call(self.session.list_tools).tools
 
     def call(self, name, **arguments):
-        result = self.portal.call(self.session.call_tool, name, arguments)
-        return result
+        return self.portal.call(self.session.call_tool, name, arguments)
 
     def ok(self, name, **arguments):
         result = self.call(name, **arguments)
@@ -114,9 +113,11 @@ def server(tmp_path_factory):
         params = StdioServerParameters(
             command=sys.executable, args=["-m", "giok", "mcp", "-w", "zeon"], env=env, cwd=str(base)
         )
-        with start_blocking_portal() as portal:
-            with portal.wrap_async_context_manager(_session(params)) as session:
-                yield Client(portal, session, env, ws)
+        with (
+            start_blocking_portal() as portal,
+            portal.wrap_async_context_manager(_session(params)) as session,
+        ):
+            yield Client(portal, session, env, ws)
     finally:
         for k, v in saved.items():
             os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
@@ -132,7 +133,8 @@ def test_lists_every_tool_with_schema_description_and_hints(server):
     assert set(tools) == EXPECTED
     for name, t in tools.items():
         assert len(t.description) > 60, name
-        assert t.input_schema["type"] == "object" and t.input_schema["additionalProperties"] is False
+        assert t.input_schema["type"] == "object"
+        assert t.input_schema["additionalProperties"] is False
         assert set(t.input_schema.get("required", [])) <= set(t.input_schema["properties"])
         assert t.annotations.read_only_hint is (name in READ_ONLY), name
         assert t.annotations.destructive_hint is (name in DESTRUCTIVE), name
@@ -154,19 +156,27 @@ def test_remember_get_and_forget(server):
         scope="user:seojun",
     )
     entry = result["entry"]
-    assert result["action"] == "written" and entry["layer"] == "M365" and entry["id"].startswith("m-")
+    assert result["action"] == "written"
+    assert entry["layer"] == "M365"
+    assert entry["id"].startswith("m-")
     got = server.ok("memory_get", path="MEMORY.md")
-    assert entry["id"] in got["text"] and got["from"] == 1 and got["to"] == got["total_lines"]
+    assert entry["id"] in got["text"]
+    assert got["from"] == 1
+    assert got["to"] == got["total_lines"]
     line = entry["line"]
     one = server.ok("memory_get", path="MEMORY.md", lines=1, **{"from": line})
-    assert one["text"].startswith("- ") and "result first" in one["text"] and one["to"] == line
+    assert one["text"].startswith("- ")
+    assert "result first" in one["text"]
+    assert one["to"] == line
     assert server.ok("memory_forget", id=entry["id"], reason="user asked")["action"] == "removed"
     assert entry["id"] not in server.ok("memory_get", path="MEMORY.md")["text"]
     assert "memory: forget" in server.ws.log(1)[0]["message"]
     refused = server.ok(
         "memory_remember", text="안녕!"
     )  # the write policy's answer is a result, not an error
-    assert refused["action"] == "refused" and refused["entry"] is None and refused["reason"]
+    assert refused["action"] == "refused"
+    assert refused["entry"] is None
+    assert refused["reason"]
 
 
 def test_tool_errors_carry_the_cli_message(server):
@@ -221,7 +231,8 @@ def test_decide_lesson_task_state_heartbeat(server):
     assert server.ok("memory_task", action="start", id=tid)["status"] == "doing"
     assert server.ok("memory_task", action="block", id=tid, note="waiting for data")["status"] == "blocked"
     listed = server.ok("memory_task_list", status="blocked")["tasks"]
-    assert [t["id"] for t in listed] == [tid] and "waiting for data" in listed[0]["text"]
+    assert [t["id"] for t in listed] == [tid]
+    assert "waiting for data" in listed[0]["text"]
     state = server.ok("memory_state", action="set", section="next-step", text="Finish the draft")
     assert state["next-step"] == "Finish the draft" == server.ok("memory_state_show")["next-step"]
     assert "unknown state section" in server.error("memory_state", section="mood", text="x")
@@ -234,16 +245,16 @@ def test_decide_lesson_task_state_heartbeat(server):
         == "Error: no open heartbeat item 'nothing like this'"
     )
     messages = [c["message"].splitlines()[0] for c in server.ws.log(12)]
-    assert any(m.startswith("decision: D-") for m in messages) and any(
-        m.startswith("task: blocked") for m in messages
-    )
+    assert any(m.startswith("decision: D-") for m in messages)
+    assert any(m.startswith("task: blocked") for m in messages)
 
 
 def test_reads_are_tools_of_their_own_that_never_ask_permission(server):
     tools = {t.name: t for t in server.tools()}
     for read in ("memory_task_list", "memory_state_show", "memory_heartbeat_list"):
         hints = tools[read].annotations
-        assert hints.read_only_hint is True and hints.destructive_hint is False, read
+        assert hints.read_only_hint is True, read
+        assert hints.destructive_hint is False, read
     for write, read in (("memory_task", "list"), ("memory_heartbeat", "list")):
         assert read not in tools[write].input_schema["properties"]["action"]["enum"], write
     assert "show" not in tools["memory_state"].input_schema["properties"]["action"]["enum"]
@@ -269,7 +280,8 @@ def test_what_search_returns_get_opens(server):
             lines=hit["end_line"] - hit["start_line"] + 1,
             **{"from": hit["start_line"]},
         )
-        assert got["path"] == hit["path"] and got["text"].strip(), hit
+        assert got["path"] == hit["path"], hit
+        assert got["text"].strip(), hit
     for path in ("IDENTITY.md", "notes/fleet.md", "skills/rations/SKILL.md"):
         assert "quartermaster" in server.ok("memory_get", path=path)["text"], path
     assert "is not a memory file" in server.error("memory_get", path="notes/fleet.txt")
@@ -319,13 +331,13 @@ def test_the_index_is_warm_before_the_first_call(tmp_path):
 def test_crossview_send_inbox_ack(server, giok_home):
     bus = Bus(giok_home)
     sent = server.ok("crossview_send", text="브리핑 초안 올림")
-    assert sent["sender"] == "zeon" and sent["recipients"] == ["sion"]
+    assert sent["sender"] == "zeon"
+    assert sent["recipients"] == ["sion"]
     [got] = bus.inbox("sion", unread=True)
     answer = bus.reply(got["id"], "확인했어", "sion")
     inbox = server.ok("crossview_inbox")["messages"]
-    assert [m["id"] for m in inbox] == [answer["id"]] and inbox[0]["rendered"].startswith(
-        "[단톡방 크로스뷰] sion ↩"
-    )
+    assert [m["id"] for m in inbox] == [answer["id"]]
+    assert inbox[0]["rendered"].startswith("[단톡방 크로스뷰] sion ↩")
     assert "reply to a reply" in server.error("crossview_send", text="고마워", reply_to=answer["id"])
     assert "relay of a relay" in server.error("crossview_send", text=inbox[0]["rendered"])
     assert server.ok("crossview_ack")["acked"] == [answer["id"]]
@@ -358,7 +370,10 @@ def test_an_sdk_older_than_2_says_which_version_is_needed(tmp_path):
 
 
 def test_core_modules_do_not_import_the_sdk():
-    code = "import sys, giok, giok.edges.cli, giok.lifecycle.crossview, giok.edges.mcp; print('mcp' in sys.modules)"
+    code = (
+        "import sys, giok, giok.edges.cli, giok.lifecycle.crossview, giok.edges.mcp; "
+        "print('mcp' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "False", out.stderr
 
@@ -370,7 +385,9 @@ def test_search_then_get_the_hit(server):
     )
     found = server.ok("memory_search", query="which database did we pick for the index?", k=3)
     top = found["results"][0]
-    assert "SQLite" in top["text"] and top["path"] == "MEMORY.md" and top["score"] >= 0.35
+    assert "SQLite" in top["text"]
+    assert top["path"] == "MEMORY.md"
+    assert top["score"] >= 0.35
     hit = server.ok(
         "memory_get",
         path=top["path"],
@@ -379,7 +396,8 @@ def test_search_then_get_the_hit(server):
     )
     assert "SQLite with FTS5" in hit["text"]
     ko = server.ok("memory_search", query="서준이 좋아하는 답변 스타일", k=3)["results"]
-    assert ko and "짧은 답" in ko[0]["text"]
+    assert ko
+    assert "짧은 답" in ko[0]["text"]
     assert server.error("memory_search", query="x", k=0).startswith(
         "Error: invalid arguments for memory_search"
     )
@@ -387,10 +405,12 @@ def test_search_then_get_the_hit(server):
 
 def test_recall_decides_then_searches(server):
     skip = server.ok("memory_recall", query="안녕!")
-    assert skip["decision"] == "skip" and skip["attempts"] == []
+    assert skip["decision"] == "skip"
+    assert skip["attempts"] == []
     server.ok("memory_remember", text="The launch checklist lives in drafts/launch.md.", layer="M30")
     found = server.ok("memory_recall", query="where did we keep the launch checklist?")
-    assert found["decision"] == "search" and found["answer"] == "found"
+    assert found["decision"] == "search"
+    assert found["answer"] == "found"
     assert any("launch checklist" in r["text"] for r in found["results"])
     assert 1 <= len(found["attempts"]) <= 2
 
@@ -399,12 +419,15 @@ def test_search_a_sibling_when_the_home_allows_it(server, giok_home):
     sion = Workspace.open("sion", home=giok_home)
     sion.remember("시온의 다음 글감은 기억 증류에 관한 에세이다.", layer="M30")
     hits = server.ok("memory_search", query="시온 글감", workspaces=["sion"])["results"]
-    assert hits and hits[0]["workspace"] == "sion" and "에세이" in hits[0]["text"]
+    assert hits
+    assert hits[0]["workspace"] == "sion"
+    assert "에세이" in hits[0]["text"]
     giok_home.update(lambda c: c["workspaces"]["sion"].update(private=True))
     try:
         text = server.error("memory_search", query="시온 글감", workspaces=["sion"])
         cli = server.cli("search", "시온 글감", "-w", "sion", "--as", "zeon")
-        assert text == cli.stderr.strip() and "may not read workspace 'sion'" in text
+        assert text == cli.stderr.strip()
+        assert "may not read workspace 'sion'" in text
     finally:
         giok_home.update(lambda c: c["workspaces"]["sion"].pop("private"))
 
@@ -415,7 +438,8 @@ def test_boot_gives_the_session_context(server):
     assert not result.is_error, result.content[0].text
     boot = result.structured_content
     assert result.content[0].text == boot["text"]  # the model reads the context itself
-    assert "orchestrator of four agents" in boot["text"] and boot["budget"] == 4000
+    assert "orchestrator of four agents" in boot["text"]
+    assert boot["budget"] == 4000
     assert boot["tokens"] <= 4000
     group = server.ok("memory_boot", context="group")
     assert "orchestrator of four agents" not in group["text"]
@@ -440,17 +464,24 @@ def test_get_hides_other_users_and_threads_entries(server):
     lines_on_disk = len((ws.root / "MEMORY.md").read_text().splitlines())
 
     got = server.ok("memory_get", path="MEMORY.md")
-    assert "staging server" in got["text"] and "dentist" in got["text"]  # workspace, and the server's user
-    assert "Minji" not in got["text"] and "merger" not in got["text"]
+    assert "staging server" in got["text"]
+    assert "dentist" in got["text"]  # workspace, and the server's user
+    assert "Minji" not in got["text"]
+    assert "merger" not in got["text"]
     assert got["total_lines"] == lines_on_disk  # hidden lines keep their place
     assert "(hidden" in got["text"]
     old = server.ok("memory_get", path="memory/archive/2026-01.md")["text"]
-    assert "Jenkins" in old and "password hint" not in old and "m-aaa111" not in old
+    assert "Jenkins" in old
+    assert "password hint" not in old
+    assert "m-aaa111" not in old
 
     in_thread = server.ok("memory_get", path="MEMORY.md", thread="t-42")["text"]
-    assert "merger rumour" in in_thread and "Minji" not in in_thread
+    assert "merger rumour" in in_thread
+    assert "Minji" not in in_thread
     as_minji = server.ok("memory_get", path="MEMORY.md", user="minji")["text"]
-    assert "salary negotiation" in as_minji and "dentist" not in as_minji
+    assert "salary negotiation" in as_minji
+    assert "dentist" not in as_minji
     line = next(i for i, l in enumerate((ws.root / "MEMORY.md").read_text().splitlines(), 1) if "Minji" in l)
     one = server.ok("memory_get", path="MEMORY.md", lines=1, **{"from": line})
-    assert "Minji" not in one["text"] and one["to"] == line
+    assert "Minji" not in one["text"]
+    assert one["to"] == line

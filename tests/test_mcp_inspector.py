@@ -70,10 +70,8 @@ def test_inspector_lists_the_tools_with_their_hints(inspector):
     assert set(tools) == set(TOOLS)
     for name, t in tools.items():
         hints = t["annotations"]
-        assert (
-            hints["readOnlyHint"] is TOOLS[name].read_only
-            and hints["destructiveHint"] is TOOLS[name].destructive
-        )
+        assert hints["readOnlyHint"] is TOOLS[name].read_only
+        assert hints["destructiveHint"] is TOOLS[name].destructive
         assert not (hints["readOnlyHint"] and hints["destructiveHint"]), name
     for read in (
         "memory_task_list",
@@ -95,7 +93,8 @@ def test_inspector_calls_every_tool_once(inspector, ws):
     entry = ok("memory_remember", text="Seojun drinks oolong tea every afternoon.", layer="M90")["entry"]
     assert "Boot context: zeon" in ok("memory_boot", budget=2000)["text"]
     hits = ok("memory_search", query="oolong tea afternoon", k=3)["results"]
-    assert hits and hits[0]["path"] == "MEMORY.md"
+    assert hits
+    assert hits[0]["path"] == "MEMORY.md"
     got = ok("memory_get", path=hits[0]["path"], lines=1, **{"from": hits[0]["start_line"]})
     assert "oolong tea" in got["text"]
     assert ok("memory_recall", query="what tea does Seojun drink in the afternoon?")["answer"] == "found"
@@ -135,4 +134,5 @@ def test_inspector_invalid_arguments(inspector):
     )
     assert "Additional properties" in inspector.error("memory_state_show", section="phase")
     unknown = inspector.run("tools/call", "memory_nothing")
-    assert unknown.returncode != 0 and "-32602" in unknown.stdout + unknown.stderr
+    assert unknown.returncode != 0
+    assert "-32602" in unknown.stdout + unknown.stderr

@@ -44,25 +44,29 @@ def test_changing_one_entry_changes_only_its_line():
     target = mf.entries("M90")[0]
     target.set("refs", 3)
     before, after = SEED.decode().splitlines(), mf.render().decode().splitlines()
-    changed = [i for i, (a, b) in enumerate(zip(before, after)) if a != b]
+    changed = [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
     assert changed == [target.line_no - 1]
     assert (
         after[target.line_no - 1]
         == "- [2026-02-22] VibeDojo v2 리팩터링 결정 <!-- expires: 2026-05-21; refs: 3 -->"
     )
     reparsed = MemoryFile.parse(mf.render()).entries("M90")[0]
-    assert reparsed.refs == 3 and reparsed.expires == dt.date(2026, 5, 21)
+    assert reparsed.refs == 3
+    assert reparsed.expires == dt.date(2026, 5, 21)
 
 
 @pytest.mark.parametrize(
     "data",
     [
         b"\xef\xbb\xbf## M0\r\n- a\r\n\r\n## M30\r\n- [2026-01-01] b <!-- expires: 2026-02-01 -->\r\n",
-        b"# Memory\n\n- outside any layer\n## Core (M0)\n- x\n## m30\n* star bullet\n  - nested\nno newline at end",
-        b"## \xeb\xa9\x94\xeb\xaa\xa8\xeb\xa6\xac M90\n- [2026\xe2\x80\x9301\xe2\x80\x9301] en dash <!\xe2\x80\x94 expires: 2026\xe2\x80\x9304\xe2\x80\x9301 \xe2\x80\x94>\n",
+        b"# Memory\n\n- outside any layer\n## Core (M0)\n- x\n## m30\n* star bullet\n  - nested\nno "
+        b"newline at end",
+        b"## \xeb\xa9\x94\xeb\xaa\xa8\xeb\xa6\xac M90\n- [2026\xe2\x80\x9301\xe2\x80\x9301] en dash "
+        b"<!\xe2\x80\x94 expires: 2026\xe2\x80\x9304\xe2\x80\x9301 \xe2\x80\x94>\n",
         b"",
         b"\n\n\n",
-        b"## M30\n- [2026-13-40] impossible date\n- half comment <!-- expires: 2026-01-01\n- \xff\xfe not utf8\n",
+        b"## M30\n- [2026-13-40] impossible date\n- half comment <!-- expires: 2026-01-01\n- \xff\xfe not "
+        b"utf8\n",
     ],
 )
 def test_tolerated_files_round_trip(data):
@@ -79,7 +83,8 @@ def test_bad_lines_are_kept_and_reported():
 
 def test_entries_outside_layers_are_reported():
     mf = MemoryFile.parse(b"- stray\n## M0\n- ok\n")
-    assert mf.problems and "outside any layer" in mf.problems[0][1]
+    assert mf.problems
+    assert "outside any layer" in mf.problems[0][1]
 
 
 def test_crlf_file_gets_crlf_for_new_entries():
@@ -106,7 +111,10 @@ def test_move_and_remove():
 
 
 def test_machine_fields_round_trip():
-    line = b"## M30\n- [2026-03-05] x <!-- expires: 2026-04-05; id: m-7f3a2c; type: fact; scope: user:seojun; source: cli; confidence: 0.8; supersedes: m-000001; refs: 2 -->\n"
+    line = (
+        b"## M30\n- [2026-03-05] x <!-- expires: 2026-04-05; id: m-7f3a2c; type: fact; scope: user:seojun; "
+        b"source: cli; confidence: 0.8; supersedes: m-000001; refs: 2 -->\n"
+    )
     mf = MemoryFile.parse(line)
     e = mf.entries()[0]
     assert (e.id, e.type, e.scope, e.refs, e.fields["supersedes"]) == (

@@ -21,7 +21,8 @@ def fake(giok_home):
 def test_the_dogs_name_is_looked_up(ws, fake):
     ws.remember("Seojun's dog is called Bori")
     found = ws.recall("what is the dog's name?")
-    assert found.decision == "search" and found.answer == "found"
+    assert found.decision == "search"
+    assert found.answer == "found"
     assert any("Bori" in r.text for r in found.results)
 
 
@@ -37,7 +38,9 @@ def test_the_dogs_name_is_looked_up(ws, fake):
 def test_weather_and_how_to_do_not_search(ws, fake, query):
     ws.remember("Seojun prefers Python for scripts")
     skipped = ws.recall(query)
-    assert skipped.decision == "skip" and skipped.attempts == [] and skipped.answer == "not needed"
+    assert skipped.decision == "skip"
+    assert skipped.attempts == []
+    assert skipped.answer == "not needed"
 
 
 @pytest.mark.parametrize(
@@ -61,6 +64,7 @@ def test_needs_memory_test_split_accuracy():
     table = scored["needs_memory"]
     assert bench.accuracy(table, "test") >= TEST_SPLIT_FLOOR
     skipped, needed = scored["skipped"]["test"]
-    assert skipped <= 1 and needed >= 30  # when unsure, search
+    assert skipped <= 1
+    assert needed >= 30  # when unsure, search
     for lang in ("en", "ko"):
         assert bench.accuracy(table, "test", lang) >= TEST_SPLIT_FLOOR - 0.05

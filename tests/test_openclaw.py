@@ -66,7 +66,8 @@ def test_init_detects_an_openclaw_workspace_and_keeps_its_files(tmp_path, giok_h
     assert not set(data["created"]) & set(OPENCLAW_OWNED)
     for rel, text in own.items():
         assert (root / rel).read_text() == text
-    assert not (root / "SOUL.md").exists() and not (root / "USER.md").exists()
+    assert not (root / "SOUL.md").exists()
+    assert not (root / "USER.md").exists()
     assert commits(root)[0] == "giok: init workspace zeon"
     # --no-openclaw is the way to get giok's templates anyway
     out = cli("init", root, "--name", "zeon", "--no-openclaw", "--json")
@@ -79,9 +80,10 @@ def test_init_detects_the_openclaw_default_workspace_folder_before_openclaw_ran(
 ):
     monkeypatch.setenv("HOME", str(tmp_path / "user"))
     root = tmp_path / "user" / ".openclaw" / "workspace-sion"
-    ws, created = Workspace.init(root, name="sion", home=giok_home)
-    assert not set(created) & set(OPENCLAW_OWNED) and "MEMORY.md" in created
-    other, created = Workspace.init(tmp_path / "plain", name="plain", home=giok_home)
+    _ws, created = Workspace.init(root, name="sion", home=giok_home)
+    assert not set(created) & set(OPENCLAW_OWNED)
+    assert "MEMORY.md" in created
+    _other, created = Workspace.init(tmp_path / "plain", name="plain", home=giok_home)
     assert set(OPENCLAW_OWNED) <= set(created)
 
 
@@ -96,10 +98,12 @@ def test_identity_md_is_in_boot_and_skills_and_bootstrap_are_not_searched(ws, mo
     (ws.root / "notes").mkdir()
     (ws.root / "notes/skills.md").write_text("Seojun's lobster vibe notes: keep it calm.\n")
     text = boot.build(ws).text
-    assert "Identity (IDENTITY.md)" in text and "calm lobster" in text
+    assert "Identity (IDENTITY.md)" in text
+    assert "calm lobster" in text
     paths = {r.path for r in ws.search("lobster vibe", k=10, mode="keyword")}
     assert "notes/skills.md" in paths
-    assert "BOOTSTRAP.md" not in paths and not any(p.startswith("skills/") for p in paths)
+    assert "BOOTSTRAP.md" not in paths
+    assert not any(p.startswith("skills/") for p in paths)
 
 
 # -- the plugin ----------------------------------------------------------------------------------
@@ -147,9 +151,8 @@ def test_plugin_against_a_stub_host(ws, tmp_path):
     report = json.loads(out.stdout.strip().splitlines()[-1])
     assert report["tools"] == ["memory_search", "memory_get"]
     search = report["search"]
-    assert search["results"] and {"path", "startLine", "endLine", "score", "snippet", "source"} <= set(
-        search["results"][0]
-    )
+    assert search["results"]
+    assert {"path", "startLine", "endLine", "score", "snippet", "source"} <= set(search["results"][0])
     assert any(r["path"] == "MEMORY.md" and "Friday" in r["snippet"] for r in search["results"])
     assert report["get"] == {
         "path": "notes/launch.md",
@@ -157,17 +160,20 @@ def test_plugin_against_a_stub_host(ws, tmp_path):
         "truncated": True,
         "nextFrom": 5,
     }
-    assert report["getMissing"]["error"] and report["getMissing"]["text"] == ""
+    assert report["getMissing"]["error"]
+    assert report["getMissing"]["text"] == ""
     assert "The launch moved to Friday." in report["bootstrap"]
     assert report["bootFiles"] == 2  # OpenClaw's own files stay; giok's boot text is one more
     assert report["watch"] == {"tokens": 120000, "level": "soft"}
     watchdog, crossview = report["systemEvents"]
-    assert watchdog["sessionKey"] == "agent:zeon:main" and "giok flush --session s-1" in watchdog["text"]
+    assert watchdog["sessionKey"] == "agent:zeon:main"
+    assert "giok flush --session s-1" in watchdog["text"]
     assert crossview == {
         "text": "[단톡방 크로스뷰] zeon: Please check the GPU budget.",
         "sessionKey": "agent:sion:main",
     }
-    assert report["delivered"] == 1 and report["again"] == 0  # acked once OpenClaw took it
+    assert report["delivered"] == 1
+    assert report["again"] == 0  # acked once OpenClaw took it
 
 
 @needs_openclaw
@@ -234,10 +240,12 @@ def test_the_real_openclaw_loads_the_plugin(ws, tmp_path):
     )
     assert out.returncode == 0, out.stderr + out.stdout
     info = json.loads(out.stdout[out.stdout.index("{") :])
-    assert info["plugin"]["status"] == "loaded" and info["plugin"]["kind"] == "memory"
+    assert info["plugin"]["status"] == "loaded"
+    assert info["plugin"]["kind"] == "memory"
     assert [t["names"] for t in info["tools"]] == [["memory_search"], ["memory_get"]]
     assert info["customHooks"] == [{"name": "giok-boot", "events": ["agent:bootstrap"]}]
-    assert info["typedHooks"] == [{"name": "llm_output"}] and info["services"] == ["giok-crossview"]
+    assert info["typedHooks"] == [{"name": "llm_output"}]
+    assert info["services"] == ["giok-crossview"]
     assert not [d for d in info["diagnostics"] if d["level"] in ("warn", "error")]
 
 
@@ -268,9 +276,10 @@ def test_real_openclaw_setup_and_giok_init_in_either_order(tmp_path, giok_home):
     out = run_giok("init", second, "--name", "sion", "--json", env=env)
     assert json.loads(out.stdout)["openclaw"] is True
     assert all((second / name).read_bytes() == data for name, data in theirs.items())
-    for name, root in (("zeon", first), ("sion", second)):
+    for name, _root in (("zeon", first), ("sion", second)):
         text = boot.build(Workspace.open(name, home=giok_home)).text
-        assert "Who I am (SOUL.md)" in text and "Identity (IDENTITY.md)" in text, name
+        assert "Who I am (SOUL.md)" in text, name
+        assert "Identity (IDENTITY.md)" in text, name
         assert not [p for p in Workspace.open(name, home=giok_home).check() if p["severity"] == "error"]
 
 
@@ -426,7 +435,7 @@ def test_a_real_openclaw_gateway_uses_giok(ws, tmp_path):
     port = free_port()
     env = openclaw_env(ws, tmp_path, config)
     env.update(OPENCLAW_GATEWAY_TOKEN="test-gateway-token", OPENCLAW_GATEWAY_PORT=str(port))
-    log = open(tmp_path / "gateway.log", "w")
+    log = open(tmp_path / "gateway.log", "w")  # noqa: SIM115 - the gateway's stdout; closed in finally
     gateway = subprocess.Popen(
         [
             str(NODE),
@@ -447,9 +456,11 @@ def test_a_real_openclaw_gateway_uses_giok(ws, tmp_path):
         start_new_session=True,
     )
     try:
-        ready = lambda: re.search(
-            r"\[gateway\]\S*\s+\S*ready", (tmp_path / "gateway.log").read_text(errors="replace")
-        )
+
+        def ready():
+            log_text = (tmp_path / "gateway.log").read_text(errors="replace")
+            return re.search(r"\[gateway\]\S*\s+\S*ready", log_text)
+
         wait_for(ready, 120)  # the log is coloured: [gateway]<esc>[39m <esc>[36mready
         out = openclaw(
             env,
@@ -480,7 +491,8 @@ def test_a_real_openclaw_gateway_uses_giok(ws, tmp_path):
         api.close()
     first = next(r for r in api.requests if "When is the launch?" in json.dumps(r["messages"]))
     system = json.dumps(first["system"], ensure_ascii=False)
-    assert "GIOK_BOOT.md" in system and "# Boot context: zeon" in system
+    assert "GIOK_BOOT.md" in system
+    assert "# Boot context: zeon" in system
     results = [
         c
         for r in api.requests
@@ -489,8 +501,10 @@ def test_a_real_openclaw_gateway_uses_giok(ws, tmp_path):
         for c in m["content"]
         if c.get("type") == "tool_result"
     ]
-    assert results and "giok-memory:memory_search" in json.dumps(results)
-    assert "The launch moved to Friday." in json.dumps(results) and "MEMORY.md" in json.dumps(results)
+    assert results
+    assert "giok-memory:memory_search" in json.dumps(results)
+    assert "The launch moved to Friday." in json.dumps(results)
+    assert "MEMORY.md" in json.dumps(results)
     event = next(
         r
         for r in api.requests

@@ -29,28 +29,29 @@ def test_policy_set_refuses_small_talk_and_guesses_and_keeps_facts(ws):
     assert len(kept) == 50, set(cases["keep"]) - set(kept)
     texts = {e.text for e in ws.memory().entries()}
     assert not texts & set(cases["refuse"])
-    assert len(trace.events(ws)) == 50 and all(e["action"] == "refused" for e in trace.events(ws))
+    assert len(trace.events(ws)) == 50
+    assert all(e["action"] == "refused" for e in trace.events(ws))
 
 
 def test_refusal_is_committed_with_its_reason_and_traceable(ws, cli):
     result = ws.remember("I think the build broke because of the cache")
-    assert result.action == "refused" and "speculation" in result.reason and result.entry is None
+    assert result.action == "refused"
+    assert "speculation" in result.reason
+    assert result.entry is None
     rid = next(n.split()[3] for n in result.notes if n.startswith("decision recorded"))
     assert git(ws, "log", "-1", "--format=%s").startswith(f"memory: refused {rid}")
     out = cli("-w", "zeon", "trace", rid, "--json")
     found = json.loads(out.output)
     event = found["events"][0]
-    assert event["reason"].startswith("speculation") and event["length"] == len(
-        "I think the build broke because of the cache"
-    )
-    assert (
-        "text" not in event
-        and event["kind"] == "decision"
-        and event["category"] == "speculation"
-        and len(event["hash"]) >= 16
-    )
+    assert event["reason"].startswith("speculation")
+    assert event["length"] == len("I think the build broke because of the cache")
+    assert "text" not in event
+    assert event["kind"] == "decision"
+    assert event["category"] == "speculation"
+    assert len(event["hash"]) >= 16
     shown = cli("-w", "zeon", "trace", rid)
-    assert shown.exit_code == 0 and f"{rid}  refused: speculation" in shown.output
+    assert shown.exit_code == 0
+    assert f"{rid}  refused: speculation" in shown.output
 
 
 def test_refused_text_never_reaches_git(ws):
@@ -62,7 +63,9 @@ def test_refused_text_never_reaches_git(ws):
     assert "secretly" not in git(ws, "log", "-1", "--format=%s")
     again = ws.remember(text)
     first, second = trace.events(ws)
-    assert first["hash"] == second["hash"] and first["id"] != second["id"] and again.action == "refused"
+    assert first["hash"] == second["hash"]
+    assert first["id"] != second["id"]
+    assert again.action == "refused"
     assert ws.remember("maybe Mina is secretly job hunting").action == "refused"
     assert trace.events(ws)[2]["hash"] != first["hash"]
 
@@ -71,9 +74,11 @@ def test_speculation_kept_only_when_marked_with_type_and_low_confidence(ws):
     assert ws.remember("Maybe Seojun moves to Busan", type="fact").action == "refused"
     assert ws.remember("Maybe Seojun moves to Busan", type="fact", confidence=0.9).action == "refused"
     result = ws.remember("Maybe Seojun moves to Busan", type="fact", confidence=0.3)
-    assert result.action == "written" and result.entry.fields["confidence"] == "0.3"
+    assert result.action == "written"
+    assert result.entry.fields["confidence"] == "0.3"
     forced = ws.remember("hello there", force=True)
-    assert forced.action == "written" and "Forced: yes" in git(ws, "log", "-1", "--format=%B")
+    assert forced.action == "written"
+    assert "Forced: yes" in git(ws, "log", "-1", "--format=%B")
 
 
 @pytest.mark.parametrize(
@@ -96,10 +101,14 @@ def test_type_is_classified(text, kind):
 def test_scope_from_user_and_thread_and_visibility(ws):
     a = ws.remember("Seojun prefers tea", user="Seojun").entry
     b = ws.remember("Draft reply is half done", thread="t-42").entry
-    assert a.scope == "user:Seojun" and b.scope == "thread:t-42"
-    assert policy.visible("user:Seojun", user="seojun") and not policy.visible("user:Seojun", user="Mina")
-    assert not policy.visible("user:Seojun") and not policy.visible("thread:t-42", thread="t-7")
-    assert policy.visible("task:T-001", tasks={"T-001"}) and not policy.visible("task:T-002", tasks={"T-001"})
+    assert a.scope == "user:Seojun"
+    assert b.scope == "thread:t-42"
+    assert policy.visible("user:Seojun", user="seojun")
+    assert not policy.visible("user:Seojun", user="Mina")
+    assert not policy.visible("user:Seojun")
+    assert not policy.visible("thread:t-42", thread="t-7")
+    assert policy.visible("task:T-001", tasks={"T-001"})
+    assert not policy.visible("task:T-002", tasks={"T-001"})
     with pytest.raises(InvalidInput, match="invalid scope"):
         ws.remember("x y z", user="bad/name")  # a space is fine now (user:bad-name); a slash is not
 
@@ -114,7 +123,8 @@ def test_normalize_whitespace_and_dates():
 def test_exact_duplicate_is_not_written_again_and_gains_a_reference(ws):
     first = ws.remember("The deploy target is fly.io").entry
     again = ws.remember("the deploy target is  fly.io.")
-    assert again.action == "duplicate" and again.entry.id == first.id
+    assert again.action == "duplicate"
+    assert again.entry.id == first.id
     assert len(ws.memory().entries()) == 1
     assert refs.counts(ws)[first.id] == 1
 
@@ -127,7 +137,8 @@ def test_duplicate_in_another_scope_is_a_separate_memory(ws):
 def test_contradiction_supersedes_and_history_shows_the_chain(ws, cli):
     old = ws.remember("Seojun prefers tea", user="Seojun").entry
     new = ws.remember("Seojun now prefers coffee", user="Seojun")
-    assert new.action == "superseded" and new.entry.fields["supersedes"] == old.id
+    assert new.action == "superseded"
+    assert new.entry.fields["supersedes"] == old.id
     assert ws.get(old.id).fields["superseded_by"] == new.entry.id
     third = ws.remember(
         "서준은 이제 홍차를 선호한다", user="Seojun"
@@ -149,7 +160,8 @@ def test_unrelated_likes_do_not_supersede_each_other(ws):
 def test_near_duplicate_supersedes_but_numbers_keep_versions_apart(ws):
     a = ws.remember("The weekly review is on Monday at ten in room B").entry
     b = ws.remember("The weekly review is on Mondays at ten in room B")
-    assert b.action == "superseded" and b.entry.fields["supersedes"] == a.id
+    assert b.action == "superseded"
+    assert b.entry.fields["supersedes"] == a.id
     ws.remember("Released version 1.2.0 of giok to PyPI")
     assert ws.remember("Released version 1.3.0 of giok to PyPI").action == "written"
 
@@ -167,19 +179,18 @@ def test_near_duplicate_supersedes_but_numbers_keep_versions_apart(ws):
 )
 def test_secrets_are_redacted_before_file_and_git(ws, secret, kind):
     result = ws.remember(f"The production credential is {secret} for the deploy bot")
-    assert result.action == "written" and f"[REDACTED:{kind}]" in result.entry.text
+    assert result.action == "written"
+    assert f"[REDACTED:{kind}]" in result.entry.text
     assert any("redacted" in n for n in result.notes)
     assert secret not in (ws.root / "MEMORY.md").read_text()
     assert secret not in git(ws, "log", "--all", "-p", "--format=%B")
 
 
 def test_password_and_private_key_redacted_keeping_the_context():
-    text, kinds = policy.redact("wifi password: hunter2hunter and 비밀번호는 abcd1234!")
-    assert (
-        "hunter2hunter" not in text
-        and "abcd1234" not in text
-        and text.startswith("wifi password: [REDACTED:password]")
-    )
+    text, _kinds = policy.redact("wifi password: hunter2hunter and 비밀번호는 abcd1234!")
+    assert "hunter2hunter" not in text
+    assert "abcd1234" not in text
+    assert text.startswith("wifi password: [REDACTED:password]")
     key = "-----BEGIN RSA PRIVATE KEY----- MIIEowIBAAKCAQEA -----END RSA PRIVATE KEY-----"
     assert policy.redact(f"deploy key {key}")[0] == "deploy key [REDACTED:private-key]"
 
@@ -195,12 +206,13 @@ def test_refused_secret_is_redacted_in_the_trace_too(ws):
 def test_trace_of_written_entry_shows_decision_and_source(ws, cli):
     entry = ws.remember("Seojun's timezone is Asia/Seoul", source="telegram:4411").entry
     found = trace.lookup(ws, entry.id)
-    created = [e for e in found["events"] if e.get("created")][0]
-    assert (
-        created["decision"] == "written" and created["source"] == "telegram:4411" and created["via"] == "api"
-    )
+    created = next(e for e in found["events"] if e.get("created"))
+    assert created["decision"] == "written"
+    assert created["source"] == "telegram:4411"
+    assert created["via"] == "api"
     out = cli("-w", "zeon", "trace", entry.id)
-    assert "telegram:4411" in out.output and "decision: written" in out.output
+    assert "telegram:4411" in out.output
+    assert "decision: written" in out.output
 
 
 def test_trace_of_hand_written_entry_finds_the_commit(ws):
@@ -213,7 +225,8 @@ def test_trace_of_hand_written_entry_finds_the_commit(ws):
     git(ws, "commit", "-qam", "edited by hand")
     entry = next(e for e in ws.memory().entries() if e.text == "Hand fact about the moon")
     events = trace.lookup(ws, entry.id)["events"]
-    assert events[0]["decision"] == "unrecorded" and events[0]["message"] == "edited by hand"
+    assert events[0]["decision"] == "unrecorded"
+    assert events[0]["message"] == "edited by hand"
 
 
 def test_trace_and_history_errors(ws):
@@ -224,11 +237,13 @@ def test_trace_and_history_errors(ws):
     with pytest.raises(NotFound):
         trace.history(ws, "m-000000")
     r = run_giok("-w", "zeon", "trace", "m-zz")
-    assert r.returncode != 0 and r.stderr.startswith("Error: ")
+    assert r.returncode != 0
+    assert r.stderr.startswith("Error: ")
 
 
 def test_cli_remember_refused_and_user_option(ws, cli):
     out = cli("-w", "zeon", "remember", "thanks!")
-    assert out.exit_code == 0 and out.output.startswith("refused: greeting")
+    assert out.exit_code == 0
+    assert out.output.startswith("refused: greeting")
     out = cli("-w", "zeon", "remember", "Prefers window seats", "--user", "Seojun", "--json")
     assert json.loads(out.output)["entry"]["scope"] == "user:Seojun"

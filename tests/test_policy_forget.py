@@ -35,9 +35,8 @@ def test_forget_match_covers_memory_diary_and_lessons(ws):
     keep = ws.remember("The office is in Pangyo").entry
     preview = ws.forget(match="TANGERINE-42", reason="user request", dry_run=True)
     assert "tangerine" not in (ws.root / "state/trace.jsonl").read_text()
-    assert (
-        preview.action == "unchanged" and len([n for n in preview.notes if n.startswith("would remove")]) == 3
-    )
+    assert preview.action == "unchanged"
+    assert len([n for n in preview.notes if n.startswith("would remove")]) == 3
     assert "tangerine-42" in (ws.root / "MEMORY.md").read_text()
     result = ws.forget(match="TANGERINE-42", reason="user request")
     assert result.action == "removed"
@@ -52,7 +51,8 @@ def test_forget_by_id_removes_copies_and_dangling_supersedes_stays_auditable(ws)
     old = ws.remember("Seojun prefers tea").entry
     new = ws.remember("Seojun now prefers coffee").entry
     ws.forget(old.id, reason="no longer relevant")
-    assert old.id not in ws.memory().ids() and ws.get(new.id).fields["supersedes"] == old.id
+    assert old.id not in ws.memory().ids()
+    assert ws.get(new.id).fields["supersedes"] == old.id
     from giok.store import trace
 
     chain = trace.history(ws, new.id)
@@ -71,7 +71,8 @@ def test_forget_errors(ws):
     with pytest.raises(InvalidInput, match="empty"):
         ws.forget("m-abcdef", reason="  ")
     r = run_giok("-w", "zeon", "forget", "--reason", "x")
-    assert r.returncode != 0 and r.stderr.startswith("Error: ")
+    assert r.returncode != 0
+    assert r.stderr.startswith("Error: ")
 
 
 def test_purge_reports_history_and_rewrite_history_removes_every_byte(ws, cli):
@@ -98,7 +99,8 @@ def test_purge_reports_history_and_rewrite_history_removes_every_byte(ws, cli):
         "--rewrite-history",
         "--json",
     )
-    assert out.exit_code == 0 and "(rewritten)" in out.output
+    assert out.exit_code == 0
+    assert "(rewritten)" in out.output
     assert "M12345678" not in _all_git_bytes(ws)
     assert not history_report(ws, ["M12345678"])["commits"]
     assert "An unrelated fact about lunch" in (ws.root / "MEMORY.md").read_text()
@@ -256,7 +258,8 @@ def test_forget_purges_the_index_case_insensitively(ws, monkeypatch):
     from giok.retrieval import search
 
     found = [r.text for r in search.search(ws, "office Pangyo", k=10, min_score=0.0, gap=None)]
-    assert any("Pangyo" in t for t in found) and not any("Hanok" in t for t in found)
+    assert any("Pangyo" in t for t in found)
+    assert not any("Hanok" in t for t in found)
 
 
 def test_rewrite_history_touches_only_the_memory_files(ws):

@@ -72,13 +72,17 @@ def test_export_has_every_kind_and_every_field(ws):
         "session 12",
         "2026-11-20",
     )
-    assert tea["id"].startswith("m-") and tea["expires"] and tea["fields"]["id"] == tea["id"]
+    assert tea["id"].startswith("m-")
+    assert tea["expires"]
+    assert tea["fields"]["id"] == tea["id"]
     old, new = (
         next(i for i in items if i["kind"] == "entry" and n in i["text"]) for n in ("40 hours", "60 hours")
     )
-    assert old["superseded_by"] == new["id"] and new["supersedes"] == old["id"]
+    assert old["superseded_by"] == new["id"]
+    assert new["supersedes"] == old["id"]
     diary = next(i for i in items if i["kind"] == "diary")
-    assert diary["day"] == "2026-12-01" and diary["time"] == "10:00"
+    assert diary["day"] == "2026-12-01"
+    assert diary["time"] == "10:00"
     assert next(i for i in items if i["kind"] == "task")["status"] == "doing"
 
 
@@ -101,7 +105,8 @@ def test_a_giok_export_reproduces_the_workspace_and_a_second_import_changes_noth
 
     head = git.head_id(target.root)
     again = import_path(target, export)
-    assert again.counts()["kept"] == 0 and git.head_id(target.root) == head
+    assert again.counts()["kept"] == 0
+    assert git.head_id(target.root) == head
     assert {o.action for o in again.outcomes} == {"merged"}
 
 
@@ -111,7 +116,8 @@ def test_tar_export_holds_the_files_without_git_and_imports_alike(ws, target, tm
     archive.write_bytes(export_tar(ws))
     with tarfile.open(archive) as tar:
         names = tar.getnames()
-    assert "zeon/MEMORY.md" in names and "zeon/state/decisions.md" in names
+    assert "zeon/MEMORY.md" in names
+    assert "zeon/state/decisions.md" in names
     assert not [n for n in names if "/.git/" in n or "/.giok/" in n or n.endswith((".git", ".giok"))]
     import_path(target, archive)
     assert _live(target) == _live(ws)
@@ -120,7 +126,8 @@ def test_tar_export_holds_the_files_without_git_and_imports_alike(ws, target, tm
 def test_dry_run_decides_like_the_import_and_writes_nothing(target):
     head = git.head_id(target.root)
     dry = import_path(target, SAMPLES / "openclaw", dry_run=True)
-    assert git.head_id(target.root) == head and not target.memory().entries()
+    assert git.head_id(target.root) == head
+    assert not target.memory().entries()
     real = import_path(target, SAMPLES / "openclaw")
     assert [(o.item.origin, o.action) for o in dry.outcomes] == [
         (o.item.origin, o.action) for o in real.outcomes
@@ -140,10 +147,12 @@ def test_dry_run_decides_like_the_import_and_writes_nothing(target):
 def test_each_sample_is_detected_and_a_second_import_keeps_nothing(target, name, fmt):
     assert detect(SAMPLES / name) == fmt
     first = import_path(target, SAMPLES / name)
-    assert first.format == fmt and first.counts()["kept"] > 0
+    assert first.format == fmt
+    assert first.counts()["kept"] > 0
     head = git.head_id(target.root)
     second = import_path(target, SAMPLES / name)
-    assert second.counts()["kept"] == 0 and git.head_id(target.root) == head
+    assert second.counts()["kept"] == 0
+    assert git.head_id(target.root) == head
     assert second.counts()["refused"] == first.counts()["refused"]
 
 
@@ -172,26 +181,28 @@ def test_mem0_ids_become_scopes_dates_stay_and_duplicates_merge(target):
     report = import_path(target, SAMPLES / "mem0.json")
     by_text = {e.text: e for e in target.memory().entries()}
     name = by_text["Name is Alex Kim"]
-    assert name.scope == "user:alex" and str(name.date) == "2026-09-14"
+    assert name.scope == "user:alex"
+    assert str(name.date) == "2026-09-14"
     assert by_text["jordan is learning Rust for a side project"].scope == "user:jordan"
     agent = by_text["Always confirm the booking reference before closing a travel request"]
-    assert (
-        agent.scope == "workspace"
-        and "agent:travel-agent" in agent.fields["source"]
-        and agent.type == "workflow"
-    )
+    assert agent.scope == "workspace"
+    assert "agent:travel-agent" in agent.fields["source"]
+    assert agent.type == "workflow"
     assert by_text["Prefers window seats on long flights"].type == "preference"
     merged = [o for o in report.outcomes if o.action == "merged"]
     assert [o.item.origin for o in merged] == ["mem0.json#d9e8f7a6-b5c4-4d3e-8f2a-1b0c9d8e7f6a"]
     refused = [o for o in report.outcomes if o.action == "refused"]
-    assert len(refused) == 1 and "speculation" in refused[0].reason
+    assert len(refused) == 1
+    assert "speculation" in refused[0].reason
 
 
 def test_claude_code_topic_files_are_one_entry_each_and_index_links_are_not_repeated(target):
     report = import_path(target, SAMPLES / "claude-code")
     texts = [e.text for e in target.memory().entries()]
     pnpm = [t for t in texts if "pnpm" in t]
-    assert len(pnpm) == 1 and "Why: the lockfile is pnpm-lock.yaml" in pnpm[0] and "**" not in pnpm[0]
+    assert len(pnpm) == 1
+    assert "Why: the lockfile is pnpm-lock.yaml" in pnpm[0]
+    assert "**" not in pnpm[0]
     assert "The staging database is reset every Sunday at 02:00 UTC." in texts
     assert not [t for t in texts if "feedback_pnpm.md" in t or t.startswith("Use pnpm —")]
     assert next(e for e in target.memory().entries() if "pnpm" in e.text).type == "preference"
@@ -203,7 +214,8 @@ def test_basic_memory_observations_and_relations(target):
     texts = {e.text: e for e in target.memory().entries()}
     assert "Coffee Brewing Methods relates to Coffee Bean Origins" in texts
     decision = texts["Search Design: Use SQLite FTS5 with BM25 ranking for full-text search #search"]
-    assert decision.type == "decision" and "projects/search-design [decision]" in decision.fields["source"]
+    assert decision.type == "decision"
+    assert "projects/search-design [decision]" in decision.fields["source"]
     actions = {o.item.origin: o.action for o in report.outcomes}
     assert actions["projects/search-design.md:15"] == "merged"  # the same observation twice
     assert actions["coffee-brewing-methods.md:16"] == "refused"  # a [question]
@@ -214,10 +226,8 @@ def test_markdown_notes_redact_secrets_and_make_tasks_and_diary_days(target):
     history = subprocess.run(
         ["git", "-C", str(target.root), "log", "-p", "--all"], check=True, capture_output=True, text=True
     ).stdout
-    assert (
-        "hunter2-Correct-Horse-77" not in history
-        and "ghp_4fJ9kQ2mX7pL0sV8tR3wZ6yB1nC5dE0aH2uI" not in history
-    )
+    assert "hunter2-Correct-Horse-77" not in history
+    assert "ghp_4fJ9kQ2mX7pL0sV8tR3wZ6yB1nC5dE0aH2uI" not in history
     assert "[REDACTED" in target.read_text("MEMORY.md")
     assert [(t["text"], t["status"]) for t in target.tasks()] == [
         ("Replace the UPS battery before winter.", "todo")
@@ -226,7 +236,8 @@ def test_markdown_notes_redact_secrets_and_make_tasks_and_diary_days(target):
         "memory/2026-11-30.md"
     )
     texts = " ".join(e.text for e in target.memory().entries())
-    assert "ssh admin" not in texts and "SICP" not in texts  # code blocks and tables are not memories
+    assert "ssh admin" not in texts
+    assert "SICP" not in texts  # code blocks and tables are not memories
     assert {o.reason.split(":")[0] for o in report.outcomes if o.action == "refused"} == {
         "greeting or small talk",
         "a question, not a fact",
@@ -247,7 +258,8 @@ def test_cli_export_import_json_and_bad_input(ws, target, cli, tmp_path):
     assert cli("-w", "zeon", "export", "-o", out).exit_code == 0
     result = cli("-w", "sion", "import", out, "--json")
     data = json.loads(result.output)
-    assert result.exit_code == 0 and data["items"] == data["kept"] + data["merged"] + data["refused"]
+    assert result.exit_code == 0
+    assert data["items"] == data["kept"] + data["merged"] + data["refused"]
     assert {o["action"] for o in data["outcomes"]} <= {"kept", "merged", "refused"}
     assert all(o["reason"] for o in data["outcomes"])
 
@@ -255,8 +267,11 @@ def test_cli_export_import_json_and_bad_input(ws, target, cli, tmp_path):
     broken.write_text("{not json", "utf-8")
     head = git.head_id(target.root)
     bad = cli("-w", "sion", "import", broken, "--from", "mem0")
-    assert bad.exit_code == 2 and "not JSON" in bad.output and git.head_id(target.root) == head
-    assert "export" in cli("--help").output and "--dry-run" in cli("import", "--help").output
+    assert bad.exit_code == 2
+    assert "not JSON" in bad.output
+    assert git.head_id(target.root) == head
+    assert "export" in cli("--help").output
+    assert "--dry-run" in cli("import", "--help").output
 
 
 def test_hostile_or_broken_exports_are_refused_whole_before_anything_is_written(target, tmp_path):
@@ -275,9 +290,10 @@ def test_hostile_or_broken_exports_are_refused_whole_before_anything_is_written(
     lines.write_text(
         '{"kind": "entry", "text": "The NAS is at 192.168.1.20.", "layer": "M90"}\n{broken\n', "utf-8"
     )
-    with pytest.raises(InvalidInput, match="half.jsonl:2"):
+    with pytest.raises(InvalidInput, match=r"half\.jsonl:2"):
         import_path(target, lines)
-    assert git.head_id(target.root) == head and not target.memory().entries()
+    assert git.head_id(target.root) == head
+    assert not target.memory().entries()
 
 
 def test_one_bad_item_is_refused_and_the_others_import(target, tmp_path):
@@ -292,7 +308,8 @@ def test_one_bad_item_is_refused_and_the_others_import(target, tmp_path):
     report = import_path(target, lines)
     got = {o.item.origin: (o.action, o.reason) for o in report.outcomes}
     assert [got[f"mixed.jsonl:{n}"][0] for n in (1, 2, 3, 4)] == ["refused", "refused", "refused", "kept"]
-    assert "invalid layer" in got["mixed.jsonl:1"][1] and "invalid scope" in got["mixed.jsonl:2"][1]
+    assert "invalid layer" in got["mixed.jsonl:1"][1]
+    assert "invalid scope" in got["mixed.jsonl:2"][1]
     assert "future" in got["mixed.jsonl:3"][1]
     assert [e.text for e in target.memory().entries()] == ["The printer is at 192.168.1.30."]
 
@@ -303,7 +320,8 @@ def test_export_keeps_every_diary_item_as_search_reads_it(ws):
     from giok.edges.porting import export_items
 
     (ws.root / "memory" / "2026-11-02.md").write_text(
-        "# 2026-11-02\n\n- 09:05 Reviewed the parser\n  and wrote docs\n\nA plain paragraph about the release.\n"
+        "# 2026-11-02\n\n- 09:05 Reviewed the parser\n  and wrote docs\n\nA plain paragraph about the "
+        "release.\n"
         "- 9:30 early standup\n",
         "utf-8",
     )

@@ -47,7 +47,9 @@ def test_adopting_respects_the_folders_gitignore(tmp_path, giok_home):
 
 def test_init_with_a_taken_name_leaves_no_folder_behind(tmp_path, ws):
     result = run_giok("init", tmp_path / "other", "--name", "zeon")
-    assert result.returncode != 0 and result.stderr.startswith("Error: ") and "taken" in result.stderr
+    assert result.returncode != 0
+    assert result.stderr.startswith("Error: ")
+    assert "taken" in result.stderr
     assert not (tmp_path / "other").exists()
 
 
@@ -56,7 +58,8 @@ def test_init_where_no_folder_can_be_made_is_one_error_line(tmp_path):
     blocker.write_text("x")
     result = run_giok("init", blocker / "sub", "--name", "sub")
     assert result.returncode != 0
-    assert result.stderr.startswith("Error: ") and "Traceback" not in result.stderr
+    assert result.stderr.startswith("Error: ")
+    assert "Traceback" not in result.stderr
 
 
 def test_invalid_utf8_in_a_hand_edited_memory_file_does_not_crash(ws):
@@ -67,7 +70,8 @@ def test_invalid_utf8_in_a_hand_edited_memory_file_does_not_crash(ws):
     assert result.action == "written"
     assert b"bad bytes \xff\xfe here" in (ws.root / "MEMORY.md").read_bytes()  # kept byte for byte
     boot = build(ws, record=False)
-    assert "bad bytes" in boot.text and "Seojun likes jazz" in boot.text
+    assert "bad bytes" in boot.text
+    assert "Seojun likes jazz" in boot.text
 
 
 def test_token_estimate_counts_lone_surrogates():
@@ -79,7 +83,8 @@ def test_a_fresh_init_adopts_nothing(tmp_path, giok_home):
     message = subprocess.run(
         ["git", "-C", str(ws.root), "log", "-1", "--format=%B"], capture_output=True, text=True, check=True
     ).stdout
-    assert "Adopted" not in message and set(created) == tracked(ws.root)
+    assert "Adopted" not in message
+    assert set(created) == tracked(ws.root)
 
 
 def test_new_files_follow_the_umask_not_mkstemps_0600(tmp_path, giok_home):
@@ -96,7 +101,9 @@ def test_new_files_follow_the_umask_not_mkstemps_0600(tmp_path, giok_home):
 def test_a_comment_marker_in_the_text_cannot_eat_the_entrys_fields(ws):
     entry = ws.remember("Mina's note --> <!-- id: m-000000; expires: 2099-01-01", layer="M30").entry
     again = Workspace.open(str(ws.root)).get(entry.id)
-    assert again.expires == entry.expires and again.type == entry.type and again.id == entry.id
+    assert again.expires == entry.expires
+    assert again.type == entry.type
+    assert again.id == entry.id
     assert "m-000000" not in {e.id for e in ws.memory().entries()}
 
 
@@ -138,14 +145,16 @@ def test_scope_names_cannot_hold_paths(ws):
 
 def test_invalid_utf8_from_the_command_line_is_refused(ws):
     r = run_giok("-w", "zeon", "diary", b"ok \xff".decode("utf-8", "surrogateescape"))
-    assert r.returncode == 2 and "invalid UTF-8" in r.stderr
+    assert r.returncode == 2
+    assert "invalid UTF-8" in r.stderr
 
 
 def test_changing_a_preference_back_supersedes_the_current_value(ws):
-    tea = ws.remember("Seojun prefers tea in the morning").entry
+    ws.remember("Seojun prefers tea in the morning")
     coffee = ws.remember("Seojun now prefers coffee in the morning").entry
     back = ws.remember("Seojun prefers tea in the morning")
-    assert back.action == "superseded" and back.entry.fields["supersedes"] == coffee.id
+    assert back.action == "superseded"
+    assert back.entry.fields["supersedes"] == coffee.id
     live = [e.text for e in ws.memory().entries() if not e.superseded]
     assert live == ["Seojun prefers tea in the morning"]
     assert build(ws).text.count("coffee") == 0
@@ -156,7 +165,8 @@ def test_search_ids_match_show_for_lines_with_invalid_utf8(ws):
     path.write_bytes(path.read_bytes() + b"- [2026-12-01] giraffe budget numbers \xff\xfe here\n")
     shown = [e["id"] for e in ws.show()["layers"]["M30"]["entries"]]
     hits = ws.search("giraffe budget numbers", k=3)
-    assert hits and hits[0].id == shown[-1]
+    assert hits
+    assert hits[0].id == shown[-1]
 
 
 def test_queries_with_control_characters_are_refused(ws):
@@ -183,7 +193,8 @@ def test_forget_reaches_the_cross_view_bus(ws, giok_home, tmp_path):
     done = ws.forget(match="velvet-otter-93", reason="a secret")
     assert any("crossview.db: 1 message" in n for n in done.notes)
     data = b"".join(p.read_bytes() for p in giok_home.path.glob("crossview.db*"))
-    assert b"velvet-otter-93" not in data and b"Lunch at noon" in data
+    assert b"velvet-otter-93" not in data
+    assert b"Lunch at noon" in data
     assert "velvet-otter-93" not in ws.read_text(ws.diary_path())
     assert [m["text"] for m in Bus(giok_home).inbox("zeon")][-2:] in (
         ["[forgotten]", "Lunch at noon"],

@@ -42,7 +42,8 @@ def test_default_and_custom_routines(ws):
     routines.save(ws, Routine("qrt", "0 0,8,16 * * *", ["wake"]))
     routines.forget(ws, "checkin-evening")
     got = {r.name: r for r in routines.routines(ws, include_disabled=True)}
-    assert got["qrt"].schedule == "0 0,8,16 * * *" and not got["checkin-evening"].enabled
+    assert got["qrt"].schedule == "0 0,8,16 * * *"
+    assert not got["checkin-evening"].enabled
     assert "checkin-evening" not in [r.name for r in routines.routines(ws)]
     with pytest.raises(InvalidInput, match="cron schedule"):
         routines.save(ws, Routine("bad", "every day", ["wake"]))
@@ -54,7 +55,8 @@ def test_default_and_custom_routines(ws):
 
 def test_cron_line_is_marked_and_escaped(ws):
     line = routines.cron_line(ws, Routine("nightly-distill", "0 23 * * *", ["distill"]))
-    assert line.startswith("0 23 * * * GIOK_HOME=") and line.endswith("# giok:zeon:nightly-distill")
+    assert line.startswith("0 23 * * * GIOK_HOME=")
+    assert line.endswith("# giok:zeon:nightly-distill")
     assert f"{sys.executable} -m giok schedule run --routine nightly-distill -w zeon" in line
     assert "%" not in line.replace("\\%", "")
 
@@ -68,7 +70,8 @@ def test_install_list_remove_touch_only_giok_lines(ws, crontab, cli):
         "giok:zeon:checkin-evening",
         "giok:zeon:nightly-distill",
     ]
-    assert result["changed"] and routines.install(ws)["changed"] is False  # idempotent
+    assert result["changed"]
+    assert routines.install(ws)["changed"] is False  # idempotent
     assert crontab() == table
     listed = json.loads(cli("schedule", "list", "-w", "zeon", "--json").output)
     assert all(r["installed"] for r in listed["routines"])
@@ -87,7 +90,9 @@ def test_install_list_remove_touch_only_giok_lines(ws, crontab, cli):
     )
     assert out.exit_code == 0, out.output
     table = crontab()
-    assert "giok:zeon:qrt" in table and "giok:zeon:checkin-evening" not in table and USER_LINE in table
+    assert "giok:zeon:qrt" in table
+    assert "giok:zeon:checkin-evening" not in table
+    assert USER_LINE in table
     gone = cli("schedule", "remove", "-w", "zeon", "--routine", "qrt", "--json")
     assert [l.endswith("giok:zeon:qrt") for l in json.loads(gone.output)["removed"]] == [True]
     assert routines.uninstall("zeon")
@@ -150,18 +155,23 @@ def test_wake_hands_boot_context_and_heartbeat(ws, cli):
         "QRT pool is empty: find new articles",
         "Two unanswered messages in the group chat",
     ]
-    assert "1. QRT pool is empty" in data["prompt"] and "2. Two unanswered" in data["prompt"]
-    assert "zeon" in data["prompt"] and data["agent"] is None
+    assert "1. QRT pool is empty" in data["prompt"]
+    assert "2. Two unanswered" in data["prompt"]
+    assert "zeon" in data["prompt"]
+    assert data["agent"] is None
     out = cli("wake", "-w", "zeon")
-    assert out.exit_code == 0 and "## Open HEARTBEAT items" in out.output
+    assert out.exit_code == 0
+    assert "## Open HEARTBEAT items" in out.output
 
 
 def test_wake_runs_the_configured_agent_with_the_prompt(ws, cli):
-    agent = f"{sys.executable} -c \"import sys; t = sys.stdin.read(); print('got', len(t.splitlines()), 'lines;', 'QRT' in t)\""
+    script = "import sys; t = sys.stdin.read(); print('got', len(t.splitlines()), 'lines;', 'QRT' in t)"
+    agent = f'{sys.executable} -c "{script}"'
     ws.home.update(lambda c: c["workspaces"]["zeon"].update({"agent_command": agent}))
     ws.heartbeat_add("QRT pool is empty: find new articles")
     data = routines.wake(ws)
-    assert data["agent"]["exit"] == 0 and data["agent"]["output"].strip().endswith("True")
+    assert data["agent"]["exit"] == 0
+    assert data["agent"]["output"].strip().endswith("True")
     printed = cli("wake", "-w", "zeon", "--print")
     assert "QRT pool is empty" in printed.output
     ws.home.update(

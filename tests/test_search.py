@@ -39,7 +39,8 @@ def filled(ws, fake):
 def test_korean_particles_find_the_entry(filled):
     for q in ("제온", "제온이", "제온의", "제온에게"):
         res = filled.search(q)
-        assert res and res[0].text.startswith("제온은"), q
+        assert res, q
+        assert res[0].text.startswith("제온은"), q
     assert filled.search("기억")[0].path.startswith("memory/")
 
 
@@ -58,14 +59,19 @@ def test_result_fields(filled):
         "text",
         "source",
     }
-    assert r.workspace == "zeon" and r.path == "MEMORY.md" and r.layer == "M90" and r.source == r.id
+    assert r.workspace == "zeon"
+    assert r.path == "MEMORY.md"
+    assert r.layer == "M90"
+    assert r.source == r.id
     assert 0.35 <= r.score <= 1.0
     assert filled.get(r.source).text == r.text
 
 
 def test_keyword_only_hit_survives_fusion(filled):
     res = filled.search("PostgreSQL", mode="hybrid")
-    assert res and "PostgreSQL" in res[0].text and res[0].score >= MIN_SCORE
+    assert res
+    assert "PostgreSQL" in res[0].text
+    assert res[0].score >= MIN_SCORE
     kw = filled.search("PostgreSQL", mode="keyword")
     assert kw[0].text == res[0].text
 
@@ -80,7 +86,9 @@ def test_cutoffs_noise_and_gap():
 
     resp = Response("q", [])
     kept = _cut(mk([0.9, 0.85, 0.6, 0.55, 0.3]), Options(k=10), resp)
-    assert [r.score for r in kept] == [0.9, 0.85] and resp.cut_noise == 1 and resp.cut_gap == 2
+    assert [r.score for r in kept] == [0.9, 0.85]
+    assert resp.cut_noise == 1
+    assert resp.cut_gap == 2
     kept = _cut(mk([0.5, 0.45, 0.40, 0.36, 0.2]), Options(k=10), Response("q", []))
     assert [r.score for r in kept] == [0.5, 0.45, 0.40, 0.36]
     assert DYNAMIC_GAP == 0.15
@@ -113,8 +121,10 @@ def test_user_and_thread_scopes(filled):
     ids = lambda **o: {r.source for r in filled.search("blue locker", k=10, **o)}  # noqa: E731
     assert not {minji.id, t.id} & ids()  # scopes by default: USER.md's user, no thread
     assert {minji.id, t.id} <= ids(all_scopes=True)
-    assert minji.id not in ids(user="seojun") and minji.id in ids(user="minji")
-    assert t.id not in ids(thread="t8") and t.id in ids(thread="t7")
+    assert minji.id not in ids(user="seojun")
+    assert minji.id in ids(user="minji")
+    assert t.id not in ids(thread="t8")
+    assert t.id in ids(thread="t7")
 
 
 def test_searches_are_logged_as_references(filled):
@@ -184,29 +194,39 @@ def test_recall_decides_whether_memory_is_needed(query, needed):
 
 def test_recall_attempts(filled):
     skip = filled.recall("안녕하세요")
-    assert skip.decision == "skip" and skip.attempts == [] and skip.to_dict()["answer"] == "not needed"
+    assert skip.decision == "skip"
+    assert skip.attempts == []
+    assert skip.to_dict()["answer"] == "not needed"
     found = filled.recall("what coffee does Seojun drink?")
-    assert found.answer == "found" and len(found.attempts) == 1
+    assert found.answer == "found"
+    assert len(found.attempts) == 1
     none = filled.recall("did we ever talk about volcano tourism logistics?")
-    assert none.answer == "no memory" and len(none.attempts) == 2
-    assert none.attempts[1]["kind"] == "reformulated" and "volcano" in none.attempts[1]["query"]
+    assert none.answer == "no memory"
+    assert len(none.attempts) == 2
+    assert none.attempts[1]["kind"] == "reformulated"
+    assert "volcano" in none.attempts[1]["query"]
     assert reformulate("제온이 기억을 잃었을까?").split()[:2] == ["제온이", "제온"]
 
 
 def test_recall_second_attempt_uses_keywords(filled):
     filled.diary("배포 체크리스트를 정리했다")
     r = filled.recall("배포를 언제 정리했었지?", k=10)
-    assert r.answer == "found" and any("배포" in x.text for x in r.results)
-    assert all(a["query"] for a in r.attempts) and len(r.attempts) <= 2
+    assert r.answer == "found"
+    assert any("배포" in x.text for x in r.results)
+    assert all(a["query"] for a in r.attempts)
+    assert len(r.attempts) <= 2
 
 
 # -- CLI ------------------------------------------------------------------------------------
 def test_cli_search_json_and_text(filled, cli):
     out = cli("search", "coffee", "-w", "zeon", "--json")
     data = json.loads(out.output)
-    assert out.exit_code == 0 and data["query"] == "coffee" and data["results"][0]["path"] == "MEMORY.md"
+    assert out.exit_code == 0
+    assert data["query"] == "coffee"
+    assert data["results"][0]["path"] == "MEMORY.md"
     out = cli("-w", "zeon", "search", "coffee")
-    assert "MEMORY.md" in out.output and "coffee" in out.output
+    assert "MEMORY.md" in out.output
+    assert "coffee" in out.output
 
 
 def test_cli_batch_one_process(filled, tmp_path):
@@ -214,29 +234,39 @@ def test_cli_batch_one_process(filled, tmp_path):
     queries.write_text('coffee\n\n"\nPostgreSQL\n' + "y" * 5000 + "\n")
     out = run_giok("search", "--batch", str(queries), "-w", "zeon")
     lines = [json.loads(l) for l in out.stdout.splitlines()]
-    assert out.returncode == 0 and len(lines) == 4
-    assert lines[0]["results"] and lines[1]["results"] == [] and "too long" in lines[3]["error"]
+    assert out.returncode == 0
+    assert len(lines) == 4
+    assert lines[0]["results"]
+    assert lines[1]["results"] == []
+    assert "too long" in lines[3]["error"]
     piped = run_giok("search", "--batch", "-", "-w", "zeon", input="coffee\n")
     assert json.loads(piped.stdout)["results"][0]["path"] == "MEMORY.md"
 
 
 def test_cli_errors(filled, cli):
     out = run_giok("search", "", "-w", "zeon")
-    assert out.returncode == 2 and "Error: empty query" in out.stderr
+    assert out.returncode == 2
+    assert "Error: empty query" in out.stderr
     out = run_giok("search", "x", "-w", "ghost")
-    assert out.returncode != 0 and "unknown workspace 'ghost'" in out.stderr
+    assert out.returncode != 0
+    assert "unknown workspace 'ghost'" in out.stderr
     out = run_giok("search", "-w", "zeon")
-    assert out.returncode != 0 and "missing QUERY" in out.stderr
+    assert out.returncode != 0
+    assert "missing QUERY" in out.stderr
 
 
 def test_cli_recall_and_index(filled, cli, giok_home):
     data = json.loads(cli("recall", "what coffee does Seojun drink?", "-w", "zeon", "--json").output)
-    assert data["decision"] == "search" and data["answer"] == "found" and data["attempts"]
+    assert data["decision"] == "search"
+    assert data["answer"] == "found"
+    assert data["attempts"]
     status = json.loads(cli("index", "status", "-w", "zeon", "--json").output)
-    assert status["chunks"] > 0 and status["model"] == "fake:64"
+    assert status["chunks"] > 0
+    assert status["model"] == "fake:64"
     giok_home.update(lambda c: c.update(embeddings={"provider": "fake", "dim": 32}))
     out = run_giok("search", "coffee", "-w", "zeon")
-    assert out.returncode == 7 and "giok index --rebuild" in out.stderr
+    assert out.returncode == 7
+    assert "giok index --rebuild" in out.stderr
     out = cli("index", "--rebuild", "-w", "zeon", "--json")
     assert json.loads(out.output)["model"] == "fake:32"
     assert json.loads(cli("search", "coffee", "-w", "zeon", "--json").output)["results"]
@@ -245,4 +275,5 @@ def test_cli_recall_and_index(filled, cli, giok_home):
 def test_cli_help_texts(cli):
     for cmd in ("search", "recall", "index"):
         out = cli(cmd, "--help")
-        assert out.exit_code == 0 and "--json" in out.output
+        assert out.exit_code == 0
+        assert "--json" in out.output

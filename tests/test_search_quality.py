@@ -37,7 +37,8 @@ def test_recall_at_1_on_the_korean_english_set(stocked, monkeypatch):
 def test_particles_and_cross_language(stocked, monkeypatch):
     monkeypatch.setenv("GIOK_HOME", str(stocked.home.path))
     assert stocked.search("제온")[0].text == MEMORIES["zeon"]
-    # a cross-language paraphrase with no shared word: judged on the cross-language scale, it passes the cut-off
+    # a cross-language paraphrase with no shared word: judged on the cross-language scale,
+    # it passes the cut-off
     assert [r.text for r in stocked.search("When do we ship releases?")][:1] == [MEMORIES["deploy"]]
     assert stocked.search("VibeDojo 리팩터링 이유")[0].text == MEMORIES["vibedojo"]
 
@@ -46,7 +47,7 @@ def test_unrelated_queries_return_nothing(stocked, monkeypatch):
     monkeypatch.setenv("GIOK_HOME", str(stocked.home.path))
     found = {
         q: [r.text for r in stocked.search(q)]
-        for q in NEGATIVES + ["what is my cat's name?", "오늘 저녁 메뉴 추천해줘"]
+        for q in [*NEGATIVES, "what is my cat's name?", "오늘 저녁 메뉴 추천해줘"]
     }
     assert not any(found.values()), found
 
@@ -60,7 +61,8 @@ def test_related_queries_still_answer_in_both_languages(stocked, monkeypatch):
         ("회사 노트북 사양", "laptop"),
     ]:
         results = stocked.search(query)
-        assert results and results[0].text == MEMORIES[key], (query, [r.text for r in results])
+        assert results, (query, [r.text for r in results])
+        assert results[0].text == MEMORIES[key], (query, [r.text for r in results])
         assert all(r.score >= 0.35 for r in results)
 
 

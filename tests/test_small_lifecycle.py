@@ -4,6 +4,7 @@ distill report over the configured transport."""
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import ClassVar
 
 import pytest
 
@@ -16,7 +17,8 @@ def test_lesson_with_the_same_title_appends(ws, cli, monkeypatch):
     monkeypatch.setenv("GIOK_WORKSPACE", str(ws.root))
     monkeypatch.setenv("GIOK_NOW", "2026-03-05T10:00")
     first = cli("lesson", "Check the lockfile", "--body", "Run uv lock before committing.")
-    assert first.exit_code == 0 and "added" in first.output
+    assert first.exit_code == 0
+    assert "added" in first.output
     monkeypatch.setenv("GIOK_NOW", "2026-03-09T10:00")
     second = cli("lesson", "check the lockfile ", "--body", "CI fails when uv.lock is stale.", "--json")
     assert second.exit_code == 0
@@ -67,10 +69,8 @@ def test_flush_writes_the_session_context_and_boot_injects_it(ws, monkeypatch):
     flush(ws, SPAN, "s1", level="soft")
     context = ws.read_text("compound/context.md")
     assert context.startswith("# context.md : session context\n")
-    assert (
-        "- constraint: 절대 main에 직접 푸시하지 마." in context
-        and "- pending: Next step: add the arm64 fallback." in context
-    )
+    assert "- constraint: 절대 main에 직접 푸시하지 마." in context
+    assert "- pending: Next step: add the arm64 fallback." in context
     monkeypatch.setenv("GIOK_NOW", "2026-03-07T09:00")  # a new session, two days on
     booted = boot.build(ws)
     assert "## Session context (compound/context.md)" in booted.text
@@ -86,7 +86,9 @@ def test_a_later_flush_replaces_the_session_context(ws, monkeypatch):
     flush(ws, SPAN, "s1", level="soft")
     flush(ws, "user: We decided to ship on Monday.", "s2", level="soft")
     context = ws.read_text("compound/context.md")
-    assert "ship on Monday" in context and "arm64" not in context and "session s2" in context
+    assert "ship on Monday" in context
+    assert "arm64" not in context
+    assert "session s2" in context
     assert len(git.log(ws.root, ["compound/context.md"], 5)) == 3  # init + two flushes: history keeps each
 
 
@@ -106,7 +108,7 @@ def test_boot_lists_the_session_context_it_could_not_fit(ws, monkeypatch):
 
 # -- the nightly distill report goes out over the configured transport ---------------------------
 class _Telegram(BaseHTTPRequestHandler):
-    calls: list = []
+    calls: ClassVar[list] = []
     status = 200
 
     def do_POST(self):
@@ -166,12 +168,15 @@ def test_distill_report_is_sent_to_the_users_telegram_chat(ws, telegram, cli, mo
     assert out.exit_code == 0, out.output
     report = json.loads(out.output)
     [call] = telegram.calls
-    assert call["path"] == "/bot123:SECRET/sendMessage" and call["body"]["chat_id"] == "4242"
+    assert call["path"] == "/bot123:SECRET/sendMessage"
+    assert call["body"]["chat_id"] == "4242"
     text = call["body"]["text"]
-    assert text.startswith("zeon nightly-distill: 1 day(s), 1 item(s) judged") and "SQLite WAL" in text
+    assert text.startswith("zeon nightly-distill: 1 day(s), 1 item(s) judged")
+    assert "SQLite WAL" in text
     assert "크로스뷰" not in text  # a DM, not a relayed group post
     assert "report sent over telegram" in report["notes"]
-    assert cli("distill").exit_code == 0 and len(telegram.calls) == 1  # nothing new: nothing sent
+    assert cli("distill").exit_code == 0
+    assert len(telegram.calls) == 1  # nothing new: nothing sent
 
 
 def test_failed_delivery_is_a_note_not_a_failed_distill(ws, telegram, monkeypatch):
@@ -180,9 +185,11 @@ def test_failed_delivery_is_a_note_not_a_failed_distill(ws, telegram, monkeypatc
     telegram.status = 403
     _night(ws, monkeypatch)
     report = distill(ws)
-    assert report.commit and report.decisions["M90"] == 1
+    assert report.commit
+    assert report.decisions["M90"] == 1
     [note] = [n for n in report.notes if n.startswith("report not sent over telegram")]
-    assert "bot was blocked" in note and "SECRET" not in note
+    assert "bot was blocked" in note
+    assert "SECRET" not in note
     assert "nightly-distill" in git.log(ws.root, ["MEMORY.md"], 1)[0]["message"]
 
 
@@ -229,7 +236,8 @@ def test_report_to_a_local_inbox_from_the_workspace_config(ws, giok_home, tmp_pa
     _night(ws, monkeypatch)
     report = distill(ws)
     [message] = Bus(giok_home).inbox("simon")
-    assert message["sender"] == "zeon" and "SQLite WAL" in message["text"]
+    assert message["sender"] == "zeon"
+    assert "SQLite WAL" in message["text"]
     assert "report sent over local" in report.notes
 
 
@@ -239,5 +247,6 @@ def test_no_report_transport_by_default(ws, giok_home, monkeypatch):
 
     _night(ws, monkeypatch)
     report = distill(ws)
-    assert report.commit and not any("report" in n for n in report.notes)
+    assert report.commit
+    assert not any("report" in n for n in report.notes)
     assert not Bus(giok_home).path.exists()

@@ -22,7 +22,8 @@ CONVERSATION = "\n".join(
             "content": [
                 {
                     "type": "text",
-                    "text": "I found that FTS5 trigram handles Korean well. The build failed on arm64 because of AVX2. "
+                    "text": "I found that FTS5 trigram handles Korean well. "
+                    "The build failed on arm64 because of AVX2. "
                     "Next step: add a fallback for arm64.",
                 }
             ],
@@ -53,7 +54,8 @@ def test_thresholds_are_exact_and_configurable(ws):
     assert Thresholds().tokens(200_000) == (140_000, 173_000)
     ws.home.update(lambda c: c.update({"watchdog": {"soft": 0.5, "hard": 0.8}}))
     status = watch(ws, 50_000, 100_000, "s")
-    assert status.level == "soft" and (status.soft_tokens, status.hard_tokens) == (50_000, 80_000)
+    assert status.level == "soft"
+    assert (status.soft_tokens, status.hard_tokens) == (50_000, 80_000)
     with pytest.raises(InvalidInput, match="0 < soft < hard"):
         Thresholds(0.9, 0.8)
     with pytest.raises(InvalidInput, match="window"):
@@ -67,16 +69,23 @@ def test_thresholds_are_exact_and_configurable(ws):
 def test_one_flush_per_crossing(ws, monkeypatch):
     monkeypatch.setenv("GIOK_NOW", "2026-03-05T14:00")
     status = watch(ws, 105_000, 150_000, "s1")
-    assert status.level == "soft" and status.flush_due and "giok flush --session s1" in status.action
+    assert status.level == "soft"
+    assert status.flush_due
+    assert "giok flush --session s1" in status.action
     first = flush(ws, CONVERSATION, "s1")
-    assert first.action == "flushed" and first.level == "soft" and first.commit
+    assert first.action == "flushed"
+    assert first.level == "soft"
+    assert first.commit
     commits = len(git.log(ws.root, ["."], 100))
     assert flush(ws, CONVERSATION, "s1").action == "skipped"
     again = watch(ws, 110_000, 150_000, "s1")
-    assert again.level == "soft" and not again.flush_due and again.action.startswith("none")
+    assert again.level == "soft"
+    assert not again.flush_due
+    assert again.action.startswith("none")
     assert len(git.log(ws.root, ["."], 100)) == commits  # nothing written the second time
     hard = watch(ws, 129_750, 150_000, "s1")
-    assert hard.flush_due and hard.action.startswith("hard")
+    assert hard.flush_due
+    assert hard.action.startswith("hard")
     assert (
         flush(
             ws,
@@ -101,11 +110,15 @@ def test_flush_is_append_only_to_diary_and_memo(ws, monkeypatch):
     assert "- 14:00 found: I found that FTS5 trigram handles Korean well." in diary
     assert "- 14:00 failure: The build failed on arm64 because of AVX2." in diary
     assert "- 14:00 pending: Next step: add a fallback for arm64." in diary
-    assert "sk-abcdefghijklmnopqrstuvwx" not in diary + memo and "5000 lines" not in diary
-    assert "Write the parser tests" in memo and memo.count("\n") > memo_before.count("\n")
+    assert "sk-abcdefghijklmnopqrstuvwx" not in diary + memo
+    assert "5000 lines" not in diary
+    assert "Write the parser tests" in memo
+    assert memo.count("\n") > memo_before.count("\n")
     state = ws.state()
-    assert "fallback for arm64" in state["next-step"] and "Write the parser tests" in state["next-step"]
-    assert "AVX2" in state["failure-modes"] and "SQLite WAL" in state["last-done"]
+    assert "fallback for arm64" in state["next-step"]
+    assert "Write the parser tests" in state["next-step"]
+    assert "AVX2" in state["failure-modes"]
+    assert "SQLite WAL" in state["last-done"]
     (commit,) = [c for c in git.log(ws.root, ["."], 5) if c["message"].startswith("watchdog:")]
     assert set(commit["files"]) == {"memory/2026-03-05.md", "state/memo.md", "compound/context.md"}
     assert result.summary_by == "extractive"
@@ -124,9 +137,12 @@ def test_conversation_formats():
         ("text", "We decided X"),
     ]
     gist = extract(
-        "오늘 회의에서 배포는 월요일에 하기로 결정했다.\n빌드가 arm64에서 실패했다.\n내일 테스트를 더 해야 한다."
+        "오늘 회의에서 배포는 월요일에 하기로 결정했다.\n빌드가 arm64에서 실패했다.\n내일 테스트를 더 해야 "
+        "한다."
     )
-    assert gist["decisions"] and gist["failures"] and gist["pending"]
+    assert gist["decisions"]
+    assert gist["failures"]
+    assert gist["pending"]
 
 
 def test_empty_or_huge_conversation_is_refused(ws):
@@ -145,7 +161,8 @@ def test_llm_summary_and_fallback(ws, monkeypatch):
         assert result.gist["failures"] == ["Build broke on old glibc"]
         ws.home.update(lambda c: c.update({"summarizer": server.spec("garbage", provider="ollama")}))
         fallback = flush(ws, CONVERSATION, "llm2")
-    assert fallback.summary_by == "extractive" and "LLM summary failed" in fallback.notes[0]
+    assert fallback.summary_by == "extractive"
+    assert "LLM summary failed" in fallback.notes[0]
 
 
 def test_python_api_for_agent_loops(ws, monkeypatch):
@@ -157,29 +174,37 @@ def test_python_api_for_agent_loops(ws, monkeypatch):
         asked.append(1)
         return CONVERSATION
 
-    assert dog.update(50_000, transcript).level == "ok" and not asked
+    assert dog.update(50_000, transcript).level == "ok"
+    assert not asked
     soft = dog.update(105_000, transcript)
-    assert soft.flush.action == "flushed" and not soft.flush_due and asked == [1]
-    assert dog.update(106_000, transcript).flush is None and asked == [1]
+    assert soft.flush.action == "flushed"
+    assert not soft.flush_due
+    assert asked == [1]
+    assert dog.update(106_000, transcript).flush is None
+    assert asked == [1]
     assert dog.update(140_000, transcript).flush.level == "hard"
 
 
 def test_cli_watch_and_flush(ws, cli, monkeypatch):
     monkeypatch.setenv("GIOK_NOW", "2026-03-05T14:00")
     ok = cli("watch", "--used", "104999", "--window", "150000", "--session", "c", "-w", "zeon", "--json")
-    assert ok.exit_code == 0 and json.loads(ok.output)["level"] == "ok"
+    assert ok.exit_code == 0
+    assert json.loads(ok.output)["level"] == "ok"
     soft = cli("watch", "--used", "105000", "--window", "150000", "--session", "c", "-w", "zeon")
-    assert soft.exit_code == 0 and soft.output.startswith("soft 70.0%")
+    assert soft.exit_code == 0
+    assert soft.output.startswith("soft 70.0%")
     soft = cli(
         "watch", "--used", "105000", "--window", "150000", "--session", "c", "-w", "zeon", "--exit-code"
     )
     assert soft.exit_code == 10
     done = cli("flush", "--session", "c", "-w", "zeon", "--json", input=CONVERSATION)
-    assert done.exit_code == 0 and json.loads(done.output)["action"] == "flushed"
+    assert done.exit_code == 0
+    assert json.loads(done.output)["action"] == "flushed"
     again = cli(
         "watch", "--used", "105001", "--window", "150000", "--session", "c", "-w", "zeon", "--exit-code"
     )
-    assert again.exit_code == 0 and "already flushed" in again.output
+    assert again.exit_code == 0
+    assert "already flushed" in again.output
     hard = cli(
         "watch",
         "--used",
@@ -193,9 +218,11 @@ def test_cli_watch_and_flush(ws, cli, monkeypatch):
         "--json",
         "--exit-code",
     )
-    assert hard.exit_code == 11 and json.loads(hard.output)["level"] == "hard"
+    assert hard.exit_code == 11
+    assert json.loads(hard.output)["level"] == "hard"
     bad = cli("watch", "--used", "5", "--window", "0", "-w", "zeon")
-    assert bad.exit_code != 0 and "Error: window" in bad.output
+    assert bad.exit_code != 0
+    assert "Error: window" in bad.output
 
 
 def test_flush_survives_a_writer_that_gets_the_lock_first(ws, monkeypatch):
@@ -212,7 +239,9 @@ def test_flush_survives_a_writer_that_gets_the_lock_first(ws, monkeypatch):
 
     monkeypatch.setattr(ws, "lock", lock)
     result = flush(ws, CONVERSATION, "s1", level="soft")
-    assert raced and result.action == "flushed"
+    assert raced
+    assert result.action == "flushed"
     diary = ws.read_text("memory/2026-03-05.md")
-    assert "Written by another process meanwhile" in diary and "decision: Let's go with SQLite WAL" in diary
+    assert "Written by another process meanwhile" in diary
+    assert "decision: Let's go with SQLite WAL" in diary
     assert not git.run(ws.root, "status", "--porcelain").stdout.strip()

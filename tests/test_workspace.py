@@ -39,10 +39,8 @@ def test_init_creates_layout_and_commits(ws, monkeypatch):
     for rel in LAYOUT:
         assert (ws.root / rel).exists(), rel
     assert list((ws.root / "memory").glob("*.md"))
-    assert (
-        "## TIER 1" in (ws.root / "AGENTS.md").read_text()
-        and "## TIER 2" in (ws.root / "AGENTS.md").read_text()
-    )
+    assert "## TIER 1" in (ws.root / "AGENTS.md").read_text()
+    assert "## TIER 2" in (ws.root / "AGENTS.md").read_text()
     assert ".giok/" in (ws.root / ".gitignore").read_text()
     assert commits(ws) == ["giok: init workspace zeon"]
     assert git(ws, "status", "--porcelain") == ""
@@ -72,12 +70,14 @@ def test_adopting_an_existing_folder_changes_nothing_that_was_there(tmp_path, gi
     }
     for rel, text in original.items():
         (root / rel).write_text(text)
-    ws, created = Workspace.init(root, name="claw", home=giok_home)
+    _ws, created = Workspace.init(root, name="claw", home=giok_home)
     for rel, text in original.items():
         assert (root / rel).read_text() == text
-    assert "MEMORY.md" not in created and "SOUL.md" not in created
+    assert "MEMORY.md" not in created
+    assert "SOUL.md" not in created
     assert not any(c.startswith("memory/") for c in created)
-    assert "USER.md" in created and "state/tasks.md" in created
+    assert "USER.md" in created
+    assert "state/tasks.md" in created
     again = Workspace.init(root, name="claw", home=giok_home)[1]
     assert again == []
 
@@ -86,7 +86,8 @@ def test_remember_defaults_and_commit(ws, monkeypatch):
     monkeypatch.setenv("GIOK_NOW", "2026-03-05T10:00")
     result = ws.remember("Seojun likes systematic thinking", layer="M90", type="fact")
     entry = result.entry
-    assert entry.id.startswith("m-") and entry.expires == dt.date(2026, 6, 3)
+    assert entry.id.startswith("m-")
+    assert entry.expires == dt.date(2026, 6, 3)
     assert commits(ws)[0] == f"memory: remember {entry.id} (M90) Seojun likes systematic thinking"
     assert ws.get(entry.id).text == "Seojun likes systematic thinking"
     m0 = ws.remember("I am Zeon", layer="M0").entry
@@ -123,7 +124,8 @@ def test_forget_removes_entry_and_records_reason(ws):
     ws.forget(entry.id, reason="it was wrong")
     assert entry.id not in ws.memory().ids()
     message = git(ws, "log", "-1", "--format=%B")
-    assert f"forget {entry.id}" in message and "Reason: it was wrong" in message
+    assert f"forget {entry.id}" in message
+    assert "Reason: it was wrong" in message
     with pytest.raises(NotFound):
         ws.forget(entry.id, reason="again")
     with pytest.raises(InvalidInput, match="malformed"):
@@ -147,8 +149,8 @@ def test_lesson_and_decisions(ws, monkeypatch):
     ws.lesson("Parallel subagents", "spawn, then poll after 5 minutes\nnever rely on auto-announce")
     text = (ws.root / "compound/lessons.md").read_text()
     assert (
-        "## [2026-03-05] Parallel subagents\n- spawn, then poll after 5 minutes\n- never rely on auto-announce"
-        in text
+        "## [2026-03-05] Parallel subagents\n- spawn, then poll after 5 minutes\n- never rely on "
+        "auto-announce" in text
     )
     assert ws.decide("Use SQLite", why="one file, no server") == "D-001"
     before = (ws.root / "state/decisions.md").read_text()
@@ -156,7 +158,8 @@ def test_lesson_and_decisions(ws, monkeypatch):
     after = (ws.root / "state/decisions.md").read_text()
     assert after.startswith(before)  # earlier entries never edited
     decisions = ws.decisions()
-    assert decisions[0]["superseded"] and decisions[1]["supersedes"] == "D-001"
+    assert decisions[0]["superseded"]
+    assert decisions[1]["supersedes"] == "D-001"
     with pytest.raises(NotFound):
         ws.decide("x", why="y", supersedes="D-099")
 
@@ -245,7 +248,8 @@ def test_secrets_never_reach_any_file_or_git(ws):
         if path.is_file() and ".git" not in path.parts:
             assert key not in path.read_text(errors="ignore"), path
     log = subprocess.run(["git", "-C", str(ws.root), "log", "-p"], capture_output=True, text=True).stdout
-    assert key not in log and "[REDACTED" in log
+    assert key not in log
+    assert "[REDACTED" in log
 
 
 def test_a_write_never_commits_what_the_user_had_staged(ws):

@@ -97,7 +97,8 @@ def test_distill_killed_between_its_files_is_rolled_back(ws):
     assert sh(ws, "status", "--porcelain") == ""
     assert len(sh(ws, "rev-list", f"{before}..HEAD").split()) == 1
     report = run_giok("-w", ws.root, "distill", "--json")
-    assert report.returncode == 0 and json.loads(report.stdout)["changed"], report.stderr
+    assert report.returncode == 0, report.stderr
+    assert json.loads(report.stdout)["changed"], report.stderr
     assert not list(ws.root.rglob(".*.tmp"))
 
 
@@ -106,7 +107,8 @@ def test_killed_right_after_its_commit_the_write_stays(ws):
     assert "cedar harbor" in sh(ws, "show", "HEAD:MEMORY.md")
     changed = probe(ws)
     assert changed == ["1\t0\tMEMORY.md"], changed
-    assert "cedar harbor" in sh(ws, "show", "HEAD:MEMORY.md") and sh(ws, "status", "--porcelain") == ""
+    assert "cedar harbor" in sh(ws, "show", "HEAD:MEMORY.md")
+    assert sh(ws, "status", "--porcelain") == ""
 
 
 def test_memory_tool_delete_killed_before_its_commit_puts_the_note_back(ws):
@@ -132,7 +134,8 @@ def test_memory_tool_delete_killed_before_its_commit_puts_the_note_back(ws):
     assert killed_delete.returncode == -9, killed_delete.stderr
     assert not (ws.root / "notes/a.md").exists()
     probe(ws)
-    assert (ws.root / "notes/a.md").read_text() == "keep me\n" and sh(ws, "status", "--porcelain") == ""
+    assert (ws.root / "notes/a.md").read_text() == "keep me\n"
+    assert sh(ws, "status", "--porcelain") == ""
 
 
 def test_check_reports_an_interrupted_write_and_changes_nothing(ws):
@@ -154,7 +157,8 @@ def test_stale_git_locks_left_by_a_killed_git_are_recovered(ws, locks):
     done = run_giok("-w", ws.root, "remember", "Project gamma runs on the onyx pewter cluster")
     assert done.returncode == 0, done.stderr
     assert not [n for n in locks if (ws.root / ".git" / n).exists()]
-    assert "onyx pewter" in sh(ws, "show", "HEAD:MEMORY.md") and sh(ws, "status", "--porcelain") == ""
+    assert "onyx pewter" in sh(ws, "show", "HEAD:MEMORY.md")
+    assert sh(ws, "status", "--porcelain") == ""
 
 
 def test_a_running_git_keeps_its_lock_and_the_error_names_the_file(ws):
@@ -169,8 +173,10 @@ def test_a_running_git_keeps_its_lock_and_the_error_names_the_file(ws):
         time.sleep(0.1)
         done = run_giok("-w", ws.root, "remember", "Project delta runs on the garnet juniper cluster")
         assert done.returncode == 6
-        assert str(lock) in done.stderr and "rm" in done.stderr, done.stderr
-        assert lock.exists() and "garnet" not in (ws.root / "MEMORY.md").read_text()
+        assert str(lock) in done.stderr, done.stderr
+        assert "rm" in done.stderr, done.stderr
+        assert lock.exists()
+        assert "garnet" not in (ws.root / "MEMORY.md").read_text()
     finally:
         holder.communicate(b"")
     done = run_giok("-w", ws.root, "remember", "Project delta runs on the garnet juniper cluster")
@@ -181,7 +187,7 @@ def test_a_git_error_caused_by_a_lock_names_it(ws):
     (ws.root / "MEMORY.md").write_text((ws.root / "MEMORY.md").read_text() + "- hand line\n")
     lock = ws.root / ".git" / "index.lock"
     lock.write_text("")
-    with pytest.raises(git.GitError, match="index.lock") as err:
+    with pytest.raises(git.GitError, match=r"index\.lock") as err:
         git.commit(ws.root, ["MEMORY.md"], "x")
     assert "rm" in str(err.value)
 
@@ -204,7 +210,8 @@ def test_a_hand_edit_gets_its_own_commit_before_giok_writes(ws):
     memory.write_text(memory.read_text() + "- 2026-01-01 Minji prefers tea\n")
     ws.remember("Project epsilon runs on the saffron willow cluster")
     subjects = sh(ws, "log", "-2", "--format=%s").splitlines()
-    assert subjects[0].startswith("memory: remember") and subjects[1] == "hand edit: MEMORY.md"
+    assert subjects[0].startswith("memory: remember")
+    assert subjects[1] == "hand edit: MEMORY.md"
     assert "+- 2026-01-01 Minji prefers tea" in sh(ws, "show", "HEAD~1", "--", "MEMORY.md")
     assert "+- 2026-01-01 Minji prefers tea" not in sh(ws, "show", "HEAD", "--", "MEMORY.md")
     diary = ws.root / ws.diary_path()
@@ -239,7 +246,8 @@ def test_soak_reduced(tmp_path):
     )
     table = json.loads(proc.stdout.strip().splitlines()[-1])
     for name, row in table.items():
-        assert row["failed"] == 0 and row["lost"] == 0, (name, row, proc.stderr[-2000:])
+        assert row["failed"] == 0, (name, row, proc.stderr[-2000:])
+        assert row["lost"] == 0, (name, row, proc.stderr[-2000:])
         assert row["tried"] >= 4, (name, row)
 
 

@@ -160,7 +160,8 @@ def test_forget_beside_a_long_sync_exits_0_and_the_text_never_comes_back(tmp_pat
     still_syncing = sync.poll() is None
     gate.unlink()
     rest = sync.communicate(timeout=120)
-    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr, out.stderr
     assert "warning: the search index is busy" in out.stdout
     assert still_syncing, "forget waited for the whole sync instead of its busy timeout"
     assert sync.returncode == 0, rest[1]
@@ -173,7 +174,8 @@ def test_forget_beside_a_sync_that_dies_still_never_returns_the_text(tmp_path):
     race = _race(tmp_path, "w2")
     sync = race.start_sync(gate=tmp_path / "gate")
     out = race.forget()
-    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr, out.stderr
     assert sync.poll() is None
     sync.send_signal(signal.SIGKILL)  # its transaction rolls back: the old rows stay committed
     sync.communicate()
@@ -190,7 +192,8 @@ def test_a_search_beside_a_long_sync_is_one_clear_error(tmp_path):
     gate.unlink()
     sync.communicate(timeout=120)
     assert out.returncode == 7, out.stderr
-    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert "Traceback" not in out.stderr, out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
     assert "the search index is busy" in out.stderr
     assert (
         race.giok("-w", race.name, "search", "topic", "--json").returncode == 0

@@ -39,10 +39,13 @@ def test_no_field_value_sets_another_field(field, payload):
     mf = _reparsed(entry)
     assert not mf.problems
     [back] = mf.entries()
-    assert back.fields == fields and back.expires is None and back.text == "Minji likes tea"
+    assert back.fields == fields
+    assert back.expires is None
+    assert back.text == "Minji likes tea"
     line = mf.render().decode().splitlines()[-1]
     comment = line[line.index("<!--") + 4 :]
-    assert comment.count("-->") == 1 and comment.endswith("-->")  # no value closes the comment
+    assert comment.count("-->") == 1
+    assert comment.endswith("-->")  # no value closes the comment
 
 
 def test_field_keys_that_are_not_names_are_refused():
@@ -70,8 +73,10 @@ def test_cli_source_cannot_set_the_scope(ws, payload):
     assert done.returncode == 0, done.stderr
     entry_id = json.loads(done.stdout)["entry"]["id"]
     stored = ws.get(entry_id)
-    assert stored.scope == "user:minji" and stored.fields["source"] == payload.strip()
-    assert len(ws.memory().entries()) == 1 and not ws.memory().problems
+    assert stored.scope == "user:minji"
+    assert stored.fields["source"] == payload.strip()
+    assert len(ws.memory().entries()) == 1
+    assert not ws.memory().problems
     shown = run_giok("-w", ws.root, "show", "--json")
     [entry] = json.loads(shown.stdout)["layers"]["M30"]["entries"]
     assert (entry["scope"], entry["source"]) == ("user:minji", payload.strip())
@@ -108,7 +113,8 @@ def test_hand_written_entry_keeps_its_id_when_touched(text):
     assert entry.id == derived_id(entry.text, entry.date)
     entry.set("refs", 2)  # what distillation does to an entry that was referenced
     [back] = MemoryFile.parse(mf.render()).entries()
-    assert (back.id, back.text) == before and back.refs == 2
+    assert (back.id, back.text) == before
+    assert back.refs == 2
     entry.set("refs", None)
     assert mf.render() == data or MemoryFile.parse(mf.render()).entries()[0].text == before[1]
 
@@ -121,7 +127,8 @@ def test_text_with_a_line_break_never_splits_the_file():
     )
     mf = _reparsed(entry)
     [back] = mf.entries()
-    assert back.text == entry.text and back.scope == "user:minji"
+    assert back.text == entry.text
+    assert back.scope == "user:minji"
 
 
 @pytest.mark.parametrize(
@@ -133,4 +140,5 @@ def test_a_line_of_many_comment_markers_parses_in_linear_time(line):
     data = f"## M30\n- x {line}\n".encode()
     start = time.perf_counter()
     mf = MemoryFile.parse(data)
-    assert time.perf_counter() - start < 2.0 and mf.render() == data
+    assert time.perf_counter() - start < 2.0
+    assert mf.render() == data

@@ -170,11 +170,12 @@ def test_an_entry_reads_back_as_written(entry):
     line = str(entry)
     assert not any(c in line for c in "\n\r\u2028\u2029\x85\x0b\x0c")  # one line, whatever the input
     if "<!--" in line:  # the text has no comment opener; no value closes the comment
-        assert (
-            line.count("<!") == 1 and line[line.index("<!--") :].count("-->") == 1 and line.endswith(" -->")
-        )
+        assert line.count("<!") == 1
+        assert line[line.index("<!--") :].count("-->") == 1
+        assert line.endswith(" -->")
     back = MemoryFile.parse(mf.render())
-    assert not back.unreadable and len(back.lines) == len(mf.lines)
+    assert not back.unreadable
+    assert len(back.lines) == len(mf.lines)
     [found] = [e for e in back.entries() if e.line_no == entry.line_no]
     assert _said(found) == expected
 
@@ -209,7 +210,7 @@ def test_a_changed_entry_re_renders_only_its_own_line(data, choice):
     old_lines = [str(l) for l in before.lines]
     new_lines = MemoryFile.parse(after).lines
     assert len(new_lines) == len(old_lines)
-    for n, (old, new) in enumerate(zip(old_lines, new_lines), 1):
+    for n, (old, new) in enumerate(zip(old_lines, new_lines, strict=True), 1):
         if n != entry.line_no:
             assert str(new) == old
     assert _said(MemoryFile.parse(after).lines[entry.line_no - 1]) == _said(entry)

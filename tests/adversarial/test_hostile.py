@@ -49,7 +49,9 @@ def _one_error(proc: subprocess.CompletedProcess) -> str:
 def test_batch_with_invalid_utf8_is_one_clear_error(filled):
     proc = _batch(b"coffee\n\xff\xfe roast\nmorning\n")
     err = _one_error(proc)
-    assert proc.returncode == 2 and "line 2" in err and "UTF-8" in err
+    assert proc.returncode == 2
+    assert "line 2" in err
+    assert "UTF-8" in err
     answered = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [a["query"] for a in answered] == ["coffee"]  # the lines before it were answered
 
@@ -60,14 +62,16 @@ def test_batch_file_over_the_cap_is_refused_before_any_search(filled, tmp_path):
     started = time.monotonic()
     out = run_giok("search", "--batch", str(queries), "-w", "zeon")
     assert time.monotonic() - started < 30
-    assert out.returncode == 2 and out.stdout == "", out.stdout[:200]
+    assert out.returncode == 2, out.stdout[:200]
+    assert out.stdout == "", out.stdout[:200]
     assert "1,000" in _one_error(subprocess.CompletedProcess([], 2, b"", out.stderr.encode()))
 
 
 def test_batch_on_a_pipe_stops_at_the_cap(filled):
     proc = _batch(b"?\n" * 200_000)  # "?" has no words: answered at once
     err = _one_error(proc)
-    assert proc.returncode == 2 and "1,000" in err
+    assert proc.returncode == 2
+    assert "1,000" in err
     assert len(proc.stdout.splitlines()) == 1000
 
 
@@ -77,8 +81,10 @@ def test_batch_long_lines_nul_bytes_and_empty_lines(filled):
     assert proc.returncode == 0, proc.stderr
     out = [json.loads(line) for line in proc.stdout.splitlines()]
     assert len(out) == 4  # empty and blank lines are skipped
-    assert out[0]["results"] and out[3]["results"]
-    assert "too long" in out[1]["error"] and len(out[1]["query"]) < 1000
+    assert out[0]["results"]
+    assert out[3]["results"]
+    assert "too long" in out[1]["error"]
+    assert len(out[1]["query"]) < 1000
     assert "binary" in out[2]["error"]
 
 
@@ -145,25 +151,28 @@ def raw_server(filled):
 def test_mcp_protocol_errors_and_the_server_keeps_serving(raw_server):
     raw_server.send(b"this is not json {")
     parse = raw_server.next()
-    assert parse["id"] is None and parse["error"]["code"] == -32700
+    assert parse["id"] is None
+    assert parse["error"]["code"] == -32700
     raw_server.send(b'{"hello": "world"}')
     invalid = raw_server.next()
-    assert invalid["id"] is None and invalid["error"]["code"] == -32600
+    assert invalid["id"] is None
+    assert invalid["error"]["code"] == -32600
     raw_server.request(2, "tools/call", {"name": "no_such_tool", "arguments": {}})
     raw_server.request(3, "tools/call", {"name": "memory_get", "arguments": "MEMORY.md"})
     raw_server.request(4, "tools/call", {"name": "memory_search", "arguments": {"k": "many"}})
     raw_server.request(5, "tools/list")
     raw_server.request(6, "tools/call", {"name": "memory_search", "arguments": {"query": "coffee"}})
     got = raw_server.answers([2, 3, 4, 5, 6])
-    assert got[2]["error"]["code"] == -32602 and "no_such_tool" in got[2]["error"]["message"]
+    assert got[2]["error"]["code"] == -32602
+    assert "no_such_tool" in got[2]["error"]["message"]
     assert got[3]["error"]["code"] == -32602
     # arguments that fail the tool's input schema are a tool execution error the model can read
     # and correct (MCP 2025-11-25, SEP-1303), not a protocol error
-    assert (
-        got[4]["result"]["isError"] is True and "invalid arguments" in got[4]["result"]["content"][0]["text"]
-    )
+    assert got[4]["result"]["isError"] is True
+    assert "invalid arguments" in got[4]["result"]["content"][0]["text"]
     assert len(got[5]["result"]["tools"]) > 5
-    assert "coffee" in got[6]["result"]["content"][0]["text"] and not got[6]["result"].get("isError")
+    assert "coffee" in got[6]["result"]["content"][0]["text"]
+    assert not got[6]["result"].get("isError")
 
 
 # -- path escapes -----------------------------------------------------------------------------
@@ -206,7 +215,8 @@ def test_mcp_memory_get_refuses_every_escape(raw_server, filled):
         result = got[i]["result"]
         text = result["content"][0]["text"]
         assert result["isError"] is True, (path, text)
-        assert text.startswith("Error: ") and "internal error" not in text, (path[:80], text[:200])
+        assert text.startswith("Error: "), (path[:80], text[:200])
+        assert "internal error" not in text, (path[:80], text[:200])
         assert OUTSIDE not in json.dumps(got[i])
 
 
@@ -234,7 +244,8 @@ def test_memory_tool_refuses_every_escape(filled, command):
             )  # /memories//etc/x: a folder inside
             if (path in _paths(filled, (ESCAPES,)) and not inside) or command != "create":
                 assert result.get("is_error") is True, (command, given[:80], result["content"][:200])
-                assert result["content"].startswith("Error: ") and OUTSIDE not in result["content"]
+                assert result["content"].startswith("Error: ")
+                assert OUTSIDE not in result["content"]
     assert (filled.root.parent / "outside.md").read_bytes() == before
     assert sorted(p.name for p in filled.root.parent.iterdir()) == around  # nothing written beside it
     assert not (filled.root / "notes" / "stolen.md").exists()
@@ -260,8 +271,6 @@ def test_cli_path_arguments_are_refused(filled, args):
         *(["-w", "zeon"] if "-w" not in args and args[0] != "init" else []), *args, cwd=filled.root
     )
     assert out.returncode != 0
-    assert (
-        "Traceback" not in out.stderr
-        and out.stderr.startswith("Error: ")
-        and OUTSIDE not in out.stdout + out.stderr
-    )
+    assert "Traceback" not in out.stderr
+    assert out.stderr.startswith("Error: ")
+    assert OUTSIDE not in out.stdout + out.stderr

@@ -102,7 +102,7 @@ def test_no_user_in_user_md_hides_every_user_scoped_entry(scoped):
     ],
 )
 def test_cli_search_and_recall(scoped, cli, flags, expected):
-    ws, ids = scoped
+    _ws, ids = scoped
     out = cli("search", QUERY, "-k", 10, "-w", "zeon", "--json", *flags)
     assert out.exit_code == 0, out.output
     assert seen(ids, (r["source"] for r in json.loads(out.output)["results"])) == expected
@@ -112,12 +112,14 @@ def test_cli_search_and_recall(scoped, cli, flags, expected):
 
 
 def test_cli_search_in_a_real_process(scoped):
-    ws, ids = scoped
+    _ws, ids = scoped
     done = run_giok("search", QUERY, "-k", 10, "-w", "zeon", "--json")
     assert done.returncode == 0, done.stderr
     assert seen(ids, (r["source"] for r in json.loads(done.stdout)["results"])) == DEFAULT
     done = run_giok("search", QUERY, "-w", "zeon", "--all-scopes", "--user", "minji")
-    assert done.returncode != 0 and "--all-scopes" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode != 0
+    assert "--all-scopes" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 # -- MCP ----------------------------------------------------------------------------------------
@@ -155,10 +157,8 @@ def test_memory_tool_views_of_memory_and_archive(scoped, who, expected):
         assert in_text(ids, text) == expected, path
     # the hidden entries keep their line numbers: a view range still lines up with the file
     total = len(ws.read_text("MEMORY.md").splitlines())
-    assert (
-        text
-        and len(tool.handle({"command": "view", "path": "/memories/MEMORY.md"}).splitlines()) == total + 1
-    )
+    assert text
+    assert len(tool.handle({"command": "view", "path": "/memories/MEMORY.md"}).splitlines()) == total + 1
 
 
 # -- boot -----------------------------------------------------------------------------------------
@@ -170,7 +170,8 @@ def test_boot(scoped, cli, opts, expected):
     assert in_text(ids, boot.build(ws, record=False, **opts).text) == expected
     flags = [x for k, v in opts.items() for x in (f"--{k}", v)]
     out = cli("boot", "-w", "zeon", "--no-record", *flags)
-    assert out.exit_code == 0 and in_text(ids, out.output) == expected
+    assert out.exit_code == 0
+    assert in_text(ids, out.output) == expected
 
 
 # -- other workspaces: cross-workspace search and cross-view -----------------------------------------
@@ -192,13 +193,14 @@ def test_cross_workspace_search_reads_on_behalf_of_the_asker(scoped, tmp_path, c
 
 
 def test_crossview_inbox_shows_only_what_was_sent_to_it(scoped, tmp_path, giok_home):
-    ws, _ = scoped
+    _ws, _ = scoped
     Workspace.init(tmp_path / "mira", name="mira", user="Minji")
     Workspace.init(tmp_path / "juno", name="juno", user="Juno")
     bus = Bus(giok_home)
     private = bus.send("the zephyr locker moved to room 4", "zeon", to=["mira"])
     assert [m["id"] for m in bus.inbox("mira")] == [private["id"]]
-    assert bus.inbox("juno") == [] and bus.inbox("zeon") == []
+    assert bus.inbox("juno") == []
+    assert bus.inbox("zeon") == []
     assert "zephyr" not in Workspace.open("juno", home=giok_home).read_text(
         Workspace.open("juno", home=giok_home).diary_path()
     )

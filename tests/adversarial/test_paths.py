@@ -59,9 +59,12 @@ def test_a_symlink_out_of_the_workspace_is_refused_by_name(ws, outside, rel, arg
     before, outside_bytes = head(ws), outside.read_bytes()
     done = run_giok("-w", ws.root, *args)
     assert done.returncode == 2, (done.stdout, done.stderr)
-    assert rel in done.stderr and "symlink" in done.stderr and "outside" in done.stderr, done.stderr
+    assert rel in done.stderr, done.stderr
+    assert "symlink" in done.stderr, done.stderr
+    assert "outside" in done.stderr, done.stderr
     assert SECRET not in done.stdout
-    assert head(ws) == before and outside.read_bytes() == outside_bytes
+    assert head(ws) == before
+    assert outside.read_bytes() == outside_bytes
     assert (ws.root / rel).is_symlink()
 
 
@@ -73,7 +76,8 @@ def test_a_symlinked_folder_out_of_the_workspace_is_refused(ws, tmp_path):
     (ws.root / "state").rmdir()
     os.symlink(tmp_path / "away", ws.root / "state")
     done = run_giok("-w", ws.root, "task", "add", "x")
-    assert done.returncode == 2 and "state/tasks.md" in done.stderr, done.stderr
+    assert done.returncode == 2, done.stderr
+    assert "state/tasks.md" in done.stderr, done.stderr
     assert (tmp_path / "away" / "tasks.md").read_text() == "# Tasks\n"
 
 
@@ -85,7 +89,9 @@ def test_links_inside_the_workspace_are_read_but_not_written_through(ws):
     assert "the real note" in tool.handle({"command": "view", "path": "/memories/notes/alias.md"})
     link(ws, "HEARTBEAT.md", "notes/real.md")
     done = run_giok("-w", ws.root, "heartbeat", "add", "through the link")
-    assert done.returncode == 2 and "HEARTBEAT.md" in done.stderr and "through a symlink" in done.stderr
+    assert done.returncode == 2
+    assert "HEARTBEAT.md" in done.stderr
+    assert "through a symlink" in done.stderr
     assert (ws.root / "notes" / "real.md").read_text() == "the real note\n"
 
 

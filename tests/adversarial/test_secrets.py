@@ -60,7 +60,8 @@ def secret_kinds(rng: random.Random) -> dict[str, tuple[str, str]]:
     out["jwt"] = (f"the session cookie was {v} yesterday", sig)
     body = r(64, ALNUM + "+/")
     out["pem"] = (
-        f"the deploy key -----BEGIN RSA PRIVATE KEY----- MIIEpAIBAAKCAQEA{body} -----END RSA PRIVATE KEY-----",
+        f"the deploy key -----BEGIN RSA PRIVATE KEY----- MIIEpAIBAAKCAQEA{body} -----END RSA PRIVATE "
+        "KEY-----",
         body,
     )
     v = r(14, ALNUM + "!#%")
@@ -229,7 +230,7 @@ def _stores(ws_list, home) -> dict[str, str]:
 def test_no_secret_reaches_any_store(home, cli, path):
     ws, mira, giok_home = home
     write = WRITE_PATHS[path]
-    for i, (kind, (text, value)) in enumerate(KINDS.items()):
+    for i, (_kind, (text, _value)) in enumerate(KINDS.items()):
         write(ws, cli, text, i)
     stores = _stores([ws, mira], giok_home)
     leaks = sorted(
@@ -244,9 +245,11 @@ def test_no_secret_reaches_any_store(home, cli, path):
 
 
 def test_the_matrix_is_wide_enough():
-    assert len(KINDS) >= 14 and len(WRITE_PATHS) >= 20
+    assert len(KINDS) >= 14
+    assert len(WRITE_PATHS) >= 20
     for kind, (text, value) in KINDS.items():  # each is a real catch of the redactor, not luck
-        assert value in text and value not in redact(text)[0], kind
+        assert value in text, kind
+        assert value not in redact(text)[0], kind
 
 
 # -- false positives ----------------------------------------------------------------------------
@@ -293,7 +296,8 @@ def test_a_password_named_for_something_is_redacted(ws, text, value):
 def test_ordinary_memories_are_stored_as_written(ws, text):
     assert redact(text) == (text, [])
     result = ws.remember(text, force=True)
-    assert result.entry.text == text and not result.notes
+    assert result.entry.text == text
+    assert not result.notes
     ws.diary(text)
     assert text in ws.read_text(ws.diary_path())
 

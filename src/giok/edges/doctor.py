@@ -78,7 +78,10 @@ def check_git(ws: Workspace) -> list[dict]:
         ]
     name = _config(ws.root, "user.name")
     email = _config(ws.root, "user.email")
-    fix = f'git -C {root} config user.name "{ws.name} (giok)" && git -C {root} config user.email {ws.name}@giok.local'
+    fix = (
+        f'git -C {root} config user.name "{ws.name} (giok)" '
+        f"&& git -C {root} config user.email {ws.name}@giok.local"
+    )
     if not (name and email) and not (
         os.environ.get("GIT_AUTHOR_NAME") and os.environ.get("GIT_AUTHOR_EMAIL")
     ):
@@ -134,7 +137,10 @@ def _files_fix(ws: Workspace, problem: dict) -> str:
     if "TIER 1" in message:
         return "move rules from TIER 1 to TIER 2 in AGENTS.md (TIER 1 is injected every session)"
     if "outside any layer" in message:
-        return "move those lines under a layer heading of MEMORY.md (## … M30 …), or leave them: they read as M30"
+        return (
+            "move those lines under a layer heading of MEMORY.md (## … M30 …), "
+            "or leave them: they read as M30"
+        )
     if "not a git repository" in message:
         return f"giok init {shlex.quote(str(ws.root))}"
     return f"edit {path} by hand, then `{_w(ws)} check`"
@@ -169,7 +175,7 @@ def check_schedule(ws: Workspace) -> list[dict]:
                 f"install cron, or run `{_w(ws)} schedule run` in the foreground",
             )
         ]
-    mine = [l for l in lines if routines._ours(l, ws.name)]
+    mine = [line for line in lines if routines._ours(line, ws.name)]
     wanted = [routines.cron_line(ws, r) for r in routines.routines(ws)]
     fix = f"{_w(ws)} schedule install"
     if not mine:
@@ -182,8 +188,8 @@ def check_schedule(ws: Workspace) -> list[dict]:
             )
         ]
     if sorted(mine) != sorted(wanted):
-        stale = [l for l in mine if l not in wanted]
-        missing = [l for l in wanted if l not in mine]
+        stale = [line for line in mine if line not in wanted]
+        missing = [line for line in wanted if line not in mine]
         return [
             finding(
                 "schedule",

@@ -226,8 +226,9 @@ def read_mem0(path: Path) -> list[Item]:
     for n, memory in enumerate(data):
         if not isinstance(memory, dict) or not isinstance(memory.get("memory"), str):
             raise InvalidInput(f'{path}: memory #{n + 1} has no "memory" text')
-        meta = memory.get("metadata") if isinstance(memory.get("metadata"), dict) else {}
-        listed = memory.get("categories") if isinstance(memory.get("categories"), list) else []
+        metadata, categories = memory.get("metadata"), memory.get("categories")
+        meta = metadata if isinstance(metadata, dict) else {}
+        listed = categories if isinstance(categories, list) else []
         cats = [meta.get("category"), *listed]
         kind = next((_TYPES[c.lower()] for c in cats if isinstance(c, str) and c.lower() in _TYPES), None)
         scope = _scope("user", memory.get("user_id")) or _scope("thread", memory.get("run_id")) or "workspace"

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from giok.errors import GiokError, InvalidInput, NotFound
 from giok.lifecycle.crossview import Bus
@@ -50,7 +51,7 @@ class Tool:
     idempotent: bool = False
     open_world: bool = False
     title: str = ""
-    text: Callable[[dict], str] | None = field(default=None, repr=False)
+    text: Callable[[Any], str] | None = field(default=None, repr=False)
 
     @property
     def schema(self) -> dict:
@@ -199,7 +200,8 @@ def _search(ws: Workspace, args: dict):
     "MEMORY.md and the archive, entries scoped to another user or thread are shown as a `(hidden …)` line.",
     {
         "path": _str(
-            "Path relative to the workspace, as memory_search returns it, e.g. MEMORY.md or memory/2026-03-01.md."
+            "Path relative to the workspace, as memory_search returns it, e.g. MEMORY.md or "
+            "memory/2026-03-01.md."
         ),
         "from": _int("First line, 1-based (default 1).", 1, 10_000_000),
         "lines": _int(f"How many lines (default: to the end, at most {MAX_GET_LINES}).", 1, MAX_GET_LINES),
@@ -225,7 +227,7 @@ def _get(ws: Workspace, args: dict):
         raise InvalidInput(f"line {start} is past the end of {rel} ({len(all_lines)} lines)")
     chosen = all_lines[start - 1 : start - 1 + args.get("lines", MAX_GET_LINES)]
     text = "\n".join(chosen)
-    if rel == MEMORY:
+    if rel == MEMORY and shown_ids is not None:  # MEMORY.md's lines are always scoped
         refs.record(ws, [i for i in _ID_IN_TEXT.findall(text) if i in shown_ids], "get")
     return {
         "path": rel,
@@ -398,7 +400,8 @@ def _state_show(ws: Workspace, args: dict):
 @tool(
     "memory_state",
     "Replace one section of the state memo (state/memo.md): phase, last-done, next-step or failure-modes. "
-    "Update it before a long pause or when the context is about to be compacted; read it with memory_state_show.",
+    "Update it before a long pause or when the context is about to be compacted; read it with "
+    "memory_state_show.",
     {
         "section": _str("phase, last-done, next-step or failure-modes."),
         "text": _str("The section's new text."),
@@ -596,7 +599,7 @@ def protocol_error(exc: Exception):
     import mcp_types as types
 
     try:
-        kinds = {e.get("type") for e in exc.errors()}  # pydantic.ValidationError
+        kinds = {e.get("type") for e in exc.errors()}  # type: ignore[attr-defined]  # pydantic.ValidationError
     except Exception:
         kinds = set()
     if "json_invalid" in kinds:

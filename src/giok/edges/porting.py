@@ -13,6 +13,7 @@ import re
 import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, cast
 
 from giok.edges import importers
 from giok.edges.importers import Item
@@ -69,7 +70,7 @@ def _diary_items(ws: Workspace):
 def _lesson_items(ws: Workspace):
     for section in Doc.parse(ws.read_text(LESSONS)).sections:
         m = re.match(r"^\[([^\]]+)\]\s*(.*)$", section.title.strip())
-        lines = [l.strip() for l in section.lines if l.strip()]
+        lines = [line.strip() for line in section.lines if line.strip()]
         if m and lines:
             yield {"kind": "lesson", "date": m.group(1), "title": m.group(2), "text": "\n".join(lines)}
 
@@ -214,7 +215,7 @@ class _Run:
         date = f.get("date")
         if date and parse_date(date) > today():
             date = None
-        opts = {
+        opts: dict[str, Any] = {
             "layer": layer,
             "expires": expires,
             "type": f.get("type"),
@@ -238,7 +239,7 @@ class _Run:
         from giok.store.workspace import _confidence
         from giok.write import policy
 
-        memory = self.memory if self.dry_run else self.ws.memory()
+        memory = self.memory if self.memory is not None else self.ws.memory()  # set in a dry run only
         text = clean_text(item.text, "memory text")
         conf = _confidence(opts["confidence"])
         d = policy.decide(
@@ -247,12 +248,13 @@ class _Run:
         if d.action == "refuse":
             return Outcome(item, "refused", d.reason)
         if d.action == "duplicate":
-            return Outcome(item, "merged", d.reason, d.target.id)
+            return Outcome(item, "merged", d.reason, d.target.id if d.target else None)
         if self.dry_run:
             entry = MemoryEntry(text=d.text, layer=opts["layer"], fields={"scope": opts["scope"]})
             entry.fields["id"] = new_id(memory.ids())
-            if d.action == "supersede":
-                memory.find(d.target.id).set("superseded_by", entry.id)
+            target = memory.find(d.target.id) if d.action == "supersede" and d.target is not None else None
+            if target is not None:
+                target.set("superseded_by", entry.id)
             memory.add(entry)
         return Outcome(
             item,
@@ -271,7 +273,7 @@ class _Run:
         from giok.store.workspace import _safe_text
 
         line = _diary_line(at, _safe_text(item.text, "diary text"))
-        held = {" ".join(l.split()) for l in self.ws.read_text(self.ws.diary_path(day)).splitlines()}
+        held = {" ".join(line.split()) for line in self.ws.read_text(self.ws.diary_path(day)).splitlines()}
         return self._once(
             item,
             "diary",
@@ -305,7 +307,7 @@ class _Run:
         title = item.fields.get("title") or _short(item.text, 80)
         if self.dry_run:
             held = self.ws.read_text(LESSONS)
-            new = [l for l in item.text.splitlines() if l.strip() and l.strip()[2:] not in held]
+            new = [line for line in item.text.splitlines() if line.strip() and line.strip()[2:] not in held]
             return Outcome(
                 item, "kept" if new else "merged", "would be written" if new else "already in lessons"
             )
@@ -375,11 +377,11 @@ def _append_diary(ws: Workspace, day: dt.date, at: str | None, text: str) -> str
     line = _diary_line(at, text)
 
     def change(old: str):
-        if any(" ".join(l.split()) == line for l in old.splitlines()):
+        if any(" ".join(held.split()) == line for held in old.splitlines()):
             return old, None
         head = old or f"# {day.isoformat()}\n\n"
         sep = "" if head.endswith("\n") else "\n"
         return head + sep + line + "\n", line
 
     result, _ = ws.edit(ws.diary_path(day), change, f"import: diary {day.isoformat()} {_short(text)}")
-    return result
+    return cast("str | None", result)

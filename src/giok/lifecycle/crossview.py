@@ -31,6 +31,7 @@ import sqlite3
 import unicodedata
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
+from typing import Any
 
 from giok.errors import GiokError, InvalidInput, LoopRefused, NotFound, ProviderError, WorkspaceError
 from giok.store.clock import now
@@ -163,7 +164,7 @@ class TelegramTransport(Transport):
         import httpx
 
         chat_id, token, base = self._config()
-        payload = {"chat_id": chat_id, "text": message.render()}
+        payload: dict[str, Any] = {"chat_id": chat_id, "text": message.render()}
         original = bus.get(message.reply_to).transports.get("telegram", {}) if message.reply_to else {}
         if original.get("message_id"):
             payload["reply_parameters"] = {
@@ -265,14 +266,17 @@ class Bus:
 
     # -- settings --------------------------------------------------------------------------
     def settings(self) -> dict:
+        """The home config's `crossview` setting (transports, diary), `{}` when unset."""
         return self.home.setting("crossview", {}) or {}
 
     def transports(self) -> list[Transport]:
+        """The configured transports, in order (default: local only)."""
         settings = self.settings()
         names = settings.get("transports") or ["local"]
         return [transport_class(n)(settings.get(n, {}), self.home) for n in names]
 
     def diary_enabled(self, name: str) -> bool:
+        """Whether workspace `name` writes received messages to its diary (its own setting wins)."""
         spec = self.home.workspaces().get(name, {})
         own = (spec.get("crossview") or {}).get("diary")
         return bool(self.settings().get("diary", True) if own is None else own)
@@ -329,12 +333,12 @@ class Bus:
                     f"(`giok workspaces remove NAME` unregisters it)"
                 )
             return [self._known(n) for n in names]
-        gone = set(self.home.missing())
-        names = sorted(n for n in self.home.workspaces() if n != sender and n not in gone)
+        absent = set(self.home.missing())
+        names = sorted(n for n in self.home.workspaces() if n != sender and n not in absent)
         if not names:
             raise InvalidInput(
                 f"no other workspace in this home to send to (only {sender})"
-                + (f"; folder gone: {', '.join(sorted(gone))}" if gone else "")
+                + (f"; folder gone: {', '.join(sorted(absent))}" if absent else "")
             )
         return names
 
@@ -417,6 +421,7 @@ class Bus:
         return outcome
 
     def mark_diary(self, message_id: str, recipient: str, line: str) -> None:
+        """Record the diary line a delivery was written as, so it is not written twice."""
         with self._db(write=True) as conn:
             conn.execute(
                 "UPDATE deliveries SET diary = ? WHERE message_id = ? AND recipient = ?",
@@ -425,6 +430,7 @@ class Bus:
 
     # -- reading ---------------------------------------------------------------------------
     def get(self, message_id: str) -> Message:
+        """The message with this id; NotFound when there is none."""
         with self._db() as conn:
             row = conn.execute("SELECT * FROM messages WHERE id = ?", (message_id,)).fetchone()
             if row is None:
@@ -527,6 +533,7 @@ class Bus:
         return len(hits)
 
     def stats(self) -> dict:
+        """Counts for `giok doctor` and `giok crossview`: posts, replies, deliveries."""
         with self._db() as conn:
             messages = conn.execute("SELECT kind, COUNT(*) FROM messages GROUP BY kind").fetchall()
             deliveries = conn.execute("SELECT COUNT(*) FROM deliveries").fetchone()[0]

@@ -66,11 +66,13 @@ class Routine:
     enabled: bool = True
 
     def check(self) -> Routine:
+        """This routine if its name and schedule are valid, else InvalidInput naming the field."""
         if not _NAME_RE.match(self.name or ""):
             raise InvalidInput(f"invalid routine name {self.name!r}: letters, digits, '.', '_' or '-'")
         if not _valid_schedule(self.schedule):
             raise InvalidInput(
-                f"invalid cron schedule {self.schedule!r} for routine {self.name}: five fields, e.g. '30 9 * * *'"
+                f"invalid cron schedule {self.schedule!r} for routine {self.name}: five fields, e.g. '30 9 "
+                "* * *'"
             )
         if not self.command or any(not a or "\n" in a for a in self.command):
             raise InvalidInput(f"routine {self.name} needs a giok command, e.g. 'wake' or 'distill'")
@@ -82,9 +84,11 @@ class Routine:
         return self
 
     def next_run(self, after: dt.datetime) -> dt.datetime:
+        """The first time after `after` that the cron schedule fires."""
         return croniter(self.schedule, after).get_next(dt.datetime)
 
     def to_dict(self) -> dict:
+        """The routine as the JSON the CLI and MCP print."""
         return {
             "name": self.name,
             "schedule": self.schedule,
@@ -217,7 +221,8 @@ def cron_line(ws, routine: Routine) -> str:
     logs = ws.home.path / "logs"
     command = (
         f"GIOK_HOME={shlex.quote(str(ws.home.path))} {shlex.quote(sys.executable)} -m giok schedule run "
-        f"--routine {routine.name} -w {shlex.quote(ws.name)} >> {shlex.quote(str(logs / 'routines.log'))} 2>&1"
+        f"--routine {routine.name} -w {shlex.quote(ws.name)} >> {shlex.quote(str(logs / 'routines.log'))} "
+        "2>&1"
     )
     return f"{routine.schedule} {command.replace('%', chr(92) + '%')} # giok:{ws.name}:{routine.name}"
 
@@ -225,7 +230,7 @@ def cron_line(ws, routine: Routine) -> str:
 def _ours(line: str, workspace: str | None = None, name: str | None = None) -> bool:
     m = _MARK_RE.search(line)
     return (
-        bool(m)
+        m is not None
         and not line.lstrip().startswith("#")
         and (workspace is None or m.group(1) == workspace)
         and (name is None or m.group(2) == name)
@@ -236,8 +241,8 @@ def installed(workspace: str | None = None) -> list[dict]:
     """giok's lines in the crontab: {workspace, routine, schedule, line}."""
     out = []
     for line in crontab_read().splitlines():
-        if _ours(line, workspace):
-            m = _MARK_RE.search(line)
+        m = _MARK_RE.search(line)
+        if m and _ours(line, workspace):
             out.append(
                 {
                     "workspace": m.group(1),
@@ -269,15 +274,15 @@ def install(ws, dry_run: bool = False, items: list[Routine] | None = None) -> di
 
 def _install(ws, wanted: list[str], dry_run: bool = False) -> dict:
     lines = crontab_read().splitlines()
-    mine = [l for l in lines if _ours(l, ws.name)]
-    kept = [l for l in lines if not _ours(l, ws.name)]
+    mine = [line for line in lines if _ours(line, ws.name)]
+    kept = [line for line in lines if not _ours(line, ws.name)]
     table = "\n".join(kept + wanted) + "\n"
     if mine != wanted and not dry_run:
         crontab_write(table)
     out = {
         "workspace": ws.name,
         "installed": wanted,
-        "removed": [l for l in mine if l not in wanted],
+        "removed": [line for line in mine if line not in wanted],
         "changed": mine != wanted,
     }
     return {**out, "dry_run": True, "crontab": table} if dry_run else out
@@ -293,9 +298,9 @@ def uninstall(workspace: str | None = None, name: str | None = None) -> list[str
 
 def _uninstall(workspace: str | None, name: str | None) -> list[str]:
     lines = crontab_read().splitlines()
-    gone = [l for l in lines if _ours(l, workspace, name)]
+    gone = [line for line in lines if _ours(line, workspace, name)]
     if gone:
-        kept = [l for l in lines if not _ours(l, workspace, name)]
+        kept = [line for line in lines if not _ours(line, workspace, name)]
         crontab_write("\n".join(kept) + ("\n" if kept else ""))
     return gone
 
@@ -342,10 +347,13 @@ class Scheduler:
         self.due = {r.name: r.next_run(start) for r in items}
 
     def next(self) -> tuple[dt.datetime, list[Routine]]:
+        """The earliest due time and the routines due then."""
         when = min(self.due.values())
         return when, [r for r in self.items if self.due[r.name] == when]
 
     def loop(self, max_runs: int | None = None, on_result=None) -> int:
+        """Run routines as they fall due (sleeping at most a minute at a time) until `max_runs`
+        have run, or forever; `on_result` sees each result. Returns the number of runs."""
         if not self.items:
             raise InvalidInput(f"no enabled routines in {self.ws.name} to schedule")
         runs = 0

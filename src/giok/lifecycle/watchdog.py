@@ -20,6 +20,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, Decimal
+from typing import Any
 
 from giok.errors import GiokError, InvalidInput
 from giok.providers import llm
@@ -39,10 +40,17 @@ MAX_KEPT = 50  # per kept category and flush: a guard, not a summary
 CONTEXT = "compound/context.md"
 MAX_CONVERSATION = 50 * 1024 * 1024
 _CUES = {
-    "decisions": r"\b(decided|decide to|decision|we('ll| will) (go with|use)|let's (go with|use)|chose|agreed|settled on|going with)\b|결정|하기로|기로 ?(했|하자|합의|정했)|정했",
-    "failures": r"\b(failed|fails|failing|error|exception|broke|broken|doesn't work|didn't work|crash(ed|es)?|bug|timed? out)\b|실패|에러|오류|안 ?됨|버그|깨졌|깨짐",
-    "discoveries": r"\b(found|turns out|discovered|realized|realised|learned|noticed|the cause|root cause)\b|발견|알고 보니|알게|원인",
-    "pending": r"\b(todo|to do|next step|pending|still need|need to|needs to|remaining|left to|follow up|tomorrow)\b|다음에|해야|남은|나중에|할 일|내일",
+    "decisions": r"\b(decided|decide to|decision|we('ll| will) (go with|use)|let's (go with|use)"
+    r"|chose|agreed|settled on|going with)\b"
+    r"|결정|하기로|기로 ?(했|하자|합의|정했)|정했",
+    "failures": r"\b(failed|fails|failing|error|exception|broke|broken|doesn't work|didn't work"
+    r"|crash(ed|es)?|bug|timed? out)\b"
+    r"|실패|에러|오류|안 ?됨|버그|깨졌|깨짐",
+    "discoveries": r"\b(found|turns out|discovered|realized|realised|learned|noticed|the cause|root cause)\b"
+    r"|발견|알고 보니|알게|원인",
+    "pending": r"\b(todo|to do|next step|pending|still need|need to|needs to|remaining|left to|follow up"
+    r"|tomorrow)\b"
+    r"|다음에|해야|남은|나중에|할 일|내일",
 }
 _CUE_RE = {k: re.compile(v, re.I) for k, v in _CUES.items()}
 _LABEL = {
@@ -69,7 +77,8 @@ class Thresholds:
     def __post_init__(self):
         if not (0 < self.soft < self.hard <= 1):
             raise InvalidInput(
-                f"watchdog thresholds must satisfy 0 < soft < hard <= 1 (got soft {self.soft}, hard {self.hard})"
+                f"watchdog thresholds must satisfy 0 < soft < hard <= 1 (got soft {self.soft}, hard "
+                f"{self.hard})"
             )
 
     def tokens(self, window: int) -> tuple[int, int]:
@@ -82,6 +91,7 @@ class Thresholds:
 
     @classmethod
     def configured(cls, ws) -> Thresholds:
+        """The thresholds of the workspace's `watchdog` setting; InvalidInput when out of range."""
         spec = llm.configured(ws, "watchdog") or {}
         try:
             return cls(float(spec.get("soft", cls.soft)), float(spec.get("hard", cls.hard)))
@@ -320,12 +330,15 @@ def keep(ws, gist: dict[str, list[str]], session: str) -> list[dict]:
 def _context(old: str, gist: dict[str, list[str]], session: str, level: str, stamp) -> str:
     """compound/context.md: the working context of the last flushed session, whole (the
     previous one stays in git history). The file's title line is kept."""
-    title = next((l for l in old.splitlines() if l.startswith("# ")), "# context.md : session context")
+    title = next(
+        (line for line in old.splitlines() if line.startswith("# ")), "# context.md : session context"
+    )
     lang = "ko" if re.search(r"[가-힣]", title) else "en"  # the workspace's language, from its template
     intro = (
         f"{session} 세션의 {level} 플러시 ({stamp:%Y-%m-%d %H:%M}): 다음 세션이 이어받을 맥락."
         if lang == "ko"
-        else f"Carried from session {session}, {level} flush at {stamp:%Y-%m-%d %H:%M}: the context the next session picks up."
+        else f"Carried from session {session}, {level} flush at {stamp:%Y-%m-%d %H:%M}: "
+        "the context the next session picks up."
     )
     lines = [f"- {_LABEL[c]}: {text}" for c in CATEGORIES for text in gist.get(c, [])]
     return f"{title}\n\n{intro}\n\n" + "\n".join(lines) + "\n"
@@ -336,7 +349,7 @@ def _memo_with(old: str, points, stamp) -> str:
     lang = "ko" if re.search(r"[가-힣]", old) else "en"
     for category, text in points:
         key = _MEMO_KEY[category]
-        titles = [templates.STATE_TITLES[l][key] for l in ("en", "ko")]
+        titles = [templates.STATE_TITLES[lang][key] for lang in ("en", "ko")]
         section = doc.find(*titles, key) or doc.ensure(templates.STATE_TITLES[lang][key])
         append_item(section, f"- [{stamp:%Y-%m-%d %H:%M}] {_LABEL[category]}: {text}")
     if doc.preamble and doc.preamble[0].startswith("# "):
@@ -369,10 +382,11 @@ def messages(conversation: str) -> list[tuple[str, str]]:
     return [("text", line.strip()) for line in conversation.splitlines() if line.strip()]
 
 
-def _message(row) -> tuple[str, str] | None:
+def _message(row: object) -> tuple[str, str] | None:
     if not isinstance(row, dict):
         return None
-    inner = row.get("message") if isinstance(row.get("message"), dict) else row
+    message = row.get("message")
+    inner: dict[str, Any] = message if isinstance(message, dict) else row
     role = str(inner.get("role") or row.get("type") or "text")
     content = inner.get("content")
     if isinstance(content, list):
@@ -396,7 +410,8 @@ _CONSTRAINT_RE = re.compile(
     r"|\b(you|we)\s+(must|mustn'?t|must not|should never|should always|shouldn'?t|are not allowed to|may not|"
     r"have to always|always have to)\b"
     r"|\b(not allowed|forbidden|under no circumstances|without (my|our) (review|approval|ok|sign-off))\b"
-    r"|절대|반드시|무조건|금지|(^|\s)꼭\s|항상|(?<!걱정하)(?<!신경 쓰)(?<!신경쓰)지 ?마(라|세요|요|십시오)?(?=$|[\s.!,~])|지 말(자|고|것|아)"
+    r"|절대|반드시|무조건|금지|(^|\s)꼭\s|항상"
+    r"|(?<!걱정하)(?<!신경 쓰)(?<!신경쓰)지 ?마(라|세요|요|십시오)?(?=$|[\s.!,~])|지 말(자|고|것|아)"
     r"|(면|으면) 안 ?(돼|된다|됩니다|되요|돼요)",
     re.I,
 )
@@ -410,8 +425,10 @@ _WHEN = re.compile(r"내일|오늘|이따|나중에|다음 ?주|이번 ?주|모�
 _PREFERENCE_RE = re.compile(
     r"\b(i|we)\s+(really\s+|much\s+)?(prefer|like|love|want|hate|dislike|enjoy)\b"
     r"|\bi'?d\s+(prefer|rather|like)\b|\bi would (prefer|rather|like)\b|\bmy (favou?rite|preferred)\b"
-    r"|\b(call|address) me\b|^(please\s+)?(reply|answer|respond|talk|speak|write to me)\b.*\bin (korean|english|\w+ish)\b"
-    r"|선호|(?<!^)좋아(해|한다|요|합니다)?(?=$|[\s.!,~])|더 좋|싫어|편해|편하다|편합니다|좋겠|불러 ?(줘|주세요|줘요)"
+    r"|\b(call|address) me\b"
+    r"|^(please\s+)?(reply|answer|respond|talk|speak|write to me)\b.*\bin (korean|english|\w+ish)\b"
+    r"|선호|(?<!^)좋아(해|한다|요|합니다)?(?=$|[\s.!,~])|더 좋|싫어|편해|편하다|편합니다|좋겠"
+    r"|불러 ?(줘|주세요|줘요)"
     r"|(으로|로) (답해|대답해|말해|얘기해)",
     re.I,
 )
@@ -513,6 +530,10 @@ def summarize(ws, conversation: str) -> tuple[dict[str, list[str]], str, list[st
     return gist, chat.name, notes
 
 
+def _as_list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _parse_gist(answer: str, name: str) -> dict[str, list[str]]:
     from giok.errors import ProviderError
     from giok.write.judges import _json_in
@@ -522,9 +543,7 @@ def _parse_gist(answer: str, name: str) -> dict[str, list[str]]:
         raise ProviderError(f"{name}: the summary is not the JSON asked for")
     return {
         c: [
-            _clip(policy.redact(policy.normalize(str(x)))[0])
-            for x in (data.get(c) if isinstance(data.get(c), list) else [])
-            if str(x).strip()
+            _clip(policy.redact(policy.normalize(str(x)))[0]) for x in _as_list(data.get(c)) if str(x).strip()
         ][: MAX_KEPT if c in KEPT else 5]
         for c in CATEGORIES
     }
@@ -544,6 +563,8 @@ class Watchdog:
         self.thresholds = thresholds or Thresholds.configured(ws)
 
     def update(self, used: int, conversation=None) -> Status:
+        """Report `used` tokens; when a flush is due and `conversation` (text or a function
+        returning it) is given, flush its gist and say so in the status."""
         status = watch(self.ws, used, self.window, self.session, self.thresholds)
         if status.flush_due and conversation is not None:
             text = conversation() if callable(conversation) else conversation

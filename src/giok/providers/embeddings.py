@@ -28,6 +28,7 @@ import threading
 import numpy as np
 
 from giok.errors import ProviderError
+from giok.providers.retry import Retry, post
 
 _FACTORIES: dict[str, object] = {}
 _LOADED: dict[tuple, Embedder] = {}
@@ -225,6 +226,8 @@ class OpenAI(Embedder):
         dim: int = 1536,
         timeout: float = 30.0,
         transport=None,
+        retries: int = 2,
+        retry: Retry | None = None,
     ):
         import httpx
 
@@ -232,8 +235,10 @@ class OpenAI(Embedder):
         if not key:
             raise ProviderError(f"embedding provider openai needs ${key_env or self.key_env_var}")
         self.model, self.dim = model, int(dim)
+        self.url, self.timeout = url.rstrip("/"), timeout
+        self.retry = retry or Retry(attempts=int(retries) + 1)
         self._client = httpx.Client(
-            base_url=url.rstrip("/"),
+            base_url=self.url,
             timeout=timeout,
             transport=transport,
             headers={"Authorization": f"Bearer {key}"},
@@ -244,7 +249,14 @@ class OpenAI(Embedder):
         return f"openai:{self.model}:{self.dim}"
 
     def embed_batch(self, texts, kind):
-        response = self._client.post("/embeddings", json={"model": self.model, "input": list(texts)})
+        response = post(
+            self._client,
+            f"{self.url}/embeddings",
+            who="openai embeddings",
+            timeout=self.timeout,
+            retry=self.retry,
+            json={"model": self.model, "input": list(texts)},
+        )
         if response.status_code != 200:
             raise ProviderError(f"openai embeddings: HTTP {response.status_code}: {response.text[:200]}")
         data = sorted(response.json()["data"], key=lambda d: d["index"])
@@ -265,18 +277,29 @@ class Ollama(Embedder):
         dim: int = 768,
         timeout: float = 60.0,
         transport=None,
+        retries: int = 2,
+        retry: Retry | None = None,
     ):
         import httpx
 
         self.model, self.dim = model, int(dim)
-        self._client = httpx.Client(base_url=url.rstrip("/"), timeout=timeout, transport=transport)
+        self.url, self.timeout = url.rstrip("/"), timeout
+        self.retry = retry or Retry(attempts=int(retries) + 1)
+        self._client = httpx.Client(base_url=self.url, timeout=timeout, transport=transport)
 
     @property
     def identity(self) -> str:
         return f"ollama:{self.model}:{self.dim}"
 
     def embed_batch(self, texts, kind):
-        response = self._client.post("/api/embed", json={"model": self.model, "input": list(texts)})
+        response = post(
+            self._client,
+            f"{self.url}/api/embed",
+            who="ollama embeddings",
+            timeout=self.timeout,
+            retry=self.retry,
+            json={"model": self.model, "input": list(texts)},
+        )
         if response.status_code != 200:
             raise ProviderError(f"ollama embeddings: HTTP {response.status_code}: {response.text[:200]}")
         return response.json()["embeddings"]

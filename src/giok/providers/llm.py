@@ -10,16 +10,23 @@ A client is made from a small spec dict, as written in the home config:
     {"provider": "openai", "base_url": "http://127.0.0.1:8080/v1", "model": "local"}
 
 Keys come from the environment only (`api_key_env`, default per provider), never from the
-config file. Every failure (no key, refused connection, timeout, HTTP error, an answer
-without text) is a ProviderError with one clear line."""
+config file. A rate limit (429), an overloaded server (529, 503) or a timeout is tried again
+with backoff (`"retries": 2` by default, see giok.providers.retry). Every failure (no key,
+refused connection, timeout, HTTP error, an answer without text) is a ProviderError with one
+clear line."""
 
 from __future__ import annotations
 
 import os
 import threading
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from giok.errors import InvalidInput, ProviderError
+from giok.providers.retry import Retry, post
+
+if TYPE_CHECKING:
+    import httpx
 
 # provider → (wire format, default base URL, key variable or None when no key is needed)
 PROVIDERS = {
@@ -47,7 +54,8 @@ class ChatClient:
     timeout: float = 60.0
     max_tokens: int = 2048
     temperature: float = 0.0
-    _http: object = field(default=None, repr=False, compare=False)
+    retry: Retry = field(default_factory=Retry, compare=False)
+    _http: httpx.Client | None = field(default=None, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
@@ -100,18 +108,15 @@ class ChatClient:
         }
         return f"{self.base_url}/messages", headers, body
 
-    def _post(self, url: str, headers: dict, body: dict) -> dict:
+    def _post(self, url: str, headers: dict[str, str], body: dict[str, Any]) -> dict[str, Any]:
         import httpx  # imported on first use: most giok commands never talk to a model
 
         with self._lock:  # one pooled connection set per model, shared by the panel's threads
             if self._http is None:
                 self._http = httpx.Client(timeout=self.timeout)
-        try:
-            response = self._http.post(url, headers=headers, json=body)
-        except httpx.TimeoutException:
-            raise ProviderError(f"{self.name}: no answer within {self.timeout:g}s") from None
-        except httpx.HTTPError as exc:
-            raise ProviderError(f"{self.name}: cannot reach {self.base_url}: {exc}") from None
+        response = post(
+            self._http, url, who=self.name, timeout=self.timeout, retry=self.retry, headers=headers, json=body
+        )
         if response.status_code >= 400:
             detail = " ".join(response.text.split())[:200]
             raise ProviderError(f"{self.name}: HTTP {response.status_code} from {url}: {detail}")
@@ -157,11 +162,14 @@ def client(spec: dict, default_name: str = "llm", timeout: float | None = None) 
     try:
         seconds = float(spec.get("timeout", timeout if timeout is not None else 60.0))
         max_tokens = int(spec.get("max_tokens", 2048))
+        retries = int(spec.get("retries", 2))
     except (TypeError, ValueError):
-        raise InvalidInput(f"LLM spec for {model}: timeout and max_tokens must be numbers") from None
+        raise InvalidInput(f"LLM spec for {model}: timeout, max_tokens and retries must be numbers") from None
     if seconds <= 0:
         raise InvalidInput(f"LLM spec for {model}: timeout must be positive")
-    name = str(spec.get("name") or f"{provider}:{model}" or default_name)
+    if retries < 0:
+        raise InvalidInput(f"LLM spec for {model}: retries must be 0 or more")
+    name = str(spec.get("name") or f"{provider}:{model}")  # default_name: kept for callers, never reached
     return ChatClient(
         name=name,
         provider=provider,
@@ -170,6 +178,7 @@ def client(spec: dict, default_name: str = "llm", timeout: float | None = None) 
         api_key_env=key_env,
         timeout=seconds,
         max_tokens=max_tokens,
+        retry=Retry(attempts=retries + 1),
     )
 
 

@@ -177,7 +177,7 @@ def _commits(ws, item_id: str) -> list[dict]:
     )
     out = []
     for record in proc.stdout.split("\x1e")[1:]:
-        sha, at, author, body = (record.split("\x1f", 3) + ["", "", ""])[:4]
+        sha, at, author, body = ([*record.split("\x1f", 3), "", "", ""])[:4]
         subject, _, rest = body.strip().partition("\n")
         fields = {
             m.group(1).lower(): m.group(2)
@@ -220,7 +220,7 @@ def _introduced_by(ws, text: str) -> list[dict]:
                 "message": "no commit added this text: it was edited in by hand and not committed yet",
             }
         ]
-    sha, at, author, subject = (records[0].strip().split("\x1f", 3) + ["", "", ""])[:4]
+    sha, at, author, subject = ([*records[0].strip().split("\x1f", 3), "", "", ""])[:4]
     return [
         {
             "kind": "commit",
@@ -261,7 +261,8 @@ def history(ws, entry_id: str) -> list[dict]:
 
 class _Missing:
     def __init__(self, entry_id: str):
-        self.id, self.fields = entry_id, {}
+        self.id = entry_id
+        self.fields: dict[str, str] = {}
 
 
 def _missing(entry_id: str) -> _Missing:

@@ -105,6 +105,10 @@ def is_openclaw(root: Path) -> bool:
 
 
 class Workspace:
+    """One agent's memory folder (MEMORY.md, diaries, state, notes) under git: every read
+    and write of the library goes through it. `Workspace.init` makes one, `Workspace.open`
+    finds a registered one."""
+
     def __init__(self, root: Path | str, name: str | None = None, home: Home | None = None):
         self.root = Path(root).resolve()
         self.home = home or Home()

@@ -256,6 +256,9 @@ def _normal_decision(value) -> str | None:
 
 
 class LLMJudge(Judge):
+    """A judge backed by one chat model (giok.providers.llm): asks it to decide a batch of
+    items and reads its JSON answer; any failure is a ProviderError."""
+
     def __init__(self, client: llm.ChatClient):
         self.client = client
         self.name = client.name

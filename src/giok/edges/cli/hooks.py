@@ -67,6 +67,7 @@ def hook(event, budget):
             )
             return
         ws = open_workspace()
+        out: dict | None
         if event == "SessionStart":
             out = hooks.session_start(ws, data, budget)
         elif event == "UserPromptSubmit":

@@ -115,6 +115,7 @@ def workspaces_remove(name, delete_files, yes, as_json):
     spec = home.workspaces().get(name)
     if spec is None:
         home.unregister(name)  # raises the one clear error, with the known names
+        return
     folder = Path(spec["path"])
     deleting = delete_files and folder.is_dir()
     if deleting:
@@ -140,7 +141,7 @@ def workspaces_remove(name, delete_files, yes, as_json):
         as_json,
         lambda d: (
             f"removed {d['workspace']} from the home; files {d['files']}: {d['path']}"
-            + "".join(f"\n  crontab: removed {l}" for l in d["cron_removed"])
+            + "".join(f"\n  crontab: removed {line}" for line in d["cron_removed"])
         ),
     )
 
@@ -160,7 +161,8 @@ def _uncron(name: str) -> list[str]:
 @click.argument("text")
 @click.option(
     "--layer",
-    help="M0 (permanent), M365, M90 or M30 (default: M30; an update keeps the layer of the entry it supersedes).",
+    help="M0 (permanent), M365, M90 or M30 "
+    "(default: M30; an update keeps the layer of the entry it supersedes).",
 )
 @click.option(
     "--expires", help="Expiry date YYYY-MM-DD (default: today + the layer's days; M0 never expires)."
@@ -168,7 +170,8 @@ def _uncron(name: str) -> list[str]:
 @click.option(
     "--date",
     "date",
-    help="When it happened, YYYY-MM-DD (default: today; not in the future). The expiry still counts from today.",
+    help="When it happened, YYYY-MM-DD (default: today; not in the future). "
+    "The expiry still counts from today.",
 )
 @click.option(
     "--type", "type_", help="preference, fact, workflow, episode, lesson or decision (default: guessed)."
@@ -192,8 +195,8 @@ def remember(text, layer, expires, date, type_, scope, user, thread, source, con
 
     The write policy decides first: greetings, thanks, questions and guesses are refused
     (with the reason); an exact duplicate is not written again; an update or contradiction of
-    an entry of the same subject supersedes it; secrets are redacted. `giok trace ID` shows why. A refusal is a decision,
-    not an error: it prints `refused: REASON` and exits 0 (`--json` gives the action:
+    an entry of the same subject supersedes it; secrets are redacted. `giok trace ID` shows why.
+    A refusal is a decision, not an error: it prints `refused: REASON` and exits 0 (`--json` gives the action:
     written, refused, duplicate or superseded).
     """
     ws = open_workspace()
@@ -361,7 +364,8 @@ def task_list(status, as_json):
         as_json,
         lambda d: (
             "\n".join(
-                f"{style.ident(t['id'])}\t{style.paint(t['status'], fg=_TASK_COLOUR.get(t['status']))}\t{t['text']}"
+                f"{style.ident(t['id'])}\t"
+                f"{style.paint(t['status'], fg=_TASK_COLOUR.get(t['status']))}\t{t['text']}"
                 for t in d["tasks"]
             )
             or "no tasks"
@@ -377,7 +381,9 @@ _TASK_COLOUR = {"todo": None, "doing": "cyan", "done": "green", "blocked": "red"
 @json_option
 @click.pass_context
 def state(ctx, as_json):
-    """The state memo (state/memo.md): phase, last-done, next-step, failure-modes. Without a subcommand: show."""
+    """The state memo (state/memo.md): phase, last-done, next-step, failure-modes.
+
+    Without a subcommand: show."""
     if ctx.invoked_subcommand is None:
         ctx.invoke(state_show, as_json=as_json)
 
@@ -517,7 +523,7 @@ def show(layers, scope, type_, as_json):
     ws = open_workspace()
     data = dict(ws.show(), lang=templates.language(ws))
     emit(
-        _filtered(data, [check_layer(l) for l in layers], scope and check_scope(scope), type_),
+        _filtered(data, [check_layer(layer) for layer in layers], scope and check_scope(scope), type_),
         as_json,
         _show_text,
     )
@@ -609,7 +615,7 @@ def check(as_json):
     worst = next((s for s in CHECK_EXIT if any(p["severity"] == s for p in problems)), None)
     data = {
         "problems": problems,
-        "exit": CHECK_EXIT.get(worst, 0),
+        "exit": CHECK_EXIT.get(worst, 0) if worst else 0,
         "counts": {s: sum(p["severity"] == s for p in problems) for s in ("error", "warning", "info")},
     }
     emit(data, as_json, lambda d: _check_text(d, templates.language(ws)))
@@ -715,7 +721,8 @@ def _quickstart_text(d: dict) -> str:
             f"created workspace {d['workspace']} at {d['path']} ({len(d['created'])} files, committed to git)"
         )
     out += [
-        f"remember [{m['layer']}] {m['id'] if m['action'] == 'written' else m['action'] + ' ' + (m['id'] or '')}: "
+        f"remember [{m['layer']}] "
+        f"{m['id'] if m['action'] == 'written' else m['action'] + ' ' + (m['id'] or '')}: "
         f"{m['text']}"
         for m in d["memories"]
     ]

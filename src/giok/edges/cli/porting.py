@@ -41,7 +41,7 @@ def export_(fmt, output):
         Path(output).write_bytes(data)
         click.echo(f"exported {ws.name} to {output} ({len(data)} bytes)", err=True)
     else:
-        click.get_binary_stream("stdout").write(data)
+        click.echo(data, nl=False)  # bytes go to the binary stdout
 
 
 @main.command(name="import")

@@ -38,7 +38,7 @@ def _distill_text(d: dict) -> str:
     if not d["changed"]:
         lines.append("nothing new to distill")
     lines += [f"  + {a['layer']} {a['id']} {a['text']} ({a['reason']})" for a in d["added"]]
-    lines += [f"  + lesson: {l['text']}" for l in d["lessons"]]
+    lines += [f"  + lesson: {les['text']}" for les in d["lessons"]]
     lines += [f"  ↑ {p['id']} {p['from']}→{p['to']} {p['text']} ({p['reason']})" for p in d["promoted"]]
     lines += [f"  ⌛ {e['id']} expired {e['expires']} → {e['archive']}" for e in d["expired"]]
     lines += [f"  ⇉ {m['id']} merged into {m['into']}" for m in d["merged"]]
@@ -139,7 +139,9 @@ def wake(print_only, as_json):
         lambda d: (
             d["prompt"]
             if not agent
-            else f"ran {' '.join(agent['command'])}: exit {agent['exit']}\n{agent['output']}{agent['errors']}".rstrip()
+            else (
+                f"ran {' '.join(agent['command'])}: exit {agent['exit']}\n{agent['output']}{agent['errors']}"
+            ).rstrip()
         ),
     )
     if agent and agent["exit"] != 0:
@@ -275,6 +277,7 @@ def schedule_run(name, max_runs, as_json):
     if not as_json:
         for when, batch in [scheduler.next()]:
             click.echo(
-                f"scheduling {len(items)} routine(s) for {ws.name}; next: {', '.join(r.name for r in batch)} at {when:%Y-%m-%d %H:%M}"
+                f"scheduling {len(items)} routine(s) for {ws.name}; next: "
+                f"{', '.join(r.name for r in batch)} at {when:%Y-%m-%d %H:%M}"
             )
     scheduler.loop(max_runs, on_result=lambda r: emit(r, as_json, lambda d: d["diary"]))

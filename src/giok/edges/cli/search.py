@@ -1,4 +1,5 @@
-"""`giok search`, `giok recall`, `giok index`: thin edges over giok.retrieval.search and giok.retrieval.index."""
+"""`giok search`, `giok recall`, `giok index`: thin edges over giok.retrieval.search and
+giok.retrieval.index."""
 
 from __future__ import annotations
 
@@ -70,7 +71,7 @@ def _show_progress() -> None:
             state["shown"] = step
             click.echo(f"indexing {done}/{total} files", err=True)
 
-    Index.progress = staticmethod(report)
+    Index.progress = staticmethod(report)  # type: ignore[assignment]  # index.py declares it as None
 
 
 def _text(data: dict) -> str:
@@ -122,7 +123,8 @@ def _text(data: dict) -> str:
     "--include-system",
     "system",
     is_flag=True,
-    help="Also return the diary lines giok writes about itself (distill reports, flush markers, cross-view notes).",
+    help="Also return the diary lines giok writes about itself "
+    "(distill reports, flush markers, cross-view notes).",
 )
 @click.option(
     "--as", "as_name", metavar="NAME", help="Search as this workspace (permissions are checked for it)."
@@ -131,7 +133,8 @@ def _text(data: dict) -> str:
     "--batch",
     "batch",
     type=click.File("rb"),
-    help=f"One query per line (- for stdin; UTF-8, at most {MAX_BATCH:,} queries); one JSON line out per query.",
+    help=f"One query per line (- for stdin; UTF-8, at most {MAX_BATCH:,} queries); "
+    "one JSON line out per query.",
 )
 @json_option
 def search_cmd(
@@ -287,9 +290,11 @@ def _index_text(data: dict) -> str:
         s = data["sync"]
         verb = "rebuilt" if data.get("rebuilt") else "synced"
         lines.append(
-            f"{verb}: {s['changed']} file(s) changed, {s['removed']} removed, {s['embedded']} text(s) embedded in {s['ms']} ms"
+            f"{verb}: {s['changed']} file(s) changed, {s['removed']} removed, {s['embedded']} text(s) "
+            f"embedded in {s['ms']} ms"
         )
     lines.append(
-        f"{data['chunks']} chunks from {data['files']} files; model {data['model'] or '(none yet)'}; {data['bytes']:,} bytes at {data['path']}"
+        f"{data['chunks']} chunks from {data['files']} files; model {data['model'] or '(none yet)'}; "
+        f"{data['bytes']:,} bytes at {data['path']}"
     )
     return "\n".join(lines)
