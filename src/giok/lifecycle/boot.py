@@ -31,7 +31,7 @@ from giok.errors import InvalidInput
 from giok.store import refs, templates
 from giok.store.clock import today
 from giok.store.memoryfile import LAYERS
-from giok.store.workspace import tier1_rules
+from giok.store.workspace import default_user, tier1_rules
 from giok.text import token_count as tokens
 from giok.write import policy
 
@@ -70,10 +70,6 @@ TITLES = {
         "context": "세션 맥락 (compound/context.md)",
     },
 }
-# "- Name: Seojun", "- 이름: 서준", OpenClaw's "- **Name:** Seojun"; an empty value is no name.
-_USER_RE = re.compile(
-    r"^[ \t]*[-*][ \t]*(?:\*\*)?(?:name|이름)[ \t]*:[ \t]*(?:\*\*)?[ \t]*(\S[^\n]*?)[ \t]*$", re.I | re.M
-)
 
 
 @dataclass
@@ -81,7 +77,7 @@ class Section:
     name: str
     title: str
     lines: list[str] = field(default_factory=list)
-    ids: list[str] = field(default_factory=list)
+    ids: list[str | None] = field(default_factory=list)  # an item without an id (a task line) has None
     always: bool = False
 
     def render(self) -> str:
@@ -145,12 +141,22 @@ class Boot:
     def hook(self, event: str = "SessionStart") -> dict:
         """What a Claude Code hook for `event` prints on stdout (the event named must be the
         event answered, or Claude Code rejects it)."""
-        from giok.edges.hooks import context
-
-        return context(event, self.text)
+        return hook_answer(event, self.text)
 
     def hook_json(self, event: str = "SessionStart") -> str:
         return json.dumps(self.hook(event), ensure_ascii=False)
+
+
+HOOK_CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")  # the hook events whose answer may add context
+
+
+def hook_answer(event: str, text: str) -> dict:
+    """The answer of a Claude Code hook that adds `text` to the conversation (giok.edges.hooks)."""
+    if event not in HOOK_CONTEXT_EVENTS:
+        raise InvalidInput(
+            f"hook event {event!r} takes no context: only {' and '.join(HOOK_CONTEXT_EVENTS)} do"
+        )
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
 
 
 def build(
@@ -192,11 +198,6 @@ def build(
     if record:
         refs.record(ws, [i for s in boot.sections if s.name.startswith("M") for i in s.ids], "boot")
     return boot
-
-
-def default_user(user_md: str) -> str | None:
-    m = _USER_RE.search(user_md)
-    return m.group(1) if m else None
 
 
 def _budget(ws, budget) -> int:
@@ -295,7 +296,8 @@ def _fill(pools: dict[str, list[Item]], room: int) -> tuple[dict[str, list[Item]
     for name in _ORDER:
         items = pools.get(name, [])
         heading = _HEADING
-        taken, dropped = [], []
+        taken: list[Item] = []
+        dropped: list[Item] = []
         for item in items:
             item.cost = tokens.count(item.line) + 1
             extra = item.cost + (heading if not taken else 0)

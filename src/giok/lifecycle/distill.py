@@ -295,12 +295,7 @@ def set_refs_mark(mf: MemoryFile, at: dt.datetime) -> None:
             mf.lines[n] = mark
             return
     first = mf.lines[0] if mf.lines else None
-    at_line = 1 if isinstance(first, Heading) and first.layer is None else 0
-    if at_line and not mf.eols[0]:
-        mf.eols[0] = mf.newline
-    mf.lines.insert(at_line, mark)
-    mf.eols.insert(at_line, mf.newline)
-    mf._number()
+    mf.insert_line(1 if isinstance(first, Heading) and first.layer is None else 0, mark)
 
 
 class _Run:

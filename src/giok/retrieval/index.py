@@ -21,16 +21,13 @@ import numpy as np
 from giok.errors import IndexError_
 from giok.providers import embeddings
 from giok.retrieval.chunks import Chunk, chunk_file
+from giok.store import layout
 from giok.store.clock import now
 
 SCHEMA_VERSION = "3"
 FILENAME = "index.sqlite"
-_SKIP_DIRS = {".giok", ".git", "node_modules", "__pycache__"}
-_SKIP_FILES = {
-    "compound/context.md",  # the last flush's session context: boot injects it; its points are in the diary
-    "BOOTSTRAP.md",  # OpenClaw's first-run ritual: instructions, not memory
-    "skills",
-}  # OpenClaw's workspace skills (a folder, matched at the root)
+_SKIP_DIRS = layout.SKIP_DIRS  # what the index never reads: giok.store.layout
+_SKIP_FILES = layout.SKIP_FILES
 _MAX_FILE = 4 * 1024 * 1024
 
 SCHEMA = """
@@ -66,7 +63,7 @@ def content_hash(text: str) -> str:
 
 PROGRESS_MIN_FILES = 20  # smaller syncs finish too fast to need progress
 BUSY_TIMEOUT = 30.0  # seconds a connection waits for another process's write; $GIOK_INDEX_BUSY_TIMEOUT
-PENDING = "index-pending"  # .giok/index-pending/*.json: purges forget could not run yet
+PENDING = layout.INDEX_PENDING  # .giok/index-pending/*.json: purges forget could not run yet
 
 
 class IndexBusy(IndexError_):
@@ -238,8 +235,8 @@ class Index:
         started = time.perf_counter()
         stats = self._sync_once()
         for _ in range(2):  # a purge recorded while this sync ran; its paths are re-read after it
-            if not stats.pop("purged", 0) and not self._pending():
-                break
+            if stats.pop("idle", False) or (not stats.pop("purged", 0) and not self._pending()):
+                break  # idle: nothing changed and nothing was pending a moment ago (one look, not two)
             more = self._sync_once()
             for key in ("changed", "removed", "embedded"):
                 stats[key] += more[key]
@@ -254,38 +251,39 @@ class Index:
         stats = {"files": len(on_disk), "changed": 0, "removed": 0, "embedded": 0}
         changed = [rel for rel, st in on_disk.items() if known.get(rel, (None, None))[:2] != st]
         gone = [rel for rel in known if rel not in on_disk]
-        if changed or gone or self._pending():
-            self._begin("syncing it")
-            try:
-                if self.model is None:
-                    self._set_meta("model", self.embedder.identity)
-                for rel in gone:
-                    self._drop_path(rel)
-                    self.db.execute("DELETE FROM files WHERE path=?", (rel,))
-                    stats["removed"] += 1
-                for done, rel in enumerate(changed, 1):
-                    stats["embedded"] += self._sync_file(rel, on_disk[rel], known.get(rel))
-                    stats["changed"] += 1
-                    if self.progress and len(changed) >= PROGRESS_MIN_FILES:
-                        self.progress(done, len(changed), rel)
-                applied = self._apply_pending()
-                self._prune_cache()
-                self._bump()
-                self.db.execute("COMMIT")
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-            if applied:
-                for path in applied:
-                    path.unlink(missing_ok=True)
-                self._scrub_quietly()
-                stats["purged"] = len(applied)
+        if not (changed or gone or self._pending()):
+            return {**stats, "idle": True}
+        self._begin("syncing it")
+        try:
+            if self.model is None:
+                self._set_meta("model", self.embedder.identity)
+            for rel in gone:
+                self._drop_path(rel)
+                self.db.execute("DELETE FROM files WHERE path=?", (rel,))
+                stats["removed"] += 1
+            for done, rel in enumerate(changed, 1):
+                stats["embedded"] += self._sync_file(rel, on_disk[rel], known.get(rel))
+                stats["changed"] += 1
+                if self.progress and len(changed) >= PROGRESS_MIN_FILES:
+                    self.progress(done, len(changed), rel)
+            applied = self._apply_pending()
+            self._prune_cache()
+            self._bump()
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        if applied:
+            for path in applied:
+                path.unlink(missing_ok=True)
+            self._scrub_quietly()
+            stats["purged"] = len(applied)
         return stats
 
     # -- purges forget could not run yet ----------------------------------------------------
     def _pending(self) -> list[Path]:
         try:
-            return sorted((self.db_path.parent / PENDING).glob("*.json"))
+            return sorted(layout.index_pending(self.db_path).glob("*.json"))
         except OSError:
             return []
 
@@ -337,7 +335,7 @@ class Index:
                 continue
             for entry in entries:
                 rel = entry.path[cut:].replace(os.sep, "/")
-                if entry.name.startswith(".") or entry.name in _SKIP_DIRS or rel in _SKIP_FILES:
+                if layout.skipped(entry.name, rel):
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     stack.append(entry.path)
@@ -703,7 +701,7 @@ def record_pending(db: Path, ids=(), paths=(), hashes=()) -> Path:
     never the forgotten text."""
     from giok.store.fsutil import atomic_write
 
-    folder = Path(db).parent / PENDING
+    folder = layout.index_pending(Path(db))
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{time.time_ns()}-{os.getpid()}-{os.urandom(4).hex()}.json"
     atomic_write(path, json.dumps({"ids": list(ids), "paths": list(paths), "hashes": list(hashes)}).encode())

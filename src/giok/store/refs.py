@@ -70,7 +70,7 @@ def record(ws, ids, kind: str) -> None:
 
 def weight(event: dict) -> int:
     w = event.get("w")
-    return w if isinstance(w, int) and w >= 0 else WEIGHT.get(event.get("kind"), 1)
+    return w if isinstance(w, int) and w >= 0 else WEIGHT.get(str(event.get("kind")), 1)
 
 
 def events(ws, since: dt.datetime | None = None, until: dt.datetime | None = None) -> list[dict]:
@@ -99,7 +99,7 @@ def used(ws, since: dt.datetime | None = None, until: dt.datetime | None = None)
 
 def counts(ws, since: dt.datetime | None = None, until: dt.datetime | None = None) -> Counter:
     """Weighted references per entry id within the window (boot injections add nothing)."""
-    out = Counter()
+    out: Counter[str] = Counter()
     for e in used(ws, since, until):
         out[e["id"]] += weight(e)
     return out

@@ -261,7 +261,8 @@ def history(ws, entry_id: str) -> list[dict]:
 
 class _Missing:
     def __init__(self, entry_id: str):
-        self.id, self.fields = entry_id, {}
+        self.id: str = entry_id
+        self.fields: dict[str, str] = {}
 
 
 def _missing(entry_id: str) -> _Missing:

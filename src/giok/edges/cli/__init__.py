@@ -12,7 +12,7 @@ import click
 
 from giok.errors import GiokError
 from giok.store.home import Home
-from giok.store.workspace import Workspace
+from giok.workspace import Workspace
 
 # Command → the module that defines it. Modules are imported when their command runs, so
 # `giok remember` does not pay for numpy, the index or the scheduler.
