@@ -86,12 +86,14 @@ def bench_boot(tmp: Path, env: dict, size: int) -> None:
     cli, bare = [], []
     for _ in range(10):
         start = time.perf_counter()
-        subprocess.run(
+        proc = subprocess.run(
             [sys.executable, "-m", "giok", "-w", ws.name, "boot", "--no-record"],
             env=env,
-            check=True,
             capture_output=True,
+            text=True,
         )
+        if proc.returncode:
+            raise SystemExit(f"giok boot failed: {proc.stderr.strip()}")
         cli.append(time.perf_counter() - start)
         start = time.perf_counter()
         subprocess.run([sys.executable, "-c", "import giok.edges.cli"], env=env, check=True)

@@ -128,3 +128,81 @@ def test_old_claude_code_prompt_files_are_cleaned(ws):
     )
     assert not old.exists()
     assert fresh.exists()
+
+
+def test_an_idle_index_sync_looks_for_pending_purges_once(ws, monkeypatch):
+    """A search on an index that is up to date looks at .giok/index-pending once, not two or
+    three times (each look is a directory listing on every search)."""
+    from giok.retrieval import index
+
+    monkeypatch.setenv("GIOK_EMBEDDINGS", "fake")
+    ws.remember("The deploy key rotates every quarter.")
+    idx = index.Index.for_workspace(ws)
+    idx.sync()
+    looks = []
+    real = index.Index._pending
+
+    def counted(self):
+        looks.append(1)
+        return real(self)
+
+    monkeypatch.setattr(index.Index, "_pending", counted)
+    idx.sync()
+    assert len(looks) == 1
+
+
+def test_boot_after_a_hand_edit_shows_the_edit_not_the_kept_lines(ws):
+    from giok.lifecycle import boot
+
+    ws.remember("Seojun's standup is at nine thirty.", layer="M90")
+    assert "nine thirty" in boot.build(ws, record=False).text
+    assert "nine thirty" in boot.build(ws, record=False).text  # from the kept lines
+    path = ws.root / "MEMORY.md"
+    path.write_text(path.read_text("utf-8").replace("nine thirty", "ten fifteen"), "utf-8")
+    text = boot.build(ws, record=False).text
+    assert "ten fifteen" in text
+    assert "nine thirty" not in text
+
+
+def test_forget_leaves_no_copy_in_the_boot_cache(ws):
+    from giok.lifecycle import boot
+
+    entry = ws.remember("The garage door code is four digits long.", layer="M90").entry
+    boot.build(ws, record=False)
+    ws.forget(entry.id, reason="not needed")
+    kept = [p for p in (ws.root / ".giok").rglob("*") if p.is_file() and p.suffix == ".json"]
+    assert all("garage door" not in p.read_text("utf-8", errors="replace") for p in kept)
+    assert "garage door" not in boot.build(ws, record=False).text
+
+
+def test_settings_come_from_the_environment_the_entry_point_read(tmp_path):
+    from giok.settings import Settings
+
+    s = Settings.from_env(
+        {
+            "GIOK_HOME": str(tmp_path / "h"),
+            "GIOK_WORKSPACE": "zeon",
+            "GIOK_INDEX_BUSY_TIMEOUT": "2.5",
+            "GIOK_SESSION": "s-1",
+        }
+    )
+    assert s == Settings(
+        home=(tmp_path / "h").resolve(), workspace="zeon", index_busy_timeout=2.5, session="s-1"
+    )
+    assert (
+        Settings.from_env(
+            {"GIOK_INDEX_BUSY_TIMEOUT": "soon", "XDG_DATA_HOME": str(tmp_path)}
+        ).index_busy_timeout
+        == 30.0
+    )
+    assert Settings.from_env({"XDG_DATA_HOME": str(tmp_path)}).home == tmp_path.resolve() / "giok"
+
+
+def test_a_workspace_opened_with_settings_uses_them(ws, tmp_path):
+    from giok import Workspace
+    from giok.settings import Settings
+
+    settings = Settings.from_env({"GIOK_HOME": str(ws.home.path), "GIOK_WORKSPACE": str(ws.root)})
+    opened = Workspace.open(settings=settings, cwd=tmp_path)
+    assert opened.root == ws.root
+    assert opened.settings is settings

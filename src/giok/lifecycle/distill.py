@@ -264,9 +264,7 @@ def _distill_locked(ws, day: dt.date, panel, cache) -> Report:
 def _finish_interrupted(ws, day: dt.date) -> bool:
     """Settle a run (or any write) a crash interrupted: its journal is rolled back, or found
     committed (giok.store.journal). True when files changed, so the plan must be made again."""
-    from giok.store.journal import path
-
-    if not path(ws.root).exists():
+    if not ws.layout.journal.exists():
         return False
     settled = ws.recover()
     return bool(settled and settled["restored"])

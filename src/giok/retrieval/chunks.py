@@ -8,7 +8,6 @@ so that "what did she say after the trip" can meet the turn that answers it."""
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from dataclasses import dataclass
 
@@ -243,10 +242,3 @@ def _part(chunk: Chunk, first: int, last: int, lines: list[str], n: int) -> Chun
     if chunk.source and n:
         part.source = chunk.source  # every part answers for the same entry
     return part
-
-
-def parse_day(value: str | None) -> dt.date | None:
-    try:
-        return dt.date.fromisoformat(value) if value else None
-    except ValueError:
-        return None

@@ -25,7 +25,7 @@ from giok.store import layout
 from giok.store.clock import now
 
 SCHEMA_VERSION = "3"
-FILENAME = "index.sqlite"
+FILENAME = layout.INDEX  # in .giok/
 _SKIP_DIRS = layout.SKIP_DIRS  # what the index never reads: giok.store.layout
 _SKIP_FILES = layout.SKIP_FILES
 _MAX_FILE = 4 * 1024 * 1024
@@ -63,7 +63,6 @@ def content_hash(text: str) -> str:
 
 PROGRESS_MIN_FILES = 20  # smaller syncs finish too fast to need progress
 BUSY_TIMEOUT = 30.0  # seconds a connection waits for another process's write; $GIOK_INDEX_BUSY_TIMEOUT
-PENDING = layout.INDEX_PENDING  # .giok/index-pending/*.json: purges forget could not run yet
 
 
 class IndexBusy(IndexError_):
@@ -109,8 +108,11 @@ class Index:
     # many files runs (the CLI shows progress with it); the library itself prints nothing.
     progress = None
 
-    def __init__(self, root: Path, db_path: Path, embedder: embeddings.Embedder):
+    def __init__(
+        self, root: Path, db_path: Path, embedder: embeddings.Embedder, busy: float | None = None
+    ):
         self.root = Path(root)
+        self.busy = busy_timeout() if busy is None else busy  # seconds: giok.settings
         self.db_path = Path(db_path)
         self.embedder = embedder
         self.notes: list[str] = []
@@ -130,7 +132,7 @@ class Index:
             return cached
         if cached:
             cached.close()
-        index = cls(ws.root, db, embedder)
+        index = cls(ws.root, db, embedder, ws.settings.index_busy_timeout)
         cls._open[str(db)] = index
         return index
 
@@ -142,7 +144,7 @@ class Index:
 
     def _connect(self) -> None:
         existed = self.db_path.exists()
-        self.timeout = busy_timeout()
+        self.timeout = self.busy
         try:
             _retrying(self._open_db, "opening it", self.timeout)
         except IndexBusy:
@@ -623,16 +625,6 @@ class Index:
             self._hubs[key] = mat @ self.baseline()[("query", query_lang)]
         return self._hubs[key]
 
-    def vector_search(self, qvec: np.ndarray, limit: int) -> list[tuple[int, float]]:
-        ids, mat = self.matrix()
-        if not len(ids):
-            return []
-        cos = mat @ qvec.astype(np.float32)
-        limit = min(limit, len(ids))
-        top = np.argpartition(-cos, limit - 1)[:limit]
-        top = top[np.argsort(-cos[top], kind="stable")]
-        return [(int(ids[i]), float(cos[i])) for i in top]
-
     def keyword_search(self, fts_query: str, limit: int) -> list[tuple[int, float]]:
         if not fts_query:
             return []
@@ -667,10 +659,6 @@ class Index:
             for row in cur:
                 out[row[0]] = dict(zip(names, row))
         return out
-
-
-def open_index(ws, embedder=None) -> Index:
-    return Index.for_workspace(ws, embedder)
 
 
 def purge(ws, texts: list[str], ids=(), paths=()) -> int:

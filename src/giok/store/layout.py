@@ -84,10 +84,6 @@ def diary_day(rel: str) -> str | None:
     return m.group(1) if m else None
 
 
-def is_archive(rel: str) -> bool:
-    return bool(ARCHIVE_RE.match(rel))
-
-
 def is_read_only(rel: str) -> bool:
     """Distillation's own files: the ledger, the trace, the archive."""
     return rel in READ_ONLY or rel == ARCHIVE_DIR or rel.startswith(ARCHIVE_DIR + "/")
@@ -110,15 +106,9 @@ def is_readable(rel: str) -> bool:
     return rel.endswith(INDEXED_SUFFIX) and not any(p.startswith(".") or p in SKIP_DIRS for p in parts)
 
 
-def is_indexed(rel: str) -> bool:
-    """The rule of what search reads, by path: a readable file not among SKIP_FILES (the size
-    limit is the index's)."""
-    parts = rel.split("/")
-    return is_readable(rel) and not any("/".join(parts[: i + 1]) in SKIP_FILES for i in range(len(parts)))
-
-
 def skipped(name: str, rel: str) -> bool:
-    """While walking the tree: a hidden or skipped entry (folder or file) the index never reads."""
+    """The rule of what search reads, applied while walking the tree: a hidden or skipped entry
+    (folder or file) the index never reads; it reads every other `.md` file (giok.retrieval.index)."""
     return name.startswith(".") or name in SKIP_DIRS or rel in SKIP_FILES
 
 
@@ -128,9 +118,6 @@ class Layout:
     created on demand by their writers, not here (`data_dir` creates the folder)."""
 
     root: Path
-
-    def file(self, rel: str) -> Path:
-        return self.root / rel
 
     @property
     def data_dir(self) -> Path:
@@ -152,23 +139,12 @@ class Layout:
         return self.derived(JOURNAL)
 
     @property
-    def index(self) -> Path:
-        return self.data_dir / INDEX
-
-    @property
     def refs(self) -> Path:
         return self.data_dir / REFS
 
     @property
     def trace_key(self) -> Path:
         return self.data_dir / TRACE_KEY
-
-    def diaries(self) -> list[str]:
-        """The diary files, oldest first (relative paths)."""
-        folder = self.root / DIARY_DIR
-        return sorted(
-            f"{DIARY_DIR}/{p.name}" for p in folder.glob("*.md") if diary_day(f"{DIARY_DIR}/{p.name}")
-        )
 
     def prompt_file(self, session: str) -> Path:
         """Where the Claude Code hooks keep a session's last prompt."""

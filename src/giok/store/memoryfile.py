@@ -19,7 +19,6 @@ reads back exactly as it was given, and a re-rendered entry keeps its derived id
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import hashlib
 import re
@@ -419,8 +418,7 @@ class MemoryFile:
         """An independent copy (entries and their fields copied; headings and raw lines are
         never changed in place)."""
         lines: list[Line] = [
-            dataclasses.replace(l, fields=dict(l.fields)) if isinstance(l, MemoryEntry) else l
-            for l in self.lines
+            _copy_entry(line) if isinstance(line, MemoryEntry) else line for line in self.lines
         ]
         return MemoryFile(lines, list(self.eols), self.bom, self.newline, self.lang)
 
@@ -521,6 +519,15 @@ class MemoryFile:
         entry = self.remove(entry_id)
         entry.layer = layer
         return self.add(entry)
+
+
+def _copy_entry(entry: MemoryEntry) -> MemoryEntry:
+    """A copy of entry with its own fields (a plain copy of the attributes: 5,000 entries in a
+    few milliseconds, where dataclasses.replace takes tens)."""
+    new = object.__new__(MemoryEntry)
+    new.__dict__.update(entry.__dict__)
+    new.fields = dict(entry.fields)
+    return new
 
 
 def empty(lang: str = "en", title: str | None = None) -> str:

@@ -19,9 +19,10 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from giok.errors import DirtyFileError, GiokError, InvalidInput, NotFound, WorkspaceError
+from giok.settings import Settings
 from giok.store import git, journal, templates
 from giok.store.clock import parse_date, today
 from giok.store.fsutil import (
@@ -136,9 +137,16 @@ def is_openclaw(root: Path) -> bool:
 
 
 class Workspace:
-    def __init__(self, root: Path | str, name: str | None = None, home: Home | None = None):
+    def __init__(
+        self,
+        root: Path | str,
+        name: str | None = None,
+        home: Home | None = None,
+        settings: Settings | None = None,
+    ):
         self.root = Path(root).resolve()
-        self.home = home or Home()
+        self.home = home or Home(settings=settings)
+        self.settings = settings or self.home.settings
         self.name = name or self.home.name_for(self.root) or self.root.name
         if not self.root.is_dir():
             raise WorkspaceError(f"workspace folder {self.root} does not exist")
@@ -148,10 +156,17 @@ class Workspace:
 
     # -- opening --------------------------------------------------------------------------
     @classmethod
-    def open(cls, spec: str | None = None, home: Home | None = None, cwd: Path | None = None) -> Workspace:
-        """Resolve NAME|PATH, else $GIOK_WORKSPACE, else the workspace containing cwd."""
-        home = home or Home()
-        spec = spec or os.environ.get("GIOK_WORKSPACE") or None
+    def open(
+        cls,
+        spec: str | None = None,
+        home: Home | None = None,
+        cwd: Path | None = None,
+        settings: Settings | None = None,
+    ) -> Self:
+        """Resolve NAME|PATH, else $GIOK_WORKSPACE (`settings.workspace`), else the workspace
+        containing cwd. `settings`: what the entry point read (default: the environment)."""
+        home = home or Home(settings=settings)
+        spec = spec or (settings or home.settings).workspace
         if spec:
             return cls._from_spec(spec, home)
         here = Path(cwd or os.getcwd()).resolve()
@@ -163,7 +178,7 @@ class Workspace:
         )
 
     @classmethod
-    def _from_spec(cls, spec: str, home: Home) -> Workspace:
+    def _from_spec(cls, spec: str, home: Home) -> Self:
         spaces = home.workspaces()
         if spec in spaces:
             path = Path(spaces[spec]["path"])
@@ -190,7 +205,7 @@ class Workspace:
         user: str | None = None,
         home: Home | None = None,
         openclaw: bool | None = None,
-    ) -> tuple[Workspace, list[str]]:
+    ) -> tuple[Self, list[str]]:
         """Create (or adopt) a workspace: add only missing files, never overwrite. Returns
         the workspace and the files it created. `openclaw`: write only giok's own files and
         leave SOUL/AGENTS/USER/TOOLS/HEARTBEAT.md to OpenClaw's templates (None: when the
