@@ -206,3 +206,16 @@ def test_a_workspace_opened_with_settings_uses_them(ws, tmp_path):
     opened = Workspace.open(settings=settings, cwd=tmp_path)
     assert opened.root == ws.root
     assert opened.settings is settings
+
+
+def test_boot_keeps_lines_with_invalid_utf8_across_runs(ws):
+    """A hand-edited MEMORY.md with bytes that are not UTF-8 boots, and boots again from the
+    kept lines, showing the same text."""
+    from giok.lifecycle import boot
+
+    ws.remember("Seojun likes jazz on Fridays", layer="M90")
+    with open(ws.root / "MEMORY.md", "ab") as handle:
+        handle.write("- [2026-03-01] bad bytes \xff\xfe here\n".encode("latin-1"))
+    first = boot.build(ws, record=False).text
+    assert "bad bytes" in first
+    assert boot.build(ws, record=False).text == first

@@ -271,7 +271,7 @@ def _memory_items(ws, day: dt.date, user, thread, open_tasks: set[str]) -> dict[
     .giok/ keyed on the file's (mtime_ns, size, inode) and on everything else they depend on
     (day, reader, open tasks, token counter): a command that boots again skips the parse."""
     key = _cache_key(ws, day, user, thread, open_tasks)
-    path = ws.data_dir / CACHE
+    path = ws.layout.derived(CACHE)  # not created here: a read-only boot writes nothing it must
     try:
         data = json.loads(path.read_text("utf-8")) if key else None
     except (OSError, ValueError):
@@ -287,7 +287,9 @@ def _memory_items(ws, day: dt.date, user, thread, open_tasks: set[str]) -> dict[
     if key:
         rows = {layer: [[i.line, i.id, i.cost] for i in items] for layer, items in out.items()}
         with contextlib.suppress(OSError):
-            atomic_write(path, json.dumps({"key": key, "items": rows}, ensure_ascii=False).encode("utf-8"))
+            path.parent.mkdir(exist_ok=True)
+            # ASCII JSON: its \\u escapes keep the lone surrogates of a line that is not UTF-8
+            atomic_write(path, json.dumps({"key": key, "items": rows}).encode("ascii"))
     return out
 
 

@@ -31,7 +31,7 @@ from giok.errors import DirtyFileError, GiokError, InvalidInput
 from giok.lifecycle import crossview
 from giok.providers import llm
 from giok.retrieval.chunks import OWN_MARK, is_own_line, is_turn_log
-from giok.store import refs
+from giok.store import layout, refs
 from giok.store.clock import now, parse_date, today
 from giok.store.fsutil import read_bytes
 from giok.store.memoryfile import LAYER_DAYS, Heading, MemoryEntry, MemoryFile, RawLine, empty, new_id
@@ -39,9 +39,9 @@ from giok.store.sections import parse_diary
 from giok.store.workspace import LESSONS, MEMO, MEMORY
 from giok.write import judges, policy
 
-LEDGER = "memory/distilled.txt"
-ARCHIVE_DIR = "memory/archive"
-OWN_PATHS = (MEMORY, "memory", LESSONS)  # diaries, ledger and archive live under memory/
+LEDGER = layout.LEDGER
+ARCHIVE_DIR = layout.ARCHIVE_DIR
+OWN_PATHS = layout.OWN_PATHS  # MEMORY.md, lessons, and memory/: diaries, ledger and archive
 DIARY_FILE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
 MAX_FLAGS = 50
 _STOP = set(

@@ -76,6 +76,7 @@ TASK_MARK = {"todo": "[ ]", "doing": "[~]", "done": "[x]", "blocked": "[!]"}
 TASK_RE = _TASK_RE
 # MEMORY.md parsed, per path: ((mtime_ns, size, inode), MemoryFile); see Workspace.memory
 _PARSED: dict[str, tuple[tuple[int, int, int], MemoryFile]] = {}
+_PARSED_MAX = 8
 
 
 @dataclass
@@ -450,6 +451,8 @@ class Workspace:
         cached = _PARSED.get(str(path))
         if cached is None or cached[0] != key:
             parsed = MemoryFile.parse(read_bytes(path))
+            while len(_PARSED) >= _PARSED_MAX:
+                _PARSED.pop(next(iter(_PARSED)))  # the oldest: a process rarely reads many workspaces
             _PARSED[str(path)] = (key, parsed)
             return parsed.copy()
         return cached[1].copy()
