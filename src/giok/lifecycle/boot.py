@@ -283,7 +283,7 @@ def _memory_items(ws, day: dt.date, user, thread, open_tasks: set[str]) -> dict[
     counter = tokens.counter()
     for items in out.values():
         for item in items:
-            item.cost = item.cost or _tokens(counter, item.line) + 1
+            item.cost = _tokens(counter, item.line) + 1
     if key:
         rows = {layer: [[i.line, i.id, i.cost] for i in items] for layer, items in out.items()}
         with contextlib.suppress(OSError):
@@ -349,7 +349,7 @@ def _fill(pools: dict[str, list[Item]], room: int) -> tuple[dict[str, list[Item]
         taken: list[Item] = []
         dropped: list[Item] = []
         for item in items:
-            item.cost = _tokens(counter, item.line) + 1
+            item.cost = item.cost or _tokens(counter, item.line) + 1
             extra = item.cost + (heading if not taken else 0)
             if name == "M0" or (not dropped and extra <= room):
                 taken.append(item)
