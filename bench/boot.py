@@ -2,9 +2,10 @@
 
     .venv/bin/python bench/boot.py
 
-1. `giok boot` on a workspace with 2,000 MEMORY.md entries and 365 diary files: the library
-   call (median of 20, in process, after the first), and the CLI process end to end minus a
-   bare `python -c "import giok.edges.cli"` (interpreter + imports), median of 10.
+1. `giok boot` on workspaces with 100, 1,000 and 5,000 MEMORY.md entries and 365 diary files:
+   the library call (median of 20, in process, after the first; target at 5,000: <= 60 ms),
+   and the CLI process end to end minus a bare `python -c "import giok.edges.cli"`
+   (interpreter + imports), median of 10. `--sizes 5000` picks the sizes.
 2. Tokens of the always-injected tier (TIER 1 + SOUL.md + USER.md) of the default templates,
    en and ko, with the counter that runs here.
 3. The policy set (tests/data/policy_set.json): of 50 greeting/question/speculation lines,
@@ -27,16 +28,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _big_workspace(tmp: Path):
+SIZES = (100, 1000, 5000)
+_SHARE = {"M0": 0.02, "M365": 0.13, "M90": 0.35, "M30": 0.5}  # of the entries, per layer
+
+
+def _big_workspace(tmp: Path, size: int = 2000):
     from giok import Workspace
     from giok.store import git
     from giok.store.memoryfile import LAYER_TITLES
 
-    ws, _ = Workspace.init(tmp / "big", name="big", user="Seojun")
+    ws, _ = Workspace.init(tmp / f"big{size}", name=f"big{size}", user="Seojun")
     rnd = random.Random(7)
     today = dt.date.today()
     lines = ["# MEMORY.md : long-term memory", ""]
-    counts = {"M0": 40, "M365": 260, "M90": 700, "M30": 1000}
+    counts = {layer: max(1, round(size * share)) for layer, share in _SHARE.items()}
     n = 0
     for layer, count in counts.items():
         lines += [LAYER_TITLES["en"][layer]]
@@ -58,14 +63,14 @@ def _big_workspace(tmp: Path):
             for h in range(8, 20)
         )
         (ws.root / "memory" / f"{day}.md").write_text(f"# {day}\n\n{body}", "utf-8")
-    git.commit(ws.root, ["MEMORY.md", "memory"], "bench: 2000 entries, 365 diaries")
+    git.commit(ws.root, ["MEMORY.md", "memory"], f"bench: {n} entries, 365 diaries")
     return ws
 
 
-def bench_boot(tmp: Path, env: dict) -> None:
+def bench_boot(tmp: Path, env: dict, size: int) -> None:
     from giok.lifecycle import boot
 
-    ws = _big_workspace(tmp)
+    ws = _big_workspace(tmp, size)
     boot.build(ws, record=False)
     lib = []
     for _ in range(20):
@@ -74,27 +79,29 @@ def bench_boot(tmp: Path, env: dict) -> None:
         lib.append(time.perf_counter() - start)
     data = result.to_dict()
     print(
-        f"boot library call, 2000 entries + 365 diaries: median {statistics.median(lib) * 1000:.1f} ms "
+        f"boot library call, {size} entries + 365 diaries: median {statistics.median(lib) * 1000:.1f} ms "
         f"(p90 {sorted(lib)[17] * 1000:.1f} ms); {data['tokens']} tokens in budget {data['budget']}, "
         f"left out: {_left(data)}"
     )
     cli, bare = [], []
     for _ in range(10):
         start = time.perf_counter()
-        subprocess.run(
-            [sys.executable, "-m", "giok", "-w", "big", "boot", "--no-record"],
+        proc = subprocess.run(
+            [sys.executable, "-m", "giok", "-w", ws.name, "boot", "--no-record"],
             env=env,
-            check=True,
             capture_output=True,
+            text=True,
         )
+        if proc.returncode:
+            raise SystemExit(f"giok boot failed: {proc.stderr.strip()}")
         cli.append(time.perf_counter() - start)
         start = time.perf_counter()
         subprocess.run([sys.executable, "-c", "import giok.edges.cli"], env=env, check=True)
         bare.append(time.perf_counter() - start)
     c, b = statistics.median(cli), statistics.median(bare)
     print(
-        f"giok boot CLI process: median {c * 1000:.0f} ms; interpreter + `import giok.edges.cli` "
-        f"{b * 1000:.0f} ms; "
+        f"giok boot CLI process, {size} entries: median {c * 1000:.0f} ms; "
+        f"interpreter + `import giok.edges.cli` {b * 1000:.0f} ms; "
         f"work after start {max(0.0, c - b) * 1000:.0f} ms (target <= 150 ms)"
     )
 
@@ -136,9 +143,16 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="giok-bench-boot-"))
     env = {**os.environ, "GIOK_HOME": str(tmp / "home")}
     os.environ.update(env)
-    bench_boot(tmp, env)
-    bench_tier(tmp)
-    bench_policy(tmp)
+    sizes = (
+        [int(x) for x in sys.argv[sys.argv.index("--sizes") + 1].split(",")]
+        if "--sizes" in sys.argv
+        else SIZES
+    )
+    for size in sizes:
+        bench_boot(tmp, env, size)
+    if "--sizes" not in sys.argv:
+        bench_tier(tmp)
+        bench_policy(tmp)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-import giok.store.workspace as workspace_mod
+import giok.store.transaction as workspace_mod
 from giok.errors import InvalidInput
 from giok.lifecycle import distill as distill_mod
 from giok.lifecycle.distill import LEDGER, Ledger, distill

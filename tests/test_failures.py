@@ -9,7 +9,7 @@ import pytest
 
 from giok.lifecycle import boot
 from giok.store import trace
-from giok.store.workspace import Workspace
+from giok.workspace import Workspace
 
 
 @pytest.fixture

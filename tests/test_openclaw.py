@@ -16,7 +16,7 @@ import pytest
 
 from conftest import run_giok
 from giok.lifecycle import boot
-from giok.store.workspace import Workspace
+from giok.workspace import Workspace
 
 REPO = Path(__file__).resolve().parent.parent
 PLUGIN = REPO / "integrations" / "openclaw"

@@ -219,7 +219,7 @@ def test_forget_checks_every_file_before_writing_any(ws, monkeypatch):
     """A file changed by hand after the read is refused, and nothing is left half-written."""
     ws.remember("The vault code is tangerine-42")
     ws.lesson("Vault", "- keep tangerine-42 out of chat")
-    import giok.store.workspace as workspace_mod
+    import giok.store.transaction as workspace_mod
     from giok.errors import ConflictError
 
     real = workspace_mod.atomic_write

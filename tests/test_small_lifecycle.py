@@ -222,7 +222,7 @@ def test_unreachable_transport_and_bad_config_are_notes(ws, giok_home, monkeypat
 def test_report_to_a_local_inbox_from_the_workspace_config(ws, giok_home, tmp_path, monkeypatch):
     from giok.lifecycle.crossview import Bus
     from giok.lifecycle.distill import distill
-    from giok.store.workspace import Workspace
+    from giok.workspace import Workspace
 
     Workspace.init(tmp_path / "simon", name="simon", home=giok_home)
     giok_home.update(

@@ -23,7 +23,8 @@ from giok.errors import (
 )
 from giok.store.home import Home
 from giok.store.memoryfile import LAYERS, MemoryEntry, MemoryFile
-from giok.store.workspace import Workspace, WriteResult
+from giok.store.workspace import WriteResult
+from giok.workspace import Workspace
 
 __version__ = "0.1.0"
 

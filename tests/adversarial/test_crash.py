@@ -23,10 +23,10 @@ ROOT = Path(__file__).resolve().parents[2]
 # it, or after the Nth atomic file write.
 KILLER = r"""
 import os, signal, sys
-from giok.store import git, workspace
+from giok.store import git, transaction
 point, n = os.environ["KILL_AT"], [0]
 die = lambda: os.kill(os.getpid(), signal.SIGKILL)
-real_commit, real_write = git.commit, workspace.atomic_write
+real_commit, real_write = git.commit, transaction.atomic_write
 if point == "before-commit":
     git.commit = lambda *a, **k: die()
 elif point == "after-commit":
@@ -37,7 +37,7 @@ elif point.startswith("after-write-"):
         n[0] += 1
         if n[0] == int(point.rsplit("-", 1)[1]):
             die()
-    workspace.atomic_write = write
+    transaction.atomic_write = write
 from giok.edges.cli import main
 main(sys.argv[1:], prog_name="giok")
 """

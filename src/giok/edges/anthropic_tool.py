@@ -30,7 +30,7 @@ except ImportError as exc:  # pragma: no cover - the extra is missing
 
 from giok.edges.memory_tool import MemoryTool
 from giok.errors import GiokError
-from giok.store.workspace import Workspace
+from giok.workspace import Workspace
 
 
 class GiokMemoryTool(BetaAbstractMemoryTool):

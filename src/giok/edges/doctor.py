@@ -21,7 +21,7 @@ from pathlib import Path
 
 from giok.errors import GiokError
 from giok.store import git
-from giok.store.workspace import Workspace
+from giok.workspace import Workspace
 
 SEVERITIES = ("error", "warning", "info")
 

@@ -16,10 +16,11 @@ import re
 from pathlib import Path
 
 from giok.errors import InvalidInput
+from giok.lifecycle.boot import HOOK_CONTEXT_EVENTS, hook_answer
 from giok.text import token_count as tokens
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop")
-CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")  # the events whose answer may add context
+CONTEXT_EVENTS = HOOK_CONTEXT_EVENTS  # the events whose answer may add context
 PROMPT_BUDGET = 300  # tokens of recalled memory a prompt may add
 PROMPT_HITS = 3
 DIARY_CHARS = 160
@@ -27,18 +28,17 @@ DIARY_TAG = "Claude Code"
 MAX_PROMPT = 2000  # longer prompts are recalled by their start (search's own limit is on words)
 
 
-def context(event: str, text: str) -> dict:
-    """The answer of a hook that adds `text` to the conversation."""
-    if event not in CONTEXT_EVENTS:
-        raise InvalidInput(f"hook event {event!r} takes no context: only {' and '.join(CONTEXT_EVENTS)} do")
-    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+context = hook_answer  # the answer of a hook that adds text to the conversation (one place: boot)
 
 
-def session_start(ws, data: dict, budget: int | None = None) -> dict:
-    """The boot context, after a start, a resume, /clear and a compaction alike."""
-    from giok.lifecycle.boot import build
+def session_start(
+    ws, data: dict, budget: int | None = None, event: str = "SessionStart", **build: object
+) -> dict:
+    """The boot context, after a start, a resume, /clear and a compaction alike; `giok boot
+    --format claude-hook` answers through here too (`event`, and boot's own options)."""
+    from giok.lifecycle.boot import build as build_boot
 
-    return context("SessionStart", build(ws, budget=budget).text)
+    return context(event, build_boot(ws, budget=budget, **build).text)
 
 
 def prompt_recall(ws, data: dict, budget: int = PROMPT_BUDGET) -> dict | None:
@@ -103,7 +103,7 @@ def stop(ws, data: dict) -> str | None:
 
 
 def _prompt_file(ws, data: dict) -> Path:
-    return ws.data_dir / "claude-code" / f"{_session(data)}.prompt"
+    return ws.layout.prompt_file(_session(data))
 
 
 def _keep_prompt(ws, data: dict, prompt: str) -> None:
@@ -113,6 +113,7 @@ def _keep_prompt(ws, data: dict, prompt: str) -> None:
     try:
         path = _prompt_file(ws, data)
         path.parent.mkdir(parents=True, exist_ok=True)
+        ws.layout.clean_prompts(keep=path)  # ended sessions' prompts (layout.PROMPT_MAX_AGE)
         path.write_text(redact(prompt[: DIARY_CHARS * 2])[0], "utf-8")
     except OSError:
         pass  # only a fallback for the diary line

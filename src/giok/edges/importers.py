@@ -152,7 +152,7 @@ def read_giok(path: Path) -> list[Item]:
 
 def _from_workspace(root: Path) -> list[Item]:
     from giok.edges.porting import export_items
-    from giok.store.workspace import Workspace
+    from giok.workspace import Workspace
 
     if not (root / "MEMORY.md").is_file():
         raise InvalidInput(f"{root} holds no MEMORY.md: not a giok workspace or export")

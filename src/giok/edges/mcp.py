@@ -21,11 +21,11 @@ from typing import Any
 
 from giok.errors import GiokError, InvalidInput, NotFound
 from giok.lifecycle.crossview import Bus
-from giok.store import refs
+from giok.store import layout, refs
 from giok.store.fsutil import confine
-from giok.store.memoryfile import MemoryEntry, MemoryFile
-from giok.store.workspace import MEMORY, Workspace
-from giok.write import policy
+from giok.store.layout import MEMORY
+from giok.workspace import Workspace
+from giok.write.visibility import scoped_lines
 
 SERVER_NAME = "giok"
 INSTRUCTIONS = (
@@ -239,40 +239,23 @@ def _get(ws: Workspace, args: dict):
 
 
 _ARCHIVE = re.compile(r"^(memory/)?archive/")
-HIDDEN = "(hidden: an entry scoped to another user or thread)"
 
 
 def _scoped_lines(
     ws: Workspace, data: bytes, user: str | None, thread: str | None
 ) -> tuple[list[str], set[str]]:
-    """The lines of a MEMORY.md-format file, each entry another user's or thread's (policy.visible)
-    replaced by HIDDEN so that line numbers still match the file and search hits; and the ids shown.
-    Task-scoped entries are shown: a task scope says when to inject, not who may read."""
+    """The lines of a MEMORY.md-format file as this reader sees them (giok.write.visibility)."""
     from giok.lifecycle.boot import default_user
 
-    if user is None:
-        user = default_user(ws.read_text("USER.md"))
-    lines, shown = [], set()
-    for line in MemoryFile.parse(data).lines:
-        if isinstance(line, MemoryEntry):
-            kind, _, name = line.scope.partition(":")
-            if not policy.visible(line.scope, user, thread, (name,) if kind == "task" else ()):
-                lines.append(HIDDEN)
-                continue
-            shown.add(line.id)
-        lines.append(str(line).encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
-    return lines, shown
+    return scoped_lines(data, default_user(ws.read_text("USER.md")) if user is None else user, thread)
 
 
 def memory_path(ws: Workspace, path: str) -> str:
     """The workspace-relative path of a memory file the agent may read: a `.md` file the index
     reads (so every path memory_search returns opens), never a hidden or skipped folder's."""
-    from giok.retrieval.index import _SKIP_DIRS
-
     target = confine(ws.root, (path or "").strip())
     rel = target.relative_to(ws.root.resolve()).as_posix()
-    parts = rel.split("/")
-    if not rel.endswith(".md") or any(p.startswith(".") or p in _SKIP_DIRS for p in parts):
+    if not layout.is_readable(rel):
         raise InvalidInput(
             f"{path!r} is not a memory file: use a .md file of the workspace (MEMORY.md, SOUL.md, "
             f"memory/…, a path memory_search returned), not one under .git/, .giok/ or a hidden folder"
@@ -347,7 +330,7 @@ def _decide(ws: Workspace, args: dict):
     required=("title", "body"),
 )
 def _lesson(ws: Workspace, args: dict):
-    return {"heading": ws.lesson(args["title"], args["body"])}
+    return {"heading": ws.lesson(args["title"], args["body"]).heading}
 
 
 _TASK_MOVES = {"start": "doing", "done": "done", "block": "blocked"}

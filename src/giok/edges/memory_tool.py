@@ -23,34 +23,26 @@ through `policy.redact`, and a delete or rename whose commit fails is undone.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from pathlib import Path
 
 from giok.errors import GiokError, InvalidInput, NotFound
-from giok.lifecycle.distill import ARCHIVE_DIR, LEDGER
-from giok.store.fsutil import MAX_ENTRY_BYTES, confine, read_bytes
-from giok.store.memoryfile import Heading, MemoryEntry, MemoryFile, parse_entry
-from giok.store.trace import TRACE
-from giok.store.workspace import DECISIONS, MEMORY, Workspace
+from giok.store import layout
+from giok.store.fsutil import MAX_ENTRY_BYTES, confine
+from giok.store.layout import ARCHIVE_DIR, MEMORY
+from giok.store.memoryfile import Heading, MemoryEntry, parse_entry
+from giok.workspace import Workspace
 from giok.write import policy
+from giok.write.visibility import scoped_lines
 
 ROOT = "/memories"
 SUFFIXES = (".md", ".txt", ".json", ".xml", ".yaml", ".yml", ".csv")  # what view shows
 WRITABLE = (".md",)  # what create, str_replace, insert and rename write: only what search indexes
-PROTECTED = ("SOUL.md", "USER.md", "AGENTS.md", "TOOLS.md", "MEMORY.md", "HEARTBEAT.md", "state", "compound")
 MAX_FILE_BYTES = 16 * MAX_ENTRY_BYTES
-_DIARY = re.compile(r"^memory/\d{4}-\d{2}-\d{2}\.md$")
-READ_ONLY = (LEDGER, TRACE)  # and everything under ARCHIVE_DIR
-HIDDEN = "(hidden: an entry scoped to another user or thread)"
 
 
-def _read_only(rel: str) -> bool:
-    return rel in READ_ONLY or rel == ARCHIVE_DIR or rel.startswith(ARCHIVE_DIR + "/")
-
-
-def _append_only(rel: str) -> bool:
-    return rel == DECISIONS or bool(_DIARY.match(rel))
+_read_only = layout.is_read_only
+_append_only = layout.is_append_only
 
 
 class MemoryTool:
@@ -130,7 +122,7 @@ class MemoryTool:
 
     def _unprotected(self, path: str, rel: str) -> None:
         self._writable(path, rel)
-        if rel in ("", "memory") or rel.split("/", 1)[0] in PROTECTED or _DIARY.match(rel):
+        if layout.is_protected(rel):
             raise InvalidInput(f"{path} is one of the workspace's own files; it cannot be deleted or renamed")
 
     @staticmethod
@@ -173,19 +165,11 @@ class MemoryTool:
         return f"Here's the content of {path} with line numbers:\n" + _numbered(lines, start, end)
 
     def _scoped_lines(self, data: bytes) -> list[str]:
-        """The file's lines, each entry Claude may not see replaced by HIDDEN (policy.visible;
-        task-scoped entries are shown: a task scope says when to inject, not who may read)."""
+        """The file's lines, each entry Claude may not see replaced by HIDDEN (giok.write.visibility)."""
         from giok.lifecycle.boot import default_user
 
         user = self.user if self.user is not None else default_user(self.ws.read_text("USER.md"))
-        out = []
-        for line in MemoryFile.parse(data).lines:
-            if isinstance(line, MemoryEntry):
-                if not line.scope.startswith("task:") and not policy.visible(line.scope, user, self.thread):
-                    out.append(HIDDEN)
-                    continue
-            out.append(str(line).encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
-        return out
+        return scoped_lines(data, user, self.thread)[0]
 
     def _listing(self, path: str, folder: Path) -> str:
         """The reference's listing: the folder, then two levels of children by name, folders
@@ -306,13 +290,12 @@ class MemoryTool:
         path = p["path"]
         rel = self._rel(path)
         self._unprotected(path, rel)
-        with self.ws.lock():
-            self.ws._require_git(identity=True)
+        with self.ws.transaction(f"memory-tool: delete {rel}", identity=True) as tx:
             target = self.ws.root / rel
-            # one journaled write (giok.store.journal): a failed commit or a crash puts every file back
-            self.ws.write_files(dict.fromkeys(self._files(rel)), f"memory-tool: delete {rel}")
-            if target.is_dir():
-                shutil.rmtree(target)  # only folders are left
+            for f in self._files(rel):  # one journaled write: a failed commit or a crash puts every file back
+                tx.delete(f)
+        if target.is_dir():
+            shutil.rmtree(target)  # only folders are left
         return f"Successfully deleted {path}"
 
     def _rename(self, p: dict) -> str:
@@ -322,22 +305,18 @@ class MemoryTool:
         self._unprotected(old_path, old_rel)
         new_rel = self._rel(new_path, must_exist=False)
         self._writable(new_path, new_rel)
-        if new_rel in ("", "memory") or new_rel.split("/", 1)[0] in PROTECTED or _DIARY.match(new_rel):
+        if layout.is_protected(new_rel):
             raise InvalidInput(f"{new_path} is among the workspace's own files; a file cannot be moved there")
         if (self.ws.root / old_rel).is_file() and not new_rel.endswith(WRITABLE):
             raise InvalidInput(_NOT_MD.format(path=new_path))
-        with self.ws.lock():
-            self.ws._require_git(identity=True)
+        with self.ws.transaction(f"memory-tool: rename {old_rel} → {new_rel}", identity=True) as tx:
             old, new = self.ws.root / old_rel, self.ws.root / new_rel
             if new.exists():
                 raise InvalidInput(f"The destination {new_path} already exists")
-            files = self._files(old_rel)
-            writes: dict[str, bytes | None] = dict.fromkeys(files)
-            for f in files:
-                writes[new_rel + f[len(old_rel) :]] = read_bytes(self.ws.root / f)
-            self.ws.write_files(writes, f"memory-tool: rename {old_rel} → {new_rel}")
-            if old.is_dir():
-                shutil.rmtree(old)  # only folders are left
+            for f in self._files(old_rel):
+                tx.rename(f, new_rel + f[len(old_rel) :])
+        if old.is_dir():
+            shutil.rmtree(old)  # only folders are left
         return f"Successfully renamed {old_path} to {new_path}"
 
     # -- MEMORY.md through the write policy --------------------------------------------------
@@ -397,15 +376,8 @@ class MemoryTool:
             scope=entry.scope,
             source=f"memory-tool:{path}",
             via="memory-tool",
+            supersedes=entry.id,  # one commit: the new entry and the old one's mark
         )
-        new = result.entry
-        if (
-            result.action in _WROTE
-            and new is not None
-            and new.id != entry.id
-            and not self.ws.get(entry.id).superseded
-        ):
-            self._supersede(entry.id, new.id)
         report = _policy_report([result])
         return "The memory file has been edited." + report
 
@@ -414,15 +386,6 @@ class MemoryTool:
 
         user = self.user if self.user is not None else default_user(self.ws.read_text("USER.md"))
         return entry.scope.startswith("task:") or policy.visible(entry.scope, user, self.thread)
-
-    def _supersede(self, old_id: str, new_id: str) -> None:
-        def change(old: str):
-            mf = MemoryFile.parse(old)
-            mf.find(old_id).set("superseded_by", new_id)
-            mf.find(new_id).set("supersedes", old_id)
-            return mf.render().decode("utf-8", errors="surrogateescape"), None
-
-        self.ws.edit(MEMORY, change, f"memory-tool: {new_id} supersedes {old_id}")
 
     def _files(self, rel: str) -> list[str]:
         """The files at rel (itself, or every file under the folder); a symlink is refused."""

@@ -22,7 +22,9 @@ from giok.store.clock import now, parse_date, today
 from giok.store.fsutil import clean_text
 from giok.store.memoryfile import MemoryEntry, new_id
 from giok.store.sections import Doc
-from giok.store.workspace import LESSONS, Workspace, _short, check_layer, check_scope
+from giok.store.workspace import LESSONS, _short, check_layer, check_scope
+from giok.workspace import Workspace
+from giok.write.notes import safe_text as _safe_text
 
 EXPORT_VERSION = 1
 _SKIP = {".git", ".giok"}
@@ -270,7 +272,6 @@ class _Run:
         at = item.fields.get("time")
         if at and not re.match(r"^([01]\d|2[0-3]):[0-5]\d$", at):
             raise InvalidInput(f"invalid diary time {at!r}: expected HH:MM")
-        from giok.store.workspace import _safe_text
 
         line = _diary_line(at, _safe_text(item.text, "diary text"))
         held = {" ".join(line.split()) for line in self.ws.read_text(self.ws.diary_path(day)).splitlines()}
@@ -312,7 +313,7 @@ class _Run:
                 item, "kept" if new else "merged", "would be written" if new else "already in lessons"
             )
         before = self.ws.read_text(LESSONS)
-        heading = self.ws.lesson(title, item.text)
+        heading = self.ws.lesson(title, item.text).heading
         changed = self.ws.read_text(LESSONS) != before
         return Outcome(
             item, "kept" if changed else "merged", "written" if changed else "already in lessons", heading
@@ -341,7 +342,6 @@ class _Run:
     ) -> Outcome:
         """Write unless the same text is there already (`held`, else the text, is in `known`)
         or was planned earlier in this run (`probe`, else the text)."""
-        from giok.store.workspace import _safe_text
 
         text = " ".join(_safe_text(item.text, f"{kind} text", limit=8 * 1024).split())
         planned = self.seen.setdefault(kind, set())
@@ -371,7 +371,6 @@ def _diary_line(at: str | None, text: str) -> str:
 def _append_diary(ws: Workspace, day: dt.date, at: str | None, text: str) -> str | None:
     """Add `- HH:MM text` (or `- text` without a time) to the diary of `day`, unless that day
     already holds the line; returns the line, None when it was there."""
-    from giok.store.workspace import _safe_text
 
     text = _safe_text(text, "diary text")
     line = _diary_line(at, text)

@@ -21,17 +21,22 @@ used, so boot alone never promotes anything (docs/distill.md). boot keeps no cac
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import functools
 import json
 import math
+import os
 import re
 from dataclasses import dataclass, field
 
 from giok.errors import InvalidInput
 from giok.store import refs, templates
 from giok.store.clock import today
+from giok.store.fsutil import atomic_write
+from giok.store.layout import MEMORY
 from giok.store.memoryfile import LAYERS
-from giok.store.workspace import tier1_rules
+from giok.store.workspace import default_user, tier1_rules
 from giok.text import token_count as tokens
 from giok.write import policy
 
@@ -70,10 +75,6 @@ TITLES = {
         "context": "세션 맥락 (compound/context.md)",
     },
 }
-# "- Name: Seojun", "- 이름: 서준", OpenClaw's "- **Name:** Seojun"; an empty value is no name.
-_USER_RE = re.compile(
-    r"^[ \t]*[-*][ \t]*(?:\*\*)?(?:name|이름)[ \t]*:[ \t]*(?:\*\*)?[ \t]*(\S[^\n]*?)[ \t]*$", re.I | re.M
-)
 
 
 @dataclass
@@ -81,7 +82,7 @@ class Section:
     name: str
     title: str
     lines: list[str] = field(default_factory=list)
-    ids: list[str] = field(default_factory=list)
+    ids: list[str | None] = field(default_factory=list)  # an item without an id (a task line) has None
     always: bool = False
 
     def render(self) -> str:
@@ -145,12 +146,19 @@ class Boot:
     def hook(self, event: str = "SessionStart") -> dict:
         """What a Claude Code hook for `event` prints on stdout (the event named must be the
         event answered, or Claude Code rejects it)."""
-        from giok.edges.hooks import context
+        return hook_answer(event, self.text)
 
-        return context(event, self.text)
 
-    def hook_json(self, event: str = "SessionStart") -> str:
-        return json.dumps(self.hook(event), ensure_ascii=False)
+HOOK_CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")  # the hook events whose answer may add context
+
+
+def hook_answer(event: str, text: str) -> dict:
+    """The answer of a Claude Code hook that adds `text` to the conversation (giok.edges.hooks)."""
+    if event not in HOOK_CONTEXT_EVENTS:
+        raise InvalidInput(
+            f"hook event {event!r} takes no context: only {' and '.join(HOOK_CONTEXT_EVENTS)} do"
+        )
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
 
 
 def build(
@@ -192,11 +200,6 @@ def build(
     if record:
         refs.record(ws, [i for s in boot.sections if s.name.startswith("M") for i in s.ids], "boot")
     return boot
-
-
-def default_user(user_md: str) -> str | None:
-    m = _USER_RE.search(user_md)
-    return m.group(1) if m else None
 
 
 def _budget(ws, budget) -> int:
@@ -259,7 +262,47 @@ def _diary_items(ws, day: dt.date) -> dict[str, list[Item]]:
     return out
 
 
+CACHE = "boot-memory.json"  # in .giok/: MEMORY.md's boot lines, sorted and counted
+_CACHE_VERSION = 1
+
+
 def _memory_items(ws, day: dt.date, user, thread, open_tasks: set[str]) -> dict[str, list[Item]]:
+    """MEMORY.md's lines for boot, per layer, best first, with their token costs. Kept in
+    .giok/ keyed on the file's (mtime_ns, size, inode) and on everything else they depend on
+    (day, reader, open tasks, token counter): a command that boots again skips the parse."""
+    key = _cache_key(ws, day, user, thread, open_tasks)
+    path = ws.layout.derived(CACHE)  # not created here: a read-only boot writes nothing it must
+    try:
+        data = json.loads(path.read_text("utf-8")) if key else None
+    except (OSError, ValueError):
+        data = None
+    if isinstance(data, dict) and data.get("key") == key:
+        items = data.get("items") or {}
+        return {layer: [Item(layer, *row) for row in items.get(layer, [])] for layer in LAYERS}
+    out = _parse_memory_items(ws, day, user, thread, open_tasks)
+    counter = tokens.counter()
+    for items in out.values():
+        for item in items:
+            item.cost = _tokens(counter, item.line) + 1
+    if key:
+        rows = {layer: [[i.line, i.id, i.cost] for i in items] for layer, items in out.items()}
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(exist_ok=True)
+            # ASCII JSON: its \\u escapes keep the lone surrogates of a line that is not UTF-8
+            atomic_write(path, json.dumps({"key": key, "items": rows}).encode("ascii"))
+    return out
+
+
+def _cache_key(ws, day: dt.date, user, thread, open_tasks: set[str]) -> list | None:
+    try:
+        st = os.stat(ws.root / MEMORY)
+    except OSError:
+        return None
+    stat = [st.st_mtime_ns, st.st_size, st.st_ino]
+    return [_CACHE_VERSION, stat, day.isoformat(), user, thread, sorted(open_tasks), tokens.counter()]
+
+
+def _parse_memory_items(ws, day: dt.date, user, thread, open_tasks: set[str]) -> dict[str, list[Item]]:
     mf = ws.memory()
     pools: dict[str, list] = {layer: [] for layer in LAYERS}
     for e in mf.entries():
@@ -283,6 +326,13 @@ def _entry_line(entry) -> str:
     return f"- {date}{entry.text} ({entry.id})"
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _tokens(counter: str, line: str) -> int:
+    """Tokens of one boot line by `counter` (tokens.counter()); kept per process (a server
+    boots the same lines again)."""
+    return tokens.count(line)
+
+
 _RESERVE = 80  # the closing "not included" line
 _HEADING = 16  # a section heading and the blank lines around it
 _ORDER = ("M0", "tasks", "context", "diary:today", "diary:yesterday", "M365", "M90", "M30")
@@ -290,14 +340,16 @@ _ORDER = ("M0", "tasks", "context", "diary:today", "diary:yesterday", "M365", "M
 
 def _fill(pools: dict[str, list[Item]], room: int) -> tuple[dict[str, list[Item]], list[dict]]:
     """Greedy fill in priority order; M0 is taken whole. Returns chosen items and left_out."""
+    counter = tokens.counter()
     chosen: dict[str, list[Item]] = {}
     left: list[dict] = []
     for name in _ORDER:
         items = pools.get(name, [])
         heading = _HEADING
-        taken, dropped = [], []
+        taken: list[Item] = []
+        dropped: list[Item] = []
         for item in items:
-            item.cost = tokens.count(item.line) + 1
+            item.cost = item.cost or _tokens(counter, item.line) + 1
             extra = item.cost + (heading if not taken else 0)
             if name == "M0" or (not dropped and extra <= room):
                 taken.append(item)

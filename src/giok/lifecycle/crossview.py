@@ -37,6 +37,8 @@ from giok.errors import GiokError, InvalidInput, LoopRefused, NotFound, Provider
 from giok.store.clock import now
 from giok.store.fsutil import clean_text
 from giok.store.home import Home, check_name
+from giok.store.workspace import Workspace
+from giok.write import notes
 from giok.write.policy import redact
 
 TAG = "[단톡방 크로스뷰]"
@@ -139,7 +141,6 @@ class LocalTransport(Transport):
         return out
 
     def _note(self, recipient: str, message: Message) -> str:
-        from giok.store.workspace import Workspace  # a workspace imports nothing from here
 
         text = " ".join(message.render().split())
         if len(text) > DIARY_WIDTH:
@@ -148,7 +149,7 @@ class LocalTransport(Transport):
             OWN_MARK,
         )  # marks the note as giok's own line: not a memory (docs/search.md)
 
-        return Workspace.open(recipient, home=self.home).diary(f"{OWN_MARK} {text} ({message.id})")
+        return notes.diary(Workspace.open(recipient, home=self.home), f"{OWN_MARK} {text} ({message.id})")
 
 
 class TelegramTransport(Transport):

@@ -31,7 +31,7 @@ from giok.errors import DirtyFileError, GiokError, InvalidInput
 from giok.lifecycle import crossview
 from giok.providers import llm
 from giok.retrieval.chunks import OWN_MARK, is_own_line, is_turn_log
-from giok.store import refs
+from giok.store import layout, refs
 from giok.store.clock import now, parse_date, today
 from giok.store.fsutil import read_bytes
 from giok.store.memoryfile import LAYER_DAYS, Heading, MemoryEntry, MemoryFile, RawLine, empty, new_id
@@ -39,9 +39,9 @@ from giok.store.sections import parse_diary
 from giok.store.workspace import LESSONS, MEMO, MEMORY
 from giok.write import judges, policy
 
-LEDGER = "memory/distilled.txt"
-ARCHIVE_DIR = "memory/archive"
-OWN_PATHS = (MEMORY, "memory", LESSONS)  # diaries, ledger and archive live under memory/
+LEDGER = layout.LEDGER
+ARCHIVE_DIR = layout.ARCHIVE_DIR
+OWN_PATHS = layout.OWN_PATHS  # MEMORY.md, lessons, and memory/: diaries, ledger and archive
 DIARY_FILE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
 MAX_FLAGS = 50
 _STOP = set(
@@ -264,9 +264,7 @@ def _distill_locked(ws, day: dt.date, panel, cache) -> Report:
 def _finish_interrupted(ws, day: dt.date) -> bool:
     """Settle a run (or any write) a crash interrupted: its journal is rolled back, or found
     committed (giok.store.journal). True when files changed, so the plan must be made again."""
-    from giok.store.journal import path
-
-    if not path(ws.root).exists():
+    if not ws.layout.journal.exists():
         return False
     settled = ws.recover()
     return bool(settled and settled["restored"])
@@ -295,12 +293,7 @@ def set_refs_mark(mf: MemoryFile, at: dt.datetime) -> None:
             mf.lines[n] = mark
             return
     first = mf.lines[0] if mf.lines else None
-    at_line = 1 if isinstance(first, Heading) and first.layer is None else 0
-    if at_line and not mf.eols[0]:
-        mf.eols[0] = mf.newline
-    mf.lines.insert(at_line, mark)
-    mf.eols.insert(at_line, mf.newline)
-    mf._number()
+    mf.insert_line(1 if isinstance(first, Heading) and first.layer is None else 0, mark)
 
 
 class _Run:

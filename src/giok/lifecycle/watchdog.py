@@ -16,7 +16,6 @@ Summary: an LLM when `"summarizer": {provider, model, ...}` is configured, else 
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, Decimal
@@ -168,8 +167,9 @@ class FlushResult:
 
 
 # -- state -------------------------------------------------------------------------------------
-def session_id(session: str | None) -> str:
-    value = (session or os.environ.get("GIOK_SESSION") or "default").strip()
+def session_id(session: str | None, default: str | None = None) -> str:
+    """The session given, else `default` (giok.settings: $GIOK_SESSION), else "default"."""
+    value = (session or default or "default").strip()
     if not re.match(r"^[\w.:@-]{1,128}$", value):
         raise InvalidInput(f"invalid session id {value!r}: letters, digits and . _ : @ - only")
     return value
@@ -205,7 +205,7 @@ def watch(
     if isinstance(window, bool) or not isinstance(window, int) or window <= 0:
         raise InvalidInput(f"window must be a whole number of tokens > 0 (got {window!r})")
     thresholds = thresholds or Thresholds.configured(ws)
-    session = session_id(session)
+    session = session_id(session, ws.settings.session)
     soft, hard = thresholds.tokens(window)
     current = level(used, window, thresholds)
     with _lock(ws):
@@ -229,7 +229,7 @@ def flush(ws, conversation: str, session: str | None = None, level: str | None =
         raise InvalidInput(
             f"the conversation is over {MAX_CONVERSATION // (1024 * 1024)} MB; pass its recent part"
         )
-    session = session_id(session)
+    session = session_id(session, ws.settings.session)
     with _lock(ws):
         data = _load(ws)
         state = data.setdefault("sessions", {}).setdefault(session, {"seen": "ok", "flushed": "ok"})
@@ -559,7 +559,7 @@ class Watchdog:
     `update` flushes (once per crossing) when a flush is due and a conversation is given."""
 
     def __init__(self, ws, window: int, session: str | None = None, thresholds: Thresholds | None = None):
-        self.ws, self.window, self.session = ws, window, session_id(session)
+        self.ws, self.window, self.session = ws, window, session_id(session, ws.settings.session)
         self.thresholds = thresholds or Thresholds.configured(ws)
 
     def update(self, used: int, conversation=None) -> Status:

@@ -41,7 +41,6 @@ class Embedder:
     batch_size = 64
     floor = 0.0
     ceil = 1.0
-    needs_key = False
     key_env_var: str | None = None
     note = ""  # e.g. why a fallback was used
 
@@ -212,7 +211,6 @@ class OpenAI(Embedder):
     """OpenAI-compatible /v1/embeddings (key from $OPENAI_API_KEY or `key_env`)."""
 
     name = "openai"
-    needs_key = True
     key_env_var = "OPENAI_API_KEY"
     floor = 0.20
     ceil = 0.60

@@ -8,12 +8,13 @@ so that "what did she say after the trip" can meet the turn that answers it."""
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from dataclasses import dataclass
 
+from giok.store.grammar import TIME_RE, heading
+from giok.store.layout import DECISIONS, LESSONS, MEMORY, diary_day
 from giok.store.memoryfile import MemoryFile
-from giok.store.sections import HEADING_RE, TIME_RE, parse_diary
+from giok.store.sections import parse_diary
 from giok.store.workspace import DECISION_RE
 
 MAX_CHARS = 1200
@@ -57,8 +58,6 @@ def is_own_line(text: str) -> bool:
     return bool(_OWN_RE.match(text.lstrip()))
 
 
-_DIARY_RE = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")
-_ARCHIVE_RE = re.compile(r"^memory/archive/.+\.md$")
 _DATE_IN_HEADING = re.compile(r"\[(\d{4}\s*[-–—]\s*\d{1,2}\s*[-–—]\s*\d{1,2})\]")
 _SUPERSEDES_RE = re.compile(r"^-\s+(?:supersedes|대체)\s*:\s*(D-\d{3,})", re.M)
 
@@ -89,15 +88,15 @@ class Chunk:
 
 def chunk_file(rel: str, text: str) -> list[Chunk]:
     """The chunks of one workspace file (rel is its path inside the workspace, with '/')."""
-    if rel == "MEMORY.md":
+    if rel == MEMORY:
         chunks = _memory_chunks(rel, text, None)
-    elif _ARCHIVE_RE.match(rel):
+    elif rel.startswith("memory/archive/") and rel.endswith(".md"):
         chunks = _memory_chunks(rel, text, "archive")
-    elif m := _DIARY_RE.match(rel):
-        chunks = _diary_chunks(rel, text, m.group(1))
-    elif rel == "compound/lessons.md":
+    elif day := diary_day(rel):
+        chunks = _diary_chunks(rel, text, day)
+    elif rel == LESSONS:
         chunks = _section_chunks(rel, text, "lesson", level=2)
-    elif rel == "state/decisions.md":
+    elif rel == DECISIONS:
         chunks = _decision_chunks(rel, text)
     else:
         chunks = _section_chunks(rel, text, "file", level=3)
@@ -152,30 +151,30 @@ def _sections(text: str, level: int) -> list[tuple[int, int, str, list[str]]]:
     """(start line, end line, heading, body lines) for each heading of depth ≤ level; text
     before the first heading is a section with an empty heading."""
     lines = text.split("\n")
-    out = []
-    start, heading, body = 1, "", []
+    out: list[tuple[int, int, str, list[str]]] = []
+    start, head, body = 1, "", list[str]()
     for no, line in enumerate(lines, 1):
-        m = HEADING_RE.match(line)
-        if m and len(m.group(1)) <= level:
-            out.append((start, no - 1, heading, body))
-            start, heading, body = no, line, []
+        m = heading(line)
+        if m and m.level <= level:
+            out.append((start, no - 1, head, body))
+            start, head, body = no, line, []
         else:
             body.append(line)
-    out.append((start, len(lines), heading, body))
+    out.append((start, len(lines), head, body))
     return [s for s in out if s[2] or any(l.strip() for l in s[3])]
 
 
 def _section_chunks(rel: str, text: str, layer: str, level: int) -> list[Chunk]:
     out = []
-    for start, end, heading, body in _sections(text, level):
+    for start, end, head, body in _sections(text, level):
         content = "\n".join(body).strip()
         if not content:
             continue  # a heading with nothing under it says nothing
 
-        title = HEADING_RE.match(heading).group(2) if heading else ""
+        title = h.title if head and (h := heading(head)) else ""
         dm = _DATE_IN_HEADING.search(title)
         full = "\n".join(x for x in (title, content) if x)
-        end = _last_text_line(body, start + (1 if heading else 0), end)
+        end = _last_text_line(body, start + (1 if head else 0), end)
         out.append(
             Chunk(
                 rel,
@@ -217,7 +216,9 @@ def _cap(chunk: Chunk) -> list[Chunk]:
     for offset, line in enumerate(chunk.text.split("\n")):
         for i in range(0, max(len(line), 1), MAX_CHARS):
             pieces.append((offset, line[i : i + MAX_CHARS]))
-    out, current, first = [], [], 0
+    out: list[Chunk] = []
+    current: list[str] = []
+    first = 0
     for offset, piece in pieces:
         if current and sum(len(p) + 1 for p in current) + len(piece) > MAX_CHARS:
             out.append(_part(chunk, first, offset, current, len(out)))
@@ -241,10 +242,3 @@ def _part(chunk: Chunk, first: int, last: int, lines: list[str], n: int) -> Chun
     if chunk.source and n:
         part.source = chunk.source  # every part answers for the same entry
     return part
-
-
-def parse_day(value: str | None) -> dt.date | None:
-    try:
-        return dt.date.fromisoformat(value) if value else None
-    except ValueError:
-        return None

@@ -21,16 +21,13 @@ import numpy as np
 from giok.errors import IndexError_
 from giok.providers import embeddings
 from giok.retrieval.chunks import Chunk, chunk_file
+from giok.store import layout
 from giok.store.clock import now
 
 SCHEMA_VERSION = "3"
-FILENAME = "index.sqlite"
-_SKIP_DIRS = {".giok", ".git", "node_modules", "__pycache__"}
-_SKIP_FILES = {
-    "compound/context.md",  # the last flush's session context: boot injects it; its points are in the diary
-    "BOOTSTRAP.md",  # OpenClaw's first-run ritual: instructions, not memory
-    "skills",
-}  # OpenClaw's workspace skills (a folder, matched at the root)
+FILENAME = layout.INDEX  # in .giok/
+_SKIP_DIRS = layout.SKIP_DIRS  # what the index never reads: giok.store.layout
+_SKIP_FILES = layout.SKIP_FILES
 _MAX_FILE = 4 * 1024 * 1024
 
 SCHEMA = """
@@ -66,7 +63,6 @@ def content_hash(text: str) -> str:
 
 PROGRESS_MIN_FILES = 20  # smaller syncs finish too fast to need progress
 BUSY_TIMEOUT = 30.0  # seconds a connection waits for another process's write; $GIOK_INDEX_BUSY_TIMEOUT
-PENDING = "index-pending"  # .giok/index-pending/*.json: purges forget could not run yet
 
 
 class IndexBusy(IndexError_):
@@ -112,8 +108,11 @@ class Index:
     # many files runs (the CLI shows progress with it); the library itself prints nothing.
     progress = None
 
-    def __init__(self, root: Path, db_path: Path, embedder: embeddings.Embedder):
+    def __init__(
+        self, root: Path, db_path: Path, embedder: embeddings.Embedder, busy: float | None = None
+    ):
         self.root = Path(root)
+        self.busy = busy_timeout() if busy is None else busy  # seconds: giok.settings
         self.db_path = Path(db_path)
         self.embedder = embedder
         self.notes: list[str] = []
@@ -133,7 +132,7 @@ class Index:
             return cached
         if cached:
             cached.close()
-        index = cls(ws.root, db, embedder)
+        index = cls(ws.root, db, embedder, ws.settings.index_busy_timeout)
         cls._open[str(db)] = index
         return index
 
@@ -145,7 +144,7 @@ class Index:
 
     def _connect(self) -> None:
         existed = self.db_path.exists()
-        self.timeout = busy_timeout()
+        self.timeout = self.busy
         try:
             _retrying(self._open_db, "opening it", self.timeout)
         except IndexBusy:
@@ -238,8 +237,8 @@ class Index:
         started = time.perf_counter()
         stats = self._sync_once()
         for _ in range(2):  # a purge recorded while this sync ran; its paths are re-read after it
-            if not stats.pop("purged", 0) and not self._pending():
-                break
+            if stats.pop("idle", False) or (not stats.pop("purged", 0) and not self._pending()):
+                break  # idle: nothing changed and nothing was pending a moment ago (one look, not two)
             more = self._sync_once()
             for key in ("changed", "removed", "embedded"):
                 stats[key] += more[key]
@@ -254,38 +253,39 @@ class Index:
         stats = {"files": len(on_disk), "changed": 0, "removed": 0, "embedded": 0}
         changed = [rel for rel, st in on_disk.items() if known.get(rel, (None, None))[:2] != st]
         gone = [rel for rel in known if rel not in on_disk]
-        if changed or gone or self._pending():
-            self._begin("syncing it")
-            try:
-                if self.model is None:
-                    self._set_meta("model", self.embedder.identity)
-                for rel in gone:
-                    self._drop_path(rel)
-                    self.db.execute("DELETE FROM files WHERE path=?", (rel,))
-                    stats["removed"] += 1
-                for done, rel in enumerate(changed, 1):
-                    stats["embedded"] += self._sync_file(rel, on_disk[rel], known.get(rel))
-                    stats["changed"] += 1
-                    if self.progress and len(changed) >= PROGRESS_MIN_FILES:
-                        self.progress(done, len(changed), rel)
-                applied = self._apply_pending()
-                self._prune_cache()
-                self._bump()
-                self.db.execute("COMMIT")
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-            if applied:
-                for path in applied:
-                    path.unlink(missing_ok=True)
-                self._scrub_quietly()
-                stats["purged"] = len(applied)
+        if not (changed or gone or self._pending()):
+            return {**stats, "idle": True}
+        self._begin("syncing it")
+        try:
+            if self.model is None:
+                self._set_meta("model", self.embedder.identity)
+            for rel in gone:
+                self._drop_path(rel)
+                self.db.execute("DELETE FROM files WHERE path=?", (rel,))
+                stats["removed"] += 1
+            for done, rel in enumerate(changed, 1):
+                stats["embedded"] += self._sync_file(rel, on_disk[rel], known.get(rel))
+                stats["changed"] += 1
+                if self.progress and len(changed) >= PROGRESS_MIN_FILES:
+                    self.progress(done, len(changed), rel)
+            applied = self._apply_pending()
+            self._prune_cache()
+            self._bump()
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        if applied:
+            for path in applied:
+                path.unlink(missing_ok=True)
+            self._scrub_quietly()
+            stats["purged"] = len(applied)
         return stats
 
     # -- purges forget could not run yet ----------------------------------------------------
     def _pending(self) -> list[Path]:
         try:
-            return sorted((self.db_path.parent / PENDING).glob("*.json"))
+            return sorted(layout.index_pending(self.db_path).glob("*.json"))
         except OSError:
             return []
 
@@ -337,7 +337,7 @@ class Index:
                 continue
             for entry in entries:
                 rel = entry.path[cut:].replace(os.sep, "/")
-                if entry.name.startswith(".") or entry.name in _SKIP_DIRS or rel in _SKIP_FILES:
+                if layout.skipped(entry.name, rel):
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     stack.append(entry.path)
@@ -625,16 +625,6 @@ class Index:
             self._hubs[key] = mat @ self.baseline()[("query", query_lang)]
         return self._hubs[key]
 
-    def vector_search(self, qvec: np.ndarray, limit: int) -> list[tuple[int, float]]:
-        ids, mat = self.matrix()
-        if not len(ids):
-            return []
-        cos = mat @ qvec.astype(np.float32)
-        limit = min(limit, len(ids))
-        top = np.argpartition(-cos, limit - 1)[:limit]
-        top = top[np.argsort(-cos[top], kind="stable")]
-        return [(int(ids[i]), float(cos[i])) for i in top]
-
     def keyword_search(self, fts_query: str, limit: int) -> list[tuple[int, float]]:
         if not fts_query:
             return []
@@ -671,10 +661,6 @@ class Index:
         return out
 
 
-def open_index(ws, embedder=None) -> Index:
-    return Index.for_workspace(ws, embedder)
-
-
 def purge(ws, texts: list[str], ids=(), paths=()) -> int:
     """Remove from ws's index every chunk whose text contains one of `texts` (case-insensitive),
     whose source id is in `ids` or that comes from one of `paths`, with the vectors and
@@ -703,7 +689,7 @@ def record_pending(db: Path, ids=(), paths=(), hashes=()) -> Path:
     never the forgotten text."""
     from giok.store.fsutil import atomic_write
 
-    folder = Path(db).parent / PENDING
+    folder = layout.index_pending(Path(db))
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{time.time_ns()}-{os.getpid()}-{os.urandom(4).hex()}.json"
     atomic_write(path, json.dumps({"ids": list(ids), "paths": list(paths), "hashes": list(hashes)}).encode())

@@ -460,7 +460,7 @@ def _system(row: dict) -> bool:
 def default_user(ws) -> str | None:
     """Whose memory a read sees when no user is named: the name in the workspace's USER.md
     (as boot does); None when it names nobody, and then no user-scoped entry is seen."""
-    from giok.lifecycle.boot import default_user as from_user_md
+    from giok.store.workspace import default_user as from_user_md
 
     return from_user_md(ws.read_text("USER.md"))
 

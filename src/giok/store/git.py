@@ -160,7 +160,7 @@ def recover_locks(root: Path, wait: float | None = None) -> list[str]:
         if not seen:
             return []
         if not os.path.isdir("/proc"):
-            pids = [] if all(time.time() - s[1] > 60 for s in seen.values()) else [0]
+            pids = [] if all(s is not None and time.time() - s[1] > 60 for s in seen.values()) else [0]
         else:
             pids = running_in(root)
         if not pids:

@@ -5,22 +5,14 @@ per-user data directory."""
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
 from giok.errors import InvalidInput, WorkspaceError
+from giok.settings import Settings
 from giok.store.fsutil import atomic_write, file_lock
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-
-
-def home_dir() -> Path:
-    env = os.environ.get("GIOK_HOME")
-    if env:
-        return Path(env).expanduser().resolve()
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(base).resolve() / "giok"
 
 
 def check_name(name: str) -> str:
@@ -35,8 +27,9 @@ class Home:
     """The home directory and its config. Every change to the config is made under the
     home lock and written atomically."""
 
-    def __init__(self, path: Path | None = None):
-        self.path = Path(path).resolve() if path else home_dir()
+    def __init__(self, path: Path | None = None, settings: Settings | None = None):
+        self.settings = settings or Settings.from_env()  # what this process was started with
+        self.path = Path(path).resolve() if path else self.settings.home
 
     @property
     def config_path(self) -> Path:

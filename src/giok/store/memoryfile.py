@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from giok.errors import InvalidInput
 from giok.store.clock import parse_date
+from giok.store.grammar import loose_heading
 
 LAYERS = ("M0", "M365", "M90", "M30")
 LAYER_DAYS = {"M0": None, "M365": 365, "M90": 90, "M30": 30}
@@ -49,7 +50,6 @@ FIELD_ORDER = ("id", "type", "scope", "source", "confidence", "supersedes", "sup
 ID_RE = re.compile(r"^m-[0-9a-f]{6,12}$")
 OUTSIDE_LAYERS = "entry outside any layer heading (read as M30)"
 
-_HEADING_RE = re.compile(r"^\s{0,3}(#{1,6})\s*(.*?)\s*$")
 _LAYER_RE = re.compile(r"(?<![A-Za-z0-9])[Mm]\s?(0|30|90|365)(?![0-9])")
 _ENTRY_RE = re.compile(r"^(\s*)([-*+])\s+(.*?)\s*$")
 _DATE_PREFIX_RE = re.compile(r"^\[([^\]]*)\]\s*")
@@ -145,7 +145,7 @@ def check_key(key: str) -> str:
     return key
 
 
-def new_id(taken: set[str] = frozenset()) -> str:
+def new_id(taken: set[str] | frozenset[str] = frozenset()) -> str:
     while True:
         candidate = "m-" + secrets.token_hex(3)
         if candidate not in taken:
@@ -400,9 +400,9 @@ class MemoryFile:
 
     @staticmethod
     def _parse_line(body: str, layer: str | None) -> Line:
-        hm = _HEADING_RE.match(body)
-        if hm and body.lstrip().startswith("#"):
-            lm = _LAYER_RE.search(hm.group(2))
+        hm = loose_heading(body)
+        if hm:
+            lm = _LAYER_RE.search(hm.title)
             return Heading(body, f"M{lm.group(1)}" if lm else None)
         entry = parse_entry(body, layer)
         return entry if entry is not None else RawLine(body)
@@ -413,6 +413,14 @@ class MemoryFile:
             out.append(str(line) + eol)
         text = ("\ufeff" if self.bom else "") + "".join(out)
         return text.encode("utf-8", errors="surrogateescape")
+
+    def copy(self) -> MemoryFile:
+        """An independent copy (entries and their fields copied; headings and raw lines are
+        never changed in place)."""
+        lines: list[Line] = [
+            _copy_entry(line) if isinstance(line, MemoryEntry) else line for line in self.lines
+        ]
+        return MemoryFile(lines, list(self.eols), self.bom, self.newline, self.lang)
 
     def _number(self) -> None:
         for i, line in enumerate(self.lines, 1):
@@ -464,15 +472,16 @@ class MemoryFile:
         while end < len(self.lines) and not isinstance(self.lines[end], Heading):
             end += 1
         pos = end
-        while (
-            pos > start + 1
-            and isinstance(self.lines[pos - 1], RawLine)
-            and not self.lines[pos - 1].raw.strip()
-        ):
+        while pos > start + 1 and isinstance(prev := self.lines[pos - 1], RawLine) and not prev.raw.strip():
             pos -= 1
         self._insert(pos, entry)
         self._number()
         return entry
+
+    def insert_line(self, pos: int, line: Line) -> None:
+        """Put line before line `pos` (0-based), ending the line above it if it had no end."""
+        self._insert(pos, line)
+        self._number()
 
     def _insert(self, pos: int, line: Line) -> None:
         if pos > 0 and self.eols[pos - 1] == "":
@@ -510,6 +519,15 @@ class MemoryFile:
         entry = self.remove(entry_id)
         entry.layer = layer
         return self.add(entry)
+
+
+def _copy_entry(entry: MemoryEntry) -> MemoryEntry:
+    """A copy of entry with its own fields (a plain copy of the attributes: 5,000 entries in a
+    few milliseconds, where dataclasses.replace takes tens)."""
+    new = object.__new__(MemoryEntry)
+    new.__dict__.update(entry.__dict__)
+    new.fields = dict(entry.fields)
+    return new
 
 
 def empty(lang: str = "en", title: str | None = None) -> str:

@@ -37,7 +37,7 @@ CITE_MAX = 3  # a read of more entries than this at once is browsing, not citing
 
 
 def _path(ws) -> Path:
-    return ws.data_dir / "refs.jsonl"
+    return ws.layout.refs
 
 
 def weights(ids: list[str], kind: str) -> list[int]:

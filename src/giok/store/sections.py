@@ -6,7 +6,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-_H2 = re.compile(r"^##\s+(.*?)\s*$")
+from giok.store.grammar import BULLET_RE, HEADING_RE, TIME_RE, heading, section_title
+
+__all__ = ["HEADING_RE", "TIME_RE", "DiaryItem", "Doc", "Section", "append_item", "parse_diary"]
 
 
 @dataclass
@@ -16,8 +18,8 @@ class Section:
 
     @property
     def title(self) -> str:
-        m = _H2.match(self.heading)
-        return m.group(1) if m else self.heading
+        title = section_title(self.heading)
+        return self.heading if title is None else title
 
     def body(self) -> str:
         return "\n".join(self.lines).strip("\n")
@@ -41,7 +43,7 @@ class Doc:
         preamble: list[str] = []
         sections: list[Section] = []
         for line in lines:
-            if _H2.match(line):
+            if section_title(line) is not None:
                 sections.append(Section(line))
             elif sections:
                 sections[-1].lines.append(line)
@@ -90,10 +92,8 @@ def append_item(section: Section, line: str) -> None:
 # A day's notes, as giok writes them (`- HH:MM text`) or as a person or OpenClaw writes them
 # (`## topic` headings, plain bullets, wrapped or nested lines, paragraphs). Search's chunker
 # and nightly distillation both read a diary through parse_diary, so they see the same items.
-HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")  # any markdown heading: level, title
-_DIARY_BULLET_RE = re.compile(r"^\s*[-*+]\s+")
+_DIARY_BULLET_RE = BULLET_RE
 _DIARY_NOISE_RE = re.compile(r"^(?:([-*_])(?:\s*\1){2,}|<!--.*-->)$")  # rules, comment-only lines
-TIME_RE = re.compile(r"^(\d{1,2}:\d{2})(?::\d{2})?\s+")  # a diary line's HH:MM[:SS]
 _CHECKBOX_RE = re.compile(r"^\[[ xX~!-]\]\s*")
 
 
@@ -132,7 +132,7 @@ def parse_diary(text: str) -> list[DiaryItem]:
     comment-only lines separate items; an item with no words is no item."""
     items: list[DiaryItem] = []
     block: list[str] = []
-    start, heading, block_heading = 0, "", ""
+    start, topic, block_heading = 0, "", ""
 
     def flush():
         if block:
@@ -143,11 +143,11 @@ def parse_diary(text: str) -> list[DiaryItem]:
 
     for no, line in enumerate(text.split("\n"), 1):
         stripped = line.strip()
-        hm = HEADING_RE.match(stripped)
+        hm = heading(stripped)
         if not stripped or hm or _DIARY_NOISE_RE.match(stripped):
             flush()
             if hm:
-                heading = hm.group(2) if len(hm.group(1)) > 1 else ""
+                topic = hm.title if hm.level > 1 else ""
             continue
         top_bullet = bool(_DIARY_BULLET_RE.match(line)) and not line.startswith((" ", "\t"))
         continues = (
@@ -157,7 +157,7 @@ def parse_diary(text: str) -> list[DiaryItem]:
         )
         if not continues:
             flush()
-            start, block_heading = no, heading
+            start, block_heading = no, topic
         block.append(line)
     flush()
     return items

@@ -39,7 +39,6 @@ from giok.store.clock import now
 from giok.store.fsutil import atomic_write
 
 TRACE = "state/trace.jsonl"
-KEY = "trace.key"  # in .giok/: the key of the refused-text hashes
 _TRAILER_RE = re.compile(r"^([A-Z][A-Za-z-]+): (.*)$")
 _TRACE_ID_RE = re.compile(r"^r-[0-9a-f]{6,12}$")
 _MEMORY_ID_RE = re.compile(r"^m-[0-9a-f]{6,12}$")
@@ -106,7 +105,7 @@ def record(ws, decision, source: str | None = None, via: str | None = None) -> t
 def text_hash(ws, text: str) -> str:
     """A keyed hash of a refused text: equal texts match within this workspace, but the log
     alone (a clone, a push) cannot confirm a guess. The key lives in .giok/, never in git."""
-    key_path = ws.data_dir / KEY
+    key_path = ws.layout.trace_key
     try:
         key = bytes.fromhex(key_path.read_text("ascii").strip())
     except (FileNotFoundError, ValueError):
@@ -261,7 +260,7 @@ def history(ws, entry_id: str) -> list[dict]:
 
 class _Missing:
     def __init__(self, entry_id: str):
-        self.id = entry_id
+        self.id: str = entry_id
         self.fields: dict[str, str] = {}
 
 

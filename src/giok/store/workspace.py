@@ -1,5 +1,11 @@
 """A workspace: one agent's folder of markdown files under git, and every write to it.
 
+This is the store-level workspace: opening, creating, the lock, the one write transaction
+(giok.store.transaction), MEMORY.md and the other files read back, and the changes that need
+no judgement (moving an entry between layers). It imports only the store, the text helpers
+and the errors; the features built on it (remember, forget, search, the notes) are added by
+the facade `giok.workspace.Workspace` (docs/architecture.md).
+
 Each write takes the workspace lock, reads the file, changes it, writes it atomically
 (refusing if the file changed underneath) and commits at once (write-on-decision)."""
 
@@ -10,38 +16,67 @@ import datetime as dt
 import os
 import re
 import threading
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Self, TypeVar
 
-from giok.errors import DirtyFileError, GiokError, GitError, InvalidInput, NotFound, WorkspaceError
-from giok.store import git, templates
-from giok.store.clock import now, parse_date, today
+from giok.errors import DirtyFileError, GiokError, InvalidInput, NotFound, WorkspaceError
+from giok.settings import Settings
+from giok.store import git, journal, templates
+from giok.store.clock import parse_date, today
 from giok.store.fsutil import (
     atomic_write,
-    check_link,
     checksum,
-    clean_temp_files,
     clean_text,
     file_lock,
     read_bytes,
     temp_files,
 )
 from giok.store.home import Home, check_name
-from giok.store.memoryfile import ID_RE, LAYER_DAYS, LAYERS, MemoryEntry, MemoryFile, new_id
-from giok.store.sections import Doc, append_item
+from giok.store.layout import (
+    DATA_DIR,
+    DECISIONS,
+    HEARTBEAT,
+    JOURNAL,
+    LESSONS,
+    LOGGED,
+    MEMO,
+    MEMORY,
+    OPENCLAW_FILES,
+    REQUIRED,
+    TASKS,
+    Layout,
+    diary_path,
+)
+from giok.store.memoryfile import ID_RE, LAYER_DAYS, LAYERS, MemoryEntry, MemoryFile
+from giok.store.sections import Doc
+from giok.store.transaction import Message, Transaction, prepare, require_git
 
-MEMORY = "MEMORY.md"
-LESSONS = "compound/lessons.md"
-DECISIONS = "state/decisions.md"
-TASKS = "state/tasks.md"
-MEMO = "state/memo.md"
-HEARTBEAT = "HEARTBEAT.md"
+__all__ = [
+    "DECISIONS",
+    "HEARTBEAT",
+    "LESSONS",
+    "MEMO",
+    "MEMORY",
+    "OPENCLAW_FILES",
+    "TASKS",
+    "Workspace",
+    "WriteResult",
+]
+
+R = TypeVar("R")
+Writes = Mapping[str, bytes | None]
 TYPES = ("preference", "fact", "workflow", "episode", "lesson", "decision")
 _SCOPE_RE = re.compile(r"^(workspace|(user|thread|task):(?!.*\.\.)[\w@.+-]{1,64})$")
 DECISION_RE = re.compile(r"^##\s+(D-(\d{3,}))\b")  # a decision heading; group 1 is its id
 _TASK_RE = re.compile(r"^-\s+(?:\[[ x~!]\]\s+)?(T-(\d{3,}))\s+(.*)$")
 _HELD = threading.local()  # workspace roots whose lock this thread holds, with depth
-_TASK_MARK = {"todo": "[ ]", "doing": "[~]", "done": "[x]", "blocked": "[!]"}
+TASK_MARK = {"todo": "[ ]", "doing": "[~]", "done": "[x]", "blocked": "[!]"}
+TASK_RE = _TASK_RE
+# MEMORY.md parsed, per path: ((mtime_ns, size, inode), MemoryFile); see Workspace.memory
+_PARSED: dict[str, tuple[tuple[int, int, int], MemoryFile]] = {}
+_PARSED_MAX = 8
 
 
 @dataclass
@@ -84,8 +119,6 @@ def check_id(entry_id: str) -> str:
     return entry_id.strip()
 
 
-# OpenClaw's templates own these (`openclaw setup` writes them); `giok init --openclaw` leaves them alone
-OPENCLAW_FILES = ("SOUL.md", "AGENTS.md", "USER.md", "TOOLS.md", "HEARTBEAT.md")
 _OPENCLAW_MARKERS = (
     "IDENTITY.md",
     "BOOTSTRAP.md",
@@ -110,8 +143,16 @@ class Workspace:
     finds a registered one."""
 
     def __init__(self, root: Path | str, name: str | None = None, home: Home | None = None):
+    def __init__(
+        self,
+        root: Path | str,
+        name: str | None = None,
+        home: Home | None = None,
+        settings: Settings | None = None,
+    ):
         self.root = Path(root).resolve()
-        self.home = home or Home()
+        self.home = home or Home(settings=settings)
+        self.settings = settings or self.home.settings
         self.name = name or self.home.name_for(self.root) or self.root.name
         if not self.root.is_dir():
             raise WorkspaceError(f"workspace folder {self.root} does not exist")
@@ -121,10 +162,17 @@ class Workspace:
 
     # -- opening --------------------------------------------------------------------------
     @classmethod
-    def open(cls, spec: str | None = None, home: Home | None = None, cwd: Path | None = None) -> Workspace:
-        """Resolve NAME|PATH, else $GIOK_WORKSPACE, else the workspace containing cwd."""
-        home = home or Home()
-        spec = spec or os.environ.get("GIOK_WORKSPACE") or None
+    def open(
+        cls,
+        spec: str | None = None,
+        home: Home | None = None,
+        cwd: Path | None = None,
+        settings: Settings | None = None,
+    ) -> Self:
+        """Resolve NAME|PATH, else $GIOK_WORKSPACE (`settings.workspace`), else the workspace
+        containing cwd. `settings`: what the entry point read (default: the environment)."""
+        home = home or Home(settings=settings)
+        spec = spec or (settings or home.settings).workspace
         if spec:
             return cls._from_spec(spec, home)
         here = Path(cwd or os.getcwd()).resolve()
@@ -136,7 +184,7 @@ class Workspace:
         )
 
     @classmethod
-    def _from_spec(cls, spec: str, home: Home) -> Workspace:
+    def _from_spec(cls, spec: str, home: Home) -> Self:
         spaces = home.workspaces()
         if spec in spaces:
             path = Path(spaces[spec]["path"])
@@ -163,7 +211,7 @@ class Workspace:
         user: str | None = None,
         home: Home | None = None,
         openclaw: bool | None = None,
-    ) -> tuple[Workspace, list[str]]:
+    ) -> tuple[Self, list[str]]:
         """Create (or adopt) a workspace: add only missing files, never overwrite. Returns
         the workspace and the files it created. `openclaw`: write only giok's own files and
         leave SOUL/AGENTS/USER/TOOLS/HEARTBEAT.md to OpenClaw's templates (None: when the
@@ -248,14 +296,17 @@ class Workspace:
 
     # -- plumbing -------------------------------------------------------------------------
     @property
+    def layout(self) -> Layout:
+        """Every path of this workspace (giok.store.layout)."""
+        return Layout(self.root)
+
+    @property
     def data_dir(self) -> Path:
         """Derived data (index, caches, locks): ignored by git, rebuildable from the files."""
-        path = self.root / ".giok"
-        path.mkdir(exist_ok=True)
-        return path
+        return self.layout.data_dir
 
     @contextlib.contextmanager
-    def lock(self, timeout: float = 30.0):
+    def lock(self, timeout: float = 30.0) -> Iterator[None]:
         """The workspace lock (flock on .giok/lock). Re-entrant within a thread, so a write
         helper can be called by code that already holds it."""
         key = str(self.root)
@@ -269,7 +320,7 @@ class Workspace:
             finally:
                 held[key] -= 1
             return
-        with file_lock(self.data_dir / "lock", timeout=timeout):
+        with file_lock(self.layout.lock, timeout=timeout):
             held[key] = 1
             try:
                 yield
@@ -282,12 +333,30 @@ class Workspace:
     def read_text(self, rel: str) -> str:
         return read_bytes(self.root / rel).decode("utf-8", errors="replace")
 
-    def edit(self, rel: str, change, message) -> tuple[object, str | None]:
+    @contextlib.contextmanager
+    def transaction(
+        self, message: Message, *, also: tuple[str, ...] = (), identity: bool = False
+    ) -> Iterator[Transaction]:
+        """One write (giok.store.transaction): under the lock, with what killed writers left
+        settled and hand edits of `also` committed first, the block plans writes, deletions
+        and renames on the transaction; they are committed together when it ends without an
+        error (nothing is written when it raises). `identity`: check git's identity first."""
+        with self.lock():
+            require_git(self.root, identity)
+            prepare(self.root, also)
+            tx = Transaction(self.root, message)
+            yield tx
+            tx.commit()
+            self._forget_parse()
+
+    def edit(
+        self, rel: str, change: Callable[[str], tuple[str, R]], message: str | Callable[[R], str]
+    ) -> tuple[R, str | None]:
         """Under the lock: read rel, apply change(text) → (new text, result), write atomically
         if anything changed, commit. `message` is a string or a function of the result."""
         with self.lock():
-            self._require_git()
-            self._prepare([rel])
+            require_git(self.root)
+            prepare(self.root, [rel])
             path = self.root / rel
             before = read_bytes(path)
             new_text, result = change(before.decode("utf-8", errors="surrogateescape"))
@@ -295,10 +364,17 @@ class Workspace:
             if after == before:
                 return result, None
             msg = message(result) if callable(message) else message
-            return result, self._transaction({rel: after}, msg, expected={rel: before})
+            tx = Transaction(self.root, msg)
+            tx.write(rel, after, expected=before)
+            self._forget_parse()
+            return result, tx.commit(hand_edits=False)
 
     def write_files(
-        self, writes, message, before: dict[str, bytes] | None = None, also: tuple[str, ...] = ()
+        self,
+        writes: Writes | Callable[[Callable[[str], bytes]], Writes],
+        message: Message,
+        before: dict[str, bytes] | None = None,
+        also: tuple[str, ...] = (),
     ) -> str | None:
         """Write several files and commit them as one change, under the lock. `writes` is a
         dict rel → bytes (None deletes the file), or a function of `read(rel) -> bytes` called
@@ -308,8 +384,8 @@ class Workspace:
         The write is journaled: if it or the commit fails, or the process dies, every file
         gets its previous bytes back (a new file is removed)."""
         with self.lock():
-            self._require_git()
-            self._prepare(also)
+            require_git(self.root)
+            prepare(self.root, also)
             if callable(writes):
                 writes = writes(lambda rel: read_bytes(self.root / rel))
             for rel in writes:
@@ -319,134 +395,32 @@ class Workspace:
                     and checksum(read_bytes(self.root / rel)) != checksum(before[rel])
                 ):
                     raise DirtyFileError(f"{rel} changed on disk while giok was writing; nothing was written")
-            self._commit_hand_edits(list(writes))
-            return self._transaction(writes, message() if callable(message) else message)
+            tx = Transaction(self.root, message)
+            for rel, data in writes.items():
+                if data is None:
+                    tx.delete(rel)
+                else:
+                    tx.write(rel, data)
+            self._forget_parse()
+            return tx.commit()
 
     def recover(self) -> dict | None:
-        """Settle what a killed writer left (see `_prepare`); returns the journal's account
-        ({message, committed, restored, kept}) or None when no write was interrupted."""
+        """Settle what a killed writer left (see `transaction.prepare`); returns the journal's
+        account ({message, committed, restored, kept}) or None when no write was interrupted."""
         with self.lock():
-            self._require_git()
-            return self._prepare(())
-
-    def _prepare(self, rels) -> dict | None:
-        """Before a write, under the lock: remove the git locks and temp files killed
-        processes left, settle an interrupted write's journal (giok.store.journal), and commit hand
-        edits of `rels` as their own commit, so giok's commit holds only giok's change."""
-        from giok.store import journal
-
-        git.recover_locks(self.root)
-        settled = journal.recover(self.root)
-        clean_temp_files(self.root)
-        if rels:
-            self._commit_hand_edits(list(rels))
-        return settled
-
-    def _commit_hand_edits(self, rels: list[str]) -> str | None:
-        """Commit, as `hand edit: …`, what changed in the tracked files of rels since the last
-        commit (no giok write explains it: the journal was settled first), before giok
-        writes them. A path through a symlink is refused first (fsutil.check_link)."""
-        for rel in rels:
-            check_link(self.root / rel, write=True)
-        tracked = self._tracked(rels)
-        present = [rel for rel in rels if os.path.lexists(self.root / rel) or rel in tracked]
-        if not present:
-            return None
-        out = git.run(
-            self.root,
-            "--no-optional-locks",
-            "status",
-            "--porcelain",
-            "-z",
-            "--untracked-files=no",
-            "--",
-            *present,
-            check=False,
-        ).stdout.split("\0")
-        dirty, skip = [], False
-        for item in out:
-            if skip or len(item) < 4:
-                skip = False
-                continue
-            if not item.startswith("??"):  # a file git never tracked is adopted by giok's own commit
-                dirty.append(item[3:])
-            skip = item[0] in "RC"  # a rename's old path follows
-        if not dirty:
-            return None
-        names = ", ".join(sorted(dirty)[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
-        return git.commit(
-            self.root,
-            sorted(dirty),
-            f"hand edit: {names}\n\nChanged in the work tree outside "
-            f"giok; committed on its own before giok's next write to it.",
-        )
-
-    def _tracked(self, rels: list[str]) -> set[str]:
-        missing = [rel for rel in rels if not os.path.lexists(self.root / rel)]
-        if not missing:
-            return set()
-        return set(git.run(self.root, "ls-files", "-z", "--", *missing, check=False).stdout.split("\0"))
-
-    def _transaction(
-        self, writes: dict[str, bytes | None], message: str, expected: dict[str, bytes] | None = None
-    ) -> str | None:
-        """Journal, write each file atomically (refusing one whose bytes differ from those the
-        caller read, else from those journaled), commit, clear the journal; on any failure,
-        the process's death included, the files get their previous bytes back."""
-        from giok.store import journal
-
-        previous = journal.begin(self.root, message, writes)
-        try:
-            for rel, data in writes.items():
-                path = self.root / rel
-                if data is None:
-                    if os.path.lexists(path):
-                        path.unlink()
-                    continue
-                old = (expected or {}).get(rel, previous[rel])
-                atomic_write(path, data, expected_checksum=checksum(old or b""))
-            sha = git.commit(self.root, list(writes), message)
-        except BaseException:
-            self._roll_back()
-            raise
-        journal.end(self.root)
-        return sha
-
-    def _roll_back(self) -> None:
-        """Undo the journaled write in progress (lock held): files get their previous bytes,
-        so files and history never disagree."""
-        from giok.store import journal
-
-        data = journal.load(self.root)
-        if data is None:
-            return
-        try:
-            journal.roll_back(self.root, data["files"])
-        finally:
-            git.run(self.root, "reset", "-q", "--", *data["files"], check=False)
-            journal.end(self.root)
+            require_git(self.root)
+            return prepare(self.root, ())
 
     def _require_git(self, identity: bool = False) -> None:
-        """Guard before writing. By default no git process runs: `git.commit` checks the
-        identity and a write whose commit fails is rolled back. `identity=True` checks it
-        first, for changes that may need no commit at all."""
-        if not (self.root / ".git").exists():
-            raise GitError(f"{self.root} is not a git repository; run `giok init {self.root}` to adopt it")
-        if identity and not git.has_identity(self.root):
-            raise GitError(
-                f"no git identity in {self.root}: run `git -C {self.root} config user.name NAME` "
-                f"and `... user.email EMAIL`"
-            )
+        require_git(self.root, identity)
 
     def _crash_leftovers(self) -> list[dict]:
         """What killed processes left (read-only): a pending journal, git locks, temp files."""
-        from giok.store import journal
-
-        found = []
+        found: list[dict[str, Any]] = []
         pending = journal.describe(self.root)
         if pending:
             found.append(
-                {"severity": "warning", "path": ".giok/journal.json", "line": None, "message": pending}
+                {"severity": "warning", "path": f"{DATA_DIR}/{JOURNAL}", "line": None, "message": pending}
             )
         for lock in git.stale_locks(self.root):
             found.append(
@@ -470,98 +444,27 @@ class Workspace:
 
     # -- MEMORY.md ------------------------------------------------------------------------
     def memory(self) -> MemoryFile:
-        return MemoryFile.parse(read_bytes(self.root / MEMORY))
+        """MEMORY.md, parsed. The parse is kept per workspace folder, keyed on the file's
+        (mtime_ns, size, inode) and dropped by giok's own writes; each call returns its own
+        copy, so a caller may change it freely."""
+        path = self.root / MEMORY
+        try:
+            st = os.stat(path)
+        except OSError:
+            return MemoryFile.parse(read_bytes(path))  # read_bytes says what is wrong
+        key = (st.st_mtime_ns, st.st_size, st.st_ino)
+        cached = _PARSED.get(str(path))
+        if cached is None or cached[0] != key:
+            parsed = MemoryFile.parse(read_bytes(path))
+            while len(_PARSED) >= _PARSED_MAX:
+                _PARSED.pop(next(iter(_PARSED)))  # the oldest: a process rarely reads many workspaces
+            _PARSED[str(path)] = (key, parsed)
+            return parsed.copy()
+        return cached[1].copy()
 
-    def remember(
-        self,
-        text: str,
-        layer: str | None = None,
-        expires: str | dt.date | None = None,
-        type: str | None = None,
-        scope: str | None = None,
-        source: str | None = None,
-        confidence: float | None = None,
-        force: bool = False,
-        user: str | None = None,
-        thread: str | None = None,
-        task: str | None = None,
-        via: str | None = "api",
-        date: str | dt.date | None = None,
-    ) -> WriteResult:
-        """Decide (giok.write.policy), then add an entry to MEMORY.md and commit, with the decision in
-        the commit message. Greetings, questions and guesses are refused (force=True overrides);
-        an exact duplicate is not written again; an update or contradiction supersedes the old
-        entry; secrets are redacted first. Layer: M30 unless given; an entry that supersedes
-        another keeps at least that one's layer unless `layer` or `expires` is given (a note
-        says so). `date`: the day of the event (not in the future), shown as the entry's date;
-        the expiry still counts from today. Default expiry: today + the layer's days."""
-        from giok.store import refs, trace
-        from giok.write import policy
-
-        text = clean_text(text, "memory text")
-        if source:  # every field is redacted, not only the text: source lands in MEMORY.md, the trace and git
-            source = policy.redact(source)[0]
-        asked = check_layer(layer) if layer is not None else None
-        layer = asked or "M30"
-        expiry = self._expiry(layer, expires)
-        when = _event_date(date)
-        if type is not None and type not in TYPES:
-            raise InvalidInput(f"invalid type {type!r}: choose one of {', '.join(TYPES)}")
-        scope = check_scope(policy.scope_for(scope, user, thread, task))
-        conf = _confidence(confidence)
-
-        def change(old: str):
-            mf = MemoryFile.parse(old) if old else MemoryFile.parse(_empty_memory())
-            decision = policy.decide(
-                mf, text, type, scope, None if conf is None else float(conf), force, today()
-            )
-            if decision.action in ("refuse", "duplicate"):
-                return old, (decision, None)
-            entry = MemoryEntry(text=decision.text, layer=layer, date=when, expires=expiry)
-            fields = {
-                "id": new_id(mf.ids()),
-                "type": decision.type,
-                "scope": scope,
-                "source": source,
-                "confidence": conf,
-            }
-            if decision.action == "supersede":
-                fields["supersedes"] = decision.target.id
-                mf.find(decision.target.id).set("superseded_by", fields["id"])
-                kept = _kept_layer(decision.target, layer) if asked is None and not expires else None
-                if kept:
-                    entry.layer, entry.expires = kept, self._expiry(kept, None)
-            entry.fields = {k: str(v) for k, v in fields.items() if v is not None}
-            mf.add(entry)
-            return mf.render().decode("utf-8", errors="surrogateescape"), (decision, entry)
-
-        def message(result) -> str:
-            decision, e = result
-            return f"memory: remember {e.id} ({e.layer}) {_short(e.text)}\n\n" + trace.trailers(
-                decision, source, via
-            )
-
-        (decision, entry), sha = self.edit(MEMORY, change, message)
-        notes = _redaction_notes(decision)
-        if entry is not None:
-            cited = [i for i in dict.fromkeys(_CITED_ID.findall(entry.text)) if i != entry.id]
-            if cited:  # a memory that names another is a use of it (docs/distill.md)
-                live = self.memory().ids()
-                refs.record(self, [i for i in cited if i in live], "cite")
-            if decision.action == "supersede":
-                notes.append(f"{decision.target.id} is now superseded by {entry.id}")
-                if entry.layer != layer:
-                    notes.append(
-                        f"kept layer {entry.layer} of {decision.target.id} (give --layer to choose another)"
-                    )
-            return WriteResult(trace.ACTIONS[decision.action], entry, decision.reason, sha, tuple(notes))
-        if decision.action == "duplicate":
-            refs.record(self, [decision.target.id], "duplicate")
-        rid, sha = trace.record(self, decision, source, via)
-        notes.append(f"decision recorded as {rid} (`giok trace {rid}`)")
-        return WriteResult(
-            trace.ACTIONS[decision.action], decision.target, decision.reason, sha, tuple(notes)
-        )
+    def _forget_parse(self) -> None:
+        """Drop the kept parse of MEMORY.md (giok is writing the workspace)."""
+        _PARSED.pop(str(self.root / MEMORY), None)
 
     def _expiry(self, layer: str, expires) -> dt.date | None:
         if layer == "M0":
@@ -573,7 +476,7 @@ class Workspace:
             if date < today():
                 raise InvalidInput(f"expiry {date} is in the past")
             return date
-        return today() + dt.timedelta(days=LAYER_DAYS[layer])
+        return today() + dt.timedelta(days=LAYER_DAYS[layer] or 0)
 
     def _entry_in(self, mf: MemoryFile, entry_id: str) -> MemoryEntry:
         entry = mf.find(entry_id)
@@ -584,193 +487,9 @@ class Workspace:
     def get(self, entry_id: str) -> MemoryEntry:
         return self._entry_in(self.memory(), check_id(entry_id))
 
-    def edit_entry(
-        self, entry_id: str, text: str, reason: str | None = None, force: bool = False
-    ) -> WriteResult:
-        """Replace the text of entry `entry_id`, keeping its id, layer, dates and fields; the old
-        text stays in git history. The new text goes through the write policy first (checked
-        against the other entries): a greeting, question or guess is refused (force=True
-        overrides), a duplicate of another entry is refused, secrets are redacted. Returns
-        action edited, refused, duplicate or unchanged."""
-        from giok.store import trace
-        from giok.write import policy
-
-        entry_id = check_id(entry_id)
-        text = clean_text(text, "memory text")
-        reason = _safe_text(reason, "reason") if reason else None
-
-        def change(old: str):
-            mf = MemoryFile.parse(old)
-            entry = self._entry_in(mf, entry_id)
-            others = MemoryFile.parse(old)
-            others.remove(entry_id)
-            conf = entry.fields.get("confidence")
-            decision = policy.decide(
-                others, text, entry.type, entry.scope, None if conf is None else float(conf), force, today()
-            )
-            if decision.action in ("refuse", "duplicate") or decision.text == entry.text:
-                return old, (decision, entry, False)
-            entry.fields.setdefault("id", entry_id)  # an adopted line's id is derived from its text: pin it
-            entry.text = decision.text
-            entry.touch()
-            return mf.render().decode("utf-8", errors="surrogateescape"), (decision, entry, True)
-
-        def message(result) -> str:
-            decision, e, _ = result
-            body = f"Edit: {e.id}\n" + (f"Why: {_one_line(reason)}\n" if reason else "")
-            return f"memory: edit {e.id} ({e.layer}) {_short(e.text)}\n\n{body}" + trace.trailers(
-                decision, None, "edit"
-            )
-
-        (decision, entry, changed), sha = self.edit(MEMORY, change, message)
-        notes = _redaction_notes(decision)
-        if decision.action == "refuse":
-            return WriteResult("refused", entry, decision.reason, None, tuple(notes))
-        if decision.action == "duplicate":
-            return WriteResult(
-                "duplicate",
-                entry,
-                f"the new text duplicates {decision.target.id}: forget one of them instead",
-                None,
-                tuple(notes),
-            )
-        if not changed:
-            return WriteResult("unchanged", entry, "the entry already has this text", None, tuple(notes))
-        if decision.action == "supersede":
-            notes.append(
-                f"it now reads as an update of {decision.target.id}; "
-                f"`giok remember` would have superseded that one"
-            )
-        return WriteResult("edited", entry, reason or "edited", sha, tuple(notes))
-
-    def move_entry(self, entry_id: str, layer: str, reason: str | None = None) -> WriteResult:
-        """Move entry `entry_id` to `layer` (promote to a deeper layer, demote to a shallower
-        one), keeping its id and text. The expiry is recomputed for the new layer, counted from
-        today (M0 has none). The reason goes into the commit message. Returns action promoted,
-        demoted or unchanged."""
-        entry_id = check_id(entry_id)
-        layer = check_layer(layer)
-        reason = _safe_text(reason, "reason") if reason else None
-
-        def change(old: str):
-            mf = MemoryFile.parse(old)
-            entry = self._entry_in(mf, entry_id)
-            was = entry.layer or "M30"
-            if was == layer and entry.headed:
-                return old, (entry, was, "unchanged")
-            entry.fields.setdefault("id", entry_id)
-            mf.move(entry_id, layer)
-            entry.expires = self._expiry(layer, None)
-            entry.touch()
-            how = "promoted" if LAYERS.index(layer) < LAYERS.index(was) else "demoted"
-            return mf.render().decode("utf-8", errors="surrogateescape"), (entry, was, how)
-
-        def message(result) -> str:
-            e, was, how = result
-            verb = {"promoted": "promote", "demoted": "demote"}[how]
-            return (
-                f"memory: {verb} {e.id} {was} → {e.layer} {_short(e.text)}\n\n"
-                f"Move: {was} → {e.layer}\nExpires: {e.expires or 'never'}\n"
-                + (f"Reason: {_one_line(reason)}\n" if reason else "")
-            )
-
-        (entry, was, how), sha = self.edit(MEMORY, change, message)
-        reason_text = (
-            f"already in {layer}"
-            if how == "unchanged"
-            else f"{was} → {layer}" + (f": {reason}" if reason else "")
-        )
-        return WriteResult(how, entry, reason_text, sha)
-
-    def forget(
-        self,
-        entry_id: str | None = None,
-        reason: str = "",
-        match: str | None = None,
-        purge: bool = False,
-        rewrite_history: bool = False,
-        dry_run: bool = False,
-    ) -> WriteResult:
-        """Forget an entry (by id) or every line holding `match`: from the files, the search
-        index, the embedding cache and .giok/ caches, in one commit whose message carries the
-        reason. purge reports the commits still holding it; rewrite_history removes it from git
-        history too. See giok.write.forget."""
-        from giok.write.forget import forget
-
-        done = forget(
-            self, entry_id, reason, match=match, purge=purge, rewrite_history=rewrite_history, dry_run=dry_run
-        )
-        notes = [f"{'would remove' if dry_run else 'removed'} {r['path']}:{r['line']}" for r in done.removed]
-        if done.index_chunks is not None:
-            notes.append(f"search index: {done.index_chunks} chunk(s) purged")
-        notes += [f"cache scrubbed: {c}" for c in done.caches] + done.notes
-        if done.history:
-            notes.append(
-                f"git history: {len(done.history['commits'])} commit(s) hold it"
-                + (" (rewritten)" if done.history.get("rewritten") else "")
-                + f"; {done.history['how']}"
-            )
-        action = "unchanged" if dry_run else "removed"
-        return WriteResult(action, done.entry, done.reason, done.commit, tuple(notes))
-
     # -- diary, lessons, decisions ----------------------------------------------------------
     def diary_path(self, day: dt.date | None = None) -> str:
-        return f"memory/{(day or today()).isoformat()}.md"
-
-    def diary(self, text: str, when: dt.datetime | None = None) -> str:
-        """Append a timestamped line to today's diary; earlier lines are never rewritten."""
-        text = _safe_text(text, "diary text")
-        when = when or now()
-        rel = self.diary_path(when.date())
-        line = f"- {when:%H:%M} {text}"
-
-        def change(old: str):
-            head = old if old else f"# {when.date().isoformat()}\n\n"
-            sep = "" if head.endswith("\n") else "\n"
-            return head + sep + line + "\n", line
-
-        self.edit(rel, change, f"diary: {when.date().isoformat()} {_short(text)}")
-        return line
-
-    def lesson(self, title: str, body: str) -> str:
-        """Add a dated `## [YYYY-MM-DD] title` section to compound/lessons.md, or, when a lesson
-        of that title (case and spacing aside) exists, append the body's new lines to it, dated
-        when the day differs; lines it already holds are not repeated (no change, no commit).
-        Returns the lesson's heading."""
-        title = _safe_text(title, "lesson title", limit=300)
-        body = _safe_text(body, "lesson body", multiline=True)
-        day = today().isoformat()
-        heading = f"## [{day}] {title}"
-        lines = [l if l.lstrip().startswith(("-", "*")) else f"- {l}" for l in body.split("\n") if l.strip()]
-        wanted = " ".join(title.split()).casefold()
-
-        def change(old: str):
-            doc = Doc.parse(old or f"# lessons.md : {self.name}\n")
-            for section in doc.sections:
-                m = re.match(r"^\[([^\]]+)\]\s*(.*)$", section.title.strip())
-                if m and " ".join(m.group(2).split()).casefold() == wanted:
-                    held = {l.strip() for l in section.lines}
-                    dated = m.group(1) != day
-                    for line in lines:
-                        if line.strip() not in held and (
-                            not dated or f"- [{day}] {line.strip()[2:]}" not in held
-                        ):
-                            append_item(section, f"- [{day}] {line.strip()[2:]}" if dated else line)
-                    return doc.render(), (section.heading, "appended")
-            base = old or f"# lessons.md : {self.name}\n"
-            base = base if base.endswith("\n") else base + "\n"
-            return base + "\n" + heading + "\n" + "\n".join(lines) + "\n", (heading, "added")
-
-        def message(result) -> str:
-            shown, action = result
-            return (
-                f"lesson: append to {shown.split('] ', 1)[-1]}"
-                if action == "appended"
-                else f"lesson: {title}"
-            )
-
-        (heading, _), _ = self.edit(LESSONS, change, message)
-        return heading
+        return diary_path(day or today())
 
     def decisions(self) -> list[dict]:
         doc = Doc.parse(self.read_text(DECISIONS))
@@ -799,33 +518,6 @@ class Workspace:
             d["superseded"] = d["id"] in superseded
         return out
 
-    def decide(self, text: str, why: str, supersedes: str | None = None) -> str:
-        """Append D-NNN with date and reason; earlier entries are never edited."""
-        text = _safe_text(text, "decision")
-        why = _safe_text(why, "reason")
-
-        def change(old: str):
-            doc = Doc.parse(old or "# Decision log\n")
-            known = [int(m.group(2)) for s in doc.sections if (m := DECISION_RE.match(s.heading))]
-            ids = {f"D-{n:03d}" for n in known}
-            if supersedes and supersedes not in ids:
-                raise NotFound(
-                    f"no decision {supersedes} to supersede (known: {', '.join(sorted(ids)) or 'none'})"
-                )
-            did = f"D-{max(known, default=0) + 1:03d}"
-            block = [f"## {did} [{today().isoformat()}] {text}", f"- why: {why}"]
-            if supersedes:
-                block.append(f"- supersedes: {supersedes}")
-            base = old if old.endswith("\n") else old + "\n"
-            return base + "\n" + "\n".join(block) + "\n", did
-
-        did, _ = self.edit(
-            DECISIONS,
-            change,
-            lambda d: f"decision: {d} {_short(text)}" + (f" (supersedes {supersedes})" if supersedes else ""),
-        )
-        return did
-
     # -- tasks --------------------------------------------------------------------------
     def tasks(self) -> list[dict]:
         doc = Doc.parse(self.read_text(TASKS))
@@ -838,46 +530,6 @@ class Workspace:
                     out.append({"id": m.group(1), "status": status, "text": m.group(3)})
         return out
 
-    def task_add(self, text: str) -> str:
-        text = _safe_text(text, "task")
-
-        def change(old: str):
-            doc = Doc.parse(old or "# Tasks\n")
-            numbers = [
-                int(m.group(2)) for s in doc.sections for l in s.lines if (m := _TASK_RE.match(l.strip()))
-            ]
-            tid = f"T-{max(numbers, default=0) + 1:03d}"
-            append_item(doc.ensure("todo"), f"- {_TASK_MARK['todo']} {tid} {text}")
-            return doc.render(), tid
-
-        tid, _ = self.edit(TASKS, change, lambda t: f"task: add {t} {_short(text)}")
-        return tid
-
-    def task_move(self, task_id: str, status: str, note: str | None = None) -> dict:
-        if status not in templates.TASK_STATUSES:
-            raise InvalidInput(f"invalid task status {status!r}")
-        task_id = task_id.strip().upper()
-        if not re.match(r"^T-\d{3,}$", task_id):
-            raise InvalidInput(f"malformed task id {task_id!r}: ids look like T-001")
-        note = _safe_text(note, "note", limit=1000) if note else None
-
-        def change(old: str):
-            doc = Doc.parse(old)
-            for section in doc.sections:
-                for i, line in enumerate(section.lines):
-                    m = _TASK_RE.match(line.strip())
-                    if m and m.group(1) == task_id:
-                        del section.lines[i]
-                        text = m.group(3)
-                        if note:
-                            text = f"{re.sub(r' — .*$', '', text)} — {note}"
-                        append_item(doc.ensure(status), f"- {_TASK_MARK[status]} {task_id} {text}")
-                        return doc.render(), {"id": task_id, "status": status, "text": text}
-            raise NotFound(f"no task {task_id} in {TASKS}")
-
-        task, _ = self.edit(TASKS, change, lambda t: f"task: {status} {task_id} {_short(t['text'])}")
-        return task
-
     # -- state memo ---------------------------------------------------------------------
     def state(self) -> dict[str, str]:
         doc = Doc.parse(self.read_text(MEMO))
@@ -888,24 +540,6 @@ class Workspace:
             out[key] = section.body() if section else ""
         return out
 
-    def state_set(self, section: str, text: str) -> dict[str, str]:
-        key = _state_key(section)
-        text = _safe_text(text, "state text", multiline=True)
-
-        def change(old: str):
-            doc = Doc.parse(old or "# State memo\n")
-            lang = "ko" if re.search(r"[가-힣]", old) else "en"
-            titles = [templates.STATE_TITLES[l][key] for l in ("en", "ko")]
-            target = doc.find(*titles, key) or doc.ensure(templates.STATE_TITLES[lang][key])
-            target.lines = [""] + text.split("\n") + [""]
-            stamp = f"{now():%Y-%m-%d %H:%M}"
-            if doc.preamble and doc.preamble[0].startswith("# "):
-                doc.preamble[0] = templates.memo_stamped(doc.preamble[0], stamp, lang)
-            return doc.render(), key
-
-        self.edit(MEMO, change, f"state: {key} — {_short(text)}")
-        return self.state()
-
     # -- heartbeat ----------------------------------------------------------------------
     def heartbeat(self) -> list[str]:
         return [
@@ -913,42 +547,6 @@ class Workspace:
             for l in self.read_text(HEARTBEAT).splitlines()
             if re.match(r"^\s*[-*]\s+\S", l)
         ]
-
-    def heartbeat_add(self, text: str) -> str:
-        text = _safe_text(text, "heartbeat item")
-
-        def change(old: str):
-            base = old or "# HEARTBEAT.md\n\n"
-            base = base if base.endswith("\n") else base + "\n"
-            return base + f"- {text}\n", text
-
-        self.edit(HEARTBEAT, change, f"heartbeat: add {_short(text)}")
-        return text
-
-    def heartbeat_done(self, item: str) -> str:
-        """Remove an open item, by its 1-based number or by its exact text."""
-        item = clean_text(item, "heartbeat item")
-
-        def change(old: str):
-            lines = old.split("\n")
-            items = [i for i, l in enumerate(lines) if re.match(r"^\s*[-*]\s+\S", l)]
-            pick = None
-            if item.isdigit() and 1 <= int(item) <= len(items):
-                pick = items[int(item) - 1]
-            else:
-                matches = [i for i in items if lines[i].strip()[2:].strip() == item] or [
-                    i for i in items if item.lower() in lines[i].lower()
-                ]
-                if len(matches) > 1:
-                    raise InvalidInput(f"{item!r} matches {len(matches)} heartbeat items; give its number")
-                pick = matches[0] if matches else None
-            if pick is None:
-                raise NotFound(f"no open heartbeat item {item!r}")
-            removed = lines.pop(pick).strip()[2:].strip()
-            return "\n".join(lines), removed
-
-        removed, _ = self.edit(HEARTBEAT, change, lambda r: f"heartbeat: done {_short(r)}")
-        return removed
 
     # -- reading ------------------------------------------------------------------------
     def show(self) -> dict:
@@ -976,17 +574,15 @@ class Workspace:
     def log(self, limit: int = 50) -> list[dict]:
         return git.log(
             self.root,
-            [MEMORY, "memory", "compound", "state", HEARTBEAT, "AGENTS.md", "SOUL.md", "USER.md"],
+            list(LOGGED),
             limit,
         )
 
     def _invalid_utf8(self) -> list[dict]:
         """Lines of MEMORY.md and the diaries that are not valid UTF-8 (giok keeps their bytes
         as they are, but shows them as "�" and cannot search them as written)."""
-        found = []
-        rels = [MEMORY] + sorted(
-            p.relative_to(self.root).as_posix() for p in (self.root / "memory").glob("*.md")
-        )
+        found: list[dict[str, Any]] = []
+        rels = [MEMORY] + sorted(f"memory/{p.name}" for p in (self.root / "memory").glob("*.md"))
         for rel in rels:
             try:
                 data = read_bytes(self.root / rel)
@@ -1008,8 +604,8 @@ class Workspace:
 
     def check(self) -> list[dict]:
         """Problems in the files: {severity, path, line, message}."""
-        found = []
-        for rel in ("SOUL.md", "USER.md", "AGENTS.md", MEMORY):
+        found: list[dict[str, Any]] = []
+        for rel in REQUIRED:
             if not (self.root / rel).is_file():
                 found.append({"severity": "error", "path": rel, "line": None, "message": "missing file"})
         found += self._invalid_utf8()
@@ -1079,32 +675,23 @@ class Workspace:
             found.append({"severity": "error", "path": ".", "line": None, "message": "not a git repository"})
         return found + self._crash_leftovers()
 
-    # -- search (giok.retrieval.search) ------------------------------------------------------------
-    def search(self, query: str, k: int = 5, **opts):
-        """Hybrid search of this workspace (or opts workspaces=[...]); see giok.retrieval.search."""
-        from giok.retrieval.search import search
 
-        return search(self, query, k, **opts)
+# "- Name: Seojun", "- 이름: 서준", OpenClaw's "- **Name:** Seojun"; an empty value is no name.
+_USER_RE = re.compile(
+    r"^[ \t]*[-*][ \t]*(?:\*\*)?(?:name|이름)[ \t]*:[ \t]*(?:\*\*)?[ \t]*(\S[^\n]*?)[ \t]*$", re.I | re.M
+)
 
-    def recall(self, query: str, **opts):
-        """The seed's agentic recall: decide, search, retry once, else "no memory"."""
-        from giok.retrieval.search import recall
 
-        return recall(self, query, **opts)
+def default_user(user_md: str) -> str | None:
+    """The user's name in USER.md (boot shows it; reads see that user's scoped entries)."""
+    m = _USER_RE.search(user_md)
+    return m.group(1) if m else None
 
 
 def tier1_rules(agents_md: str) -> list[str]:
     doc = Doc.parse(agents_md)
     section = next((s for s in doc.sections if re.match(r"^tier\s*1\b", s.title.strip(), re.I)), None)
     return [l.strip() for l in section.lines if re.match(r"^\s*[-*]\s+\S", l)] if section else []
-
-
-def _safe_text(text: str, what: str, **limits) -> str:
-    """Validate text for a workspace file and redact secrets in it: no write path (diary,
-    lessons, decisions, tasks, state memo, heartbeat) lets a key or password reach git."""
-    from giok.write.policy import redact
-
-    return redact(clean_text(text, what, **limits))[0]
 
 
 def _state_key(section: str) -> str:
@@ -1130,32 +717,6 @@ def _confidence(value) -> str | None:
     return f"{number:g}"
 
 
-_CITED_ID = re.compile(ID_RE.pattern.strip("^$").join((r"\b", r"\b")))  # an entry id inside a text
-
-
-def _redaction_notes(decision) -> list[str]:
-    kinds = decision.redactions
-    return (
-        [f"redacted {len(kinds)} secret(s) before writing: {', '.join(sorted(set(kinds)))}"] if kinds else []
-    )
-
-
-def _kept_layer(target: MemoryEntry, layer: str) -> str | None:
-    """The layer a superseding entry takes from the one it replaces, when that one is deeper."""
-    old = target.layer or "M30"
-    return old if old in LAYERS and LAYERS.index(old) < LAYERS.index(layer) else None
-
-
-def _event_date(value) -> dt.date:
-    """The date of the event a memory is about: a real day, not in the future; default today."""
-    if value is None or value == "":
-        return today()
-    day = value if isinstance(value, dt.date) else parse_date(str(value))
-    if day > today():
-        raise InvalidInput(f"event date {day} is in the future (today is {today()})")
-    return day
-
-
 def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
@@ -1163,9 +724,3 @@ def _one_line(text: str) -> str:
 def _short(text: str, width: int = 60) -> str:
     text = _one_line(text)
     return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _empty_memory() -> str:
-    from giok.store.memoryfile import empty
-
-    return empty("en")

@@ -30,30 +30,30 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from giok.errors import GiokError, GitError, InvalidInput, NotFound
 from giok.store import git
 from giok.store.fsutil import atomic_write, clean_text, read_bytes
+from giok.store.layout import ARCHIVE_RE, FORGETTABLE_RE, LESSONS, MEMORY, TRACE, diary_day
+from giok.store.memoryfile import MemoryEntry, MemoryFile
+from giok.store.workspace import Workspace, _short, check_id
 
 _SKIP_DERIVED = (".db", ".sqlite", ".sqlite3", "-wal", "-shm", "lock", ".key")
 MIN_MATCH = 8
-DIARY_RE = re.compile(r"^memory/\d{4}-\d{2}-\d{2}\.md$")
-ARCHIVE_RE = re.compile(r"^memory/archive/[^/]+\.md$")
-LESSONS = "compound/lessons.md"
-TRACE = "state/trace.jsonl"
-SCOPE_RE = re.compile(
-    r"^(MEMORY\.md|compound/lessons\.md|state/trace\.jsonl|memory/\d{4}-\d{2}-\d{2}\.md"
-    r"|memory/archive/[^/]+\.md)$"
-)
+SCOPE_RE = FORGETTABLE_RE
+__all__ = ["LESSONS", "MIN_MATCH", "SCOPE_RE", "Forgotten", "forget", "history_report", "rewrite"]
+T = TypeVar("T")
 _LINE_RE = re.compile(r"[^\n]*\n|[^\n]+$")  # lines as MemoryFile numbers them
 
 
 @dataclass
 class Forgotten:
     reason: str
-    entry: object = None  # the MemoryEntry, when forgotten by id
+    entry: MemoryEntry | None = None  # when forgotten by id
     texts: list[str] = field(default_factory=list)
     removed: list[dict] = field(default_factory=list)  # {path, line}
     commit: str | None = None
@@ -79,7 +79,7 @@ class _Files:
     """Each file read once, under the lock: the lines chosen and the checksum checked at write
     time come from the same bytes."""
 
-    def __init__(self, ws):
+    def __init__(self, ws: Workspace):
         self.root = ws.root
         self.data: dict[str, bytes] = {}
 
@@ -93,14 +93,20 @@ class _Files:
 
 
 def forget(
-    ws,
+    ws: Workspace,
     entry_id: str | None = None,
     reason: str = "",
+    *,
     match: str | None = None,
     purge: bool = False,
     rewrite_history: bool = False,
     dry_run: bool = False,
+    purge_index: Callable[[Workspace, Forgotten], int | None] | None = None,
+    scrub_bus: Callable[[Workspace, Forgotten], list[str]] | None = None,
 ) -> Forgotten:
+    """Forget (see the module's docstring). After the commit, `purge_index` and `scrub_bus`
+    (given by the layers above: the search index, the cross-view bus) clean derived copies;
+    a failure there is a warning note, never an error."""
     reason = clean_text(reason, "reason", limit=1000)
     if bool(entry_id) == bool(match):
         raise InvalidInput("give either a memory id or --match TEXT (not both, not neither)")
@@ -110,12 +116,11 @@ def forget(
         ws._require_git()
         files = _Files(ws)
         history_only = purge or rewrite_history
-        done = (
-            _by_id(ws, files, entry_id, reason)
-            if entry_id
-            else _by_match(ws, files, match, reason, history_only)
-        )
-        if rewrite_history and not _needles(done):
+        if entry_id:
+            done = _by_id(ws, files, entry_id, reason)
+        else:
+            done = _by_match(ws, files, match or "", reason, history_only)
+        if rewrite_history and not needles(done):
             raise InvalidInput(
                 f"the text is too short to rewrite history safely (under {MIN_MATCH} characters); "
                 "forget it without --rewrite-history"
@@ -123,10 +128,11 @@ def forget(
         if dry_run:
             return done
         done.commit = _write(ws, files, done) if done.removed else None
-    done.index_chunks = _after_commit(done, "search index", _purge_index, ws)
-    done.caches = (_after_commit(done, "giok caches", _scrub_caches, ws) or []) + (
-        _after_commit(done, "cross-view bus", _scrub_crossview, ws) or []
-    )
+    if purge_index is not None:
+        done.index_chunks = _after_commit(done, "search index", purge_index, ws)
+    done.caches = _after_commit(done, "giok caches", _scrub_caches, ws) or []
+    if scrub_bus is not None:
+        done.caches += _after_commit(done, "cross-view bus", scrub_bus, ws) or []
     if purge or rewrite_history:
         done.history = history_report(ws, done.texts)
     if rewrite_history and done.history.get("commits"):
@@ -146,10 +152,7 @@ def _check_match(match: str) -> str:
     return match
 
 
-def _by_id(ws, files: _Files, entry_id: str, reason: str) -> Forgotten:
-    from giok.store.memoryfile import MemoryFile
-    from giok.store.workspace import MEMORY, check_id
-
+def _by_id(ws: Workspace, files: _Files, entry_id: str, reason: str) -> Forgotten:
     entry_id = check_id(entry_id)
     entry = MemoryFile.parse(files.read(MEMORY)).find(entry_id)
     if entry is None:
@@ -179,7 +182,7 @@ def _trace_target(line: str) -> str | None:
     return item.get("target") if isinstance(item, dict) else None
 
 
-def _diary_sources(files: _Files, scoped: list[str], entry) -> list[dict]:
+def _diary_sources(files: _Files, scoped: list[str], entry: MemoryEntry) -> list[dict]:
     """Diary lines holding the entry's whole text: where it was written down first. A text
     shorter than MIN_MATCH is too common to say where it came from."""
     needle = " ".join(entry.text.split()).casefold()
@@ -187,7 +190,7 @@ def _diary_sources(files: _Files, scoped: list[str], entry) -> list[dict]:
         return []
     source = entry.fields.get("source") or ""
     day = source[len("diary:") :] if source.startswith("diary:") else None
-    diaries = [r for r in scoped if DIARY_RE.match(r) and (day is None or r == f"memory/{day}.md")]
+    diaries = [r for r in scoped if diary_day(r) and (day is None or diary_day(r) == day)]
     return [
         {"path": rel, "line": no}
         for rel in diaries
@@ -196,7 +199,7 @@ def _diary_sources(files: _Files, scoped: list[str], entry) -> list[dict]:
     ]
 
 
-def _by_match(ws, files: _Files, match: str, reason: str, history_only: bool = False) -> Forgotten:
+def _by_match(ws: Workspace, files: _Files, match: str, reason: str, history_only: bool = False) -> Forgotten:
     done = Forgotten(reason, texts=[match])
     needle = match.casefold()
     for rel in _scoped_files(ws):
@@ -208,7 +211,7 @@ def _by_match(ws, files: _Files, match: str, reason: str, history_only: bool = F
     return done
 
 
-def _write(ws, files: _Files, done: Forgotten) -> str | None:
+def _write(ws: Workspace, files: _Files, done: Forgotten) -> str | None:
     """Drop the chosen lines from each file and commit them together, checked against the
     bytes they were chosen from; any failure puts every file back before it is raised."""
     by_path: dict[str, set[int]] = {}
@@ -233,7 +236,7 @@ def _write(ws, files: _Files, done: Forgotten) -> str | None:
     )
 
 
-def _scoped_files(ws) -> list[str]:
+def _scoped_files(ws: Workspace) -> list[str]:
     """The memory files forget may edit: tracked or new, not ignored, plain files."""
     proc = git.run(ws.root, "ls-files", "--cached", "--others", "--exclude-standard", "-z", check=False)
     names = [n for n in proc.stdout.split("\0") if n] if proc.returncode == 0 else []
@@ -244,7 +247,9 @@ def _scoped_files(ws) -> list[str]:
     )
 
 
-def _after_commit(done: Forgotten, what: str, step, ws):
+def _after_commit(
+    done: Forgotten, what: str, step: Callable[[Workspace, Forgotten], T], ws: Workspace
+) -> T | None:
     """A step after the commit: the forget is done, so a failure here is a warning note, never
     an error (and never a traceback)."""
     try:
@@ -254,43 +259,15 @@ def _after_commit(done: Forgotten, what: str, step, ws):
         return None
 
 
-def _purge_index(ws, done: Forgotten) -> int | None:
-    try:
-        from giok.retrieval import index
-
-        purge = index.purge
-    except (ImportError, AttributeError):
-        done.notes.append("search index not purged: giok.retrieval.index is not available")
-        return None
-    ids = [done.entry.id] if done.entry else []
-    paths = sorted({r["path"] for r in done.removed})
-    try:
-        return purge(ws, _needles(done), ids=ids, paths=paths)
-    except index.IndexBusy:
-        done.notes.append(
-            "warning: the search index is busy (another giok process is syncing it); the purge is "
-            "recorded in .giok/ and runs before the next search returns anything"
-        )
-        return None
-
-
-def _needles(done: Forgotten) -> list[str]:
+def needles(done: Forgotten) -> list[str]:
     """The texts worth matching elsewhere: a short entry text ("Tea") would hit everything."""
     return [t for t in done.texts if len(t.strip()) >= MIN_MATCH]
 
 
-def _scrub_crossview(ws, done: Forgotten) -> list[str]:
-    """Messages this workspace sent or received through the home's cross-view bus."""
-    from giok.lifecycle.crossview import Bus
-
-    count = Bus(ws.home).scrub(ws.name, _needles(done))
-    return [f"{Bus(ws.home).path}: {count} message(s)"] if count else []
-
-
-def _scrub_caches(ws, done: Forgotten) -> list[str]:
+def _scrub_caches(ws: Workspace, done: Forgotten) -> list[str]:
     """Remove lines holding the text (or the id) from derived text files in .giok/ (the
     reference log, any boot or summary cache). SQLite files are the index's to purge."""
-    needles = [t.casefold() for t in _needles(done)] + ([done.entry.id] if done.entry else [])
+    wanted = [t.casefold() for t in needles(done)] + ([done.entry.id] if done.entry else [])
     changed = []
     for path in sorted(p for p in ws.data_dir.rglob("*") if p.is_file()):
         if path.name.endswith(_SKIP_DERIVED) or path.stat().st_size > 50_000_000:
@@ -299,7 +276,7 @@ def _scrub_caches(ws, done: Forgotten) -> list[str]:
         if b"\0" in data[:4096]:
             continue
         lines = data.decode("utf-8", errors="surrogateescape").splitlines(keepends=True)
-        kept = [l for l in lines if not any(n in l.casefold() for n in needles)]
+        kept = [l for l in lines if not any(n in l.casefold() for n in wanted)]
         if len(kept) != len(lines):
             atomic_write(path, "".join(kept).encode("utf-8", errors="surrogateescape"))
             changed.append(str(path.relative_to(ws.root)))
@@ -307,7 +284,7 @@ def _scrub_caches(ws, done: Forgotten) -> list[str]:
 
 
 # -- git history ------------------------------------------------------------------------------
-def history_report(ws, texts: list[str]) -> dict:
+def history_report(ws: Workspace, texts: list[str]) -> dict:
     """Commits (any ref) whose files or message still hold one of texts, and how to remove them."""
     found: dict[str, str] = {}
     for text in texts:
@@ -330,7 +307,8 @@ def history_report(ws, texts: list[str]) -> dict:
 
 _TREE_FILTER = r"""
 import json, os, re, sys
-needles = [t.casefold() for t in json.load(open(sys.argv[1]))]
+with open(sys.argv[1], encoding="utf-8") as f:
+    needles = [t.casefold() for t in json.load(f)]
 scope = re.compile(sys.argv[2])
 for base, dirs, files in os.walk("."):
     dirs[:] = [d for d in dirs if d != ".git"]
@@ -338,31 +316,33 @@ for base, dirs, files in os.walk("."):
         path = os.path.join(base, name)
         if os.path.islink(path) or not scope.match(os.path.relpath(path, ".").replace(os.sep, "/")):
             continue
-        data = open(path, "rb").read()
+        with open(path, "rb") as f:
+            data = f.read()
         if b"\0" in data:
             continue
         text = data.decode("utf-8", "surrogateescape")
         lines = text.splitlines(keepends=True)
         kept = [l for l in lines if not any(n in l.casefold() for n in needles)]
         if len(kept) != len(lines):
-            open(path, "wb").write("".join(kept).encode("utf-8", "surrogateescape"))
+            with open(path, "wb") as f:
+                f.write("".join(kept).encode("utf-8", "surrogateescape"))
 """
 
 _MSG_FILTER = r"""
 import json, re, sys
 message = sys.stdin.read()
-for text in json.load(open(sys.argv[1])):
+with open(sys.argv[1], encoding="utf-8") as f:
+    texts = json.load(f)
+for text in texts:
     message = re.sub(re.escape(text), "[forgotten]", message, flags=re.I)
 sys.stdout.write(message)
 """
 
 
-def rewrite(ws, texts: list[str]) -> None:
+def rewrite(ws: Workspace, texts: list[str]) -> None:
     """Remove every line holding one of texts from the memory files (SCOPE_RE, text files
     only) of every commit, and the texts from every commit message; then drop the old objects
     (reflog expiry + gc)."""
-    from giok.store.workspace import _short
-
     texts = [t for t in texts if len(t.strip()) >= MIN_MATCH]
     if not texts:
         raise InvalidInput(f"the text is too short to rewrite history safely (under {MIN_MATCH} characters)")

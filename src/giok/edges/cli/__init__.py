@@ -11,8 +11,9 @@ import sys
 import click
 
 from giok.errors import GiokError
+from giok.settings import Settings
 from giok.store.home import Home
-from giok.store.workspace import Workspace
+from giok.workspace import Workspace
 
 # Command → the module that defines it. Modules are imported when their command runs, so
 # `giok remember` does not pay for numpy, the index or the scheduler.
@@ -109,7 +110,8 @@ def open_workspace() -> Workspace:
     names = chosen_workspaces()
     if len(names) > 1:
         raise click.UsageError("this command takes one workspace; -w was given more than once")
-    return Workspace.open(names[0] if names else None, home=Home())
+    settings = Settings.from_env()  # the entry point reads the environment; the library is passed it
+    return Workspace.open(names[0] if names else None, home=Home(settings=settings), settings=settings)
 
 
 def emit(data, as_json: bool, text=None) -> None:

@@ -8,7 +8,7 @@ from giok.edges.cli import emit, json_option, main, open_workspace, read_text_ar
 from giok.errors import InvalidInput, LoopRefused
 from giok.lifecycle.crossview import Bus
 from giok.store.home import Home
-from giok.store.workspace import Workspace
+from giok.workspace import Workspace
 
 
 @main.group()

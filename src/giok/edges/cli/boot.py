@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import click
 
 from giok.edges.cli import emit, json_option, main, open_workspace, workspace_option
@@ -67,10 +69,17 @@ def _claude_hook(budget, context, user, thread, no_record) -> None:
                 err=True,
             )
             return
-        result = bootlib.build(
-            open_workspace(), budget=budget, context=context, user=user, thread=thread, record=not no_record
+        answer = hooks.session_start(
+            open_workspace(),
+            {},
+            budget,
+            event,
+            context=context,
+            user=user,
+            thread=thread,
+            record=not no_record,
         )
-        click.echo(result.hook_json(event))
+        click.echo(json.dumps(answer, ensure_ascii=False))
     except Exception as exc:  # memory never blocks the session
         click.echo(f"giok boot ({event} hook): {exc}", err=True)
 

@@ -14,7 +14,8 @@ from giok.edges.cli import emit, json_option, main, open_workspace, read_text_ar
 from giok.errors import WorkspaceError
 from giok.store import templates
 from giok.store.home import Home
-from giok.store.workspace import LESSONS, TYPES, Workspace, check_layer, check_scope
+from giok.store.workspace import LESSONS, TYPES, check_layer, check_scope
+from giok.workspace import Workspace
 
 
 @main.command()
@@ -289,7 +290,7 @@ def lesson(title, body, as_json):
     the new lines appended (dated), never replaced."""
     ws = open_workspace()
     before = ws.read_text(LESSONS)
-    heading = ws.lesson(title, read_text_arg(body))
+    heading = ws.lesson(title, read_text_arg(body)).heading
     action = (
         "added"
         if heading not in before.splitlines()

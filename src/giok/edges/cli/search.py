@@ -14,7 +14,7 @@ from giok.errors import GiokError, InvalidInput, WorkspaceError
 from giok.retrieval import index as index_mod
 from giok.retrieval.search import MAX_QUERY, MIN_SCORE, MODES, recall, search_full
 from giok.store.home import Home
-from giok.store.workspace import Workspace
+from giok.workspace import Workspace
 
 MAX_BATCH = 1000  # queries in one --batch run
 MAX_BATCH_LINE = 4 * MAX_QUERY + 2  # bytes read of one line (MAX_QUERY characters of UTF-8, CRLF)
