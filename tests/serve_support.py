@@ -17,7 +17,7 @@ import uvicorn
 from giok.edges.server.app import build_app
 from giok.edges.server.tokens import Tokens
 from giok.store.home import Home
-from giok.store.workspace import Workspace
+from giok.workspace import Workspace
 
 
 @dataclass

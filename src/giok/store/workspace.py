@@ -142,7 +142,6 @@ class Workspace:
     and write of the library goes through it. `Workspace.init` makes one, `Workspace.open`
     finds a registered one."""
 
-    def __init__(self, root: Path | str, name: str | None = None, home: Home | None = None):
     def __init__(
         self,
         root: Path | str,

@@ -29,7 +29,8 @@ from giok.store.clock import today
 from giok.store.fsutil import read_bytes
 from giok.store.memoryfile import MemoryEntry, MemoryFile
 from giok.store.sections import parse_diary
-from giok.store.workspace import MEMORY, Workspace
+from giok.store.workspace import MEMORY
+from giok.workspace import Workspace
 
 DIARY_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 COMMIT_RE = re.compile(r"^[0-9a-f]{4,40}$")

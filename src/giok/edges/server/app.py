@@ -33,7 +33,7 @@ from giok.edges import mcp as giok_mcp
 from giok.edges.server.tokens import Token, Tokens, token_from
 from giok.errors import NotFound, PermissionDenied
 from giok.store.home import Home
-from giok.store.workspace import Workspace
+from giok.workspace import Workspace
 
 STATIC = Path(__file__).parent / "static"
 
