@@ -17,15 +17,15 @@ from __future__ import annotations
 import functools
 import math
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from giok.store.memoryfile import MemoryEntry, MemoryFile
+from giok.text import analysis, likeness
 from giok.text import terms as tokenize
 
 LOW_CONFIDENCE = 0.5  # speculation is kept only when marked with a type and at most this
-NEAR_DUPLICATE = 0.82  # similarity at or above which a new entry updates an old one
+NEAR_DUPLICATE = likeness.NEAR_DUPLICATE  # similarity at or above which a new entry updates an old one
 
 # -- should_write -----------------------------------------------------------------------------
 _GREETING = re.compile(
@@ -203,35 +203,18 @@ def visible(
 
 
 # -- normalize ---------------------------------------------------------------------------------
-_DATE_FORMS = (
-    re.compile(r"\b(\d{4})\s*[./–—‒−]\s*(\d{1,2})\s*[./–—‒−]\s*(\d{1,2})\b"),
-    re.compile(r"(\d{4})년\s*(\d{1,2})월\s*(\d{1,2})일"),
-)
-
-
 def normalize(text: str) -> str:
     """NFC, one space between words, ISO dates (2026.3.5, 2026/03/05, 2026–03–05, 2026년 3월 5일)."""
-    text = unicodedata.normalize("NFC", text)
-    text = " ".join(text.split())
-    for pattern in _DATE_FORMS:
-        text = pattern.sub(_iso, text)
-    return text
-
-
-def _iso(m: re.Match) -> str:
-    y, mo, d = (int(g) for g in m.groups())
-    if 1 <= mo <= 12 and 1 <= d <= 31:
-        return f"{y:04d}-{mo:02d}-{d:02d}"
-    return m.group(0)
+    return analysis.canonical(text)
 
 
 def key(text: str) -> str:
     """The comparison key: case-folded words without punctuation."""
-    return " ".join(_words(normalize(text).casefold()))
+    return likeness.features(text).key
 
 
 def _words(text: str) -> list[str]:
-    return re.findall(r"[\w가-힣]+", text)
+    return analysis.key_words(text)
 
 
 # -- secrets -----------------------------------------------------------------------------------
@@ -489,7 +472,7 @@ class Statement(NamedTuple):
     purpose: frozenset = frozenset()  # "for X" words: "use Redis for caching"
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1 << 15)
 def subject(text: str) -> Statement | None:
     """(who or what, predicate, object words) of a statement like "Seojun prefers tea" or
     "서준은 차를 좋아한다"; None when no predicate is found or nothing names the subject."""
@@ -497,7 +480,7 @@ def subject(text: str) -> Statement | None:
         m = pattern.search(text)
         if not m:
             continue
-        found = _subject_ko(text, m, name) if tokenize.language(text) == "ko" else _subject_en(text, m, name)
+        found = _subject_ko(text, m, name) if analysis.language(text) == "ko" else _subject_en(text, m, name)
         if found:
             return found
     return None
@@ -518,11 +501,11 @@ def _subject_ko(text: str, m: re.Match, name: str) -> Statement | None:
         _KO_OBJECT if name in ("switch", "move") and any(_KO_OBJECT.match(w) for w in head) else _KO_TOPIC
     )
     cut = next((i + 1 for i, w in enumerate(head) if marker.match(w)), 0)
-    who = " ".join(tokenize.stem_ko(w) for w in head[:cut])
+    who = " ".join(analysis.stem_ko(w) for w in head[:cut])
     who = "" if who in _KO_SELF else who
     if name == "be" and not who:
         return None
-    return Statement(who, name, frozenset(tokenize.stem_ko(w) for w in head[cut:]))
+    return Statement(who, name, frozenset(analysis.stem_ko(w) for w in head[cut:]))
 
 
 def _same_subject(a: Statement, b: Statement) -> bool:
@@ -626,40 +609,17 @@ def _same_kind_of_value(a: Statement, b: Statement) -> bool:
     return len(a.who.split()) >= 2
 
 
-# Negation, rewritten to the positive claim: (pattern, replacement). Each hit flips the polarity.
-_NEGATIONS = (
-    (re.compile(r"\bno longer\b|\bnot\b|\bnever\b|\bno\b", re.I), ""),
-    (re.compile(r"\bcan ?not\b|\bcan'?t\b", re.I), "can"),
-    (re.compile(r"\bwon'?t\b", re.I), "will"),
-    (re.compile(r"\b(\w+)n'?t\b", re.I), r"\1"),
-    (re.compile(r"\bdisabled\b", re.I), "enabled"),
-    (re.compile(r"\bforbidden\b|\bprohibited\b", re.I), "allowed"),
-    (
-        re.compile(r"지(는|도|가)?\s*(않|마|말|못)[가-힣]*"),
-        "",
-    ),  # 하지 않는다, 하지 마, 하지 말 것, 하지 못한다
-    (re.compile(r"(?<![가-힣])(안|못)\s+"), ""),  # 안 한다, 못 간다
-    (re.compile(r"(?<![가-힣])(안|못)(?=(하|해|했|한|할|돼|된|되))"), ""),  # 안한다, 못해
-    (re.compile(r"\s*아니[가-힣]*"), ""),  # 채식주의자가 아니다
-    (re.compile(r"없(?=[가-힣]|\b|$)"), "있"),  # GPU가 없다 → 있다
-    (re.compile(r"꺼져|꺼짐|꺼진"), "켜져"),
-    (re.compile(r"비활성"), "활성"),
-    (re.compile(r"금지"), "허용"),
-)
 _KO_ENDINGS = ("는다", "다", "지는", "지", "함", "해", "할")  # only on words tokenize.stem_ko left alone
 _LIGHT_VERBS = {"하", "되", "이", "있", "수"}
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1 << 15)
 def claim(text: str) -> tuple[frozenset, bool]:
     """(the words of the positive claim, negated?): "배포는 금요일에 하지 않는다" and "Deploys do not
     happen on Friday" become the words of "배포는 금요일에 한다" / "Deploys happen on Friday", True.
     Korean words are compared by stem (particles and endings off, last final consonant dropped:
     한다 / 하지 → 하, 돈다 / 돌지 → 도); English words by tokenize's stemmer; change words drop."""
-    body, flips = normalize(text).casefold(), 0
-    for pattern, positive in _NEGATIONS:
-        body, n = pattern.subn(positive, body)
-        flips += n
+    body, negated = analysis.positive(text)
     body = _CHANGE_WORDS.sub(" ", body)
     out = set()
     for word in _words(body):
@@ -671,11 +631,11 @@ def claim(text: str) -> tuple[frozenset, bool]:
                 out.add(stem)
         else:
             out.update(tokenize.terms(word))
-    return frozenset(out), flips % 2 == 1
+    return frozenset(out), negated
 
 
 def _ko_claim_word(word: str) -> str:
-    stem = tokenize.stem_ko(word)
+    stem = analysis.stem_ko(word)
     for ending in _KO_ENDINGS if stem == word else ():
         if stem.endswith(ending) and len(stem) > len(ending):
             stem = stem[: -len(ending)]
@@ -688,87 +648,37 @@ def _ko_claim_word(word: str) -> str:
     return stem
 
 
-def _counterparts(wa: set, wb: set) -> bool:
-    """Every word of each side has a counterpart of the same stem on the other side."""
-    only_a, only_b = wa - wb, wb - wa
-
-    def stem_match(word: str, others: set[str]) -> bool:
-        size = 2 if re.match(r"[가-힣]", word) else 4
-        return len(word) >= size and any(
-            (
-                len(o) >= size
-                and o[:size] == word[:size]
-                and (o.startswith(word[:-1] or word) or word.startswith(o[:-1] or o) or size == 2)
-            )
-            or (size == 2 and len(o) >= 2 and (word in o or o in word))
-            for o in others
-        )
-
-    return all(stem_match(w, only_b) for w in only_a) and all(stem_match(w, only_a) for w in only_b)
-
-
 def opposed(a: str, b: str) -> bool:
     """The same claim with the opposite polarity ("runs on Fridays" / "does not run on Fridays",
     "GPU가 있다" / "GPU가 없다"): a contradiction to flag, unless the newer one says it changed."""
     (wa, na), (wb, nb) = claim(a), claim(b)
-    return na != nb and bool(wa) and bool(wb) and _counterparts(set(wa), set(wb))
-
-
-_FILLER = {"in", "on", "at", "into", "onto", "to", "of"}
-
-
-def rewording(a: str, b: str) -> bool:
-    """Do a and b differ only in inflection and filler words ("Monday" / "Mondays")? A word
-    with no counterpart of the same stem ("alpha" / "gamma") makes it a different fact, and so
-    does a negation ("한다" / "안 한다")."""
-
-    def content(text: str) -> set[str]:
-        return {
-            w
-            for w in key(text).split()
-            if w not in _STOP and w not in _FILLER and (len(w) > 1 or w.isdigit())
-        }
-
-    return claim(a)[1] == claim(b)[1] and _counterparts(content(a), content(b))
+    return na != nb and bool(wa) and bool(wb) and likeness.counterparts(set(wa), set(wb))
 
 
 def similarity(a: str, b: str) -> float:
     """Dice similarity of character trigrams of the comparison keys (works for Korean too)."""
-    ga, gb = _grams(key(a)), _grams(key(b))
-    if not ga or not gb:
-        return 0.0
-    common = sum(min(ga[g], gb[g]) for g in ga if g in gb)
-    return 2.0 * common / (sum(ga.values()) + sum(gb.values()))
-
-
-def _numbers(text: str) -> list[str]:
-    return re.findall(r"\d+", text)
-
-
-def _grams(text: str) -> dict[str, int]:
-    padded = f"  {text} "
-    out: dict[str, int] = {}
-    for i in range(len(padded) - 2):
-        gram = padded[i : i + 3]
-        out[gram] = out.get(gram, 0) + 1
-    return out
+    return likeness.similarity(likeness.features(a), likeness.features(b))
 
 
 def compare(memory: MemoryFile, text: str, scope: str, today=None) -> tuple[str, MemoryEntry | None, str]:
-    """Against live entries of the same scope: ("duplicate"|"supersede"|"new", entry, why)."""
-    wanted = key(text)
+    """Against live entries of the same scope: ("duplicate"|"supersede"|"new", entry, why).
+    The new text's features are computed once; an entry's are memoised by its text
+    (giok.text.likeness), so each entry costs a few lookups."""
+    mine_f = likeness.features(text)
+    wanted = mine_f.key
     live = [
         e
         for e in memory.entries()
         if not e.superseded and e.scope == scope and not (today and e.expired(today))
     ]
     for entry in live:
-        if key(entry.text) == wanted:
+        if likeness.features(entry.text).key == wanted:
             return "duplicate", entry, f"same as {entry.id}"
     reverted = _reversion(memory, wanted, live)
     if reverted:
         return reverted
     mine = subject(text)
+    changed = bool(_CHANGE_WORDS.search(text))
     best, best_score = None, 0.0
     for entry in reversed(live):
         if mine and contradicts(text, entry.text):
@@ -777,12 +687,14 @@ def compare(memory: MemoryFile, text: str, scope: str, today=None) -> tuple[str,
                 entry,
                 f"replaces {entry.id} (same subject: {mine[0] or 'the speaker'}, {mine[1]}; changed)",
             )
-        if _CHANGE_WORDS.search(text) and opposed(text, entry.text):
+        if changed and opposed(text, entry.text):
             return "supersede", entry, f"replaces {entry.id} (the same claim, now negated or restored)"
-        score = similarity(text, entry.text)
-        if score > best_score and _numbers(text) == _numbers(entry.text):
-            best, best_score = entry, score
-    if best is not None and best_score >= NEAR_DUPLICATE and len(wanted) >= 12 and rewording(text, best.text):
+        other = likeness.features(entry.text)
+        if likeness.near_duplicate(mine_f, other):
+            score = likeness.similarity(mine_f, other)
+            if score > best_score:
+                best, best_score = entry, score
+    if best is not None:
         return "supersede", best, f"near-duplicate of {best.id} (similarity {best_score:.2f})"
     return "new", None, ""
 
@@ -793,7 +705,7 @@ def _reversion(memory: MemoryFile, wanted: str, live: list[MemoryEntry]):
     by_id = {e.id: e for e in memory.entries()}
     live_ids = {e.id for e in live}
     for old in memory.entries():
-        if not old.superseded or key(old.text) != wanted:
+        if not old.superseded or likeness.features(old.text).key != wanted:
             continue
         current, seen = old, set()
         while current.fields.get("superseded_by") in by_id and current.id not in seen:
