@@ -59,12 +59,12 @@ def bigrams(run: str) -> list[str]:
     return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
-def _terms(word: str) -> list[str]:
+def _terms(word: str, query: bool) -> list[str]:
     if is_hangul(word):
         if word in KO_STOP:
             return []
         stem = stem_ko(word)
-        return [stem] if stem == word else [word, stem]
+        return [stem] if stem == word or query else [word, stem]
     if is_cjk(word):
         return bigrams(word)
     if word in SEARCH_STOP or _APOSTROPHE.sub("", word) in SEARCH_STOP:
@@ -74,10 +74,12 @@ def _terms(word: str) -> list[str]:
 
 
 def terms(text: str, query: bool = False) -> list[str]:
-    """The keyword terms of a text, in order (duplicates kept for documents)."""
+    """The keyword terms of a text, in order (duplicates kept for documents). A document keeps a
+    Korean word and its stem; a query only the stem, so that `해운대에서` counts as fully present
+    in a text that says `해운대` (and `서준은` in one that says `서준이가`)."""
     out: list[str] = []
     for word in words(text):
-        out.extend(_terms(word))
+        out.extend(_terms(word, query))
     return out
 
 
