@@ -113,16 +113,22 @@ def _is_question(body: str) -> bool:
 
 
 # -- type and scope ----------------------------------------------------------------------------
+# The one list of type keywords: `classify` for remember and judges.guess_type for distilled
+# diary items. First match wins, in this order.
 _TYPE_RULES = (
     (
         "decision",
-        re.compile(r"\b(decided|decision|we chose|agreed to|settled on|going with)\b|결정|합의", re.I),
+        re.compile(
+            r"\b(decided|decides|decision|we chose|chose to|agreed to|settled on|going with|will use)\b|"
+            r"결정|합의|하기로|정했",
+            re.I,
+        ),
     ),
     (
         "lesson",
         re.compile(
-            r"\b(lesson|learned|learnt|never again|always (check|use|run)|next time|"
-            r"mistake was|pattern:)\b|교훈|배운|다음부터|실수",
+            r"\b(lessons?|learned|learnt|never again|always (check|use|run)|next time|should have|"
+            r"mistakes?|mistake was|root cause|post-?mortem|pattern:)|교훈|배운|배웠|다음부터|다음엔|실수",
             re.I,
         ),
     ),
@@ -137,7 +143,7 @@ _TYPE_RULES = (
     (
         "workflow",
         re.compile(
-            r"\b(pending|in progress|waiting (for|on)|blocked|next step|todo|to do|"
+            r"\b(pending|in progress|waiting (for|on)|blocked|next step|todo|to do|wip|"
             r"half[- ]done|unfinished|resume|awaiting)\b|진행 ?중|대기|다음 단계|미완|보류|재개",
             re.I,
         ),
@@ -146,7 +152,8 @@ _TYPE_RULES = (
         "episode",
         re.compile(
             r"\b(yesterday|today|this morning|last (week|night|month)|finished|completed|"
-            r"shipped|released|met|happened|did)\b|어제|오늘|완료|했다|끝냈",
+            r"shipped|released|launched|started|founded|joined|married|graduated|met|happened|did|"
+            r"failed|broke|crashed)\b|어제|오늘|완료|했다|끝냈|출시|런칭|창업|합류|시작했|실패했|깨졌",
             re.I,
         ),
     ),
