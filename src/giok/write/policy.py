@@ -431,6 +431,24 @@ _KO_PARTICLE = re.compile(r"(은|는|이|가|께서|의)$")
 _KO_TOPIC = re.compile(r"..*(은|는|이|가|께서)$")
 _KO_OBJECT = re.compile(r"..*(을|를)$")
 _KO_SELF = {"나", "저", "내", "제", "우리", "저희"}
+_KO_LOCATIVE = re.compile(r"..*(에서|에선)$")
+# What a preference is about: two preferences of different aspects are two facts ("I prefer short
+# answers" / "I prefer Korean from now on"); a preference of no known aspect may replace another.
+_PREFERENCE_ASPECTS = (
+    (
+        "language",
+        re.compile(
+            r"\b(korean|english|japanese|chinese|french|german|spanish)\b|한국어|영어|일본어|중국어|한글",
+            re.I,
+        ),
+    ),
+    (
+        "length",
+        re.compile(r"\b(short|long|brief|concise|detailed|verbose|terse|lengthy)\b|짧|길게|간결|자세", re.I),
+    ),
+    ("format", re.compile(r"\b(bullets?|markdown|tables?|lists?|prose|json)\b|표로|목록|마크다운", re.I)),
+    ("tone", re.compile(r"\b(formal|casual|polite|friendly)\b|존댓말|반말|격식", re.I)),
+)
 _STOP = {
     "the",
     "a",
@@ -477,6 +495,7 @@ class Statement(NamedTuple):
     predicate: str  # prefer, dislike, want, switch, move, live, use, call, be
     objects: frozenset  # the other words of the statement
     purpose: frozenset = frozenset()  # "for X" words: "use Redis for caching"
+    where: frozenset = frozenset()  # Korean locatives: "회사에서 맥북을 쓴다" → {회사}
 
 
 @functools.lru_cache(maxsize=1 << 15)
@@ -512,7 +531,9 @@ def _subject_ko(text: str, m: re.Match, name: str) -> Statement | None:
     who = "" if who in _KO_SELF else who
     if name == "be" and not who:
         return None
-    return Statement(who, name, frozenset(analysis.stem_ko(w) for w in head[cut:]))
+    rest = head[cut:]
+    where = frozenset(analysis.stem_ko(w) for w in rest if _KO_LOCATIVE.match(w))
+    return Statement(who, name, frozenset(analysis.stem_ko(w) for w in rest), where=where)
 
 
 def _same_subject(a: Statement, b: Statement) -> bool:
@@ -542,6 +563,10 @@ def contradicts(new: str, old: str) -> bool:
         return False
     if (a.purpose or b.purpose) and not a.purpose & b.purpose:
         return False  # "use Postgres for the database" / "now use Redis for caching"
+    if a.where and b.where and not a.where & b.where:
+        return False  # "회사에서 맥북을 쓴다" / "이제 집에서 윈도우를 쓴다": two places, two facts
+    if a.predicate in _LEANING and b.predicate in _LEANING and _aspects(new) != _aspects(old):
+        return False  # "I prefer short answers" / "I prefer Korean from now on"
     kin = a.predicate == b.predicate or b.predicate in _SUPERSEDES.get(a.predicate, ())
     if {a.predicate, b.predicate} <= {"be", "change", "move"} and _value_update(a, b, new, old):
         return True  # "budget went up to 60 h" / "budget is 40 h"; "is 80 h" after it
@@ -552,6 +577,11 @@ def contradicts(new: str, old: str) -> bool:
     lean_a = _LEANING.get(a.predicate, 0) * (-1 if claim(new)[1] else 1)
     lean_b = _LEANING.get(b.predicate, 0) * (-1 if claim(old)[1] else 1)
     return lean_a * lean_b < 0 and bool(a.objects & b.objects)
+
+
+def _aspects(text: str) -> frozenset[str]:
+    """What a preference is about (language, length, format, tone), as far as the words say."""
+    return frozenset(name for name, pattern in _PREFERENCE_ASPECTS if pattern.search(text))
 
 
 _VALUE_KINDS = (
