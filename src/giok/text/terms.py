@@ -64,7 +64,7 @@ def _terms(word: str, query: bool) -> list[str]:
         if word in KO_STOP:
             return []
         stem = stem_ko(word)
-        return [stem] if stem == word or query else [word, stem]
+        return [stem] if stem == word else [word, stem]
     if is_cjk(word):
         return bigrams(word)
     if word in SEARCH_STOP or _APOSTROPHE.sub("", word) in SEARCH_STOP:
@@ -74,9 +74,8 @@ def _terms(word: str, query: bool) -> list[str]:
 
 
 def terms(text: str, query: bool = False) -> list[str]:
-    """The keyword terms of a text, in order (duplicates kept for documents). A document keeps a
-    Korean word and its stem; a query only the stem, so that `해운대에서` counts as fully present
-    in a text that says `해운대` (and `서준은` in one that says `서준이가`)."""
+    """The keyword terms of a text, in order (duplicates kept for documents); a Korean word
+    with its stem (`서준이가` → `서준이가 서준`, `해운대에서` → `해운대에서 해운대`)."""
     out: list[str] = []
     for word in words(text):
         out.extend(_terms(word, query))
