@@ -33,3 +33,20 @@ def test_another_aspect_or_place_is_a_new_fact(ws, old, new):
 def test_the_same_aspect_or_place_still_replaces(ws, old, new):
     ws.remember(old)
     assert ws.remember(new).action == "superseded"
+
+
+def test_a_changed_preference_replaces_every_older_one_of_the_same_subject(ws):
+    tea = ws.remember("Seojun prefers tea in the morning").entry
+    green = ws.remember("Seojun likes green tea after lunch").entry
+    coffee = ws.remember("Seojun now prefers coffee").entry
+    live = [e.id for e in ws.memory().entries() if not e.superseded]
+    assert live == [coffee.id]
+    assert ws.memory().find(tea.id).fields["superseded_by"] == coffee.id
+    assert ws.memory().find(green.id).fields["superseded_by"] == coffee.id
+
+
+def test_a_change_leaves_other_subjects_alone(ws):
+    minsu = ws.remember("Minsu prefers tea in the morning").entry
+    ws.remember("Seojun likes green tea after lunch")
+    ws.remember("Seojun now prefers coffee")
+    assert not ws.memory().find(minsu.id).superseded

@@ -524,6 +524,8 @@ class Workspace:
             if decision.action == "supersede":
                 fields["supersedes"] = decision.target.id
                 mf.find(decision.target.id).set("superseded_by", fields["id"])
+                for other in decision.also:  # a change that replaces several older entries
+                    mf.find(other.id).set("superseded_by", fields["id"])
                 kept = _kept_layer(decision.target, layer) if asked is None and not expires else None
                 if kept:
                     entry.layer, entry.expires = kept, self._expiry(kept, None)

@@ -65,6 +65,7 @@ class Decision:
     scope: str = "workspace"
     confidence: str | None = None
     target: MemoryEntry | None = None  # the existing entry (duplicate) or the one superseded
+    also: list[MemoryEntry] = field(default_factory=list)  # older entries the new one replaces too
     redactions: list[str] = field(default_factory=list)
     forced: bool = False
 
@@ -703,11 +704,7 @@ def compare(memory: MemoryFile, text: str, scope: str, today=None) -> tuple[str,
     (giok.text.likeness), so each entry costs a few lookups."""
     mine_f = likeness.features(text)
     wanted = mine_f.key
-    live = [
-        e
-        for e in memory.entries()
-        if not e.superseded and e.scope == scope and not (today and e.expired(today))
-    ]
+    live = _live(memory, scope, today)
     for entry in live:
         if likeness.features(entry.text).key == wanted:
             return "duplicate", entry, f"same as {entry.id}"
@@ -734,6 +731,24 @@ def compare(memory: MemoryFile, text: str, scope: str, today=None) -> tuple[str,
     if best is not None:
         return "supersede", best, f"near-duplicate of {best.id} (similarity {best_score:.2f})"
     return "new", None, ""
+
+
+def _live(memory: MemoryFile, scope: str, today=None) -> list[MemoryEntry]:
+    return [
+        e
+        for e in memory.entries()
+        if not e.superseded and e.scope == scope and not (today and e.expired(today))
+    ]
+
+
+def also_replaced(
+    memory: MemoryFile, text: str, scope: str, target: MemoryEntry, today=None
+) -> list[MemoryEntry]:
+    """Other live entries a change replaces besides `target`: "Seojun now prefers coffee" replaces
+    both "Seojun prefers tea in the morning" and "Seojun likes green tea after lunch"."""
+    if not subject(text):
+        return []
+    return [e for e in _live(memory, scope, today) if e is not target and contradicts(text, e.text)]
 
 
 def _reversion(memory: MemoryFile, wanted: str, live: list[MemoryEntry]):
@@ -776,6 +791,7 @@ def decide(
         return Decision("duplicate", f"exact duplicate: {because}; not written again", target=target, **base)
     if forced:
         why = f"forced past the policy ({why})"
-    if verdict == "supersede":
-        return Decision("supersede", because, target=target, forced=forced, **base)
+    if verdict == "supersede" and target is not None:
+        also = also_replaced(memory, text, scope, target, today) if "same subject" in because else []
+        return Decision("supersede", because, target=target, also=also, forced=forced, **base)
     return Decision("write", why, forced=forced, **base)
