@@ -15,10 +15,11 @@ that thread, a task's only while that task is asked for.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from giok.store.memoryfile import MemoryEntry, MemoryFile
 from giok.text import analysis, likeness
@@ -49,7 +50,8 @@ _SPECULATION = re.compile(
     r"\b(maybe|perhaps|probably|possibly|presumably|apparently|i think|i guess|i suppose|i believe|"
     r"i assume|i'?m not sure|not sure|might be|might have|may be|could be|seems? (like|to)|it seems|"
     r"likely|unlikely|i suspect|my guess|guessing|supposedly|i wonder)\b"
-    r"|아마|추측|것 ?같(다|아|은|습니다|네|음|아요)|듯(하다|해|합니다|싶다)?$|듯하|일지도|ㄹ지도|지도 몰라|모르겠|인가 봐|나 봐|싶기도",
+    r"|아마|추측|것 ?같(다|아|은|습니다|네|음|아요)|듯(하다|해|합니다|싶다)?$|듯하|일지도|ㄹ지도|"
+    r"지도 몰라|모르겠|인가 봐|나 봐|싶기도",
     re.I,
 )
 
@@ -249,7 +251,9 @@ SECRET_PATTERNS = (
         "password",
         re.compile(
             r"(?i)(?<![A-Za-z0-9])(?:password|passwd|passphrase|(?:pwd|pw)(?=\s*[:=])|비밀번호|비번|암호)"
-            r"(?:\s+(?:for|of|to|on)\s+(?:(?:the|my|our|a|an)\s+)?[\w.\-]{1,40}(?:\s+[\w.\-]{1,40})?(?=\s*[:=]))?"  # "password for the router:"
+            # "password for the router:"
+            r"(?:\s+(?:for|of|to|on)\s+(?:(?:the|my|our|a|an)\s+)?[\w.\-]{1,40}"
+            r"(?:\s+[\w.\-]{1,40})?(?=\s*[:=]))?"
             r"(?:\s*(?:=|:)\s*[\"'`]?(?P<value>[^\s\"'`,;]{4,})"
             # after "is"/"was" or a Korean particle, only what looks like a password: a digit or a
             # symbol in it ("password is hunter2", not "password is stored in 1Password")
@@ -261,7 +265,8 @@ SECRET_PATTERNS = (
     (
         "secret",
         re.compile(
-            r"(?i)(?<![\w])(?:api[_\- ]?key|secret(?:[_\- ]?key)?|access[_\- ]?(?:token|key)|auth[_\- ]?token|"
+            r"(?i)(?<![\w])(?:api[_\- ]?key|secret(?:[_\- ]?key)?|access[_\- ]?(?:token|key)|"
+            r"auth[_\- ]?token|"
             r"private[_\- ]?key|client[_\- ]?secret|token|토큰|키)"
             r"\s*(?:is|=|:|는|은)\s*[\"'`]?(?P<value>[A-Za-z0-9_\-./+=]{12,})"
         ),
@@ -309,7 +314,7 @@ def _redact(text: str) -> tuple[str, list[str]]:
     found: list[str] = []
     for kind, pattern in SECRET_PATTERNS:
 
-        def swap(m: re.Match, kind=kind) -> str:
+        def swap(m: re.Match, kind=kind, pattern=pattern) -> str:
             found.append(kind)
             for group in ("value", "said", "particle", "loose"):
                 if group in pattern.groupindex and m.group(group):
@@ -351,7 +356,7 @@ def _random_looking(token: str) -> bool:
         counts[ch] = counts.get(ch, 0) + 1
     entropy = -sum(c / len(body) * math.log2(c / len(body)) for c in counts.values())
     kind = [("u" if c.isupper() else "l" if c.islower() else "d" if c.isdigit() else "s") for c in body]
-    switches = sum(a != b for a, b in zip(kind, kind[1:])) / (len(body) - 1)
+    switches = sum(a != b for a, b in itertools.pairwise(kind)) / (len(body) - 1)
     words = sum(len(w) for w in re.findall(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}", body)) / len(body)
     return entropy >= GENERIC_MIN_ENTROPY and switches >= GENERIC_MIN_SWITCHES and words < GENERIC_MAX_WORDS
 
@@ -782,16 +787,22 @@ def decide(
     text, redactions = redact(text)
     ok, why = should_write(text, type, confidence)
     conf = None if confidence is None else f"{float(confidence):g}"
-    base = dict(text=text, type=type or classify(text), scope=scope, confidence=conf, redactions=redactions)
+    kind = type or classify(text)
+
+    def made(action: str, reason: str, **more: Any) -> Decision:
+        return Decision(
+            action, reason, text=text, type=kind, scope=scope, confidence=conf, redactions=redactions, **more
+        )
+
     if not ok and not force:
-        return Decision("refuse", why, **base)
+        return made("refuse", why)
     forced = not ok and force
     verdict, target, because = compare(memory, text, scope, today)
     if verdict == "duplicate":
-        return Decision("duplicate", f"exact duplicate: {because}; not written again", target=target, **base)
+        return made("duplicate", f"exact duplicate: {because}; not written again", target=target)
     if forced:
         why = f"forced past the policy ({why})"
     if verdict == "supersede" and target is not None:
         also = also_replaced(memory, text, scope, target, today) if "same subject" in because else []
-        return Decision("supersede", because, target=target, also=also, forced=forced, **base)
-    return Decision("write", why, forced=forced, **base)
+        return made("supersede", because, target=target, also=also, forced=forced)
+    return made("write", why, forced=forced)
