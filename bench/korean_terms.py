@@ -83,7 +83,10 @@ def evaluate(name: str, pair: tuple[Callable[[str], set[str]], Callable[[str], s
     for split, rows in (("dev", ROWS[0::2]), ("test", ROWS[1::2])):
         found = sum(bool(query(q) & doc(yes)) for q, yes, _ in rows)
         wrong = sum(bool(query(q) & doc(no)) for q, _, no in rows)
-        print(f"{name:6} {split:4}: recall {found}/{len(rows)} = {found / len(rows):.2f}, false matches {wrong}/{len(rows)}")
+        print(
+            f"{name:6} {split:4}: recall {found}/{len(rows)} = {found / len(rows):.2f}, "
+            f"false matches {wrong}/{len(rows)}"
+        )
     corpus = [s for _, yes, no in ROWS for s in (yes, no)] * 25
     words = sum(len(s.split()) for s in corpus)
     doc(corpus[0])  # load once
@@ -91,10 +94,64 @@ def evaluate(name: str, pair: tuple[Callable[[str], set[str]], Callable[[str], s
     for s in corpus:
         doc(s)
     elapsed = time.perf_counter() - start
-    print(f"{name:6} speed: {words / elapsed:,.0f} words/s ({len(corpus)} sentences, {elapsed * 1000:.0f} ms)")
+    print(
+        f"{name:6} speed: {words / elapsed:,.0f} words/s ({len(corpus)} sentences, {elapsed * 1000:.0f} ms)"
+    )
+
+
+def sync_share(files: int = 1000) -> float:
+    """A first index sync of `files` diary files (fake embedder): total seconds, and the share
+    spent in keyword terms (giok.text.terms.terms and grams). Returns the words indexed."""
+    import os
+    import random
+    import tempfile
+    from pathlib import Path
+
+    tmp = Path(tempfile.mkdtemp(prefix="giok-kterms-"))
+    os.environ["GIOK_HOME"] = str(tmp / "home")
+    from giok import Home, Workspace
+    from giok.text import terms as module
+
+    Home(tmp / "home").update(lambda c: c.update(embeddings={"provider": "fake"}))
+    ws, _ = Workspace.init(tmp / "ws", name="ws")
+    rng = random.Random(7)
+    sentences = [s for _, yes, no in ROWS for s in (yes, no)]
+    for n in range(files):
+        day = f"2025-{1 + n // 28 % 12:02d}-{1 + n % 28:02d}"
+        lines = "".join(f"- 10:{m:02d} {rng.choice(sentences)} {rng.randrange(10**6)}\n" for m in range(10))
+        path = ws.root / "memory" / f"{day}-{n}.md"
+        path.write_text(f"# {day}\n\n{lines}", "utf-8")
+    spent = [0.0]
+    words = [0]
+    original_terms, original_grams = module.terms, module.grams
+
+    def timed(fn):  # type: ignore[no-untyped-def]
+        def run(text, *args, **kw):  # type: ignore[no-untyped-def]
+            start = time.perf_counter()
+            out = fn(text, *args, **kw)
+            spent[0] += time.perf_counter() - start
+            if fn is original_terms:
+                words[0] += len(text.split())
+            return out
+
+        return run
+
+    module.terms, module.grams = timed(original_terms), timed(original_grams)
+    start = time.perf_counter()
+    ws.search("서준", mode="keyword")
+    total = time.perf_counter() - start
+    module.terms, module.grams = original_terms, original_grams
+    print(
+        f"sync of {files} files ({words[0]:,} words): {total:.2f} s, keyword terms {spent[0]:.2f} s "
+        f"({spent[0] / total:.0%})"
+    )
+    return words[0]
 
 
 def main() -> None:
+    if "--sync" in sys.argv:
+        sync_share()
+        return
     evaluate("hand", hand())
     try:
         start = time.perf_counter()

@@ -16,15 +16,75 @@ import tempfile
 import time
 from pathlib import Path
 
-
 SIZES = (100, 1000, 5000)
-_VOCAB = (
-    "deploy script backend frontend billing search index report meeting review budget laptop "
-    "editor terminal coffee tea hiking weekend morning evening friday monday release branch "
-    "invoice customer server database cache queue worker token schedule travel flight hotel "
-    "Seojun Minsu Jiwoo Haneul team project alpha gamma delta staging production runner"
-).split()
-_KO_VOCAB = "서준 민수 회의 배포 예산 커피 등산 주말 아침 저녁 노트북 회사 집 서버 검색 보고서".split()
+_VOCAB = [
+    "deploy",
+    "script",
+    "backend",
+    "frontend",
+    "billing",
+    "search",
+    "index",
+    "report",
+    "meeting",
+    "review",
+    "budget",
+    "laptop",
+    "editor",
+    "terminal",
+    "coffee",
+    "tea",
+    "hiking",
+    "weekend",
+    "morning",
+    "evening",
+    "friday",
+    "monday",
+    "release",
+    "branch",
+    "invoice",
+    "customer",
+    "server",
+    "database",
+    "cache",
+    "queue",
+    "worker",
+    "token",
+    "schedule",
+    "travel",
+    "flight",
+    "hotel",
+    "Seojun",
+    "Minsu",
+    "Jiwoo",
+    "Haneul",
+    "team",
+    "project",
+    "alpha",
+    "gamma",
+    "delta",
+    "staging",
+    "production",
+    "runner",
+]
+_KO_VOCAB = [
+    "서준",
+    "민수",
+    "회의",
+    "배포",
+    "예산",
+    "커피",
+    "등산",
+    "주말",
+    "아침",
+    "저녁",
+    "노트북",
+    "회사",
+    "집",
+    "서버",
+    "검색",
+    "보고서",
+]
 
 
 def _entry_text(i: int) -> str:
@@ -60,7 +120,8 @@ def scale(tmp: Path) -> None:
         cpu[size] = statistics.median(runs[2:])
         print(
             f"remember CPU at {size:>5} entries: {cpu[size] * 1000:6.1f} ms "
-            f"(policy.decide alone {statistics.median(decide[2:]) * 1000:5.1f} ms; median of 10, git excluded)"
+            f"(policy.decide alone {statistics.median(decide[2:]) * 1000:5.1f} ms; "
+            "median of 10, git excluded)"
         )
     ratio = cpu[SIZES[-1]] / cpu[SIZES[0]]
     print(f"remember CPU {SIZES[-1]} / {SIZES[0]} entries: {ratio:.2f}x (target <= 1.5x)")
@@ -120,7 +181,8 @@ def concurrency(tmp: Path, env: dict) -> None:
     code = (
         "import sys, hashlib; from giok import Workspace; ws = Workspace.open(sys.argv[1])\n"
         "for i in range(25):\n"
-        "    ws.remember('Note ' + ' '.join(hashlib.sha1(f'{sys.argv[2]}-{i}-{k}'.encode()).hexdigest()[:8] for k in range(6)))\n"
+        "    words = (hashlib.sha1(f'{sys.argv[2]}-{i}-{k}'.encode()).hexdigest()[:8] for k in range(6))\n"
+        "    ws.remember('Note ' + ' '.join(words))\n"
     )
     start = time.perf_counter()
     procs = [subprocess.Popen([sys.executable, "-c", code, str(ws.root), str(w)], env=env) for w in range(8)]

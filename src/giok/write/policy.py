@@ -433,7 +433,6 @@ _PREDICATES = (
 _SUPERSEDES = {"switch": {"use", "be", "prefer"}, "move": {"live", "use"}, "change": {"be", "use"}}
 _LEANING = {"prefer": 1, "want": 1, "dislike": -1}
 _VALUE_PREDICATES = {"use", "switch", "move", "live", "be", "change"}
-_KO_PARTICLE = re.compile(r"(은|는|이|가|께서|의)$")
 _KO_TOPIC = re.compile(r"..*(은|는|이|가|께서)$")
 _KO_OBJECT = re.compile(r"..*(을|를)$")
 _KO_SELF = {"나", "저", "내", "제", "우리", "저희"}
