@@ -12,8 +12,8 @@ Two texts are near-duplicates when their comparison keys are equal, or when all 
 - every content word of one has a counterpart of the same stem in the other ("Monday" /
   "Mondays"; "alpha" / "gamma" is a different fact).
 
-`features(text)` computes everything once per text (memoised by text), so comparing one new text
-against thousands of entries costs a few dictionary operations per entry.
+`features(text)` is memoised by text and computes each part on first use, cheapest checks first,
+so comparing one new text against thousands of entries costs a few operations per entry.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import functools
 import itertools
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from giok.text import analysis
 
@@ -47,33 +46,43 @@ _KO_SUBJECT = re.compile(r"^[가-힣]+(은|는|이|가|께서)$")
 _KO_SELF = {"나", "저", "내", "제", "우리", "저희"}
 
 
-@dataclass(frozen=True)
 class Features:
-    """What comparisons need of one text, computed once."""
+    """What comparisons need of one text, each part computed on first use and kept: most
+    entries are told apart by their key, length, numbers or words before any trigram is made."""
 
-    key: str  # analysis.key: case-folded words
-    grams: Mapping[str, int]  # character trigrams of the key, with counts
-    size: int  # number of trigrams
-    words: frozenset[str]  # content words of the key (stop words and change words off)
-    numbers: tuple[str, ...]
-    negated: bool
-    subject: str  # "" when none is found
+    def __init__(self, text: str):
+        self.text = text
+        self.key = analysis.key(text)  # case-folded words
+        self.size = len(self.key) + 1  # number of character trigrams of the padded key
+
+    @functools.cached_property
+    def grams(self) -> Mapping[str, int]:
+        """Character trigrams of the key, with counts."""
+        return trigrams(self.key)
+
+    @functools.cached_property
+    def words(self) -> frozenset[str]:
+        """Content words of the key (stop words and change words off)."""
+        return frozenset(w for w in self.key.split() if w not in _NEUTRAL and (len(w) > 1 or w.isdigit()))
+
+    @functools.cached_property
+    def numbers(self) -> tuple[str, ...]:
+        return tuple(re.findall(r"\d+", self.text))
+
+    @functools.cached_property
+    def negated(self) -> bool:
+        return analysis.positive(self.text)[1]
+
+    @functools.cached_property
+    def subject(self) -> str:
+        """The first name-like or topic-marked word; "" when none is found."""
+        return subject_word(self.text)
 
 
 @functools.lru_cache(maxsize=1 << 15)
 def features(text: str) -> Features:
-    k = analysis.key(text)
-    grams = trigrams(k)
-    content = frozenset(w for w in k.split() if w not in _NEUTRAL and (len(w) > 1 or w.isdigit()))
-    return Features(
-        key=k,
-        grams=grams,
-        size=sum(grams.values()),
-        words=content,
-        numbers=tuple(re.findall(r"\d+", text)),
-        negated=analysis.positive(text)[1],
-        subject=subject_word(text),
-    )
+    """The features of a text, memoised by text."""
+    return Features(text)
 
 
 def trigrams(text: str) -> dict[str, int]:
@@ -103,8 +112,6 @@ def subject_word(text: str) -> str:
 
 def similarity(a: Features, b: Features) -> float:
     """Dice similarity of the two keys' character trigrams."""
-    if not a.size or not b.size:
-        return 0.0
     small, large = (a.grams, b.grams) if len(a.grams) <= len(b.grams) else (b.grams, a.grams)
     common = sum(min(n, large[g]) for g, n in small.items() if g in large)
     return 2.0 * common / (a.size + b.size)
@@ -133,15 +140,15 @@ def near_duplicate(a: Features, b: Features, threshold: float = NEAR_DUPLICATE) 
     """Do the two texts say the same thing (see the module docstring)?"""
     if a.key == b.key:
         return True
-    if a.negated != b.negated or a.numbers != b.numbers:
-        return False
-    if a.subject and b.subject and a.subject != b.subject:
-        return False
-    if min(len(a.key), len(b.key)) < MIN_KEY or not a.size or not b.size:
+    if min(len(a.key), len(b.key)) < MIN_KEY:
         return False
     if 2.0 * min(a.size, b.size) / (a.size + b.size) < threshold:
         return False  # too different in length to reach the threshold
-    return similarity(a, b) >= threshold and counterparts(a.words, b.words)
+    if a.numbers != b.numbers or not counterparts(a.words, b.words):
+        return False
+    if a.subject and b.subject and a.subject != b.subject:
+        return False
+    return a.negated == b.negated and similarity(a, b) >= threshold
 
 
 def same(a: str, b: str, threshold: float = NEAR_DUPLICATE) -> bool:
