@@ -1,7 +1,9 @@
 """Time one `giok remember` end to end (median of 20, including the git commit), as a CLI
-process and as a library call, plus the 8-writer concurrency run.
+process and as a library call, plus the 8-writer concurrency run, plus the CPU of one
+`Workspace.remember` (this process only, git excluded) at 100 / 1,000 / 5,000 entries.
 
-    .venv/bin/python bench/remember.py
+    .venv/bin/python bench/remember.py            # everything
+    .venv/bin/python bench/remember.py --scale    # only the CPU at 100 / 1,000 / 5,000 entries
 """
 
 from __future__ import annotations
@@ -14,11 +16,124 @@ import tempfile
 import time
 from pathlib import Path
 
+SIZES = (100, 1000, 5000)
+_VOCAB = [
+    "deploy",
+    "script",
+    "backend",
+    "frontend",
+    "billing",
+    "search",
+    "index",
+    "report",
+    "meeting",
+    "review",
+    "budget",
+    "laptop",
+    "editor",
+    "terminal",
+    "coffee",
+    "tea",
+    "hiking",
+    "weekend",
+    "morning",
+    "evening",
+    "friday",
+    "monday",
+    "release",
+    "branch",
+    "invoice",
+    "customer",
+    "server",
+    "database",
+    "cache",
+    "queue",
+    "worker",
+    "token",
+    "schedule",
+    "travel",
+    "flight",
+    "hotel",
+    "Seojun",
+    "Minsu",
+    "Jiwoo",
+    "Haneul",
+    "team",
+    "project",
+    "alpha",
+    "gamma",
+    "delta",
+    "staging",
+    "production",
+    "runner",
+]
+_KO_VOCAB = [
+    "서준",
+    "민수",
+    "회의",
+    "배포",
+    "예산",
+    "커피",
+    "등산",
+    "주말",
+    "아침",
+    "저녁",
+    "노트북",
+    "회사",
+    "집",
+    "서버",
+    "검색",
+    "보고서",
+]
+
+
+def _entry_text(i: int) -> str:
+    """A varied, realistic-looking entry: 6-10 words drawn by a fixed rule, some in Korean."""
+    n = 6 + i % 5
+    vocab = _KO_VOCAB if i % 4 == 0 else _VOCAB
+    return " ".join(vocab[(i * 7919 + k * 104729) % len(vocab)] for k in range(n)) + f" {i}"
+
+
+def scale(tmp: Path) -> None:
+    """CPU of one remember (time.process_time: this process, not git) by MEMORY.md size."""
+    from giok import Workspace
+    from giok.write import policy
+
+    cpu: dict[int, float] = {}
+    for size in SIZES:
+        ws, _ = Workspace.init(tmp / f"scale{size}", name=f"scale{size}")
+        lines = "".join(f"- [2026-03-01] {_entry_text(i)} <!-- id: m-{i:06x} -->\n" for i in range(size))
+        body = ws.read_text("MEMORY.md").replace(
+            "## 📝 M30 : 30-day memory\n", "## 📝 M30 : 30-day memory\n" + lines
+        )
+        ws.edit("MEMORY.md", lambda old, body=body: (body, None), "bench: fill")
+        runs, decide = [], []
+        for k in range(12):
+            text = f"Bench note {k}: {_entry_text(size + 17 * k)}"
+            start = time.process_time()
+            ws.remember(text)
+            runs.append(time.process_time() - start)
+            mf = ws.memory()
+            start = time.process_time()
+            policy.decide(mf, text + " again")
+            decide.append(time.process_time() - start)
+        cpu[size] = statistics.median(runs[2:])
+        print(
+            f"remember CPU at {size:>5} entries: {cpu[size] * 1000:6.1f} ms "
+            f"(policy.decide alone {statistics.median(decide[2:]) * 1000:5.1f} ms; "
+            "median of 10, git excluded)"
+        )
+    ratio = cpu[SIZES[-1]] / cpu[SIZES[0]]
+    print(f"remember CPU {SIZES[-1]} / {SIZES[0]} entries: {ratio:.2f}x (target <= 1.5x)")
+
 
 def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="giok-bench-"))
     env = {**os.environ, "GIOK_HOME": str(tmp / "home")}
     os.environ.update(env)
+    if "--scale" in sys.argv:
+        scale(tmp)
+        return
     from giok import Workspace
 
     ws, _ = Workspace.init(tmp / "zeon", name="zeon")
@@ -55,6 +170,7 @@ def main() -> None:
         f"Workspace.remember, library median of 20: {statistics.median(lib) * 1000:.0f} ms (incl. git commit)"
     )
     concurrency(tmp, env)
+    scale(tmp)
 
 
 def concurrency(tmp: Path, env: dict) -> None:
@@ -65,8 +181,8 @@ def concurrency(tmp: Path, env: dict) -> None:
     code = (
         "import sys, hashlib; from giok import Workspace; ws = Workspace.open(sys.argv[1])\n"
         "for i in range(25):\n"
-        "    ws.remember('Note ' + ' "
-        "'.join(hashlib.sha1(f'{sys.argv[2]}-{i}-{k}'.encode()).hexdigest()[:8] for k in range(6)))\n"
+        "    words = (hashlib.sha1(f'{sys.argv[2]}-{i}-{k}'.encode()).hexdigest()[:8] for k in range(6))\n"
+        "    ws.remember('Note ' + ' '.join(words))\n"
     )
     start = time.perf_counter()
     procs = [subprocess.Popen([sys.executable, "-c", code, str(ws.root), str(w)], env=env) for w in range(8)]

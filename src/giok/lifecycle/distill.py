@@ -37,6 +37,7 @@ from giok.store.fsutil import read_bytes
 from giok.store.memoryfile import LAYER_DAYS, Heading, MemoryEntry, MemoryFile, RawLine, empty, new_id
 from giok.store.sections import parse_diary
 from giok.store.workspace import LESSONS, MEMO, MEMORY
+from giok.text import analysis, likeness
 from giok.write import judges, policy
 
 LEDGER = layout.LEDGER
@@ -44,62 +45,14 @@ ARCHIVE_DIR = layout.ARCHIVE_DIR
 OWN_PATHS = layout.OWN_PATHS  # MEMORY.md, lessons, and memory/: diaries, ledger and archive
 DIARY_FILE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
 MAX_FLAGS = 50
-_STOP = set(
-    [
-        "the",
-        "and",
-        "for",
-        "with",
-        "that",
-        "this",
-        "from",
-        "have",
-        "has",
-        "was",
-        "were",
-        "are",
-        "been",
-        "into",
-        "onto",
-        "about",
-        "what",
-        "when",
-        "then",
-        "than",
-        "them",
-        "they",
-        "their",
-        "there",
-        "will",
-        "would",
-        "should",
-        "could",
-        "but",
-        "our",
-        "you",
-        "your",
-        "its",
-    ]
-)
-_KO_SUFFIX = re.compile(r"(으로|에서|까지|부터|에게|은|는|이|가|을|를|에|의|도|로|와|과|만)$")
-_NEGATION_RE = re.compile(
-    r"\b(not|no|never|don't|doesn't|isn't|won't|cannot|can't|stopped|dislikes?)\b|안 |않|못 |없|말자|금지",
-    re.I,
-)
 
 
 # -- small text tools ------------------------------------------------------------------------
 def tokens(text: str) -> frozenset[str]:
     words = re.findall(r"[a-z][a-z0-9_-]{2,}|[가-힣]{2,}|\d{2,}", text.lower())
-    return frozenset(_KO_SUFFIX.sub("", w) if w[0] >= "가" else w for w in words if w not in _STOP)
-
-
-def negated(text: str) -> bool:
-    return bool(_NEGATION_RE.search(text))
-
-
-def normal(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
+    return frozenset(
+        analysis.stem_ko(w) if w[0] >= "가" else w for w in words if w not in analysis.STOP_WORDS
+    )
 
 
 def similar(a: frozenset, b: frozenset) -> float:
@@ -648,38 +601,31 @@ def _worth_asking(item: judges.Item) -> bool:
 
 
 class _DupIndex:
-    """Finds a live entry with the same text (normalised) or nearly the same words, and the
-    same negation: "must ship" and "must not ship" are opposites, never duplicates."""
+    """Finds a live entry of the same scope that says the same thing, by the write policy's rule
+    (giok.text.likeness: the same key, or a rewording with the same polarity, numbers and
+    subject): "must ship" and "must not ship" are opposites, never duplicates."""
 
     def __init__(self, mf: MemoryFile | None):
-        self.exact: dict[tuple, str] = {}
-        self.postings: dict[str, list[tuple[str, frozenset, str]]] = {}
+        self.exact: dict[tuple[str, str], str] = {}
+        self.postings: dict[str, list[tuple[str, likeness.Features, str]]] = {}
         for e in mf.entries() if mf else []:
             if not e.superseded:
                 self.add(e)
 
     def add(self, entry: MemoryEntry) -> None:
-        self.exact[(normal(entry.text), entry.scope)] = entry.id
-        toks = tokens(entry.text)
-        for t in toks:
-            self.postings.setdefault(t, []).append((entry.id, toks, (entry.scope, negated(entry.text))))
+        features = likeness.features(entry.text)
+        self.exact[(features.key, entry.scope)] = entry.id
+        for word in features.words:
+            self.postings.setdefault(word, []).append((entry.id, features, entry.scope))
 
     def find(self, text: str, scope: str = "workspace") -> str | None:
-        hit = self.exact.get((normal(text), scope))
+        mine = likeness.features(text)
+        hit = self.exact.get((mine.key, scope))
         if hit:
             return hit
-        toks = tokens(text)
-        if len(toks) < 4:
-            return None
-        numbers = {t for t in toks if t.isdigit()}
-        kind = (scope, negated(text))
-        for t in sorted(toks, key=lambda t: len(self.postings.get(t, ())))[:3]:
-            for entry_id, other, other_kind in self.postings.get(t, ()):
-                if (
-                    other_kind == kind
-                    and similar(toks, other) >= 0.85
-                    and numbers == {o for o in other if o.isdigit()}
-                ):
+        for word in sorted(mine.words, key=lambda w: len(self.postings.get(w, ())))[:3]:
+            for entry_id, other, other_scope in self.postings.get(word, ()):
+                if other_scope == scope and likeness.near_duplicate(mine, other):
                     return entry_id
         return None
 

@@ -17,12 +17,13 @@ import math
 import os
 import re
 import tempfile
+from typing import Any
 
 _URLS = {
     "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
     "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
 }
-_encoder = None  # a tiktoken Encoding, False when unavailable, None before the first look
+_encoder: Any = None  # a tiktoken Encoding, False when unavailable, None before the first look
 _name = "estimate"
 
 _LATIN = re.compile(r"[A-Za-z]+")
@@ -52,8 +53,8 @@ def counter() -> str:
 
 def estimate(text: str) -> int:
     """Upper-leaning estimate: Latin words ~1 token per 4 letters (at least 1), digits 1 per
-    3, capitals 1 per 2.5, Hangul 1.45 per syllable, other CJK 1.5 per character, other symbols 1 per UTF-8 pair
-    of bytes (at least 1), newlines 1 each; spaces ride with the next word."""
+    3, capitals 1 per 2.5, Hangul 1.45 per syllable, other CJK 1.5 per character, other symbols
+    1 per UTF-8 pair of bytes (at least 1), newlines 1 each; spaces ride with the next word."""
     total = 0.0
     for word in _LATIN.findall(text):
         total += max(1.0, len(word) / (2.5 if len(word) > 1 and word.isupper() else 4.2))
@@ -65,7 +66,7 @@ def estimate(text: str) -> int:
     return math.ceil(total * 1.05)
 
 
-def _load():
+def _load() -> Any:
     global _encoder, _name
     if _encoder is not None:
         return _encoder

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from giok.errors import GiokError, InvalidInput, ProviderError
 from giok.providers import llm
+from giok.write import policy
 
 DIARY_CHOICES = ("drop", "M30", "M90", "M365", "M0", "lesson")
 ENTRY_CHOICES = ("keep", "M90", "M365", "M0")
@@ -112,19 +113,9 @@ _KW_RE = {k: re.compile(v, re.I) for k, v in _KEYWORDS.items()}
 
 
 def guess_type(text: str) -> str:
-    """The memory type a diary line most likely is (policy types: preference, fact,
-    workflow, episode, lesson, decision)."""
-    if _KW_RE["lesson"].search(text):
-        return "lesson"
-    if _KW_RE["decision"].search(text):
-        return "decision"
-    if _KW_RE["preference"].search(text):
-        return "preference"
-    if re.search(r"\b(todo|pending|next step|in progress|blocked|wip)\b|진행 중|다음 단계|대기", text, re.I):
-        return "workflow"
-    if _KW_RE["milestone"].search(text) or _KW_RE["failure"].search(text):
-        return "episode"
-    return "fact"
+    """The memory type a diary line most likely is: the write policy's one keyword list
+    (policy.classify: preference, fact, workflow, episode, lesson, decision)."""
+    return policy.classify(text)
 
 
 class OfflineJudge(Judge):

@@ -15,17 +15,18 @@ that thread, a task's only while that task is asked for.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
-import unicodedata
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from giok.store.memoryfile import MemoryEntry, MemoryFile
+from giok.text import analysis, likeness
 from giok.text import terms as tokenize
 
 LOW_CONFIDENCE = 0.5  # speculation is kept only when marked with a type and at most this
-NEAR_DUPLICATE = 0.82  # similarity at or above which a new entry updates an old one
+NEAR_DUPLICATE = likeness.NEAR_DUPLICATE  # similarity at or above which a new entry updates an old one
 
 # -- should_write -----------------------------------------------------------------------------
 _GREETING = re.compile(
@@ -49,7 +50,8 @@ _SPECULATION = re.compile(
     r"\b(maybe|perhaps|probably|possibly|presumably|apparently|i think|i guess|i suppose|i believe|"
     r"i assume|i'?m not sure|not sure|might be|might have|may be|could be|seems? (like|to)|it seems|"
     r"likely|unlikely|i suspect|my guess|guessing|supposedly|i wonder)\b"
-    r"|아마|추측|것 ?같(다|아|은|습니다|네|음|아요)|듯(하다|해|합니다|싶다)?$|듯하|일지도|ㄹ지도|지도 몰라|모르겠|인가 봐|나 봐|싶기도",
+    r"|아마|추측|것 ?같(다|아|은|습니다|네|음|아요)|듯(하다|해|합니다|싶다)?$|듯하|일지도|ㄹ지도|"
+    r"지도 몰라|모르겠|인가 봐|나 봐|싶기도",
     re.I,
 )
 
@@ -65,6 +67,7 @@ class Decision:
     scope: str = "workspace"
     confidence: str | None = None
     target: MemoryEntry | None = None  # the existing entry (duplicate) or the one superseded
+    also: list[MemoryEntry] = field(default_factory=list)  # older entries the new one replaces too
     redactions: list[str] = field(default_factory=list)
     forced: bool = False
 
@@ -113,16 +116,22 @@ def _is_question(body: str) -> bool:
 
 
 # -- type and scope ----------------------------------------------------------------------------
+# The one list of type keywords: `classify` for remember and judges.guess_type for distilled
+# diary items. First match wins, in this order.
 _TYPE_RULES = (
     (
         "decision",
-        re.compile(r"\b(decided|decision|we chose|agreed to|settled on|going with)\b|결정|합의", re.I),
+        re.compile(
+            r"\b(decided|decides|decision|we chose|chose to|agreed to|settled on|going with|will use)\b|"
+            r"결정|합의|하기로|정했",
+            re.I,
+        ),
     ),
     (
         "lesson",
         re.compile(
-            r"\b(lesson|learned|learnt|never again|always (check|use|run)|next time|"
-            r"mistake was|pattern:)\b|교훈|배운|다음부터|실수",
+            r"\b(lessons?|learned|learnt|never again|always (check|use|run)|next time|should have|"
+            r"mistakes?|mistake was|root cause|post-?mortem|pattern:)|교훈|배운|배웠|다음부터|다음엔|실수",
             re.I,
         ),
     ),
@@ -137,7 +146,7 @@ _TYPE_RULES = (
     (
         "workflow",
         re.compile(
-            r"\b(pending|in progress|waiting (for|on)|blocked|next step|todo|to do|"
+            r"\b(pending|in progress|waiting (for|on)|blocked|next step|todo|to do|wip|"
             r"half[- ]done|unfinished|resume|awaiting)\b|진행 ?중|대기|다음 단계|미완|보류|재개",
             re.I,
         ),
@@ -146,7 +155,8 @@ _TYPE_RULES = (
         "episode",
         re.compile(
             r"\b(yesterday|today|this morning|last (week|night|month)|finished|completed|"
-            r"shipped|released|met|happened|did)\b|어제|오늘|완료|했다|끝냈",
+            r"shipped|released|launched|started|founded|joined|married|graduated|met|happened|did|"
+            r"failed|broke|crashed)\b|어제|오늘|완료|했다|끝냈|출시|런칭|창업|합류|시작했|실패했|깨졌",
             re.I,
         ),
     ),
@@ -203,35 +213,18 @@ def visible(
 
 
 # -- normalize ---------------------------------------------------------------------------------
-_DATE_FORMS = (
-    re.compile(r"\b(\d{4})\s*[./–—‒−]\s*(\d{1,2})\s*[./–—‒−]\s*(\d{1,2})\b"),
-    re.compile(r"(\d{4})년\s*(\d{1,2})월\s*(\d{1,2})일"),
-)
-
-
 def normalize(text: str) -> str:
     """NFC, one space between words, ISO dates (2026.3.5, 2026/03/05, 2026–03–05, 2026년 3월 5일)."""
-    text = unicodedata.normalize("NFC", text)
-    text = " ".join(text.split())
-    for pattern in _DATE_FORMS:
-        text = pattern.sub(_iso, text)
-    return text
-
-
-def _iso(m: re.Match) -> str:
-    y, mo, d = (int(g) for g in m.groups())
-    if 1 <= mo <= 12 and 1 <= d <= 31:
-        return f"{y:04d}-{mo:02d}-{d:02d}"
-    return m.group(0)
+    return analysis.canonical(text)
 
 
 def key(text: str) -> str:
     """The comparison key: case-folded words without punctuation."""
-    return " ".join(_words(normalize(text).casefold()))
+    return likeness.features(text).key
 
 
 def _words(text: str) -> list[str]:
-    return re.findall(r"[\w가-힣]+", text)
+    return analysis.key_words(text)
 
 
 # -- secrets -----------------------------------------------------------------------------------
@@ -258,7 +251,9 @@ SECRET_PATTERNS = (
         "password",
         re.compile(
             r"(?i)(?<![A-Za-z0-9])(?:password|passwd|passphrase|(?:pwd|pw)(?=\s*[:=])|비밀번호|비번|암호)"
-            r"(?:\s+(?:for|of|to|on)\s+(?:(?:the|my|our|a|an)\s+)?[\w.\-]{1,40}(?:\s+[\w.\-]{1,40})?(?=\s*[:=]))?"  # "password for the router:"
+            # "password for the router:"
+            r"(?:\s+(?:for|of|to|on)\s+(?:(?:the|my|our|a|an)\s+)?[\w.\-]{1,40}"
+            r"(?:\s+[\w.\-]{1,40})?(?=\s*[:=]))?"
             r"(?:\s*(?:=|:)\s*[\"'`]?(?P<value>[^\s\"'`,;]{4,})"
             # after "is"/"was" or a Korean particle, only what looks like a password: a digit or a
             # symbol in it ("password is hunter2", not "password is stored in 1Password")
@@ -270,7 +265,8 @@ SECRET_PATTERNS = (
     (
         "secret",
         re.compile(
-            r"(?i)(?<![\w])(?:api[_\- ]?key|secret(?:[_\- ]?key)?|access[_\- ]?(?:token|key)|auth[_\- ]?token|"
+            r"(?i)(?<![\w])(?:api[_\- ]?key|secret(?:[_\- ]?key)?|access[_\- ]?(?:token|key)|"
+            r"auth[_\- ]?token|"
             r"private[_\- ]?key|client[_\- ]?secret|token|토큰|키)"
             r"\s*(?:is|=|:|는|은)\s*[\"'`]?(?P<value>[A-Za-z0-9_\-./+=]{12,})"
         ),
@@ -318,7 +314,7 @@ def _redact(text: str) -> tuple[str, list[str]]:
     found: list[str] = []
     for kind, pattern in SECRET_PATTERNS:
 
-        def swap(m: re.Match, kind=kind) -> str:
+        def swap(m: re.Match, kind=kind, pattern=pattern) -> str:
             found.append(kind)
             for group in ("value", "said", "particle", "loose"):
                 if group in pattern.groupindex and m.group(group):
@@ -360,7 +356,7 @@ def _random_looking(token: str) -> bool:
         counts[ch] = counts.get(ch, 0) + 1
     entropy = -sum(c / len(body) * math.log2(c / len(body)) for c in counts.values())
     kind = [("u" if c.isupper() else "l" if c.islower() else "d" if c.isdigit() else "s") for c in body]
-    switches = sum(a != b for a, b in zip(kind, kind[1:])) / (len(body) - 1)
+    switches = sum(a != b for a, b in itertools.pairwise(kind)) / (len(body) - 1)
     words = sum(len(w) for w in re.findall(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}", body)) / len(body)
     return entropy >= GENERIC_MIN_ENTROPY and switches >= GENERIC_MIN_SWITCHES and words < GENERIC_MAX_WORDS
 
@@ -437,10 +433,27 @@ _PREDICATES = (
 _SUPERSEDES = {"switch": {"use", "be", "prefer"}, "move": {"live", "use"}, "change": {"be", "use"}}
 _LEANING = {"prefer": 1, "want": 1, "dislike": -1}
 _VALUE_PREDICATES = {"use", "switch", "move", "live", "be", "change"}
-_KO_PARTICLE = re.compile(r"(은|는|이|가|께서|의)$")
 _KO_TOPIC = re.compile(r"..*(은|는|이|가|께서)$")
 _KO_OBJECT = re.compile(r"..*(을|를)$")
 _KO_SELF = {"나", "저", "내", "제", "우리", "저희"}
+_KO_LOCATIVE = re.compile(r"..*(에서|에선)$")
+# What a preference is about: two preferences of different aspects are two facts ("I prefer short
+# answers" / "I prefer Korean from now on"); a preference of no known aspect may replace another.
+_PREFERENCE_ASPECTS = (
+    (
+        "language",
+        re.compile(
+            r"\b(korean|english|japanese|chinese|french|german|spanish)\b|한국어|영어|일본어|중국어|한글",
+            re.I,
+        ),
+    ),
+    (
+        "length",
+        re.compile(r"\b(short|long|brief|concise|detailed|verbose|terse|lengthy)\b|짧|길게|간결|자세", re.I),
+    ),
+    ("format", re.compile(r"\b(bullets?|markdown|tables?|lists?|prose|json)\b|표로|목록|마크다운", re.I)),
+    ("tone", re.compile(r"\b(formal|casual|polite|friendly)\b|존댓말|반말|격식", re.I)),
+)
 _STOP = {
     "the",
     "a",
@@ -487,9 +500,10 @@ class Statement(NamedTuple):
     predicate: str  # prefer, dislike, want, switch, move, live, use, call, be
     objects: frozenset  # the other words of the statement
     purpose: frozenset = frozenset()  # "for X" words: "use Redis for caching"
+    where: frozenset = frozenset()  # Korean locatives: "회사에서 맥북을 쓴다" → {회사}
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1 << 15)
 def subject(text: str) -> Statement | None:
     """(who or what, predicate, object words) of a statement like "Seojun prefers tea" or
     "서준은 차를 좋아한다"; None when no predicate is found or nothing names the subject."""
@@ -497,7 +511,7 @@ def subject(text: str) -> Statement | None:
         m = pattern.search(text)
         if not m:
             continue
-        found = _subject_ko(text, m, name) if tokenize.language(text) == "ko" else _subject_en(text, m, name)
+        found = _subject_ko(text, m, name) if analysis.language(text) == "ko" else _subject_en(text, m, name)
         if found:
             return found
     return None
@@ -518,11 +532,13 @@ def _subject_ko(text: str, m: re.Match, name: str) -> Statement | None:
         _KO_OBJECT if name in ("switch", "move") and any(_KO_OBJECT.match(w) for w in head) else _KO_TOPIC
     )
     cut = next((i + 1 for i, w in enumerate(head) if marker.match(w)), 0)
-    who = " ".join(tokenize.stem_ko(w) for w in head[:cut])
+    who = " ".join(analysis.stem_ko(w) for w in head[:cut])
     who = "" if who in _KO_SELF else who
     if name == "be" and not who:
         return None
-    return Statement(who, name, frozenset(tokenize.stem_ko(w) for w in head[cut:]))
+    rest = head[cut:]
+    where = frozenset(analysis.stem_ko(w) for w in rest if _KO_LOCATIVE.match(w))
+    return Statement(who, name, frozenset(analysis.stem_ko(w) for w in rest), where=where)
 
 
 def _same_subject(a: Statement, b: Statement) -> bool:
@@ -552,6 +568,10 @@ def contradicts(new: str, old: str) -> bool:
         return False
     if (a.purpose or b.purpose) and not a.purpose & b.purpose:
         return False  # "use Postgres for the database" / "now use Redis for caching"
+    if a.where and b.where and not a.where & b.where:
+        return False  # "회사에서 맥북을 쓴다" / "이제 집에서 윈도우를 쓴다": two places, two facts
+    if a.predicate in _LEANING and b.predicate in _LEANING and _aspects(new) != _aspects(old):
+        return False  # "I prefer short answers" / "I prefer Korean from now on"
     kin = a.predicate == b.predicate or b.predicate in _SUPERSEDES.get(a.predicate, ())
     if {a.predicate, b.predicate} <= {"be", "change", "move"} and _value_update(a, b, new, old):
         return True  # "budget went up to 60 h" / "budget is 40 h"; "is 80 h" after it
@@ -562,6 +582,11 @@ def contradicts(new: str, old: str) -> bool:
     lean_a = _LEANING.get(a.predicate, 0) * (-1 if claim(new)[1] else 1)
     lean_b = _LEANING.get(b.predicate, 0) * (-1 if claim(old)[1] else 1)
     return lean_a * lean_b < 0 and bool(a.objects & b.objects)
+
+
+def _aspects(text: str) -> frozenset[str]:
+    """What a preference is about (language, length, format, tone), as far as the words say."""
+    return frozenset(name for name, pattern in _PREFERENCE_ASPECTS if pattern.search(text))
 
 
 _VALUE_KINDS = (
@@ -626,40 +651,17 @@ def _same_kind_of_value(a: Statement, b: Statement) -> bool:
     return len(a.who.split()) >= 2
 
 
-# Negation, rewritten to the positive claim: (pattern, replacement). Each hit flips the polarity.
-_NEGATIONS = (
-    (re.compile(r"\bno longer\b|\bnot\b|\bnever\b|\bno\b", re.I), ""),
-    (re.compile(r"\bcan ?not\b|\bcan'?t\b", re.I), "can"),
-    (re.compile(r"\bwon'?t\b", re.I), "will"),
-    (re.compile(r"\b(\w+)n'?t\b", re.I), r"\1"),
-    (re.compile(r"\bdisabled\b", re.I), "enabled"),
-    (re.compile(r"\bforbidden\b|\bprohibited\b", re.I), "allowed"),
-    (
-        re.compile(r"지(는|도|가)?\s*(않|마|말|못)[가-힣]*"),
-        "",
-    ),  # 하지 않는다, 하지 마, 하지 말 것, 하지 못한다
-    (re.compile(r"(?<![가-힣])(안|못)\s+"), ""),  # 안 한다, 못 간다
-    (re.compile(r"(?<![가-힣])(안|못)(?=(하|해|했|한|할|돼|된|되))"), ""),  # 안한다, 못해
-    (re.compile(r"\s*아니[가-힣]*"), ""),  # 채식주의자가 아니다
-    (re.compile(r"없(?=[가-힣]|\b|$)"), "있"),  # GPU가 없다 → 있다
-    (re.compile(r"꺼져|꺼짐|꺼진"), "켜져"),
-    (re.compile(r"비활성"), "활성"),
-    (re.compile(r"금지"), "허용"),
-)
 _KO_ENDINGS = ("는다", "다", "지는", "지", "함", "해", "할")  # only on words tokenize.stem_ko left alone
 _LIGHT_VERBS = {"하", "되", "이", "있", "수"}
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1 << 15)
 def claim(text: str) -> tuple[frozenset, bool]:
     """(the words of the positive claim, negated?): "배포는 금요일에 하지 않는다" and "Deploys do not
     happen on Friday" become the words of "배포는 금요일에 한다" / "Deploys happen on Friday", True.
     Korean words are compared by stem (particles and endings off, last final consonant dropped:
     한다 / 하지 → 하, 돈다 / 돌지 → 도); English words by tokenize's stemmer; change words drop."""
-    body, flips = normalize(text).casefold(), 0
-    for pattern, positive in _NEGATIONS:
-        body, n = pattern.subn(positive, body)
-        flips += n
+    body, negated = analysis.positive(text)
     body = _CHANGE_WORDS.sub(" ", body)
     out = set()
     for word in _words(body):
@@ -671,11 +673,11 @@ def claim(text: str) -> tuple[frozenset, bool]:
                 out.add(stem)
         else:
             out.update(tokenize.terms(word))
-    return frozenset(out), flips % 2 == 1
+    return frozenset(out), negated
 
 
 def _ko_claim_word(word: str) -> str:
-    stem = tokenize.stem_ko(word)
+    stem = analysis.stem_ko(word)
     for ending in _KO_ENDINGS if stem == word else ():
         if stem.endswith(ending) and len(stem) > len(ending):
             stem = stem[: -len(ending)]
@@ -688,87 +690,33 @@ def _ko_claim_word(word: str) -> str:
     return stem
 
 
-def _counterparts(wa: set, wb: set) -> bool:
-    """Every word of each side has a counterpart of the same stem on the other side."""
-    only_a, only_b = wa - wb, wb - wa
-
-    def stem_match(word: str, others: set[str]) -> bool:
-        size = 2 if re.match(r"[가-힣]", word) else 4
-        return len(word) >= size and any(
-            (
-                len(o) >= size
-                and o[:size] == word[:size]
-                and (o.startswith(word[:-1] or word) or word.startswith(o[:-1] or o) or size == 2)
-            )
-            or (size == 2 and len(o) >= 2 and (word in o or o in word))
-            for o in others
-        )
-
-    return all(stem_match(w, only_b) for w in only_a) and all(stem_match(w, only_a) for w in only_b)
-
-
 def opposed(a: str, b: str) -> bool:
     """The same claim with the opposite polarity ("runs on Fridays" / "does not run on Fridays",
     "GPU가 있다" / "GPU가 없다"): a contradiction to flag, unless the newer one says it changed."""
     (wa, na), (wb, nb) = claim(a), claim(b)
-    return na != nb and bool(wa) and bool(wb) and _counterparts(set(wa), set(wb))
-
-
-_FILLER = {"in", "on", "at", "into", "onto", "to", "of"}
-
-
-def rewording(a: str, b: str) -> bool:
-    """Do a and b differ only in inflection and filler words ("Monday" / "Mondays")? A word
-    with no counterpart of the same stem ("alpha" / "gamma") makes it a different fact, and so
-    does a negation ("한다" / "안 한다")."""
-
-    def content(text: str) -> set[str]:
-        return {
-            w
-            for w in key(text).split()
-            if w not in _STOP and w not in _FILLER and (len(w) > 1 or w.isdigit())
-        }
-
-    return claim(a)[1] == claim(b)[1] and _counterparts(content(a), content(b))
+    return na != nb and bool(wa) and bool(wb) and likeness.counterparts(set(wa), set(wb))
 
 
 def similarity(a: str, b: str) -> float:
     """Dice similarity of character trigrams of the comparison keys (works for Korean too)."""
-    ga, gb = _grams(key(a)), _grams(key(b))
-    if not ga or not gb:
-        return 0.0
-    common = sum(min(ga[g], gb[g]) for g in ga if g in gb)
-    return 2.0 * common / (sum(ga.values()) + sum(gb.values()))
-
-
-def _numbers(text: str) -> list[str]:
-    return re.findall(r"\d+", text)
-
-
-def _grams(text: str) -> dict[str, int]:
-    padded = f"  {text} "
-    out: dict[str, int] = {}
-    for i in range(len(padded) - 2):
-        gram = padded[i : i + 3]
-        out[gram] = out.get(gram, 0) + 1
-    return out
+    return likeness.similarity(likeness.features(a), likeness.features(b))
 
 
 def compare(memory: MemoryFile, text: str, scope: str, today=None) -> tuple[str, MemoryEntry | None, str]:
-    """Against live entries of the same scope: ("duplicate"|"supersede"|"new", entry, why)."""
-    wanted = key(text)
-    live = [
-        e
-        for e in memory.entries()
-        if not e.superseded and e.scope == scope and not (today and e.expired(today))
-    ]
+    """Against live entries of the same scope: ("duplicate"|"supersede"|"new", entry, why).
+    The new text's features are computed once; an entry's are memoised by its text
+    (giok.text.likeness), so each entry costs a few lookups."""
+    mine_f = likeness.features(text)
+    wanted = mine_f.key
+    live = _live(memory, scope, today)
     for entry in live:
-        if key(entry.text) == wanted:
+        if likeness.features(entry.text).key == wanted:
             return "duplicate", entry, f"same as {entry.id}"
     reverted = _reversion(memory, wanted, live)
     if reverted:
         return reverted
     mine = subject(text)
+    changed = bool(_CHANGE_WORDS.search(text))
     best, best_score = None, 0.0
     for entry in reversed(live):
         if mine and contradicts(text, entry.text):
@@ -777,14 +725,34 @@ def compare(memory: MemoryFile, text: str, scope: str, today=None) -> tuple[str,
                 entry,
                 f"replaces {entry.id} (same subject: {mine[0] or 'the speaker'}, {mine[1]}; changed)",
             )
-        if _CHANGE_WORDS.search(text) and opposed(text, entry.text):
+        if changed and opposed(text, entry.text):
             return "supersede", entry, f"replaces {entry.id} (the same claim, now negated or restored)"
-        score = similarity(text, entry.text)
-        if score > best_score and _numbers(text) == _numbers(entry.text):
-            best, best_score = entry, score
-    if best is not None and best_score >= NEAR_DUPLICATE and len(wanted) >= 12 and rewording(text, best.text):
+        other = likeness.features(entry.text)
+        if likeness.near_duplicate(mine_f, other):
+            score = likeness.similarity(mine_f, other)
+            if score > best_score:
+                best, best_score = entry, score
+    if best is not None:
         return "supersede", best, f"near-duplicate of {best.id} (similarity {best_score:.2f})"
     return "new", None, ""
+
+
+def _live(memory: MemoryFile, scope: str, today=None) -> list[MemoryEntry]:
+    return [
+        e
+        for e in memory.entries()
+        if not e.superseded and e.scope == scope and not (today and e.expired(today))
+    ]
+
+
+def also_replaced(
+    memory: MemoryFile, text: str, scope: str, target: MemoryEntry, today=None
+) -> list[MemoryEntry]:
+    """Other live entries a change replaces besides `target`: "Seojun now prefers coffee" replaces
+    both "Seojun prefers tea in the morning" and "Seojun likes green tea after lunch"."""
+    if not subject(text):
+        return []
+    return [e for e in _live(memory, scope, today) if e is not target and contradicts(text, e.text)]
 
 
 def _reversion(memory: MemoryFile, wanted: str, live: list[MemoryEntry]):
@@ -793,7 +761,7 @@ def _reversion(memory: MemoryFile, wanted: str, live: list[MemoryEntry]):
     by_id = {e.id: e for e in memory.entries()}
     live_ids = {e.id for e in live}
     for old in memory.entries():
-        if not old.superseded or key(old.text) != wanted:
+        if not old.superseded or likeness.features(old.text).key != wanted:
             continue
         current, seen = old, set()
         while current.fields.get("superseded_by") in by_id and current.id not in seen:
@@ -818,15 +786,22 @@ def decide(
     text, redactions = redact(text)
     ok, why = should_write(text, type, confidence)
     conf = None if confidence is None else f"{float(confidence):g}"
-    base = dict(text=text, type=type or classify(text), scope=scope, confidence=conf, redactions=redactions)
+    kind = type or classify(text)
+
+    def made(action: str, reason: str, **more: Any) -> Decision:
+        return Decision(
+            action, reason, text=text, type=kind, scope=scope, confidence=conf, redactions=redactions, **more
+        )
+
     if not ok and not force:
-        return Decision("refuse", why, **base)
+        return made("refuse", why)
     forced = not ok and force
     verdict, target, because = compare(memory, text, scope, today)
     if verdict == "duplicate":
-        return Decision("duplicate", f"exact duplicate: {because}; not written again", target=target, **base)
+        return made("duplicate", f"exact duplicate: {because}; not written again", target=target)
     if forced:
         why = f"forced past the policy ({why})"
-    if verdict == "supersede":
-        return Decision("supersede", because, target=target, forced=forced, **base)
-    return Decision("write", why, forced=forced, **base)
+    if verdict == "supersede" and target is not None:
+        also = also_replaced(memory, text, scope, target, today) if "same subject" in because else []
+        return made("supersede", because, target=target, also=also, forced=forced)
+    return made("write", why, forced=forced)

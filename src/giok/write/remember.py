@@ -83,6 +83,8 @@ def remember(
         if decision.action == "supersede" and decision.target is not None:
             fields["supersedes"] = decision.target.id
             ws._entry_in(mf, decision.target.id).set("superseded_by", fields["id"])
+            for other in decision.also:  # a change that replaces several older entries
+                ws._entry_in(mf, other.id).set("superseded_by", fields["id"])
             kept = _kept_layer(decision.target, layer) if asked is None and not expires else None
             if kept:
                 entry.layer, entry.expires = kept, ws._expiry(kept, None)

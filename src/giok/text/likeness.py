@@ -1,0 +1,156 @@
+"""Near-duplicates: do two texts say the same thing? One rule for the write policy (`remember`
+folds a rewording into the old entry) and the nightly review (distill skips or merges a copy).
+
+Two texts are near-duplicates when their comparison keys are equal, or when all of these hold:
+
+- the same polarity ("likes X" / "does not like X" are opposites, never duplicates);
+- the same numbers, in order ("3 servers" / "4 servers" are two facts);
+- no two different subjects ("Minsu told Seojun …" / "Seojun told Minsu …"; "서준은 …" /
+  "민수는 …"): the subject is the first name-like word (English) or the first topic- or
+  subject-marked word (Korean), when both texts have one;
+- Dice similarity of the keys' character trigrams at least `NEAR_DUPLICATE` (works for Korean);
+- every content word of one has a counterpart of the same stem in the other ("Monday" /
+  "Mondays"; "alpha" / "gamma" is a different fact).
+
+`features(text)` is memoised by text and computes each part on first use, cheapest checks first,
+so comparing one new text against thousands of entries costs a few operations per entry.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+from collections.abc import Mapping
+
+from giok.text import analysis
+
+NEAR_DUPLICATE = 0.82  # trigram Dice similarity at or above which two texts may be the same
+MIN_KEY = 12  # shorter keys are compared only for equality
+_NEUTRAL = analysis.STOP_WORDS | {
+    "now",
+    "currently",
+    "actually",
+    "still",
+    "really",
+    "just",
+    "이제",
+    "요즘",
+    "지금은",
+    "현재는",
+    "정말",
+    "진짜",
+}
+_NAME = re.compile(r"^[A-Z][a-z]+$")
+_KO_SUBJECT = re.compile(r"^[가-힣]+(은|는|이|가|께서)$")
+_KO_SELF = {"나", "저", "내", "제", "우리", "저희"}
+
+
+class Features:
+    """What comparisons need of one text, each part computed on first use and kept: most
+    entries are told apart by their key, length, numbers or words before any trigram is made."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.key = analysis.key(text)  # case-folded words
+        self.size = len(self.key) + 1  # number of character trigrams of the padded key
+
+    @functools.cached_property
+    def grams(self) -> Mapping[str, int]:
+        """Character trigrams of the key, with counts."""
+        return trigrams(self.key)
+
+    @functools.cached_property
+    def words(self) -> frozenset[str]:
+        """Content words of the key (stop words and change words off)."""
+        return frozenset(w for w in self.key.split() if w not in _NEUTRAL and (len(w) > 1 or w.isdigit()))
+
+    @functools.cached_property
+    def numbers(self) -> tuple[str, ...]:
+        return tuple(re.findall(r"\d+", self.text))
+
+    @functools.cached_property
+    def negated(self) -> bool:
+        return analysis.positive(self.text)[1]
+
+    @functools.cached_property
+    def subject(self) -> str:
+        """The first name-like or topic-marked word; "" when none is found."""
+        return subject_word(self.text)
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def features(text: str) -> Features:
+    """The features of a text, memoised by text."""
+    return Features(text)
+
+
+def trigrams(text: str) -> dict[str, int]:
+    padded = f"  {text} "
+    out: dict[str, int] = {}
+    for i in range(len(padded) - 2):
+        gram = padded[i : i + 3]
+        out[gram] = out.get(gram, 0) + 1
+    return out
+
+
+def subject_word(text: str) -> str:
+    """The first name-like word (capitalised, followed by a lower-case content word: "Seojun
+    likes …", "Yesterday Minsu told …") or, in Korean, the stem of the first topic- or
+    subject-marked word among the first three ("서준이는" → "서준"); "" for none or the speaker."""
+    tokens = re.findall(r"[\w가-힣]+", text)[:4]
+    for here, after in itertools.pairwise(tokens):
+        named = _NAME.match(here) and here.lower() not in _NEUTRAL
+        if named and after[:1].islower() and after not in analysis.FUNCTION_WORDS:
+            return str(here).lower()
+    for token in tokens[:3]:
+        if _KO_SUBJECT.match(token) and len(token) >= 2:
+            stem = analysis.stem_ko(token)
+            return "" if stem in _KO_SELF else stem
+    return ""
+
+
+def similarity(a: Features, b: Features) -> float:
+    """Dice similarity of the two keys' character trigrams."""
+    small, large = (a.grams, b.grams) if len(a.grams) <= len(b.grams) else (b.grams, a.grams)
+    common = sum(min(n, large[g]) for g, n in small.items() if g in large)
+    return 2.0 * common / (a.size + b.size)
+
+
+def counterparts(wa: set[str] | frozenset[str], wb: set[str] | frozenset[str]) -> bool:
+    """Every word of each side has a counterpart of the same stem on the other side."""
+    only_a, only_b = wa - wb, wb - wa
+    return all(_stem_match(w, only_b) for w in only_a) and all(_stem_match(w, only_a) for w in only_b)
+
+
+def _stem_match(word: str, others: set[str] | frozenset[str]) -> bool:
+    size = 2 if re.match(r"[가-힣]", word) else 4
+    return len(word) >= size and any(
+        (
+            len(o) >= size
+            and o[:size] == word[:size]
+            and (o.startswith(word[:-1] or word) or word.startswith(o[:-1] or o) or size == 2)
+        )
+        or (size == 2 and len(o) >= 2 and (word in o or o in word))
+        for o in others
+    )
+
+
+def near_duplicate(a: Features, b: Features, threshold: float = NEAR_DUPLICATE) -> bool:
+    """Do the two texts say the same thing (see the module docstring)?"""
+    if a.key == b.key:
+        return True
+    if min(len(a.key), len(b.key)) < MIN_KEY:
+        return False
+    if 2.0 * min(a.size, b.size) / (a.size + b.size) < threshold:
+        return False  # too different in length to reach the threshold
+    if a.numbers != b.numbers or not counterparts(a.words, b.words):
+        return False
+    if a.subject and b.subject and a.subject != b.subject:
+        return False
+    return a.negated == b.negated and similarity(a, b) >= threshold
+
+
+def same(a: str, b: str, threshold: float = NEAR_DUPLICATE) -> bool:
+    """`near_duplicate` of two texts."""
+    return near_duplicate(features(a), features(b), threshold)
