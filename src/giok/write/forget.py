@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from giok.errors import GiokError, GitError, InvalidInput, NotFound
-from giok.store import git
+from giok.store import git, history
 from giok.store.fsutil import atomic_write, clean_text, read_bytes
 
 _SKIP_DERIVED = (".db", ".sqlite", ".sqlite3", "-wal", "-shm", "lock", ".key")
@@ -124,8 +124,10 @@ def forget(
             return done
         done.commit = _write(ws, files, done) if done.removed else None
     done.index_chunks = _after_commit(done, "search index", _purge_index, ws)
-    done.caches = (_after_commit(done, "giok caches", _scrub_caches, ws) or []) + (
-        _after_commit(done, "cross-view bus", _scrub_crossview, ws) or []
+    done.caches = (
+        (_after_commit(done, "past states", _drop_snapshots, ws) or [])
+        + (_after_commit(done, "giok caches", _scrub_caches, ws) or [])
+        + (_after_commit(done, "cross-view bus", _scrub_crossview, ws) or [])
     )
     if purge or rewrite_history:
         done.history = history_report(ws, done.texts)
@@ -285,6 +287,11 @@ def _scrub_crossview(ws, done: Forgotten) -> list[str]:
 
     count = Bus(ws.home).scrub(ws.name, _needles(done))
     return [f"{Bus(ws.home).path}: {count} message(s)"] if count else []
+
+
+def _drop_snapshots(ws, done: Forgotten) -> list[str]:
+    """The extracted past states (giok.store.history): rebuilt from git when next asked."""
+    return history.drop_snapshots(ws)
 
 
 def _scrub_caches(ws, done: Forgotten) -> list[str]:

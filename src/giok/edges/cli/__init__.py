@@ -41,6 +41,7 @@ COMMAND_MODULES = {
     "agents": ("crossview", "mcp"),
     "porting": ("export", "import", "doctor"),
     "hooks": ("hook",),
+    "history": ("diff",),
 }
 _MODULE_OF = {name: module for module, names in COMMAND_MODULES.items() for name in names}
 
