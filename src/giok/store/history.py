@@ -46,6 +46,7 @@ SNAPSHOTS = "history"  # under .giok/
 KEEP_SNAPSHOTS = 8  # extracted commits kept, newest used first
 _RANK = {layer: rank for rank, layer in enumerate(reversed(LAYERS))}  # M30 < M90 < M365 < M0
 _FORGET_RE = re.compile(r"^memory: forget (m-[0-9a-f]{6,12})\b(?: \((M\d+)\))?")
+_REMEMBER_RE = re.compile(r"^memory: remember (m-[0-9a-f]{6,12}) \((M\d+)\)")
 _MOMENT_RE = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}(:\d{2})?$")
 
 When = str | dt.date | dt.datetime
@@ -281,53 +282,71 @@ def diff(ws: Workspace, since: When, until: When) -> Diff:
         raise InvalidInput(f"{a.asked.date()} is after {b.asked.date()}: give the earlier date first")
     old = {e.id: e for e in memory_at(ws, a).entries()}
     new = {e.id: e for e in memory_at(ws, b).entries()}
-    out = Diff(a, b)
-    forgets = _forgets(ws, a.commit, b.commit)
+    written, forgets = _commits_between(ws, a.commit, b.commit)
     archived = _archived(ws, b)
+    out = Diff(a, b)
     for eid, e in new.items():
-        before = old.get(eid)
-        if before is None:
-            out.add("added", e, supersedes=e.fields.get("supersedes"))
-        elif _RANK.get(e.layer or "", 0) != _RANK.get(before.layer or "", 0):
-            kind = "promoted" if _RANK.get(e.layer or "", 0) > _RANK.get(before.layer or "", 0) else "demoted"
-            out.add(kind, e, **{"from": before.layer, "to": e.layer})
-        if e.superseded and not (before is not None and before.superseded):
-            out.add("superseded", e, superseded_by=e.fields.get("superseded_by"))
-        if e.expired(b.asked.date()) and not (before is not None and before.expired(a.asked.date())):
-            out.add("expired", e, archived=False)
+        _still_there(out, old.get(eid), e, written.get(eid))
     for eid, e in old.items():
-        if eid in new:
-            continue
-        if eid in forgets:
-            continue  # listed below, without its text
-        kept = archived[eid].fields if eid in archived else {}
-        status = kept.get("status")
-        if status == "expired":
-            out.add("expired", e, archived=True, archived_on=kept.get("archived"))
-        elif status == "merged":
-            out.add("merged", e, merged_into=kept.get("merged_into"))
-        else:
-            out.add("removed", e, note="gone from MEMORY.md with no forget or distill recorded (a hand edit)")
+        if eid not in new and eid not in forgets:  # a forgotten one is listed below, without its text
+            _gone(out, e, archived.get(eid), was_superseded=e.superseded)
+    before_archived = set(_archived(ws, a))
+    for eid, e in archived.items():  # written and archived between the two points
+        if eid not in old and eid not in new and eid not in before_archived and eid not in forgets:
+            out.add("added", e, supersedes=e.fields.get("supersedes"))
+            _gone(out, e, e, was_superseded=False)
     for eid, info in forgets.items():
         if eid not in new:
-            out.add(
-                "forgotten", None, id=eid, layer=info["layer"], reason=info["reason"], commit=info["commit"]
-            )
+            out.add("forgotten", None, id=eid, **info)
     return out
 
 
-def _forgets(ws: Workspace, a: str, b: str) -> dict[str, dict]:
-    """id → {layer, reason, commit} for the `memory: forget m-…` commits after a up to b."""
+def _still_there(out: Diff, before: MemoryEntry | None, e: MemoryEntry, written_in: str | None) -> None:
+    """An entry in MEMORY.md at the end: added, moved between layers (from its layer at the
+    start, or the one it was written in), superseded or past its expiry meanwhile."""
+    if before is None:
+        out.add("added", e, supersedes=e.fields.get("supersedes"))
+    start = before.layer if before is not None else written_in
+    if start and e.layer and start != e.layer:
+        up = _RANK.get(e.layer, 0) > _RANK.get(start, 0)
+        out.add("promoted" if up else "demoted", e, **{"from": start, "to": e.layer})
+    if e.superseded and not (before is not None and before.superseded):
+        out.add("superseded", e, superseded_by=e.fields.get("superseded_by"))
+    if e.expired(out.until.asked.date()) and not (
+        before is not None and before.expired(out.since.asked.date())
+    ):
+        out.add("expired", e, archived=False)
+
+
+def _gone(out: Diff, e: MemoryEntry, kept: MemoryEntry | None, was_superseded: bool) -> None:
+    """An entry that left MEMORY.md: expired or merged by distill (its archive copy says so),
+    else removed by hand; superseded too when that happened before it left."""
+    fields = kept.fields if kept is not None else {}
+    if kept is not None and kept.superseded and not was_superseded:
+        out.add("superseded", e, superseded_by=fields.get("superseded_by"))
+    status = fields.get("status")
+    if status == "expired":
+        out.add("expired", e, archived=True, archived_on=fields.get("archived"))
+    elif status == "merged":
+        out.add("merged", e, merged_into=fields.get("merged_into"))
+    else:
+        out.add("removed", e, note="gone from MEMORY.md with no forget or distill recorded (a hand edit)")
+
+
+def _commits_between(ws: Workspace, a: str, b: str) -> tuple[dict[str, str], dict[str, dict]]:
+    """From the commit subjects after a up to b: id → the layer it was written in
+    (`memory: remember m-… (M30) …`), and id → {layer, reason, commit} of each forget."""
     raw = _git_bytes(ws, "log", "--format=%x1e%H%x1f%B", f"{a}..{b}") or b""
-    found: dict[str, dict] = {}
+    written: dict[str, str] = {}
+    forgets: dict[str, dict] = {}
     for record in raw.decode("utf-8", "replace").split("\x1e")[1:]:
         sha, _, body = record.partition("\x1f")
-        m = _FORGET_RE.match(body.strip())
-        if not m or m.group(1) in found:
-            continue
-        reason = next((x[8:].strip() for x in body.splitlines() if x.startswith("Reason: ")), None)
-        found[m.group(1)] = {"layer": m.group(2), "reason": reason, "commit": sha}
-    return found
+        if m := _REMEMBER_RE.match(body.strip()):
+            written[m.group(1)] = m.group(2)
+        elif (m := _FORGET_RE.match(body.strip())) and m.group(1) not in forgets:
+            reason = next((x[8:].strip() for x in body.splitlines() if x.startswith("Reason: ")), None)
+            forgets[m.group(1)] = {"layer": m.group(2), "reason": reason, "commit": sha}
+    return written, forgets
 
 
 def _archived(ws: Workspace, point: Point) -> dict[str, MemoryEntry]:
