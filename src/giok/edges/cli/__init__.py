@@ -42,6 +42,7 @@ COMMAND_MODULES = {
     "porting": ("export", "import", "doctor"),
     "hooks": ("hook",),
     "history": ("diff",),
+    "sync": ("remote", "sync", "merge-driver"),
 }
 _MODULE_OF = {name: module for module, names in COMMAND_MODULES.items() for name in names}
 
