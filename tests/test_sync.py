@@ -151,8 +151,7 @@ def test_a_forget_is_not_undone_by_the_other_machines_edit(machines, monkeypatch
     assert [r["kind"] for r in report.reports] == ["deleted-while-edited"]
 
 
-def test_refs_counted_on_both_machines_add_up(machines, monkeypatch):
-    a, _, _ = machines
+def test_refs_counted_on_both_machines_add_up():
     base = b"## M30\n- [2026-03-01] Tea <!-- id: m-aaaaaa; refs: 2 -->\n"
     ours = b"## M30\n- [2026-03-01] Tea <!-- id: m-aaaaaa; refs: 5 -->\n"
     theirs = b"## M90\n- [2026-03-01] Tea <!-- id: m-aaaaaa; refs: 3 -->\n"
@@ -190,3 +189,43 @@ def test_sync_refuses_uncommitted_changes_and_changes_nothing(machines):
     assert git(a.root, "rev-parse", "HEAD") == head and (a.root / "SOUL.md").read_text() == "edited by hand\n"
     with pytest.raises(NotFound):
         remote.sync(a, "elsewhere")
+
+
+def test_both_machines_distill_the_same_night_and_sync(machines, monkeypatch):
+    from giok.lifecycle.distill import distill
+
+    a, b, _ = machines
+    at(monkeypatch, "09:00")
+    a.diary("A: the harbor release checklist is now in the wiki")
+    a.diary("A: Seojun wants the release notes in Korean and English")
+    b.diary("B: Mina switched the staging database to Postgres 16")
+    at(monkeypatch, "23:00")
+    distill(a)
+    distill(b)
+    counts = [_judged(ws) for ws in (a, b)]
+    assert counts[0] != counts[1]
+    remote.sync(a)
+    report = remote.sync(b)  # diaries, MEMORY.md and the ledger changed on both: no conflict
+    remote.sync(a)
+    assert report.merge not in (None, "fast-forward")
+    for ws in (a, b):
+        diary = (ws.root / ws.diary_path()).read_text()
+        assert "A: the harbor release" in diary and "B: Mina switched" in diary
+        assert _judged(ws) == min(counts)  # judged again at worst, never skipped
+    assert (a.root / "MEMORY.md").read_bytes() == (b.root / "MEMORY.md").read_bytes()
+
+
+def _judged(ws) -> int:
+    ledger = (ws.root / "memory" / "distilled.txt").read_text()
+    [count] = [line.split()[1] for line in ledger.splitlines() if line.startswith("2026-03-02 ")]
+    return int(count)
+
+
+def test_sync_runs_as_a_routine(machines, monkeypatch):
+    from giok.lifecycle import routines
+
+    a, _, bare = machines
+    at(monkeypatch, "10:00")
+    a.remember("The backup job runs at midnight")
+    result = routines.run_routine(a, routines.Routine("sync", "*/30 * * * *", ["sync"]))
+    assert "backup job runs at midnight" in git(bare, "show", "main:MEMORY.md"), result

@@ -23,6 +23,8 @@ Per file:
   the union of both sides' items (bullets with their continuation lines; lessons by `## `
   block) minus those deleted on either side, timed diary lines in time order.
 - state/trace.jsonl: events by id, in time order.
+- memory/distilled.txt (distill's ledger): per day the count of judged items a side changed,
+  the smaller when both did (an item may be judged again, never skipped); the later watermark.
 
 Every report is a dict {path, kind, id, detail}; the driver appends them as JSON lines to
 $GIOK_MERGE_REPORT (giok sync sets it) or .giok/merge-reports.jsonl.
@@ -50,6 +52,7 @@ PATTERNS = (  # .gitattributes lines giok registers
     "state/memo.md",
     "state/trace.jsonl",
     "compound/lessons.md",
+    "memory/distilled.txt",
 )
 _DECISION_RE = re.compile(r"^##\s+(D-(\d{3,}))\b")
 _TASK_RE = re.compile(r"^-\s+(?:\[[ x~!]\]\s+)?(T-(\d{3,}))\b")
@@ -84,6 +87,8 @@ def merge_file(path: str, base: bytes, ours: bytes, theirs: bytes, ctx: Context 
         out = merge_sections(o, a, b, ctx)
     elif path == "state/trace.jsonl":
         out = merge_jsonl(o, a, b, ctx)
+    elif path == "memory/distilled.txt":
+        out = merge_ledger(o, a, b)
     elif path == "compound/lessons.md":
         out = merge_blocks(o, a, b, ctx, _section_blocks)
     else:  # diaries, HEARTBEAT.md, any other memory/*.md
@@ -436,3 +441,35 @@ def merge_jsonl(base: str, ours: str, theirs: str, ctx: Context) -> str:
             kept.append(merged)
     kept.sort(key=lambda row: row[0])  # stable: equal times keep ours-then-theirs order
     return "".join(line + "\n" for _, line in kept)
+
+
+_LEDGER_DAY_RE = re.compile(r"^(\d{4}-\d{2}-\d{2}) (\d+)$")
+
+
+def merge_ledger(base: str, ours: str, theirs: str) -> str:
+    """Distill's ledger: comments from ours; per day the count a side changed, the smaller
+    when both did (the merged diary interleaves both sides' items: an item may be judged
+    again, as a duplicate, but never skipped); the later watermark."""
+
+    def read(text: str) -> tuple[dict[str, int], list[str]]:
+        days, marks = {}, []
+        for line in text.splitlines():
+            if m := _LEDGER_DAY_RE.match(line.strip()):
+                days[m.group(1)] = int(m.group(2))
+            elif line.startswith("refs-read-until: "):
+                marks.append(line.strip())
+        return days, marks
+
+    (o, _), (a, marks_a), (b, marks_b) = read(base), read(ours), read(theirs)
+    days = {}
+    for day in {*a, *b}:
+        x, y, was = a.get(day), b.get(day), o.get(day)
+        days[day] = y if x == was else x if y == was else min(v for v in (x, y) if v is not None)
+    head = [line for line in ours.splitlines() if line.startswith("#")]
+    marks = marks_a + marks_b
+    lines = (
+        head
+        + ([max(marks)] if marks else [])
+        + [f"{d} {n}" for d, n in sorted(days.items()) if n is not None]
+    )
+    return "\n".join(lines) + "\n"
