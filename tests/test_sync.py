@@ -11,6 +11,7 @@ import pytest
 from conftest import run_giok
 from giok import Home, Workspace
 from giok.errors import ConflictError, NotFound
+from giok.retrieval import index
 from giok.store import merge, remote
 from giok.store.memoryfile import MemoryFile
 
@@ -138,17 +139,24 @@ def test_a_forget_is_not_undone_by_the_other_machines_edit(machines, monkeypatch
     eid = a.remember("The gate code is 7731 for the lab").entry.id
     remote.sync(a)
     remote.sync(b)
+    b.home.update(lambda c: c.update(embeddings={"provider": "fake", "dim": 256}))
+    assert b.search("gate code for the lab")[0].source == eid  # b's index holds it
     at(monkeypatch, "09:00")
     b.edit_entry(eid, "The gate code is 7731 for the lab and the garage")
     at(monkeypatch, "09:05")
     a.forget(eid, reason="codes do not belong in memory")
     remote.sync(b)
     report = remote.sync(a)
-    remote.sync(b)
+    out = run_giok("-w", b.root, "sync", "--json", env={"GIOK_HOME": str(b.home.path)})
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["forgets"] == 1 and "7731" not in out.stdout
     for ws in (a, b):
         assert eid not in ws.memory().ids()
         assert "7731" not in (ws.root / "MEMORY.md").read_text()
     assert [r["kind"] for r in report.reports] == ["deleted-while-edited"]
+    for db in b.data_dir.glob(index.FILENAME + "*"):  # purged on b by its sync, WAL included
+        assert b"7731" not in db.read_bytes(), db
+    assert not b.search("gate code for the lab")
 
 
 def test_refs_counted_on_both_machines_add_up():

@@ -38,6 +38,7 @@ ATTRIBUTES = ".gitattributes"
 REPORT_ENV = "GIOK_MERGE_REPORT"
 THEIRS_ENV = "GIOK_MERGE_THEIRS"
 PUSH_TRIES = 3
+_FORGET_RE = re.compile(r"^memory: forget (m-[0-9a-f]{6,12})\b")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
@@ -50,6 +51,7 @@ class SyncReport:
     pushed: int = 0  # commits that went out
     merge: str | None = None  # "fast-forward", a merge commit id, or None
     forgets: int = 0  # incoming `memory: forget` commits
+    forgotten: dict[str, str] = field(default_factory=dict)  # id → text, for the index purge (not printed)
     reports: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -163,13 +165,27 @@ def _pull(ws: Workspace, report: SyncReport) -> None:
     if _is_ancestor(ws, theirs, ours):
         return
     report.fetched += _count(ws, f"HEAD..{theirs}")
-    subjects = git.run(ws.root, "log", "--format=%s", f"HEAD..{theirs}", check=False).stdout
-    report.forgets += sum(1 for s in subjects.splitlines() if s.startswith("memory: forget "))
+    _incoming_forgets(ws, theirs, report)
     if _is_ancestor(ws, ours, theirs):
         git.run(ws.root, "merge", "-q", "--ff-only", theirs)
         report.merge = report.merge or "fast-forward"
         return
     report.merge = _merge(ws, theirs, report)
+
+
+def _incoming_forgets(ws: Workspace, theirs: str, report: SyncReport) -> None:
+    """Count the other side's forgets, and note the text each forgotten entry has here: this
+    machine's derived data (index, snapshots) must lose it too (giok sync does that)."""
+    from giok.store.memoryfile import MemoryFile
+
+    subjects = git.run(ws.root, "log", "--format=%s", f"HEAD..{theirs}", check=False).stdout
+    ids = [m.group(1) for s in subjects.splitlines() if (m := _FORGET_RE.match(s))]
+    report.forgets += len(ids)
+    if ids:
+        here = MemoryFile.parse(
+            (ws.root / "MEMORY.md").read_bytes() if (ws.root / "MEMORY.md").exists() else b""
+        )
+        report.forgotten.update({i: e.text for i in ids if (e := here.find(i)) is not None})
 
 
 def _merge(ws: Workspace, theirs: str, report: SyncReport) -> str | None:

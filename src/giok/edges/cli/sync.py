@@ -48,7 +48,12 @@ def sync(remote_name, as_json):
     never a conflict between different entries), then push ours. What the merge had to decide
     (an entry edited on both machines, a renumbered decision) is printed and kept in the merge
     commit's message."""
-    report = remotelib.sync(open_workspace(), remote_name)
+    ws = open_workspace()
+    report = remotelib.sync(ws, remote_name)
+    if report.forgotten:  # forgotten on another machine: this machine's index loses it too
+        from giok.retrieval import index
+
+        index.purge(ws, list(report.forgotten.values()), ids=list(report.forgotten))
     emit(report.to_dict(), as_json, _text)
 
 
