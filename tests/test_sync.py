@@ -237,3 +237,18 @@ def test_sync_runs_as_a_routine(machines, monkeypatch):
     a.remember("The backup job runs at midnight")
     result = routines.run_routine(a, routines.Routine("sync", "*/30 * * * *", ["sync"]))
     assert "backup job runs at midnight" in git(bare, "show", "main:MEMORY.md"), result
+
+
+def test_a_clone_that_started_its_own_branch_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("GIOK_NOW", "2026-03-01T09:00")
+    bare = tmp_path / "team.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    a, _ = Workspace.init(tmp_path / "a", name="zeon", home=Home(tmp_path / "ha"))
+    remote.add(a, "origin", str(bare))
+    remote.sync(a)  # pushes main
+    b, _ = Workspace.init(tmp_path / "b", name="zeon", home=Home(tmp_path / "hb"))
+    git(b.root, "branch", "-m", "other")
+    remote.add(b, "origin", str(bare))
+    with pytest.raises(ConflictError, match="has no branch 'other' but has main"):
+        remote.sync(b)
+    assert git(bare, "branch", "--list").split() == ["main"]  # nothing pushed

@@ -160,6 +160,7 @@ def _pull(ws: Workspace, report: SyncReport) -> None:
         raise GitError(f"cannot fetch {report.remote}: {(proc.stderr or proc.stdout).strip()[-200:]}")
     theirs = _rev(ws, f"refs/remotes/{report.remote}/{report.branch}")
     if theirs is None:
+        _refuse_split(ws, report)
         return  # the remote has no such branch yet: the push creates it
     ours = _rev(ws, "HEAD") or ""
     if _is_ancestor(ws, theirs, ours):
@@ -186,6 +187,20 @@ def _incoming_forgets(ws: Workspace, theirs: str, report: SyncReport) -> None:
             (ws.root / "MEMORY.md").read_bytes() if (ws.root / "MEMORY.md").exists() else b""
         )
         report.forgotten.update({i: e.text for i in ids if (e := here.find(i)) is not None})
+
+
+def _refuse_split(ws: Workspace, report: SyncReport) -> None:
+    """A remote holding other branches but not ours: pushing would start a second history."""
+    prefix = f"refs/remotes/{report.remote}/"
+    refs = git.run(ws.root, "for-each-ref", "--format=%(refname)", prefix, check=False).stdout.split()
+    others = sorted(r[len(prefix) :] for r in refs if not r.endswith("/HEAD"))
+    if others:
+        raise ConflictError(
+            f"{report.remote} has no branch {report.branch!r} but has {', '.join(others)}: this clone "
+            f"started its own history. Clone it again with `git clone --branch {others[0]} URL PATH` "
+            f"(then `giok init PATH`), or rename the branch here (`git -C {ws.root} branch -m {others[0]}`) "
+            "if it should be that one"
+        )
 
 
 def _merge(ws: Workspace, theirs: str, report: SyncReport) -> str | None:
