@@ -252,3 +252,15 @@ def test_a_clone_that_started_its_own_branch_is_refused(tmp_path, monkeypatch):
     with pytest.raises(ConflictError, match="has no branch 'other' but has main"):
         remote.sync(b)
     assert git(bare, "branch", "--list").split() == ["main"]  # nothing pushed
+
+
+def test_a_heading_and_a_note_written_by_hand_on_one_machine_are_kept():
+    base = b"# Memory\n\n## M30\n- [2026-03-01] Tea <!-- id: m-aaaaaa -->\n"
+    ours = base + b"- [2026-03-02] Coffee <!-- id: m-bbbbbb -->\n"
+    theirs = base + b"\n## Notes by Seojun\nCall Mina back about the lease.\n"
+    ctx = merge.Context("MEMORY.md")
+    out = merge.merge_file("MEMORY.md", base, ours, theirs, ctx).decode()
+    assert "## Notes by Seojun\n" in out and "Call Mina back about the lease." in out
+    assert out.index("## Notes by Seojun") < out.index("Call Mina back")
+    assert [e.id for e in MemoryFile.parse(out.encode()).entries()][:2] == ["m-aaaaaa", "m-bbbbbb"]
+    assert [r["kind"] for r in ctx.reports] == ["kept-line", "kept-line"]

@@ -37,7 +37,7 @@ import re
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
-from giok.store.memoryfile import MemoryEntry, MemoryFile, RawLine
+from giok.store.memoryfile import Heading, MemoryEntry, MemoryFile, RawLine
 from giok.store.sections import Doc, Section, append_item
 
 MEMORY_RE = re.compile(r"^(MEMORY\.md|memory/archive/[^/]+\.md)$")
@@ -149,10 +149,13 @@ def merge_memory(base: bytes, ours: bytes, theirs: bytes, ctx: Context) -> bytes
         else:
             _apply(out, eid, merged)
     known = {str(line).strip() for line in (*o.lines, *a.lines)}
-    for line in b.lines:  # a hand-written line only the other side added
+    for line in b.lines:  # a hand-written line or heading (not a layer's) only the other side added
         text = str(line).strip()
-        if isinstance(line, RawLine) and text and text not in known and not text.startswith(_GIOK_MARK):
-            out.lines.append(RawLine(str(line)))
+        hand = isinstance(line, RawLine) or (isinstance(line, Heading) and line.layer is None)
+        if hand and text and text not in known and not text.startswith(_GIOK_MARK):
+            if out.eols and not out.eols[-1]:  # ours ended without a newline
+                out.eols[-1] = out.newline
+            out.lines.append(line)
             out.eols.append(out.newline)
             ctx.report("kept-line", text[:40], "a line only the other side added was kept at the end")
     return out.render()
