@@ -264,3 +264,28 @@ def test_a_heading_and_a_note_written_by_hand_on_one_machine_are_kept():
     assert out.index("## Notes by Seojun") < out.index("Call Mina back")
     assert [e.id for e in MemoryFile.parse(out.encode()).entries()][:2] == ["m-aaaaaa", "m-bbbbbb"]
     assert [r["kind"] for r in ctx.reports] == ["kept-line", "kept-line"]
+
+
+def test_a_plain_git_pull_uses_the_driver_and_reports_to_the_workspace(machines, monkeypatch):
+    a, b, _ = machines
+    at(monkeypatch, "08:00")
+    eid = a.remember("The review meeting is on Monday").entry.id
+    remote.sync(a)
+    remote.sync(b)
+    at(monkeypatch, "09:00")
+    a.edit_entry(eid, "The review meeting is on Tuesday")
+    a.remember("The office closes at seven")
+    b.edit_entry(eid, "The review meeting moved to Wednesday")
+    b.remember("Lunch is at noon on Fridays")
+    remote.sync(a)
+    pulled = subprocess.run(
+        ["git", "-C", str(b.root), "pull", "--no-rebase", "--no-edit", "-q", "origin", "main"],
+        capture_output=True,
+        text=True,
+    )
+    assert pulled.returncode == 0, pulled.stderr
+    memory = texts(b)
+    assert "The office closes at seven" in memory and "Lunch is at noon on Fridays" in memory
+    assert b.get(eid).text == "The review meeting moved to Wednesday"  # no later write known: this machine's
+    [reported] = [json.loads(x) for x in (b.data_dir / "merge-reports.jsonl").read_text().splitlines()]
+    assert reported["id"] == eid and reported["kind"] == "both-edited"
