@@ -263,3 +263,20 @@ def test_rewrite_history_removes_the_entry_from_every_past_state(timeline, tmp_p
     assert "4417" not in cli("-w", str(root), "boot", "--at", iso(15)).output
     d = json.loads(cli("-w", str(root), "diff", iso(0), iso(DAYS), "--json").stdout)
     assert locker in _ids(d["forgotten"]) and "4417" not in json.dumps(d)
+
+
+def test_an_entry_forgotten_by_match_is_listed_as_forgotten_without_its_text(
+    tmp_path, giok_home, monkeypatch, cli
+):
+    _at(monkeypatch, 0)
+    ws, _ = Workspace.init(tmp_path / "mina", name="mina", home=giok_home)
+    keep = ws.remember("Mina plays the cello on Sundays").entry.id
+    gone = ws.remember("Mina's bank PIN is 8812 for the shared card").entry.id
+    _at(monkeypatch, 1)
+    ws.forget(match="bank PIN is 8812", reason="a PIN is not a memory")
+    _at(monkeypatch, 2)
+    out = cli("-w", "mina", "diff", iso(0), iso(1), "--json")
+    d = json.loads(out.stdout)
+    assert [(r["id"], r["reason"]) for r in d["forgotten"]] == [(gone, "a PIN is not a memory")]
+    assert d["removed"] == [] and "8812" not in out.stdout
+    assert keep not in json.dumps(d["forgotten"])

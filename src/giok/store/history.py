@@ -47,6 +47,7 @@ KEEP_SNAPSHOTS = 8  # extracted commits kept, newest used first
 _RANK = {layer: rank for rank, layer in enumerate(reversed(LAYERS))}  # M30 < M90 < M365 < M0
 _FORGET_RE = re.compile(r"^memory: forget (m-[0-9a-f]{6,12})\b(?: \((M\d+)\))?")
 _REMEMBER_RE = re.compile(r"^memory: remember (m-[0-9a-f]{6,12}) \((M\d+)\)")
+_MATCH = "--match"  # the subject of a forget by text: `memory: forget --match (N line(s) in …)`
 _MOMENT_RE = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}(:\d{2})?$")
 
 When = str | dt.date | dt.datetime
@@ -284,6 +285,11 @@ def diff(ws: Workspace, since: When, until: When) -> Diff:
     new = {e.id: e for e in memory_at(ws, b).entries()}
     written, forgets = _commits_between(ws, a.commit, b.commit)
     archived = _archived(ws, b)
+    matched = forgets.pop(_MATCH, None)
+    if matched:  # `forget --match` names no id: what left MEMORY.md unarchived went with it
+        for eid, e in old.items():
+            if eid not in new and eid not in archived and eid not in forgets:
+                forgets[eid] = dict(matched, layer=e.layer)
     out = Diff(a, b)
     for eid, e in new.items():
         _still_there(out, old.get(eid), e, written.get(eid))
@@ -344,9 +350,16 @@ def _commits_between(ws: Workspace, a: str, b: str) -> tuple[dict[str, str], dic
         if m := _REMEMBER_RE.match(body.strip()):
             written[m.group(1)] = m.group(2)
         elif (m := _FORGET_RE.match(body.strip())) and m.group(1) not in forgets:
-            reason = next((x[8:].strip() for x in body.splitlines() if x.startswith("Reason: ")), None)
-            forgets[m.group(1)] = {"layer": m.group(2), "reason": reason, "commit": sha}
+            forgets[m.group(1)] = {"layer": m.group(2), "reason": _reason(body), "commit": sha}
+        elif body.startswith(f"memory: forget {_MATCH} ") and _MATCH not in forgets:
+            files = next((x[7:] for x in body.splitlines() if x.startswith("Files: ")), "")
+            if MEMORY in [f.strip() for f in files.split(",")]:
+                forgets[_MATCH] = {"layer": None, "reason": _reason(body), "commit": sha}
     return written, forgets
+
+
+def _reason(body: str) -> str | None:
+    return next((x[8:].strip() for x in body.splitlines() if x.startswith("Reason: ")), None)
 
 
 def _archived(ws: Workspace, point: Point) -> dict[str, MemoryEntry]:
