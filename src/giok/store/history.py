@@ -14,7 +14,8 @@ a second store).
 - `diff(ws, a, b)` lists the memories added, superseded, promoted, demoted, expired, merged,
   forgotten and removed between two moments, from the two MEMORY.md states, the archive
   (distill files expired and merged entries there, `status: expired|merged`) and the commit
-  subjects in between (`memory: forget m-…` marks a forget; its text is never shown).
+  subjects in between (`memory: forget m-…` marks a forget; after a `forget --match` every
+  unarchived entry that left MEMORY.md counts as forgotten; a forgotten text is never shown).
 """
 
 from __future__ import annotations
