@@ -289,3 +289,20 @@ def test_a_plain_git_pull_uses_the_driver_and_reports_to_the_workspace(machines,
     assert b.get(eid).text == "The review meeting moved to Wednesday"  # no later write known: this machine's
     [reported] = [json.loads(x) for x in (b.data_dir / "merge-reports.jsonl").read_text().splitlines()]
     assert reported["id"] == eid and reported["kind"] == "both-edited"
+
+
+def test_a_conflict_outside_the_memory_files_aborts_and_changes_nothing(machines, monkeypatch):
+    a, b, _ = machines
+    at(monkeypatch, "08:00")
+    for ws, line in ((a, "I answer in Korean."), (b, "I answer in English.")):
+        (ws.root / "SOUL.md").write_text(line + "\n")
+        git(ws.root, "commit", "-qam", "soul: edited by hand")
+    b.remember("The printer is on the second floor")
+    remote.sync(a)
+    head = git(b.root, "rev-parse", "HEAD")
+    with pytest.raises(ConflictError, match=r"conflicts in SOUL\.md \(files giok does not merge\)"):
+        remote.sync(b)
+    assert git(b.root, "rev-parse", "HEAD") == head
+    assert git(b.root, "status", "--porcelain", "--untracked-files=no") == ""
+    assert (b.root / "SOUL.md").read_text() == "I answer in English.\n"
+    assert "The printer is on the second floor" in texts(b)

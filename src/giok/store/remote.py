@@ -16,9 +16,11 @@ merge driver (giok.store.merge) for the memory files so two machines' writes nev
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import re
+import shlex
 import sys
 import tempfile
 from collections.abc import Callable
@@ -71,7 +73,7 @@ class SyncReport:
 
 # -- setup ----------------------------------------------------------------------------------------
 def driver_command() -> str:
-    return f"'{sys.executable}' -m giok merge-driver %O %A %B %P"
+    return f"{shlex.quote(sys.executable)} -m giok merge-driver %O %A %B %P"
 
 
 def install_driver(ws: Workspace) -> str | None:
@@ -215,9 +217,15 @@ def _merge(ws: Workspace, theirs: str, report: SyncReport) -> str | None:
     if proc.returncode != 0:
         conflicted = git.run(ws.root, "diff", "--name-only", "--diff-filter=U", check=False).stdout.split()
         git.run(ws.root, "merge", "--abort", check=False)
+        ours_to_merge = [p for p in conflicted if merge_driven(p)]
+        why = (
+            f"giok's merge driver failed on {', '.join(ours_to_merge)}: {(proc.stderr or '').strip()[-200:]}"
+            if ours_to_merge
+            else "files giok does not merge"
+        )
         raise ConflictError(
             f"the sync with {report.remote} conflicts in {', '.join(conflicted) or 'some files'} "
-            f"(not memory files giok merges): nothing was changed; merge by hand with "
+            f"({why}): nothing was changed; merge by hand with "
             f"`git -C {ws.root} merge {report.remote}/{report.branch}`"
         )
     report.reports += found
@@ -258,6 +266,11 @@ def _is_ancestor(ws: Workspace, a: str, b: str) -> bool:
 def _count(ws: Workspace, spec: str) -> int:
     out = git.run(ws.root, "rev-list", "--count", spec, check=False).stdout.strip()
     return int(out) if out.isdigit() else 0
+
+
+def merge_driven(path: str) -> bool:
+    """True for a path the .gitattributes lines give to giok's driver."""
+    return any(fnmatch.fnmatchcase(path, p) and path.count("/") == p.count("/") for p in PATTERNS)
 
 
 # -- the driver's side ----------------------------------------------------------------------------
