@@ -55,6 +55,7 @@ ROUTINE_COMMANDS = (
     "watch",
     "task",
     "state",
+    "sync",
 )
 
 

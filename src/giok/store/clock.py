@@ -1,17 +1,25 @@
-""" "Now", overridable with $GIOK_NOW (ISO date or date-time) so days can be simulated."""
+""" "Now", overridable with $GIOK_NOW (ISO date or date-time) so days can be simulated, and
+within one call by `frozen(when)` (time travel reads the past as if it were then)."""
 
+import contextlib
+import contextvars
 import datetime as dt
 import os
 import re
+from collections.abc import Iterator
 
 from giok.errors import InvalidInput
 
 _DASHES = str.maketrans({"–": "-", "—": "-", "‒": "-", "−": "-"})
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_FROZEN: contextvars.ContextVar[dt.datetime | None] = contextvars.ContextVar("giok_frozen", default=None)
 
 
 def now() -> dt.datetime:
-    """The current local time, or $GIOK_NOW when set."""
+    """The current local time, or the time `frozen` holds, or $GIOK_NOW when set."""
+    held = _FROZEN.get()
+    if held is not None:
+        return held
     raw = os.environ.get("GIOK_NOW", "").strip()
     if not raw:
         return dt.datetime.now().replace(microsecond=0)
@@ -35,3 +43,18 @@ def parse_date(text: str) -> dt.date:
         return dt.date.fromisoformat(cleaned)
     except ValueError:
         raise InvalidInput(f"invalid date {text!r}: no such day") from None
+
+
+def simulated() -> bool:
+    """True when $GIOK_NOW sets the clock (commits are then dated by it too)."""
+    return bool(os.environ.get("GIOK_NOW", "").strip())
+
+
+@contextlib.contextmanager
+def frozen(when: dt.datetime) -> Iterator[None]:
+    """Within the block (this thread or task only), now() is `when`."""
+    token = _FROZEN.set(when.replace(tzinfo=None, microsecond=0))
+    try:
+        yield
+    finally:
+        _FROZEN.reset(token)

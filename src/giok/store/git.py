@@ -11,12 +11,15 @@ import time
 from pathlib import Path
 
 from giok.errors import GitError
+from giok.store import clock
 
 _ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
 
 
-def run(root: Path, *args: str, check: bool = True, input: str | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, **_ENV}
+def run(
+    root: Path, *args: str, check: bool = True, input: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    env = {**os.environ, **_ENV, **(env or {})}
     try:
         proc = subprocess.run(
             ["git", "-C", str(root), *args], capture_output=True, text=True, env=env, input=input
@@ -257,7 +260,7 @@ def commit(root: Path, paths: list[str], message: str) -> str | None:
             return None
     run(root, "add", "-A", "--", *paths)
     # Only these paths: whatever else the user has staged in an adopted repository stays staged.
-    proc = run(root, "commit", "--no-verify", "-m", message, "--", *paths, check=False)
+    proc = run(root, "commit", "--no-verify", "-m", message, "--", *paths, check=False, env=clock_dates())
     if proc.returncode == 0:
         match = re.search(r"^\[[^\]]*?([0-9a-f]{7,40})\]", proc.stdout, re.M)
         return match.group(1) if match else None
@@ -275,6 +278,15 @@ def commit(root: Path, paths: list[str], message: str) -> str | None:
         raise locked
     detail = output.strip().splitlines()
     raise GitError(f"git commit failed in {root}: {detail[-1] if detail else 'exit ' + str(proc.returncode)}")
+
+
+def clock_dates() -> dict[str, str]:
+    """Under a simulated clock ($GIOK_NOW), commits carry giok's time, so the history of
+    simulated days reads as those days (giok.store.history); else git's own clock."""
+    if not clock.simulated():
+        return {}
+    stamp = clock.now().isoformat(timespec="seconds")
+    return {"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}
 
 
 def log(root: Path, paths: list[str], limit: int = 50) -> list[dict]:

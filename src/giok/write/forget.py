@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from giok.errors import GiokError, GitError, InvalidInput, NotFound
-from giok.store import git
+from giok.store import git, history
 from giok.store.fsutil import atomic_write, clean_text, read_bytes
 from giok.store.layout import ARCHIVE_RE, FORGETTABLE_RE, LESSONS, MEMORY, TRACE, diary_day
 from giok.store.memoryfile import MemoryEntry, MemoryFile
@@ -130,7 +130,9 @@ def forget(
         done.commit = _write(ws, files, done) if done.removed else None
     if purge_index is not None:
         done.index_chunks = _after_commit(done, "search index", purge_index, ws)
-    done.caches = _after_commit(done, "giok caches", _scrub_caches, ws) or []
+    done.caches = (_after_commit(done, "past states", _drop_snapshots, ws) or []) + (
+        _after_commit(done, "giok caches", _scrub_caches, ws) or []
+    )
     if scrub_bus is not None:
         done.caches += _after_commit(done, "cross-view bus", scrub_bus, ws) or []
     if purge or rewrite_history:
@@ -262,6 +264,11 @@ def _after_commit(
 def needles(done: Forgotten) -> list[str]:
     """The texts worth matching elsewhere: a short entry text ("Tea") would hit everything."""
     return [t for t in done.texts if len(t.strip()) >= MIN_MATCH]
+
+
+def _drop_snapshots(ws: Workspace, done: Forgotten) -> list[str]:
+    """The extracted past states (giok.store.history): rebuilt from git when next asked."""
+    return history.drop_snapshots(ws)
 
 
 def _scrub_caches(ws: Workspace, done: Forgotten) -> list[str]:

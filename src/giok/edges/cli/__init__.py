@@ -43,6 +43,8 @@ COMMAND_MODULES = {
     "porting": ("export", "import", "doctor"),
     "hooks": ("hook",),
     "serve": ("serve", "web", "token"),
+    "history": ("diff",),
+    "sync": ("remote", "sync", "merge-driver"),
 }
 _MODULE_OF = {name: module for module, names in COMMAND_MODULES.items() for name in names}
 

@@ -8,6 +8,7 @@ import click
 
 from giok.edges.cli import emit, json_option, main, open_workspace, workspace_option
 from giok.lifecycle import boot as bootlib
+from giok.store import history as historylib
 from giok.store import trace as tracelib
 
 
@@ -34,9 +35,15 @@ from giok.store import trace as tracelib
     "input on stdin (SessionStart when there is none).",
 )
 @click.option("--no-record", is_flag=True, help="Do not count the injected entries as references.")
+@click.option(
+    "--at",
+    "at",
+    metavar="DATE",
+    help="The boot of that day (YYYY-MM-DD[THH:MM]), from git history; records nothing.",
+)
 @workspace_option()
 @json_option
-def boot(budget, context, user, thread, fmt, no_record, as_json):
+def boot(budget, context, user, thread, fmt, no_record, at, as_json):
     """Print the context an agent must see at session start, within a token budget.
 
     Precedence rule, TIER 1 + SOUL.md + USER.md, state memo, open tasks, MEMORY.md (M0 always,
@@ -46,12 +53,24 @@ def boot(budget, context, user, thread, fmt, no_record, as_json):
     if fmt == "claude-hook":
         _claude_hook(budget, context, user, thread, no_record)
         return
+    if at is not None:
+        _boot_at(at, budget, context, user, thread, as_json)
+        return
     result = bootlib.build(
         open_workspace(), budget=budget, context=context, user=user, thread=thread, record=not no_record
     )
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     emit(result.to_dict(), as_json, lambda d: d["text"].rstrip("\n"))
+
+
+def _boot_at(at, budget, context, user, thread, as_json) -> None:
+    ws = open_workspace()
+    point = historylib.point_at(ws, at)
+    with historylib.at(ws, point) as then:
+        result = bootlib.build(then, budget=budget, context=context, user=user, thread=thread, record=False)
+    data = dict(result.to_dict(), at=point.to_dict())
+    emit(data, as_json, lambda d: historylib.describe(d["at"]) + "\n" + d["text"].rstrip("\n"))
 
 
 def _claude_hook(budget, context, user, thread, no_record) -> None:

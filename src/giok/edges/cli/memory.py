@@ -12,7 +12,7 @@ import click
 
 from giok.edges.cli import emit, json_option, main, open_workspace, read_text_arg, style, workspace_option
 from giok.errors import WorkspaceError
-from giok.store import templates
+from giok.store import history, templates
 from giok.store.home import Home
 from giok.store.workspace import LESSONS, TYPES, check_layer, check_scope
 from giok.workspace import Workspace
@@ -514,19 +514,21 @@ def _changed_text(d: dict) -> str:
 )
 @click.option("--scope", help="Only entries of this scope (workspace, user:NAME, thread:ID, task:ID).")
 @click.option("--type", "type_", type=click.Choice(TYPES), help="Only entries of this type.")
+@click.option("--at", "at", metavar="DATE", help="As it was then (YYYY-MM-DD[THH:MM]), from git history.")
 @workspace_option()
 @json_option
-def show(layers, scope, type_, as_json):
+def show(layers, scope, type_, at, as_json):
     """Show MEMORY.md by layer, with what expires in the next 7 days.
 
     --layer, --scope and --type narrow it down (they combine); counts are of what is shown.
+    --at DATE shows it as it was at the end of that day (docs/history.md).
     """
     ws = open_workspace()
-    data = dict(ws.show(), lang=templates.language(ws))
+    data = dict(ws.show() if at is None else history.show_at(ws, at), lang=templates.language(ws))
     emit(
         _filtered(data, [check_layer(layer) for layer in layers], scope and check_scope(scope), type_),
         as_json,
-        _show_text,
+        _show_text if at is None else lambda d: f"{history.describe(d['at'])}\n{_show_text(d)}",
     )
 
 

@@ -3,6 +3,7 @@ giok.retrieval.index."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
@@ -136,9 +137,15 @@ def _text(data: dict) -> str:
     help=f"One query per line (- for stdin; UTF-8, at most {MAX_BATCH:,} queries); "
     "one JSON line out per query.",
 )
+@click.option(
+    "--at",
+    "at",
+    metavar="DATE",
+    help="Search the files as they were then (YYYY-MM-DD[THH:MM]), from git history.",
+)
 @json_option
 def search_cmd(
-    query, k, min_score, mode, user, thread, all_scopes, superseded, system, as_name, batch, as_json
+    query, k, min_score, mode, user, thread, all_scopes, superseded, system, as_name, batch, at, as_json
 ):
     """Search memories: MEMORY.md entries, diaries, archive, lessons, decisions, other notes.
 
@@ -152,14 +159,33 @@ def search_cmd(
     asker, names = _asker_and_targets(as_name)
     opts = _search_opts(k, min_score, mode, user, thread, superseded, as_name, names, all_scopes, system)
     if batch is not None:
-        if query:
-            raise click.UsageError("give either QUERY or --batch, not both")
+        if query or at:
+            raise click.UsageError("give either QUERY (with --at, if any) or --batch, not both")
         _batch(asker, batch, opts)
         return
     if query is None:
         raise click.UsageError("missing QUERY (or --batch FILE)")
+    if at is not None:
+        emit(_search_at(asker, names, at, query, opts), as_json, _text)
+        return
     response = search_full(asker, query, **opts)
     emit(response.to_dict(), as_json, _text)
+
+
+def _search_at(asker: Workspace, names: list[str], at: str, query: str, opts: dict) -> dict:
+    """Search each workspace as it was at `at` (its snapshot and index, apart from the live
+    ones); nothing is recorded as a reference."""
+    from giok.store import history
+
+    targets = [Workspace.open(n, home=asker.home) for n in names] or [asker]
+    with contextlib.ExitStack() as stack:
+        points = [history.point_at(t, at) for t in targets]
+        thens = [stack.enter_context(history.at(t, p)) for t, p in zip(targets, points, strict=True)]
+        past = dict(opts, workspaces=tuple(thens) if names else (), record=None)
+        data = search_full(asker if names else thens[0], query, **past).to_dict()
+    data["at"] = {t.name: p.to_dict() for t, p in zip(targets, points, strict=True)}
+    data["notes"] = [history.describe(p.to_dict()) for p in points] + data.get("notes", [])
+    return data
 
 
 def _batch(asker: Workspace, stream, opts: dict) -> None:

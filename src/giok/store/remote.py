@@ -1,0 +1,316 @@
+"""A workspace on several machines: git remotes, pulled and pushed by `giok sync`, with giok's
+merge driver (giok.store.merge) for the memory files so two machines' writes never conflict.
+
+- `add(ws, name, url)` adds the remote and installs the driver: `merge.giok.driver` in the
+  repository's config (this machine's python, `-m giok merge-driver %O %A %B %P`) and
+  `PATTERN merge=giok` lines in `.gitattributes` (committed, so every clone carries them;
+  each clone's `giok sync` writes its own config line).
+- `sync(ws, remote)` under the workspace lock: fetch; fast-forward when only one side moved;
+  else merge with the driver and commit the merge with what it reported (`Merge-Report:`
+  lines); then push. A push the remote refused because it moved meanwhile is retried after
+  another fetch and merge (3 times). A conflict outside the driver's files aborts the merge
+  and names the files: nothing is lost, the workspace is as before the sync.
+- Which write is later, for an item both machines changed: the newest commit on each side,
+  since their merge base, whose diff names the item's id (`git log -G`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import re
+import shlex
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from giok.errors import ConflictError, GitError, InvalidInput, NotFound
+from giok.store import clock, git
+from giok.store.merge import PATTERNS
+
+if TYPE_CHECKING:
+    from giok.store.workspace import Workspace
+
+DRIVER = "giok"
+ATTRIBUTES = ".gitattributes"
+REPORT_ENV = "GIOK_MERGE_REPORT"
+THEIRS_ENV = "GIOK_MERGE_THEIRS"
+PUSH_TRIES = 3
+_FORGET_RE = re.compile(r"^memory: forget (m-[0-9a-f]{6,12})\b")
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+@dataclass
+class SyncReport:
+    workspace: str
+    remote: str
+    branch: str
+    fetched: int = 0  # commits that came in
+    pushed: int = 0  # commits that went out
+    merge: str | None = None  # "fast-forward", a merge commit id, or None
+    forgets: int = 0  # incoming `memory: forget` commits
+    forgotten: dict[str, str] = field(default_factory=dict)  # id → text, for the index purge (not printed)
+    reports: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "workspace": self.workspace,
+            "remote": self.remote,
+            "branch": self.branch,
+            "fetched": self.fetched,
+            "pushed": self.pushed,
+            "merge": self.merge,
+            "forgets": self.forgets,
+            "reports": self.reports,
+            "notes": self.notes,
+        }
+
+
+# -- setup ----------------------------------------------------------------------------------------
+def driver_command() -> str:
+    return f"{shlex.quote(sys.executable)} -m giok merge-driver %O %A %B %P"
+
+
+def install_driver(ws: Workspace) -> str | None:
+    """Register the driver in the repository's config and .gitattributes (commits the latter
+    when it changed). Returns the commit, if any."""
+    git.run(ws.root, "config", f"merge.{DRIVER}.name", "giok: memory files merged by id")
+    git.run(ws.root, "config", f"merge.{DRIVER}.driver", driver_command())
+    wanted = [f"{p} merge={DRIVER}" for p in PATTERNS]
+
+    def change(old: str):
+        have = {line.strip() for line in old.splitlines()}
+        missing = [line for line in wanted if line not in have]
+        if not missing:
+            return old, []
+        base = old if not old or old.endswith("\n") else old + "\n"
+        head = "# giok: memory files merge by id (docs/teams.md)\n" if "# giok:" not in old else ""
+        return base + head + "".join(line + "\n" for line in missing), missing
+
+    _, sha = ws.edit(ATTRIBUTES, change, "giok: merge driver for the memory files")
+    return sha
+
+
+def remotes(ws: Workspace) -> dict[str, str]:
+    out = git.run(ws.root, "remote", "-v", check=False).stdout
+    return {p[0]: p[1] for line in out.splitlines() if len(p := line.split()) >= 2 and p[-1] == "(fetch)"}
+
+
+def add(ws: Workspace, name: str, url: str) -> dict:
+    """Add remote NAME at URL (a path, file://, ssh or https) and install the merge driver."""
+    if not _NAME_RE.match(name):
+        raise InvalidInput(f"invalid remote name {name!r}: letters, digits, . _ - (at most 64)")
+    url = url.strip()
+    if not url or url.startswith("-") or any(c in url for c in "\n\r\0"):
+        raise InvalidInput(f"invalid remote URL {url!r}")
+    if name in remotes(ws):
+        raise InvalidInput(f"{ws.name} already has a remote {name!r} ({remotes(ws)[name]})")
+    with ws.lock():
+        git.run(ws.root, "remote", "add", name, url)
+        sha = install_driver(ws)
+    return {"workspace": ws.name, "remote": name, "url": url, "commit": sha}
+
+
+# -- sync -----------------------------------------------------------------------------------------
+def sync(ws: Workspace, remote: str | None = None) -> SyncReport:
+    """Pull (merge with the driver) and push the current branch."""
+    known = remotes(ws)
+    if remote is None:
+        if not known:
+            raise NotFound(f"{ws.name} has no remote: add one with `giok remote add NAME URL`")
+        remote = "origin" if "origin" in known else sorted(known)[0]
+    elif remote not in known:
+        raise NotFound(f"{ws.name} has no remote {remote!r} (known: {', '.join(sorted(known)) or 'none'})")
+    with ws.lock():
+        if git.head_id(ws.root) is None:
+            raise GitError(f"{ws.name} has no commit yet: write something first")
+        branch = git.run(ws.root, "symbolic-ref", "--short", "HEAD").stdout.strip()
+        report = SyncReport(ws.name, remote, branch)
+        install_driver(ws)
+        _refuse_dirty(ws)
+        for _ in range(PUSH_TRIES):
+            _pull(ws, report)
+            if _push(ws, report):
+                break
+        else:
+            raise ConflictError(f"{remote} kept moving during the sync: run `giok sync` again")
+    if report.forgets:
+        from giok.store import history
+
+        history.drop_snapshots(ws)  # an incoming forget must not stay in a past-state cache
+    return report
+
+
+def _refuse_dirty(ws: Workspace) -> None:
+    out = git.run(ws.root, "status", "--porcelain", "--untracked-files=no").stdout
+    changed = [line[3:] for line in out.splitlines() if line.strip()]
+    if changed:
+        raise ConflictError(
+            f"uncommitted changes in {ws.name} ({', '.join(changed[:5])}): commit them "
+            f"(`git -C {ws.root} commit -am ...`) and sync again"
+        )
+
+
+def _pull(ws: Workspace, report: SyncReport) -> None:
+    proc = git.run(ws.root, "fetch", "-q", report.remote, check=False)
+    if proc.returncode != 0:
+        raise GitError(f"cannot fetch {report.remote}: {(proc.stderr or proc.stdout).strip()[-200:]}")
+    theirs = _rev(ws, f"refs/remotes/{report.remote}/{report.branch}")
+    if theirs is None:
+        _refuse_split(ws, report)
+        return  # the remote has no such branch yet: the push creates it
+    ours = _rev(ws, "HEAD") or ""
+    if _is_ancestor(ws, theirs, ours):
+        return
+    report.fetched += _count(ws, f"HEAD..{theirs}")
+    _incoming_forgets(ws, theirs, report)
+    if _is_ancestor(ws, ours, theirs):
+        git.run(ws.root, "merge", "-q", "--ff-only", theirs)
+        report.merge = report.merge or "fast-forward"
+        return
+    report.merge = _merge(ws, theirs, report)
+
+
+def _incoming_forgets(ws: Workspace, theirs: str, report: SyncReport) -> None:
+    """Count the other side's forgets, and note the text each forgotten entry has here: this
+    machine's derived data (index, snapshots) must lose it too (giok sync does that)."""
+    from giok.store.memoryfile import MemoryFile
+
+    subjects = git.run(ws.root, "log", "--format=%s", f"HEAD..{theirs}", check=False).stdout
+    ids = [m.group(1) for s in subjects.splitlines() if (m := _FORGET_RE.match(s))]
+    report.forgets += len(ids)
+    if ids:
+        here = MemoryFile.parse(
+            (ws.root / "MEMORY.md").read_bytes() if (ws.root / "MEMORY.md").exists() else b""
+        )
+        report.forgotten.update({i: e.text for i in ids if (e := here.find(i)) is not None})
+
+
+def _refuse_split(ws: Workspace, report: SyncReport) -> None:
+    """A remote holding other branches but not ours: pushing would start a second history."""
+    prefix = f"refs/remotes/{report.remote}/"
+    refs = git.run(ws.root, "for-each-ref", "--format=%(refname)", prefix, check=False).stdout.split()
+    others = sorted(r[len(prefix) :] for r in refs if not r.endswith("/HEAD"))
+    if others:
+        raise ConflictError(
+            f"{report.remote} has no branch {report.branch!r} but has {', '.join(others)}: this clone "
+            f"started its own history. Clone it again with `git clone --branch {others[0]} URL PATH` "
+            f"(then `giok init PATH`), or rename the branch here (`git -C {ws.root} branch -m {others[0]}`) "
+            "if it should be that one"
+        )
+
+
+def _merge(ws: Workspace, theirs: str, report: SyncReport) -> str | None:
+    fd, log = tempfile.mkstemp(prefix="giok-merge-", suffix=".jsonl")
+    os.close(fd)
+    env = {REPORT_ENV: log, THEIRS_ENV: theirs, **git.clock_dates()}
+    try:
+        proc = git.run(ws.root, "merge", "--no-ff", "--no-commit", theirs, check=False, env=env)
+        found = [json.loads(line) for line in Path(log).read_text("utf-8").splitlines() if line.strip()]
+    finally:
+        Path(log).unlink(missing_ok=True)
+    if proc.returncode != 0:
+        conflicted = git.run(ws.root, "diff", "--name-only", "--diff-filter=U", check=False).stdout.split()
+        git.run(ws.root, "merge", "--abort", check=False)
+        ours_to_merge = [p for p in conflicted if merge_driven(p)]
+        why = (
+            f"giok's merge driver failed on {', '.join(ours_to_merge)}: {(proc.stderr or '').strip()[-200:]}"
+            if ours_to_merge
+            else "files giok does not merge"
+        )
+        raise ConflictError(
+            f"the sync with {report.remote} conflicts in {', '.join(conflicted) or 'some files'} "
+            f"({why}): nothing was changed; merge by hand with "
+            f"`git -C {ws.root} merge {report.remote}/{report.branch}`"
+        )
+    report.reports += found
+    lines = [f"Merge-Report: {r['path']}: {r['detail']}" for r in found]
+    message = f"sync: merge {report.remote}/{report.branch}" + ("\n\n" + "\n".join(lines) if lines else "")
+    proc = git.run(ws.root, "commit", "--no-verify", "-q", "-m", message, check=False, env=git.clock_dates())
+    if proc.returncode != 0:
+        git.run(ws.root, "merge", "--abort", check=False)
+        raise GitError(f"cannot commit the merge: {(proc.stderr or proc.stdout).strip()[-200:]}")
+    return _rev(ws, "HEAD")
+
+
+def _push(ws: Workspace, report: SyncReport) -> bool:
+    theirs = _rev(ws, f"refs/remotes/{report.remote}/{report.branch}")
+    ahead = _count(ws, f"{theirs}..HEAD" if theirs else "HEAD")
+    if theirs is not None and ahead == 0:
+        return True
+    proc = git.run(ws.root, "push", "-q", report.remote, f"HEAD:refs/heads/{report.branch}", check=False)
+    if proc.returncode == 0:
+        report.pushed += ahead
+        git.run(ws.root, "fetch", "-q", report.remote, check=False)  # the tracking ref moves on
+        return True
+    out = proc.stderr + proc.stdout
+    if "rejected" in out or "fetch first" in out or "non-fast-forward" in out:
+        return False
+    raise GitError(f"cannot push to {report.remote}: {out.strip()[-200:]}")
+
+
+def _rev(ws: Workspace, ref: str) -> str | None:
+    proc = git.run(ws.root, "rev-parse", "-q", "--verify", ref + "^{commit}", check=False)
+    return proc.stdout.strip() or None if proc.returncode == 0 else None
+
+
+def _is_ancestor(ws: Workspace, a: str, b: str) -> bool:
+    return git.run(ws.root, "merge-base", "--is-ancestor", a, b, check=False).returncode == 0
+
+
+def _count(ws: Workspace, spec: str) -> int:
+    out = git.run(ws.root, "rev-list", "--count", spec, check=False).stdout.strip()
+    return int(out) if out.isdigit() else 0
+
+
+def merge_driven(path: str) -> bool:
+    """True for a path the .gitattributes lines give to giok's driver."""
+    return any(fnmatch.fnmatchcase(path, p) and path.count("/") == p.count("/") for p in PATTERNS)
+
+
+# -- the driver's side ----------------------------------------------------------------------------
+def later_by_git(root: Path, path: str) -> Callable[[str], str]:
+    """key → "ours" | "theirs": whose newest commit since the merge base names the key."""
+    theirs = os.environ.get(THEIRS_ENV) or _merge_head(root)
+    if not theirs:
+        return lambda key: "ours"
+    base = git.run(root, "merge-base", "HEAD", theirs, check=False).stdout.strip()
+
+    def when(side: str, key: str) -> int:
+        span = f"{base}..{side}" if base else side
+        out = git.run(root, "log", "-1", "--format=%ct", f"-G{re.escape(key)}", span, "--", path, check=False)
+        return int(out.stdout.strip() or 0)
+
+    return lambda key: "theirs" if when(theirs, key) > when("HEAD", key) else "ours"
+
+
+def _merge_head(root: Path) -> str | None:
+    gitdir = git.git_dir(root)
+    try:
+        return (gitdir / "MERGE_HEAD").read_text("ascii").split()[0] if gitdir else None
+    except (OSError, IndexError):
+        return None
+
+
+def run_driver(base: Path, ours: Path, theirs: Path, path: str, root: Path | None = None) -> list[dict]:
+    """Merge the three files into `ours` (git's %A) and return the reports (also appended to
+    $GIOK_MERGE_REPORT, else .giok/merge-reports.jsonl)."""
+    from giok.store.merge import Context, merge_file
+
+    root = root or Path.cwd()
+    ctx = Context(path, later=later_by_git(root, path))
+    merged = merge_file(path, base.read_bytes(), ours.read_bytes(), theirs.read_bytes(), ctx)
+    ours.write_bytes(merged)
+    for r in ctx.reports:
+        r["at"] = clock.now().isoformat(timespec="seconds")
+    target = Path(os.environ.get(REPORT_ENV) or root / ".giok" / "merge-reports.jsonl")
+    if ctx.reports:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with target.open("a", encoding="utf-8") as out:
+            out.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in ctx.reports)
+    return ctx.reports
