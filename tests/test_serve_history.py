@@ -1,5 +1,5 @@
 """giok serve: time travel through the JSON API (show, boot, search with at=DATE, and diff),
-when this giok has giok.store.history; without it, at=DATE is one clear 400."""
+from git history (giok.store.history)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import time
 
 import pytest
 
-from giok.edges.server.api import history_module
 from serve_support import make_home, serving
 
 
@@ -23,15 +22,6 @@ def srv(tmp_path_factory):
             yield running
 
 
-@pytest.mark.skipif(history_module() is not None, reason="this giok has time travel")
-def test_without_history_at_is_one_clear_error(srv):
-    with srv.client(srv.tokens["zeon-read"]) as c:
-        assert c.get("/api/workspaces").json()["features"] == {"history": False}
-        r = c.get("/api/w/zeon/show", params={"at": "2026-01-01"})
-    assert r.status_code == 400 and "giok.store.history" in r.json()["error"]
-
-
-@pytest.mark.skipif(history_module() is None, reason="giok.store.history is not in this giok")
 def test_show_and_search_as_of_a_past_moment(srv):
     with srv.client(srv.tokens["zeon-write"]) as c:
         assert c.get("/api/workspaces").json()["features"] == {"history": True}

@@ -24,7 +24,7 @@ from starlette.routing import Route
 from giok.edges.server.app import Refused, Served, authorize, refusal
 from giok.errors import ConflictError, GiokError, InvalidInput, NotFound, PermissionDenied
 from giok.retrieval.search import can_read
-from giok.store import git
+from giok.store import git, history
 from giok.store.clock import today
 from giok.store.fsutil import read_bytes
 from giok.store.memoryfile import MemoryEntry, MemoryFile
@@ -125,16 +125,7 @@ def _tool(
     return handler
 
 
-# -- time travel (giok.store.history, when this giok has it) ---------------------------------
-def history_module():
-    """giok.store.history, or None when this giok has no time travel."""
-    try:
-        from giok.store import history  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:
-        return None
-    return history
-
-
+# -- time travel (giok.store.history) ----------------------------------------------------
 def _past(handler: Handler) -> Handler:
     """A read that takes `at=DATE`: the handler runs over the workspace as it was then (the
     files of the commit at that moment, the clock frozen there); the result says which commit."""
@@ -143,11 +134,6 @@ def _past(handler: Handler) -> Handler:
         when = args.pop("at", None)
         if not when:
             return handler(ws, args)
-        history = history_module()
-        if history is None:
-            raise InvalidInput(
-                "time travel (at=DATE) needs giok.store.history, which this giok does not have"
-            )
         point = history.point_at(ws, when)
         with history.at(ws, point) as then:
             result = handler(then, args)
@@ -159,9 +145,6 @@ def _past(handler: Handler) -> Handler:
 
 
 def _diff(ws: Workspace, args: dict) -> dict:
-    history = history_module()
-    if history is None:
-        raise InvalidInput("giok diff needs giok.store.history, which this giok does not have")
     if not args.get("since") or not args.get("until"):
         raise InvalidInput("since and until are required: two dates YYYY-MM-DD")
     return history.diff(ws, args["since"], args["until"]).to_dict()
@@ -315,7 +298,7 @@ def routes(served: Served) -> list[Route]:
             {
                 "token": {"id": token.id, "name": token.name, "scope": token.scope},
                 "workspaces": listed,
-                "features": {"history": history_module() is not None},
+                "features": {"history": True},
             }
         )
 
