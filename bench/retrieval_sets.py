@@ -103,6 +103,10 @@ def build(data: dict[str, Any], base: Path) -> Any:
         check=True,
         capture_output=True,
     )
+    stored = {e.fields.get("id") for e in ws.memory().entries()}
+    missing = [f["id"] for f in data["facts"] if entry_id(f["id"]) not in stored]
+    if missing:
+        raise SystemExit(f"{data['name']}: giok did not read {len(missing)} entries back: {missing[:5]}")
     return ws
 
 
