@@ -174,16 +174,16 @@ def score(queries: list[dict[str, Any]], ranked: list[list[str]]) -> dict[str, d
     return out
 
 
-def run_set(name: str, split: str, curve: bool, gaps: bool) -> dict[str, Any]:
+def run_set(name: str, split: str, curve: bool, gaps: bool, mode: str = "hybrid") -> dict[str, Any]:
     data = load(name)
     queries = [q for q in data["queries"] if split == "all" or q["split"] == split]
     with tempfile.TemporaryDirectory(prefix=f"giok-eval-{name}-") as tmp:
         ws = build(data, Path(tmp))
         started, cpu = time.perf_counter(), time.process_time()
-        giok_ranked(ws, queries[0]["query"])  # builds the index (embeds every entry once)
+        giok_ranked(ws, queries[0]["query"], mode=mode)  # builds the index (embeds every entry once)
         index_s, index_cpu = time.perf_counter() - started, time.process_time() - cpu
         started, cpu = time.perf_counter(), time.process_time()
-        ours = [giok_ranked(ws, q["query"]) for q in queries]
+        ours = [giok_ranked(ws, q["query"], mode=mode) for q in queries]
         search_ms = (time.perf_counter() - started) * 1000 / max(1, len(queries))
         search_cpu_ms = (time.process_time() - cpu) * 1000 / max(1, len(queries))
         bm25 = BM25(data["facts"])
@@ -191,6 +191,7 @@ def run_set(name: str, split: str, curve: bool, gaps: bool) -> dict[str, Any]:
         result: dict[str, Any] = {
             "set": name,
             "split": split,
+            "mode": mode,
             "queries": len(queries),
             "facts": len(data["facts"]),
             "index_s": round(index_s, 2),
@@ -209,7 +210,9 @@ def run_set(name: str, split: str, curve: bool, gaps: bool) -> dict[str, Any]:
             points = []
             for gap in GAPS if gaps else (0.15,):
                 for floor in FLOORS:
-                    ranked = [giok_ranked(ws, q["query"], min_score=floor, gap=gap) for q in queries]
+                    ranked = [
+                        giok_ranked(ws, q["query"], mode=mode, min_score=floor, gap=gap) for q in queries
+                    ]
                     s = score(queries, ranked)
                     points.append(
                         {
@@ -230,7 +233,8 @@ def fmt(v: Any) -> str:
 
 def print_set(res: dict[str, Any]) -> None:
     print(
-        f"\n== {res['set']} ({res['split']}): {res['queries']} queries, {res['facts']} facts; "
+        f"\n== {res['set']} ({res['split']}, giok {res.get('mode', 'hybrid')}): "
+        f"{res['queries']} queries, {res['facts']} facts; "
         f"index {res['index_s']} s ({res['index_cpu_s']} s CPU), "
         f"search {res['search_ms']} ms/query ({res['search_cpu_ms']} ms CPU)"
     )
@@ -261,11 +265,18 @@ def main() -> None:
     ap.add_argument("--curve", action="store_true", help="sweep min_score: recall@5 vs abstention")
     ap.add_argument("--gaps", action="store_true", help="with --curve: also sweep the gap rule")
     ap.add_argument("--misses", action="store_true", help="print giok's misses")
+    ap.add_argument("--mode", choices=("hybrid", "keyword", "vector"), default="hybrid", help="giok's mode")
+    ap.add_argument("--show", metavar="FILE", help="print the tables of a saved --json run and stop")
     args = ap.parse_args()
+    if args.show:
+        with open(args.show, encoding="utf-8") as f:
+            for res in json.load(f)["sets"]:
+                print_set(res)
+        return
     results = []
     started = time.perf_counter()
     for name in args.set or SETS:
-        res = run_set(name, args.split, args.curve, args.gaps)
+        res = run_set(name, args.split, args.curve, args.gaps, args.mode)
         results.append(res)
         if not args.json:
             print_set(res)
@@ -274,7 +285,12 @@ def main() -> None:
                     print(f"    miss {m['id']}: {m['query']} -> {m['giok'][:3]} (want {m['expected']})")
             sys.stdout.flush()
     if args.json:
-        json.dump({"split": args.split, "k": K, "sets": results}, sys.stdout, ensure_ascii=False, indent=1)
+        json.dump(
+            {"split": args.split, "k": K, "mode": args.mode, "sets": results},
+            sys.stdout,
+            ensure_ascii=False,
+            indent=1,
+        )
         print()
     else:
         print(f"\ntotal {time.perf_counter() - started:.0f} s")
