@@ -76,3 +76,11 @@ def test_bm25_baseline_ranks_by_shared_words():
     assert bm25.ranked("dog") == ["b"]
     assert bm25.ranked("unrelated words") == []
     assert bm25.ranked("???") == []
+
+
+def test_curve_applies_the_documented_cut_offs():
+    scored = [("a", 0.9), ("b", 0.8), ("c", 0.5), ("d", 0.45), ("e", 0.3)]
+    assert rs.cut(scored, 0.35, None) == ["a", "b", "c", "d"]
+    assert rs.cut(scored, 0.35, 0.15) == ["a", "b"]  # 0.8 → 0.5 is a gap wider than 0.15
+    assert rs.cut(scored, 0.95, 0.15) == []
+    assert rs.cut(scored, 0.0, None) == ["a", "b", "c", "d", "e"]
