@@ -301,8 +301,8 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 r = _child(src, {}, "search_p50", tmp)
             print(
-                f"  [{label}] {r['chunks']} chunks: p50 {r['p50_wall']:.1f} ms wall, {r['p50_cpu']:.1f} ms CPU; "
-                f"p90 {r['p90_wall']:.1f} ms wall"
+                f"  [{label}] {r['chunks']} chunks: p50 {r['p50_wall']:.1f} ms wall, "
+                f"{r['p50_cpu']:.1f} ms CPU; p90 {r['p90_wall']:.1f} ms wall"
             )
         print(f"done — {_load()}")
 
