@@ -165,6 +165,22 @@ def cache_path(home: Path, embedder: Embedder) -> Path:
     return Path(home) / CACHE_DIR / f"baseline-{digest}.npz"
 
 
+def texts() -> list[str]:
+    """Every background text, passages and queries (what a first computation embeds)."""
+    return [t for sets in (PASSAGES, QUERIES) for group in sets.values() for t in group]
+
+
+def cached(embedder: Embedder, home: Path | None) -> bool:
+    """Whether the centroids for `embedder` are at hand (in memory or a valid file in `home`)."""
+    key = cache_key(embedder)
+    with _MEMO_LOCK:
+        if key not in _MEMO and home is not None:
+            found = _read(cache_path(home, embedder), key, embedder.dim)
+            if found is not None:
+                _MEMO[key] = found
+        return key in _MEMO
+
+
 def centroids(embedder: Embedder, home: Path | None = None) -> Centroids:
     """{(kind, lang): mean vector} of the background set for `embedder`: from memory, else the
     home's cache file, else embedded now (and written there atomically)."""

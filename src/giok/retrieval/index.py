@@ -150,6 +150,7 @@ class Index:
         self._baseline: dict[tuple[str, str], np.ndarray] | None = None
         self._hubs: dict = {}
         self.home: Path | None = None  # the giok home: where model-wide data is cached
+        self._texts = [0, 0]  # texts embedded / to embed by the running sync (for `progress`)
         self._connect()
 
     # -- opening ---------------------------------------------------------------------------
@@ -266,6 +267,8 @@ class Index:
         returned once sync has returned."""
         self.check_model()
         started = time.perf_counter()
+        background = self._background_due()
+        self._texts = [0, len(background)]
         stats = self._sync_once()
         for _ in range(2):  # a purge recorded while this sync ran; its paths are re-read after it
             if not stats.pop("purged", 0) and not self._pending():
@@ -275,6 +278,10 @@ class Index:
                 stats[key] += more[key]
             stats["purged"] = more.get("purged", 0)
         stats.pop("purged", None)
+        if background:  # the model-wide baseline, once per model: part of the first build
+            self.baseline()
+            self._texts[0] += len(background)
+            self._report(0, 0, *self._texts)
         stats["ms"] = round((time.perf_counter() - started) * 1000, 1)
         return stats
 
@@ -319,6 +326,16 @@ class Index:
                 self._scrub_quietly()
                 stats["purged"] = len(applied)
         return stats
+
+    def _background_due(self) -> list[str]:
+        """The background texts a search will embed for this model's baseline (none once cached)."""
+        from giok.retrieval import baseline as background
+
+        if self.defer_vectors or not self.embedder.relative or self._baseline is not None:
+            return []
+        if background.cached(self.embedder, self.home):
+            return []
+        return background.texts()
 
     def _report(self, files: int, total_files: int, texts: int, total_texts: int) -> None:
         """Tell `progress` (when set) how far this sync is: files read, texts embedded."""
@@ -420,12 +437,14 @@ class Index:
 
     def _embed_into_cache(self, todo: dict[str, str]) -> int:
         done = 0
+        self._texts[1] += len(todo)
         for rows in self._embed(todo):
             self.db.executemany(
                 "INSERT OR REPLACE INTO embedding_cache(hash, model, vector) VALUES (?, ?, ?)", rows
             )
             done += len(rows)
-            self._report(0, 0, done, len(todo))
+            self._texts[0] += len(rows)
+            self._report(0, 0, *self._texts)
         return done
 
     # -- vectors built after the keyword index (the MCP server's warm-up) ---------------------
