@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from giok.errors import GiokError, InvalidInput, NotFound
 from giok.lifecycle.crossview import Bus
@@ -26,6 +26,9 @@ from giok.store.fsutil import confine
 from giok.store.layout import MEMORY
 from giok.workspace import Workspace
 from giok.write.visibility import scoped_lines
+
+if TYPE_CHECKING:
+    from giok.retrieval.index import Index
 
 SERVER_NAME = "giok"
 INSTRUCTIONS = (
@@ -615,45 +618,95 @@ INDEXED = frozenset({"memory_search", "memory_recall", "memory_forget"})
 
 
 class WarmUp:
-    """Brings the index up to date and loads the embedding model, the background baseline and the
-    hub vectors in a background thread started with the server, so the first search does not pay
-    for them (on a new workspace that was 10-20 s: past an MCP client's request timeout). A tool in
-    INDEXED waits for it; every other tool answers at once. A failed warm-up is reported on stderr
-    and the first search simply does the work itself."""
+    """Builds the index in a background thread started with the server, in two steps, so that no
+    search waits for the embedding model (on a new workspace that was 10-20 s: past an MCP
+    client's request timeout):
+
+    1. rows and keyword terms of every file (`Index.defer_vectors`; well under a second for a
+       new workspace). A tool in INDEXED waits for this step only.
+    2. the vectors (`Index.embed_pending`, batch by batch, the model running outside the lock),
+       the model-wide background baseline and the hub vectors. Meanwhile memory_search and
+       memory_recall answer from keywords and say so in the result's `index` field.
+
+    A failed warm-up is reported on stderr and the next search simply does the work itself."""
 
     def __init__(self, ws: Workspace):
         self.ws = ws
         self.lock = threading.Lock()
+        self.ready = threading.Event()  # set once vectors, baseline and hubs are built
         self.seconds: float | None = None
         self.error: Exception | None = None
+        self._index: Index | None = None
+        self._held = False
 
     def start(self) -> WarmUp:
         self.lock.acquire()
+        self._held = True
         threading.Thread(target=self._run, name="giok-warm-up", daemon=True).start()
         return self
+
+    def _release(self) -> None:
+        if self._held:
+            self._held = False
+            self.lock.release()
 
     def _run(self) -> None:
         started = time.perf_counter()
         try:
+            from giok.retrieval import baseline
             from giok.retrieval.index import Index
 
-            index = Index.for_workspace(self.ws)
+            index = self._index = Index.for_workspace(self.ws)
+            index.defer_vectors = True
             index.sync()
+            self._release()  # keyword search works from here on
+            index.embed_pending(self.lock)
             index.embedder.embed(["warm up"], "query")
-            if index.embedder.relative and len(index.matrix()[0]):
-                index.baseline()
-                for lang in ("en", "ko"):
-                    index.hubs(lang)
-        except Exception as exc:  # never fatal: the first search syncs and reports for itself
+            if index.embedder.relative:
+                baseline.centroids(index.embedder, index.home)  # embedded outside the lock
+            with self.lock:
+                index.defer_vectors = False
+                if index.embedder.relative and len(index.matrix()[0]):
+                    index.baseline()
+                    for lang in ("en", "ko"):
+                        index.hubs(lang)
+        except Exception as exc:  # never fatal: the next search syncs and reports for itself
             self.error = exc
             print(f"giok mcp: index warm-up failed: {exc}", file=sys.stderr)
         finally:
+            if self._index is not None:
+                self._index.defer_vectors = False
             self.seconds = round(time.perf_counter() - started, 2)
-            self.lock.release()
+            self.ready.set()
+            self._release()
 
-    def run(self, fn, *args):
+    def state(self) -> dict:
+        """What a keyword-only answer tells the agent (call with the lock held)."""
+        pending = self._index.pending_vectors() if self._index is not None else 0
+        return {
+            "vectors": "building",
+            "pending_chunks": pending,
+            "note": "the search index's vectors are still being built (giok mcp started moments ago): "
+            "this answer used keywords only; ask again in a little while for keyword + vector search",
+        }
+
+    def run(self, fn, ws: Workspace, name: str, arguments: dict | None):
         with self.lock:
-            return fn(*args)
+            if self.ready.is_set() or name not in KEYWORD_WHILE_WARMING or ws is not self.ws:
+                return fn(ws, name, arguments)
+            return self._keywords(name, arguments)
+
+    def _keywords(self, name: str, arguments: dict | None) -> tuple[dict, str]:
+        from giok.retrieval.search import recall, search_full
+
+        args = check_arguments(TOOLS[name], arguments)
+        find = recall if name == "memory_recall" else search_full
+        result = find(self.ws, args["query"], **_search_opts(args), mode="keyword").to_dict()
+        result["index"] = self.state()
+        return result, json.dumps(result, ensure_ascii=False, indent=1, default=str)
+
+
+KEYWORD_WHILE_WARMING = frozenset({"memory_search", "memory_recall"})
 
 
 def build_server(

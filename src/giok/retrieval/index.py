@@ -14,6 +14,8 @@ import json
 import os
 import sqlite3
 import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -61,8 +63,30 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", errors="surrogateescape")).hexdigest()[:32]
 
 
-PROGRESS_MIN_FILES = 20  # smaller syncs finish too fast to need progress
+VECTORS_PENDING = "vectors-pending"  # meta key: a deferred sync left chunks without vectors
 BUSY_TIMEOUT = 30.0  # seconds a connection waits for another process's write; $GIOK_INDEX_BUSY_TIMEOUT
+
+
+class _Analyser:
+    """The keyword terms and Hangul bigrams of texts, as `terms()` and `grams()` give them, with
+    each distinct word analysed once per sync (both are concatenations over `words()`; a
+    1,000-file sync spent most of its time re-stemming the same words)."""
+
+    def __init__(self) -> None:
+        self._memo: dict[str, tuple[list[str], list[str]]] = {}
+
+    def __call__(self, text: str) -> tuple[str, str]:
+        from giok.text.terms import grams, terms, words
+
+        out_terms: list[str] = []
+        out_grams: list[str] = []
+        for word in words(text):
+            hit = self._memo.get(word)
+            if hit is None:
+                hit = self._memo[word] = (terms(word), grams(word))
+            out_terms += hit[0]
+            out_grams += hit[1]
+        return " ".join(out_terms), " ".join(out_grams)
 
 
 class IndexBusy(IndexError_):
@@ -104,22 +128,26 @@ class Index:
     """An open index for one workspace. `Index.for_workspace(ws)` reuses one per process."""
 
     _open: dict[str, Index] = {}
-    # Optional callable(done, total, path) called after each changed file while a sync of
-    # many files runs (the CLI shows progress with it); the library itself prints nothing.
-    progress = None
+    # Optional callable(files_done, files_total, texts_done, texts_total) that a sync calls as
+    # it reads changed files and embeds texts (the CLI shows progress with it; a 0 total means
+    # "not this stage"); the library itself prints nothing.
+    progress: Callable[[int, int, int, int], None] | None = None
+    # True: a sync stores rows and keyword terms only and leaves the vectors to
+    # `embed_pending` (the MCP server's warm-up answers from keywords meanwhile).
+    defer_vectors = False
 
-    def __init__(
-        self, root: Path, db_path: Path, embedder: embeddings.Embedder, busy: float | None = None
-    ):
+    def __init__(self, root: Path, db_path: Path, embedder: embeddings.Embedder, busy: float | None = None):
         self.root = Path(root)
         self.busy = busy_timeout() if busy is None else busy  # seconds: giok.settings
         self.db_path = Path(db_path)
         self.embedder = embedder
         self.notes: list[str] = []
-        self._matrix = None
-        self._matrix_gen = None
-        self._baseline = None
+        self._matrix: tuple[np.ndarray, np.ndarray] | None = None
+        self._matrix_gen: int | None = None
+        self._baseline: dict[tuple[str, str], np.ndarray] | None = None
         self._hubs: dict = {}
+        self.home: Path | None = None  # the giok home: where model-wide data is cached
+        self._texts = [0, 0]  # texts embedded / to embed by the running sync (for `progress`)
         self._connect()
 
     # -- opening ---------------------------------------------------------------------------
@@ -133,6 +161,7 @@ class Index:
         if cached:
             cached.close()
         index = cls(ws.root, db, embedder, ws.settings.index_busy_timeout)
+        index.home = ws.home.path
         cls._open[str(db)] = index
         return index
 
@@ -235,6 +264,8 @@ class Index:
         returned once sync has returned."""
         self.check_model()
         started = time.perf_counter()
+        background = self._background_due()
+        self._texts = [0, len(background)]
         stats = self._sync_once()
         for _ in range(2):  # a purge recorded while this sync ran; its paths are re-read after it
             if stats.pop("idle", False) or (not stats.pop("purged", 0) and not self._pending()):
@@ -244,6 +275,10 @@ class Index:
                 stats[key] += more[key]
             stats["purged"] = more.get("purged", 0)
         stats.pop("purged", None)
+        if background:  # the model-wide baseline, once per model: part of the first build
+            self.baseline()
+            self._texts[0] += len(background)
+            self._report(0, 0, *self._texts)
         stats["ms"] = round((time.perf_counter() - started) * 1000, 1)
         return stats
 
@@ -252,6 +287,11 @@ class Index:
         known = {row[0]: row[1:] for row in self.db.execute("SELECT path, size, mtime_ns, hash FROM files")}
         stats = {"files": len(on_disk), "changed": 0, "removed": 0, "embedded": 0}
         changed = [rel for rel, st in on_disk.items() if known.get(rel, (None, None))[:2] != st]
+        if not self.defer_vectors and self._meta_raw(VECTORS_PENDING):
+            unembedded = set(self._unembedded_paths()) & set(on_disk)
+            changed += [rel for rel in sorted(unembedded) if rel not in changed]
+            for rel in unembedded:
+                known.pop(rel, None)  # re-chunked even though unchanged: their vectors are missing
         gone = [rel for rel in known if rel not in on_disk]
         if not (changed or gone or self._pending()):
             return {**stats, "idle": True}
@@ -259,15 +299,18 @@ class Index:
         try:
             if self.model is None:
                 self._set_meta("model", self.embedder.identity)
-            for rel in gone:
-                self._drop_path(rel)
-                self.db.execute("DELETE FROM files WHERE path=?", (rel,))
-                stats["removed"] += 1
-            for done, rel in enumerate(changed, 1):
-                stats["embedded"] += self._sync_file(rel, on_disk[rel], known.get(rel))
-                stats["changed"] += 1
-                if self.progress and len(changed) >= PROGRESS_MIN_FILES:
-                    self.progress(done, len(changed), rel)
+            self._drop_paths(gone)
+            self.db.executemany("DELETE FROM files WHERE path=?", [(rel,) for rel in gone])
+            stats["removed"] = len(gone)
+            chunks = self._read_changed(changed, on_disk, known)
+            stats["changed"] = len(changed)
+            todo = self._store(chunks)
+            if self.defer_vectors:
+                if todo:
+                    self._set_meta(VECTORS_PENDING, "1")
+            else:
+                stats["embedded"] = self._embed_into_cache(todo)
+                self.db.execute("DELETE FROM meta WHERE key=?", (VECTORS_PENDING,))
             applied = self._apply_pending()
             self._prune_cache()
             self._bump()
@@ -281,6 +324,184 @@ class Index:
             self._scrub_quietly()
             stats["purged"] = len(applied)
         return stats
+
+    def _background_due(self) -> list[str]:
+        """The background texts a search will embed for this model's baseline (none once cached)."""
+        from giok.retrieval import baseline as background
+
+        if self.defer_vectors or not self.embedder.relative or self._baseline is not None:
+            return []
+        if background.cached(self.embedder, self.home):
+            return []
+        return background.texts()
+
+    def _report(self, files: int, total_files: int, texts: int, total_texts: int) -> None:
+        """Tell `progress` (when set) how far this sync is: files read, texts embedded."""
+        if self.progress is not None:
+            self.progress(files, total_files, texts, total_texts)
+
+    def _read_changed(self, changed: list[str], on_disk: dict, known: dict) -> list[Chunk]:
+        """Read and chunk every changed file; files whose content hash is unchanged only get their
+        new size and mtime. Old rows of re-chunked files are dropped. Returns the new chunks."""
+        touched: list[tuple] = []
+        rechunked: list[tuple] = []
+        chunks: list[Chunk] = []
+        for done, rel in enumerate(changed, 1):
+            stat = on_disk[rel]
+            try:
+                data = (self.root / rel).read_bytes()
+            except OSError:
+                continue
+            digest = content_hash(data.decode("utf-8", errors="replace"))
+            old = known.get(rel)
+            if old and old[2] == digest:
+                touched.append((*stat, rel))
+                continue
+            # Parse the bytes as the file model does (surrogateescape), so derived entry ids match
+            # `giok show`; store and embed text with any invalid bytes shown as U+FFFD.
+            if b"\x00" not in data:
+                for chunk in chunk_file(rel, data.decode("utf-8", errors="surrogateescape")):
+                    chunk.text, chunk.embed_text = _printable(chunk.text), _printable(chunk.embed_text)
+                    chunks.append(chunk)
+            rechunked.append((rel, *stat, digest))
+            if done % 50 == 0:
+                self._report(done, len(changed), 0, 0)
+        self.db.executemany("UPDATE files SET size=?, mtime_ns=? WHERE path=?", touched)
+        self._drop_paths([r[0] for r in rechunked])
+        self.db.executemany(
+            "INSERT OR REPLACE INTO files(path, size, mtime_ns, hash) VALUES (?, ?, ?, ?)", rechunked
+        )
+        self._report(len(changed), len(changed), 0, 0)
+        return chunks
+
+    def _store(self, chunks: list[Chunk]) -> dict[str, str]:
+        """Insert the rows and keyword terms of `chunks` (ids in file order, after the last one).
+        Returns {content hash: text to embed} of those with no vector of this model yet."""
+        if not chunks:
+            return {}
+        from giok.text.terms import language
+
+        analyse = _Analyser()
+        hashes = [content_hash(c.embed_text) for c in chunks]
+        have = self._cached(hashes, self.embedder.identity)
+        todo = {h: c.embed_text for c, h in zip(chunks, hashes, strict=True) if h not in have}
+        first = (self.db.execute("SELECT max(id) FROM memories").fetchone()[0] or 0) + 1
+        stamp = now().isoformat(timespec="seconds")
+        rows, fts = [], []
+        for rowid, (chunk, h) in enumerate(zip(chunks, hashes, strict=True), first):
+            rows.append(
+                (
+                    rowid,
+                    chunk.key,
+                    chunk.path,
+                    chunk.start_line,
+                    chunk.end_line,
+                    chunk.text,
+                    chunk.category,
+                    chunk.priority,
+                    None,
+                    chunk.layer,
+                    chunk.scope,
+                    language(chunk.text),
+                    chunk.date,
+                    chunk.expires,
+                    int(chunk.superseded),
+                    chunk.source,
+                    h,
+                    chunk.date or stamp,
+                )
+            )
+            fts.append((rowid, *analyse(chunk.text)))
+        self.db.executemany(
+            "INSERT INTO memories(id, key, path, start_line, end_line, text, category, priority, tags, layer,"
+            " scope, lang, date, expires, superseded, source, hash, created_at)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            rows,
+        )
+        self.db.executemany("INSERT INTO memories_fts(rowid, terms, grams) VALUES (?, ?, ?)", fts)
+        return todo
+
+    def _embed(self, todo: dict[str, str]) -> Iterator[list[tuple[str, str, bytes]]]:
+        """Embed the texts of `todo` in batches across files; yields each batch's cache rows."""
+        model, step = self.embedder.identity, max(1, self.embedder.batch_size)
+        items = list(todo.items())
+        for start in range(0, len(items), step):
+            part = items[start : start + step]
+            vectors = self.embedder.embed([text for _, text in part], "passage")
+            yield [
+                (h, model, vec.astype(np.float32).tobytes())
+                for (h, _), vec in zip(part, vectors, strict=True)
+            ]
+
+    def _embed_into_cache(self, todo: dict[str, str]) -> int:
+        done = 0
+        self._texts[1] += len(todo)
+        for rows in self._embed(todo):
+            self.db.executemany(
+                "INSERT OR REPLACE INTO embedding_cache(hash, model, vector) VALUES (?, ?, ?)", rows
+            )
+            done += len(rows)
+            self._texts[0] += len(rows)
+            self._report(0, 0, *self._texts)
+        return done
+
+    # -- vectors built after the keyword index (the MCP server's warm-up) ---------------------
+    def _unembedded(self) -> str:
+        return (
+            "FROM memories m WHERE NOT EXISTS (SELECT 1 FROM embedding_cache c"
+            " WHERE c.hash = m.hash AND c.model = ?)"
+        )
+
+    def _unembedded_paths(self) -> list[str]:
+        sql = f"SELECT DISTINCT m.path {self._unembedded()}"
+        return [r[0] for r in self.db.execute(sql, (self.embedder.identity,))]
+
+    def pending_vectors(self) -> int:
+        """How many chunks have no vector of the configured model yet (a sync with
+        `defer_vectors` leaves them for `embed_pending`); keyword search finds them already."""
+        sql = f"SELECT count(*) {self._unembedded()}"
+        return int(self.db.execute(sql, (self.embedder.identity,)).fetchone()[0])
+
+    def embed_pending(self, lock: AbstractContextManager | None = None) -> int:
+        """Embed the chunks a deferred sync left without vectors, batch by batch: the model runs
+        outside `lock` (held by whoever else drives this connection) and outside the write lock;
+        each batch is stored in a short transaction of its own. Returns the vectors added."""
+        guard = lock if lock is not None else nullcontext()
+        with guard:
+            todo: dict[str, str] = {}
+            wanted = set(self._unembedded_hashes())
+            for rel in self._unembedded_paths():
+                try:
+                    text = (self.root / rel).read_bytes().decode("utf-8", errors="surrogateescape")
+                except OSError:
+                    continue
+                for chunk in chunk_file(rel, text):
+                    h = content_hash(_printable(chunk.embed_text))
+                    if h in wanted:
+                        todo[h] = _printable(chunk.embed_text)
+        added = 0
+        for rows in self._embed(todo):
+            with guard:
+                self._begin("storing vectors")
+                try:
+                    self.db.executemany(
+                        "INSERT OR IGNORE INTO embedding_cache(hash, model, vector) VALUES (?, ?, ?)", rows
+                    )
+                    self._bump()
+                    self.db.execute("COMMIT")
+                except BaseException:
+                    self.db.execute("ROLLBACK")
+                    raise
+            added += len(rows)
+            self._report(0, 0, added, len(todo))
+        with guard:
+            if not self.pending_vectors():
+                self.db.execute("DELETE FROM meta WHERE key=?", (VECTORS_PENDING,))
+        return added
+
+    def _unembedded_hashes(self) -> list[str]:
+        sql = f"SELECT DISTINCT m.hash {self._unembedded()}"
+        return [r[0] for r in self.db.execute(sql, (self.embedder.identity,))]
 
     # -- purges forget could not run yet ----------------------------------------------------
     def _pending(self) -> list[Path]:
@@ -346,83 +567,9 @@ class Index:
                     if st.st_size <= _MAX_FILE:
                         yield rel, (st.st_size, st.st_mtime_ns)
 
-    def _sync_file(self, rel: str, stat: tuple, known) -> int:
-        try:
-            data = (self.root / rel).read_bytes()
-        except OSError:
-            return 0
-        digest = content_hash(data.decode("utf-8", errors="replace"))
-        if known and known[2] == digest:
-            self.db.execute("UPDATE files SET size=?, mtime_ns=? WHERE path=?", (*stat, rel))
-            return 0
-        # Parse the bytes as the file model does (surrogateescape), so derived entry ids match
-        # `giok show`; store and embed text with any invalid bytes shown as U+FFFD.
-        chunks = (
-            chunk_file(rel, data.decode("utf-8", errors="surrogateescape")) if b"\x00" not in data else []
-        )
-        for chunk in chunks:
-            chunk.text, chunk.embed_text = _printable(chunk.text), _printable(chunk.embed_text)
-        self._drop_path(rel)
-        embedded = self._insert(chunks)
-        self.db.execute(
-            "INSERT OR REPLACE INTO files(path, size, mtime_ns, hash) VALUES (?, ?, ?, ?)",
-            (rel, *stat, digest),
-        )
-        return embedded
-
-    def _insert(self, chunks: list[Chunk]) -> int:
-        if not chunks:
-            return 0
-        from giok.text.terms import grams, language, terms
-
-        model = self.embedder.identity
-        hashes = [content_hash(c.embed_text) for c in chunks]
-        have = self._cached(hashes, model)
-        missing = [i for i, h in enumerate(hashes) if h not in have]
-        todo = list(dict.fromkeys(hashes[i] for i in missing))
-        if todo:
-            texts = {hashes[i]: chunks[i].embed_text for i in missing}
-            fresh = self.embedder.embed([texts[h] for h in todo], "passage")
-            for h, vec in zip(todo, fresh):
-                blob = vec.astype(np.float32).tobytes()
-                self.db.execute(
-                    "INSERT OR REPLACE INTO embedding_cache(hash, model, vector) VALUES (?, ?, ?)",
-                    (h, model, blob),
-                )
-        stamp = now().isoformat(timespec="seconds")
-        for chunk, h in zip(chunks, hashes):
-            cur = self.db.execute(
-                "INSERT INTO memories(key, path, start_line, end_line, text, category, priority, tags, layer, scope, lang, date,"
-                " expires, superseded, source, hash, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    chunk.key,
-                    chunk.path,
-                    chunk.start_line,
-                    chunk.end_line,
-                    chunk.text,
-                    chunk.category,
-                    chunk.priority,
-                    None,
-                    chunk.layer,
-                    chunk.scope,
-                    language(chunk.text),
-                    chunk.date,
-                    chunk.expires,
-                    int(chunk.superseded),
-                    chunk.source,
-                    h,
-                    chunk.date or stamp,
-                ),
-            )
-            self.db.execute(
-                "INSERT INTO memories_fts(rowid, terms, grams) VALUES (?, ?, ?)",
-                (cur.lastrowid, " ".join(terms(chunk.text)), " ".join(grams(chunk.text))),
-            )
-        return len(todo)
-
     def _cached(self, hashes: list[str], model: str) -> set[str]:
         """Which of these content hashes already have a vector of this model."""
-        found = set()
+        found: set[str] = set()
         unique = list(dict.fromkeys(hashes))
         for start in range(0, len(unique), 500):
             part = unique[start : start + 500]
@@ -435,8 +582,12 @@ class Index:
             )
         return found
 
-    def _drop_path(self, rel: str) -> None:
-        ids = [r[0] for r in self.db.execute("SELECT id FROM memories WHERE path=?", (rel,))]
+    def _drop_paths(self, paths: list[str]) -> None:
+        ids: list[int] = []
+        for start in range(0, len(paths), 500):
+            part = paths[start : start + 500]
+            marks = ",".join("?" * len(part))
+            ids += [r[0] for r in self.db.execute(f"SELECT id FROM memories WHERE path IN ({marks})", part)]
         self._drop_ids(ids)
 
     def _drop_ids(self, ids: list[int]) -> None:
@@ -567,18 +718,21 @@ class Index:
         return int(self._meta_raw("generation") or 0)
 
     def matrix(self) -> tuple[np.ndarray, np.ndarray]:
-        """(ids, vectors) of every chunk, cached in memory until the index changes."""
+        """(ids, vectors) of every chunk, cached in memory until the index changes. A chunk whose
+        vector is not built yet (`defer_vectors`) has a zero row: no vector evidence, but keyword
+        search finds it."""
         gen = self.generation()
         if self._matrix is None or self._matrix_gen != gen:
+            dim = self.embedder.dim
+            zero = bytes(4 * dim)
             rows = self.db.execute(
-                "SELECT m.id, c.vector FROM memories m JOIN embedding_cache c ON c.hash = m.hash"
+                "SELECT m.id, c.vector FROM memories m LEFT JOIN embedding_cache c ON c.hash = m.hash"
                 " AND c.model = ? ORDER BY m.id",
                 (self.embedder.identity,),
             ).fetchall()
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            dim = self.embedder.dim
             mat = (
-                np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+                np.frombuffer(b"".join(r[1] or zero for r in rows), dtype=np.float32).reshape(len(rows), dim)
                 if rows
                 else np.zeros((0, dim), dtype=np.float32)
             )
@@ -587,38 +741,16 @@ class Index:
 
     def baseline(self) -> dict[tuple[str, str], np.ndarray]:
         """Centroids of the background set (`giok.retrieval.baseline`) for the configured model:
-        {(kind, lang): unit-free mean vector}, embedded once per model and kept in the index."""
-        if self._baseline is not None:
-            return self._baseline
-        model, dim = self.embedder.identity, self.embedder.dim
-        rows = self.db.execute("SELECT kind, lang, vector FROM baseline WHERE model=?", (model,)).fetchall()
-        if len(rows) < 4:
+        {(kind, lang): unit-free mean vector}, embedded once per model and kept in the home."""
+        if self._baseline is None:
             from giok.retrieval import baseline as background
 
-            rows = []
-            for kind, sets in (("passage", background.PASSAGES), ("query", background.QUERIES)):
-                for lang, texts in sets.items():
-                    rows.append(
-                        (
-                            kind,
-                            lang,
-                            self.embedder.embed(texts, kind).mean(axis=0).astype(np.float32).tobytes(),
-                        )
-                    )
-            try:
-                self.db.executemany(
-                    "INSERT OR REPLACE INTO baseline(model, kind, lang, vector) VALUES (?, ?, ?, ?)",
-                    [(model, *r) for r in rows],
-                )
-            except sqlite3.OperationalError as exc:  # only a cache: kept next time when the index is busy
-                if not _is_busy(exc):
-                    raise
-        self._baseline = {(k, lang): np.frombuffer(v, dtype=np.float32).reshape(dim) for k, lang, v in rows}
+            self._baseline = background.centroids(self.embedder, self.home)
         return self._baseline
 
     def hubs(self, query_lang: str) -> np.ndarray:
         """Per chunk (aligned with `matrix()`): its mean cosine to everyday queries in query_lang."""
-        ids, mat = self.matrix()
+        _, mat = self.matrix()
         key = (self._matrix_gen, query_lang)
         if key not in self._hubs:
             self._hubs = {k: v for k, v in self._hubs.items() if k[0] == self._matrix_gen}
@@ -657,7 +789,7 @@ class Index:
             )
             names = [d[0] for d in cur.description]
             for row in cur:
-                out[row[0]] = dict(zip(names, row))
+                out[row[0]] = dict(zip(names, row, strict=True))
         return out
 
 

@@ -57,22 +57,47 @@ def _search_opts(
     return opts
 
 
+PROGRESS_AFTER = 2.0  # seconds: an index build that takes longer shows progress on stderr
+PROGRESS_MIN_FILES = 20  # a sync of this many changed files shows it however fast it is
+
+
+class _Progress:
+    """Prints `indexing F/FT files, T/TT texts embedded` on stderr once a build has run for
+    PROGRESS_AFTER seconds (or covers PROGRESS_MIN_FILES files): one updating line on a
+    terminal, a line every 2 s otherwise, and always the last one."""
+
+    def __init__(self) -> None:
+        self.interactive = sys.stderr.isatty()
+        self.started = time.monotonic()
+        self.files = (0, 0)
+        self.texts = (0, 0)
+        self.shown = ""
+        self.last = 0.0
+
+    def __call__(self, files: int, files_total: int, texts: int, texts_total: int) -> None:
+        if files_total:
+            self.files = (files, files_total)
+        if texts_total:
+            self.texts = (texts, texts_total)
+        (f, ft), (t, tt) = self.files, self.texts
+        now = time.monotonic()
+        due = now - self.started >= PROGRESS_AFTER or ft >= PROGRESS_MIN_FILES
+        final = f == ft and t == tt
+        if not due or (not final and now - self.last < (0.2 if self.interactive else 2.0)):
+            return
+        line = f"indexing {f}/{ft} files" + (f", {t}/{tt} texts embedded" if tt else "")
+        if line == self.shown:
+            return
+        self.shown, self.last = line, now
+        click.echo(("\r" + line) if self.interactive else line, err=True, nl=not self.interactive or final)
+
+
 def _show_progress() -> None:
-    """Long first syncs (an adopted workspace, a model change) report progress on stderr."""
+    """Index builds over ~2 s (a new workspace, an adopted folder, a model change) and syncs of
+    many files report progress on stderr, with counts; stdout stays clean for --json."""
     from giok.retrieval.index import Index
 
-    interactive = sys.stderr.isatty()
-    state = {"shown": -1}
-
-    def report(done: int, total: int, path: str) -> None:
-        step = done * 10 // total
-        if interactive:
-            click.echo(f"\rindexing {done}/{total} files: {path[:50]:<50}", err=True, nl=done == total)
-        elif step != state["shown"]:
-            state["shown"] = step
-            click.echo(f"indexing {done}/{total} files", err=True)
-
-    Index.progress = staticmethod(report)  # type: ignore[assignment]  # index.py declares it as None
+    Index.progress = _Progress()
 
 
 def _text(data: dict) -> str:
