@@ -26,7 +26,8 @@ from giok.retrieval.chunks import Chunk, chunk_file
 from giok.store import layout
 from giok.store.clock import now
 
-SCHEMA_VERSION = "3"
+# 4: search terms changed (a name's 이 stripped, Han and Kana as bigrams): old rows must be rebuilt.
+SCHEMA_VERSION = "4"
 FILENAME = layout.INDEX  # in .giok/
 _SKIP_DIRS = layout.SKIP_DIRS  # what the index never reads: giok.store.layout
 _SKIP_FILES = layout.SKIP_FILES
