@@ -3,7 +3,8 @@
 In the order an agent reads it:
 
 1. a one-line precedence rule (state memo > strategy > project spec > decision log > the rest);
-2. the always-injected tier: AGENTS.md `## TIER 1`, SOUL.md, IDENTITY.md (OpenClaw's, when present), USER.md (about 1,000 tokens);
+2. the always-injected tier: AGENTS.md `## TIER 1`, SOUL.md, IDENTITY.md (OpenClaw's, when
+   present), USER.md (about 1,000 tokens);
 3. the state memo and the first open tasks (state/tasks.md);
 4. MEMORY.md (private context only): M0 always, then M365, M90, M30 as the budget allows, best
    first (score = log2(1 + refs) − age in days / 30); superseded, expired and other scopes never;
@@ -46,7 +47,10 @@ ALWAYS_TARGET = 1000
 MAX_TASKS = 10
 CONTEXTS = ("private", "group")
 PRECEDENCE = {
-    "en": "Precedence when sources disagree: state memo > strategy > project spec > decision log > everything else.",
+    "en": (
+        "Precedence when sources disagree: "
+        "state memo > strategy > project spec > decision log > everything else."
+    ),
     "ko": "출처가 충돌하면: 상태 메모 > 전략 문서 > 프로젝트 명세 > 결정 로그 > 그 외 모든 것.",
 }
 TITLES = {
@@ -243,7 +247,7 @@ def _body(text: str) -> list[str]:
         lines = lines[1:]
     while lines and not lines[0].strip():
         lines.pop(0)
-    return [l.rstrip() for l in lines] if any(l.strip() for l in lines) else []
+    return [ln.rstrip() for ln in lines] if any(ln.strip() for ln in lines) else []
 
 
 def _task_items(open_tasks: list[dict]) -> list[Item]:
@@ -257,8 +261,8 @@ def _diary_items(ws, day: dt.date) -> dict[str, list[Item]]:
     out = {}
     for name, when in (("today", day), ("yesterday", day - dt.timedelta(days=1))):
         text = ws.read_text(ws.diary_path(when))
-        lines = [l.rstrip() for l in text.splitlines() if re.match(r"^\s*[-*]\s+\S", l)]
-        out[f"diary:{name}"] = [Item(f"diary:{name}", l) for l in reversed(lines)]
+        lines = [ln.rstrip() for ln in text.splitlines() if re.match(r"^\s*[-*]\s+\S", ln)]
+        out[f"diary:{name}"] = [Item(f"diary:{name}", ln) for ln in reversed(lines)]
     return out
 
 

@@ -409,7 +409,7 @@ class MemoryFile:
 
     def render(self) -> bytes:
         out = []
-        for line, eol in zip(self.lines, self.eols):
+        for line, eol in zip(self.lines, self.eols, strict=True):
             out.append(str(line) + eol)
         text = ("\ufeff" if self.bom else "") + "".join(out)
         return text.encode("utf-8", errors="surrogateescape")
@@ -429,7 +429,11 @@ class MemoryFile:
 
     # -- queries --------------------------------------------------------------------------
     def entries(self, layer: str | None = None) -> list[MemoryEntry]:
-        return [l for l in self.lines if isinstance(l, MemoryEntry) and (layer is None or l.layer == layer)]
+        return [
+            line
+            for line in self.lines
+            if isinstance(line, MemoryEntry) and (layer is None or line.layer == layer)
+        ]
 
     def find(self, entry_id: str) -> MemoryEntry | None:
         for entry in self.entries():
@@ -444,7 +448,9 @@ class MemoryFile:
     def unreadable(self) -> list[tuple[int, str, str]]:
         """(line number, problem, the line) for every line kept verbatim for a reason."""
         return [
-            (i, l.problem, l.raw) for i, l in enumerate(self.lines, 1) if isinstance(l, RawLine) and l.problem
+            (i, line.problem, line.raw)
+            for i, line in enumerate(self.lines, 1)
+            if isinstance(line, RawLine) and line.problem
         ]
 
     def unheaded(self) -> list[MemoryEntry]:
@@ -464,7 +470,8 @@ class MemoryFile:
         entry.layer, entry.headed = layer, True
         entry.raw = None
         start = next(
-            (i for i, l in enumerate(self.lines) if isinstance(l, Heading) and l.layer == layer), None
+            (i for i, line in enumerate(self.lines) if isinstance(line, Heading) and line.layer == layer),
+            None,
         )
         if start is None:
             start = self._add_heading(layer)
@@ -493,8 +500,8 @@ class MemoryFile:
         """Place a missing layer heading after the headings of deeper layers."""
         order = LAYERS.index(layer)
         pos = len(self.lines)
-        for i, l in enumerate(self.lines):
-            if isinstance(l, Heading) and l.layer in LAYERS and LAYERS.index(l.layer) > order:
+        for i, line in enumerate(self.lines):
+            if isinstance(line, Heading) and line.layer in LAYERS and LAYERS.index(line.layer) > order:
                 pos = i
                 break
         title = LAYER_TITLES[self.lang][layer]
