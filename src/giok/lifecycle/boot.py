@@ -35,10 +35,11 @@ from giok.errors import InvalidInput
 from giok.store import refs, templates
 from giok.store.clock import today
 from giok.store.fsutil import atomic_write
-from giok.store.layout import MEMORY
+from giok.store.layout import MEMO, MEMORY
 from giok.store.memoryfile import LAYERS
 from giok.store.workspace import default_user, tier1_rules
 from giok.text import token_count as tokens
+from giok.text.analysis import has_hangul
 from giok.write import policy
 
 CONTEXT = "compound/context.md"
@@ -236,7 +237,7 @@ def _fixed_sections(ws, t: dict, user_md: str) -> list[Section]:
 def _memo(ws) -> list[tuple[str, str]]:
     from giok.store.templates import STATE_TITLES
 
-    lang = "ko" if re.search(r"[가-힣]", ws.read_text("state/memo.md")) else "en"
+    lang = "ko" if has_hangul(ws.read_text(MEMO)) else "en"
     return [(STATE_TITLES[lang][k], v) for k, v in ws.state().items()]
 
 

@@ -44,7 +44,6 @@ from giok.write import judges, policy
 LEDGER = layout.LEDGER
 ARCHIVE_DIR = layout.ARCHIVE_DIR
 OWN_PATHS = layout.OWN_PATHS  # MEMORY.md, lessons, and memory/: diaries, ledger and archive
-DIARY_FILE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
 MAX_FLAGS = 50
 
 
@@ -312,13 +311,9 @@ class _Run:
         return items
 
     def _diary_days(self) -> list[tuple[str, str]]:
-        folder = self.ws.root / "memory"
-        days = []
-        for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
-            m = DIARY_FILE_RE.match(path.name)
-            if m and m.group(1) <= self.day.isoformat():
-                days.append((f"memory/{path.name}", m.group(1)))
-        return days
+        return [
+            (rel, day) for rel, day in layout.Layout(self.ws.root).diaries() if day <= self.day.isoformat()
+        ]
 
     # -- promotion candidates -----------------------------------------------------------------
     def _candidates(self) -> list[judges.Item]:

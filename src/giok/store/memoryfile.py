@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from giok.errors import InvalidInput
 from giok.store.clock import parse_date
 from giok.store.grammar import loose_heading
+from giok.text.analysis import has_hangul
 
 LAYERS = ("M0", "M365", "M90", "M30")
 LAYER_DAYS = {"M0": None, "M365": 365, "M90": 90, "M30": 30}
@@ -393,7 +394,7 @@ class MemoryFile:
             lines.append(line)
         crlf = sum(1 for e in eols if e == "\r\n")
         newline = "\r\n" if crlf > len(eols) / 2 else "\n"
-        lang = "ko" if re.search(r"[가-힣]", text) else "en"
+        lang = "ko" if has_hangul(text) else "en"
         mf = cls(lines, eols, bom, newline, lang)
         mf._number()
         return mf

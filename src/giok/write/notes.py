@@ -16,6 +16,7 @@ from giok.store.layout import DECISIONS, HEARTBEAT, LESSONS, MEMO, TASKS
 from giok.store.sections import Doc, append_item
 from giok.store.workspace import DECISION_RE, TASK_MARK, TASK_RE, Workspace, _short
 from giok.store.workspace import _state_key as state_key
+from giok.text.analysis import has_hangul
 from giok.write.policy import redact
 
 
@@ -162,7 +163,7 @@ def state_set(ws: Workspace, section: str, text: str) -> dict[str, str]:
 
     def change(old: str):
         doc = Doc.parse(old or "# State memo\n")
-        lang = "ko" if re.search(r"[가-힣]", old) else "en"
+        lang = "ko" if has_hangul(old) else "en"
         titles = [templates.STATE_TITLES[lg][key] for lg in ("en", "ko")]
         target = doc.find(*titles, key) or doc.ensure(templates.STATE_TITLES[lang][key])
         target.lines = ["", *text.split("\n"), ""]
