@@ -118,6 +118,7 @@ class Boot:
     text: str = ""
 
     def to_dict(self) -> dict:
+        """The boot as JSON-ready data (`giok boot --format json`)."""
         return {
             "workspace": self.workspace,
             "date": self.day.isoformat(),

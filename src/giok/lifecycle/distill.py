@@ -119,6 +119,8 @@ class Report:
     changed: bool = False
 
     def summary(self) -> str:
+        """One line for the log and the report: days read, items judged, what was kept,
+        promoted, expired, merged and flagged."""
         kept = sum(self.decisions[k] for k in ("M0", "M365", "M90", "M30"))
         return (
             f"nightly-distill: {len(self.days)} day(s), {self.judged} item(s) judged → {kept} kept, "
@@ -128,6 +130,7 @@ class Report:
         )
 
     def to_dict(self) -> dict:
+        """Every field as JSON-ready data, with the decision counts and the summary line."""
         data = dict(self.__dict__.items())
         data["decisions"] = dict(self.decisions)
         data["summary"] = self.summary()

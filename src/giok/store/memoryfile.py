@@ -174,18 +174,22 @@ class MemoryEntry:
 
     @property
     def id(self) -> str:
+        """The `id` field, or an id derived from the text and date when the line has none."""
         return self.fields.get("id") or derived_id(self.text, self.date)
 
     @property
     def type(self) -> str | None:
+        """The `type` field (decision, preference, …), or None."""
         return self.fields.get("type")
 
     @property
     def scope(self) -> str:
+        """The `scope` field, `workspace` when absent."""
         return self.fields.get("scope") or "workspace"
 
     @property
     def refs(self) -> int:
+        """The stored reference count (`refs` field; 0 when absent or not a number)."""
         try:
             return int(self.fields.get("refs", "0"))
         except ValueError:
@@ -193,9 +197,11 @@ class MemoryEntry:
 
     @property
     def superseded(self) -> bool:
+        """Whether a later entry replaced this one (`superseded_by` set or status `superseded`)."""
         return bool(self.fields.get("superseded_by")) or self.fields.get("status") == "superseded"
 
     def expired(self, today: dt.date) -> bool:
+        """Whether the entry's expiry date is before `today`."""
         return self.expires is not None and self.expires < today
 
     def set(self, key: str, value) -> None:
@@ -209,6 +215,7 @@ class MemoryEntry:
         self.raw = None
 
     def touch(self) -> None:
+        """Mark the line changed: it is rendered canonically instead of kept verbatim."""
         self.raw = None
 
     def __str__(self) -> str:
@@ -235,6 +242,7 @@ class MemoryEntry:
         return "".join(parts)
 
     def to_dict(self) -> dict:
+        """The entry as JSON-ready data."""
         return {
             "id": self.id,
             "layer": self.layer,
@@ -372,6 +380,8 @@ class MemoryFile:
     # -- parse / render -------------------------------------------------------------------
     @classmethod
     def parse(cls, data: bytes | str) -> MemoryFile:
+        """Read MEMORY.md (bytes or text); every line is kept, unreadable ones verbatim, so that
+        `render()` gives back the same bytes until something changes."""
         text = data.decode("utf-8", errors="surrogateescape") if isinstance(data, bytes) else data
         bom = text.startswith("\ufeff")
         if bom:
@@ -409,6 +419,7 @@ class MemoryFile:
         return entry if entry is not None else RawLine(body)
 
     def render(self) -> bytes:
+        """The file's bytes: untouched lines as read, changed ones in canonical form."""
         out = []
         for line, eol in zip(self.lines, self.eols, strict=True):
             out.append(str(line) + eol)
@@ -430,6 +441,7 @@ class MemoryFile:
 
     # -- queries --------------------------------------------------------------------------
     def entries(self, layer: str | None = None) -> list[MemoryEntry]:
+        """The entries in file order, only those of `layer` when given."""
         return [
             line
             for line in self.lines
@@ -437,12 +449,14 @@ class MemoryFile:
         ]
 
     def find(self, entry_id: str) -> MemoryEntry | None:
+        """The entry with id `entry_id`, or None."""
         for entry in self.entries():
             if entry.id == entry_id:
                 return entry
         return None
 
     def ids(self) -> set[str]:
+        """The ids of all entries."""
         return {e.id for e in self.entries()}
 
     @property
@@ -513,6 +527,7 @@ class MemoryFile:
         return pos
 
     def remove(self, entry_id: str) -> MemoryEntry:
+        """Take the entry out of the file and return it; KeyError when there is none."""
         for i, line in enumerate(self.lines):
             if isinstance(line, MemoryEntry) and line.id == entry_id:
                 del self.lines[i]
@@ -524,6 +539,7 @@ class MemoryFile:
         raise KeyError(entry_id)
 
     def move(self, entry_id: str, layer: str) -> MemoryEntry:
+        """Move the entry under the heading of `layer` (created when missing) and return it."""
         entry = self.remove(entry_id)
         entry.layer = layer
         return self.add(entry)

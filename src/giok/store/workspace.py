@@ -90,6 +90,7 @@ class WriteResult:
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
+        """The result as JSON-ready data."""
         return {
             "action": self.action,
             "reason": self.reason,

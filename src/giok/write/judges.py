@@ -136,9 +136,12 @@ class OfflineJudge(Judge):
     name = "offline"
 
     def decide(self, items: list[Item], context: dict) -> dict[str, Verdict]:
+        """The rule-based verdict of every item (`context` is not used)."""
         return {item.key: self.one(item) for item in items}
 
     def one(self, item: Item) -> Verdict:
+        """The rule-based verdict of one item: a diary line by its tags and wording, an entry by its
+        layer, references and links."""
         decision, reason = self._diary(item.text) if item.kind == "diary" else self._entry(item)
         return Verdict(decision, reason, self.name)
 
@@ -268,11 +271,13 @@ class LLMJudge(Judge):
         self.name = client.name
 
     def decide(self, items: list[Item], context: dict) -> dict[str, Verdict]:
+        """Ask the model about `items` in one request; its answer, item key → verdict."""
         return parse_answer(self.client.complete(SYSTEM, _prompt(items, context)), items, self.name)
 
     def synthesize(
         self, items: list[Item], opinions: dict[str, list[Verdict]], context: dict
     ) -> dict[str, Verdict]:
+        """Decide `items` as the final judge, with the panel's `opinions` in the prompt."""
         answer = self.client.complete(SYSTEM, _prompt(items, context, opinions))
         return parse_answer(answer, items, self.name)
 
@@ -299,11 +304,15 @@ class Panel:
 
     @property
     def names(self) -> list[str]:
+        """The judges that take part, the synthesizer marked as such."""
         return [j.name for j in self.judges] + (
             [f"{self.synthesizer.name} (synthesizer)"] if self.synthesizer else []
         )
 
     def decide(self, items: list[Item], context: dict) -> Decisions:
+        """Every item's decision: the panel answers in batches (in parallel), the synthesizer weighs
+        their answers, and the offline judge decides what no model answered; the notes say who
+        was left out and why."""
         notes = list(self.setup_notes)
         if not items:
             return Decisions({}, notes)
