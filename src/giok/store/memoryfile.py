@@ -396,7 +396,7 @@ class MemoryFile:
             if body.endswith("\r"):
                 body, eol = body[:-1], "\r" + eol
             eols.append(eol)
-            line = cls._parse_line(body, layer)
+            line = _parse_line_kept(body, layer)
             if isinstance(line, Heading):
                 layer = line.layer
             elif isinstance(line, MemoryEntry) and line.layer is None:
@@ -543,6 +543,25 @@ class MemoryFile:
         entry = self.remove(entry_id)
         entry.layer = layer
         return self.add(entry)
+
+
+# Parsed lines by (line, layer heading above it): a line's parse depends on nothing else, so a
+# write that changes one line of MEMORY.md re-reads only that line (the rest are copies of
+# what the last parse made). Kept lines are never handed out: entries are copied, headings and
+# raw lines are never changed in place. Cleared when full.
+_LINES: dict[tuple[str, str | None], Line] = {}
+_LINES_MAX = 20_000
+
+
+def _parse_line_kept(body: str, layer: str | None) -> Line:
+    key = (body, layer)
+    kept = _LINES.get(key)
+    if kept is None:
+        kept = MemoryFile._parse_line(body, layer)
+        if len(_LINES) >= _LINES_MAX:
+            _LINES.clear()
+        _LINES[key] = kept
+    return _copy_entry(kept) if isinstance(kept, MemoryEntry) else kept
 
 
 def _copy_entry(entry: MemoryEntry) -> MemoryEntry:
