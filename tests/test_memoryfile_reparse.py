@@ -67,3 +67,12 @@ def test_reparsing_a_big_file_after_one_change_costs_a_fraction_of_a_first_parse
         MemoryFile.parse(edited)
         warm.append(time.process_time() - start)
     assert min(warm) < 0.5 * min(cold)
+
+
+def test_line_endings_are_kept_per_line_on_every_parse() -> None:
+    text = _file(2, "delta").replace("\n", "\r\n", 3) + "- last line without an end <!-- id: m-0000ff -->"
+    for _ in range(2):
+        mf = MemoryFile.parse(text.encode())
+        assert mf.render() == text.encode()
+    mf.find("m-0000ff").set("refs", 1)
+    assert mf.render().startswith(text.encode()[: text.index("- last line")])

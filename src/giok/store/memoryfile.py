@@ -367,6 +367,14 @@ def _fields(comment: str):
     return expires, fields
 
 
+# Parsed lines by (the line with its end of line, the layer heading above it): a line's parse
+# depends on nothing else, so a write that changes one line of MEMORY.md re-reads only that
+# line (the rest are copies of what the last parse made). Kept entries are never handed out,
+# only copies; headings and raw lines are never changed in place. Cleared when full.
+_LINES: dict[tuple[str, str | None], tuple[Line, str, str | None]] = {}
+_LINES_MAX = 20_000
+
+
 class MemoryFile:
     """The parsed MEMORY.md. `lines` holds every line; entries are MemoryEntry objects."""
 
@@ -389,25 +397,39 @@ class MemoryFile:
         pieces = re.findall(r"[^\n]*\n|[^\n]+$", text)
         lines: list[Line] = []
         eols: list[str] = []
-        layer = None
-        for piece in pieces:
-            body = piece.rstrip("\n")
-            eol = piece[len(body) :]
-            if body.endswith("\r"):
-                body, eol = body[:-1], "\r" + eol
-            eols.append(eol)
-            line = _parse_line_kept(body, layer)
-            if isinstance(line, Heading):
-                layer = line.layer
-            elif isinstance(line, MemoryEntry) and line.layer is None:
-                line.layer, line.headed = "M30", False  # a plain, adopted bullet: M30 everywhere
+        layer: str | None = None
+        for number, piece in enumerate(pieces, 1):
+            key = (piece, layer)
+            kept = _LINES.get(key)
+            if kept is None:
+                kept = _LINES[key] = cls._parse_piece(piece, layer)
+                if len(_LINES) > _LINES_MAX:
+                    _LINES.clear()
+            line, eol, layer = kept
+            if isinstance(line, MemoryEntry):
+                line = _copy_entry(line)
+                line.line_no = number
             lines.append(line)
+            eols.append(eol)
         crlf = sum(1 for e in eols if e == "\r\n")
         newline = "\r\n" if crlf > len(eols) / 2 else "\n"
         lang = "ko" if has_hangul(text) else "en"
-        mf = cls(lines, eols, bom, newline, lang)
-        mf._number()
-        return mf
+        return cls(lines, eols, bom, newline, lang)
+
+    @classmethod
+    def _parse_piece(cls, piece: str, layer: str | None) -> tuple[Line, str, str | None]:
+        """One line with its end of line, under `layer` → (its parse, the end of line, the layer
+        of the lines after it)."""
+        body = piece.rstrip("\n")
+        eol = piece[len(body) :]
+        if body.endswith("\r"):
+            body, eol = body[:-1], "\r" + eol
+        line = cls._parse_line(body, layer)
+        if isinstance(line, Heading):
+            layer = line.layer
+        elif isinstance(line, MemoryEntry) and line.layer is None:
+            line.layer, line.headed = "M30", False  # a plain, adopted bullet: M30 everywhere
+        return line, eol, layer
 
     @staticmethod
     def _parse_line(body: str, layer: str | None) -> Line:
@@ -543,25 +565,6 @@ class MemoryFile:
         entry = self.remove(entry_id)
         entry.layer = layer
         return self.add(entry)
-
-
-# Parsed lines by (line, layer heading above it): a line's parse depends on nothing else, so a
-# write that changes one line of MEMORY.md re-reads only that line (the rest are copies of
-# what the last parse made). Kept lines are never handed out: entries are copied, headings and
-# raw lines are never changed in place. Cleared when full.
-_LINES: dict[tuple[str, str | None], Line] = {}
-_LINES_MAX = 20_000
-
-
-def _parse_line_kept(body: str, layer: str | None) -> Line:
-    key = (body, layer)
-    kept = _LINES.get(key)
-    if kept is None:
-        kept = MemoryFile._parse_line(body, layer)
-        if len(_LINES) >= _LINES_MAX:
-            _LINES.clear()
-        _LINES[key] = kept
-    return _copy_entry(kept) if isinstance(kept, MemoryEntry) else kept
 
 
 def _copy_entry(entry: MemoryEntry) -> MemoryEntry:
