@@ -1,4 +1,4 @@
-"""giok's hand-written text code beside well-kept libraries (docs/architecture-libraries-text.md).
+"""giok's hand-written text code beside well-kept libraries (docs/architecture.md, "Libraries measured").
 
     PYTHONPATH=src:DIR .venv/bin/python bench/text_libraries.py   # DIR holds snowballstemmer, detect_secrets
 

@@ -15,23 +15,6 @@ from giok import errors
 from giok.edges import mcp
 from giok.edges.cli import main
 
-# Classes whose modules other work is reshaping (store, boot, distill, policy, judges): their
-# own docstrings are checked below; their methods' docstrings join the check as those modules
-# settle. Remove a name here once its methods are documented.
-METHODS_PENDING = {
-    "Home",
-    "MemoryEntry",
-    "MemoryFile",
-    "Workspace",
-    "WriteResult",
-    "Boot",
-    "DistillReport",
-    "Decision",
-    "LLMJudge",
-    "OfflineJudge",
-    "Panel",
-}
-
 
 def _own_doc(obj: object) -> str:
     doc = obj.__dict__.get("__doc__") if inspect.isclass(obj) else getattr(obj, "__doc__", None)
@@ -58,7 +41,7 @@ def _public_methods(cls: type) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("name", sorted(n for n in _documentable() if n not in METHODS_PENDING))
+@pytest.mark.parametrize("name", sorted(_documentable()))
 def test_public_methods_have_docstrings(name):
     cls = getattr(giok, name)
     if not inspect.isclass(cls):

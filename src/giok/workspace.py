@@ -141,21 +141,25 @@ class Workspace(store.Workspace):
         return notes.decide(self, text, why, supersedes)
 
     def task_add(self, text: str) -> str:
+        """Add a todo to state/tasks.md and commit; returns its new id (T-001, …)."""
         from giok.write import notes
 
         return notes.task_add(self, text)
 
     def task_move(self, task_id: str, status: str, note: str | None = None) -> dict:
+        """Move task `task_id` to `status` (optionally noting why) and commit; returns id, status, text."""
         from giok.write import notes
 
         return notes.task_move(self, task_id, status, note)
 
     def state_set(self, section: str, text: str) -> dict[str, str]:
+        """Replace one section of the state memo (state/memo.md) and commit; returns the memo's sections."""
         from giok.write import notes
 
         return notes.state_set(self, section, text)
 
     def heartbeat_add(self, text: str) -> str:
+        """Add an item to HEARTBEAT.md and commit; returns the item."""
         from giok.write import notes
 
         return notes.heartbeat_add(self, text)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from giok.errors import InvalidInput
 from giok.lifecycle.boot import HOOK_CONTEXT_EVENTS, hook_answer
@@ -32,7 +33,7 @@ context = hook_answer  # the answer of a hook that adds text to the conversation
 
 
 def session_start(
-    ws, data: dict, budget: int | None = None, event: str = "SessionStart", **build: object
+    ws, data: dict, budget: int | None = None, event: str = "SessionStart", **build: Any
 ) -> dict:
     """The boot context, after a start, a resume, /clear and a compaction alike; `giok boot
     --format claude-hook` answers through here too (`event`, and boot's own options)."""

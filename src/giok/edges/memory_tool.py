@@ -198,7 +198,7 @@ class MemoryTool:
 
         walk(folder, "", 1)
         head = f"Here're the files and directories up to 2 levels deep in {path}, excluding hidden items:"
-        return "\n".join([head] + rows)
+        return "\n".join([head, *rows])
 
     def _create(self, p: dict) -> str:
         path, text = p["path"], p.get("file_text", "")
@@ -327,7 +327,8 @@ class MemoryTool:
         mf = self.ws.memory()
         _check_insert_line(line_no, len(mf.lines))
         layer = next(
-            (l.layer for l in reversed(mf.lines[:line_no]) if isinstance(l, Heading) and l.layer), None
+            (line.layer for line in reversed(mf.lines[:line_no]) if isinstance(line, Heading) and line.layer),
+            None,
         )
         texts = []
         for raw in text.split("\n"):
@@ -359,7 +360,9 @@ class MemoryTool:
                 f"No replacement was performed. Multiple occurrences of old_str `{old_str}` "
                 f"in lines: {', '.join(lines)}. Please ensure it is unique"
             )
-        entry = next((l for l in mf.lines if isinstance(l, MemoryEntry) and old_str in l.text), None)
+        entry = next(
+            (line for line in mf.lines if isinstance(line, MemoryEntry) and old_str in line.text), None
+        )
         if entry is None or not self._may_see(entry):
             raise InvalidInput(
                 f"No replacement was performed: in {path} only the text of one entry can be replaced "

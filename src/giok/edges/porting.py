@@ -20,6 +20,7 @@ from giok.edges.importers import Item
 from giok.errors import GiokError, InvalidInput
 from giok.store.clock import now, parse_date, today
 from giok.store.fsutil import clean_text
+from giok.store.layout import Layout
 from giok.store.memoryfile import MemoryEntry, new_id
 from giok.store.sections import Doc
 from giok.store.workspace import LESSONS, _short, check_layer, check_scope
@@ -58,15 +59,11 @@ def export_items(ws: Workspace):
 
 
 def _diary_items(ws: Workspace):
-    from giok.lifecycle.distill import DIARY_FILE_RE, diary_items
+    from giok.lifecycle.distill import diary_items
 
-    folder = ws.root / "memory"
-    for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
-        m = DIARY_FILE_RE.match(path.name)
-        if not m:
-            continue
-        for at, text in diary_items(ws.read_text(f"memory/{path.name}")):  # as search and distill read it
-            yield {"kind": "diary", "day": m.group(1), "time": at, "text": text}
+    for rel, day in Layout(ws.root).diaries():
+        for at, text in diary_items(ws.read_text(rel)):  # as search and distill read it
+            yield {"kind": "diary", "day": day, "time": at, "text": text}
 
 
 def _lesson_items(ws: Workspace):

@@ -3,7 +3,8 @@
 In the order an agent reads it:
 
 1. a one-line precedence rule (state memo > strategy > project spec > decision log > the rest);
-2. the always-injected tier: AGENTS.md `## TIER 1`, SOUL.md, IDENTITY.md (OpenClaw's, when present), USER.md (about 1,000 tokens);
+2. the always-injected tier: AGENTS.md `## TIER 1`, SOUL.md, IDENTITY.md (OpenClaw's, when
+   present), USER.md (about 1,000 tokens);
 3. the state memo and the first open tasks (state/tasks.md);
 4. MEMORY.md (private context only): M0 always, then M365, M90, M30 as the budget allows, best
    first (score = log2(1 + refs) − age in days / 30); superseded, expired and other scopes never;
@@ -34,10 +35,11 @@ from giok.errors import InvalidInput
 from giok.store import refs, templates
 from giok.store.clock import today
 from giok.store.fsutil import atomic_write
-from giok.store.layout import MEMORY
+from giok.store.layout import MEMO, MEMORY
 from giok.store.memoryfile import LAYERS
 from giok.store.workspace import default_user, tier1_rules
 from giok.text import token_count as tokens
+from giok.text.analysis import has_hangul
 from giok.write import policy
 
 CONTEXT = "compound/context.md"
@@ -46,7 +48,10 @@ ALWAYS_TARGET = 1000
 MAX_TASKS = 10
 CONTEXTS = ("private", "group")
 PRECEDENCE = {
-    "en": "Precedence when sources disagree: state memo > strategy > project spec > decision log > everything else.",
+    "en": (
+        "Precedence when sources disagree: "
+        "state memo > strategy > project spec > decision log > everything else."
+    ),
     "ko": "출처가 충돌하면: 상태 메모 > 전략 문서 > 프로젝트 명세 > 결정 로그 > 그 외 모든 것.",
 }
 TITLES = {
@@ -113,6 +118,7 @@ class Boot:
     text: str = ""
 
     def to_dict(self) -> dict:
+        """The boot as JSON-ready data (`giok boot --format json`)."""
         return {
             "workspace": self.workspace,
             "date": self.day.isoformat(),
@@ -232,7 +238,7 @@ def _fixed_sections(ws, t: dict, user_md: str) -> list[Section]:
 def _memo(ws) -> list[tuple[str, str]]:
     from giok.store.templates import STATE_TITLES
 
-    lang = "ko" if re.search(r"[가-힣]", ws.read_text("state/memo.md")) else "en"
+    lang = "ko" if has_hangul(ws.read_text(MEMO)) else "en"
     return [(STATE_TITLES[lang][k], v) for k, v in ws.state().items()]
 
 
@@ -243,7 +249,7 @@ def _body(text: str) -> list[str]:
         lines = lines[1:]
     while lines and not lines[0].strip():
         lines.pop(0)
-    return [l.rstrip() for l in lines] if any(l.strip() for l in lines) else []
+    return [ln.rstrip() for ln in lines] if any(ln.strip() for ln in lines) else []
 
 
 def _task_items(open_tasks: list[dict]) -> list[Item]:
@@ -257,8 +263,8 @@ def _diary_items(ws, day: dt.date) -> dict[str, list[Item]]:
     out = {}
     for name, when in (("today", day), ("yesterday", day - dt.timedelta(days=1))):
         text = ws.read_text(ws.diary_path(when))
-        lines = [l.rstrip() for l in text.splitlines() if re.match(r"^\s*[-*]\s+\S", l)]
-        out[f"diary:{name}"] = [Item(f"diary:{name}", l) for l in reversed(lines)]
+        lines = [ln.rstrip() for ln in text.splitlines() if re.match(r"^\s*[-*]\s+\S", ln)]
+        out[f"diary:{name}"] = [Item(f"diary:{name}", ln) for ln in reversed(lines)]
     return out
 
 

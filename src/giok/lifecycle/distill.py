@@ -22,6 +22,7 @@ under the lock."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import re
 from collections import Counter
@@ -43,7 +44,6 @@ from giok.write import judges, policy
 LEDGER = layout.LEDGER
 ARCHIVE_DIR = layout.ARCHIVE_DIR
 OWN_PATHS = layout.OWN_PATHS  # MEMORY.md, lessons, and memory/: diaries, ledger and archive
-DIARY_FILE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
 MAX_FLAGS = 50
 
 
@@ -80,10 +80,8 @@ class Ledger:
                 ledger.days[m.group(1)] = int(m.group(2))
             m = re.match(r"^refs-read-until:\s*(\S+)", line.strip())
             if m:
-                try:
+                with contextlib.suppress(ValueError):
                     ledger.refs_until = dt.datetime.fromisoformat(m.group(1))
-                except ValueError:
-                    pass
         return ledger
 
     def render(self) -> str:
@@ -121,6 +119,8 @@ class Report:
     changed: bool = False
 
     def summary(self) -> str:
+        """One line for the log and the report: days read, items judged, what was kept,
+        promoted, expired, merged and flagged."""
         kept = sum(self.decisions[k] for k in ("M0", "M365", "M90", "M30"))
         return (
             f"nightly-distill: {len(self.days)} day(s), {self.judged} item(s) judged → {kept} kept, "
@@ -130,7 +130,8 @@ class Report:
         )
 
     def to_dict(self) -> dict:
-        data = {k: v for k, v in self.__dict__.items()}
+        """Every field as JSON-ready data, with the decision counts and the summary line."""
+        data = dict(self.__dict__.items())
         data["decisions"] = dict(self.decisions)
         data["summary"] = self.summary()
         return data
@@ -274,8 +275,8 @@ class _Run:
     # -- references ---------------------------------------------------------------------------
     def _write_back_refs(self) -> None:
         events30 = refs.used(self.ws, self.at - dt.timedelta(days=30), self.at)  # boot injections count 0
-        self.window30 = Counter()
-        self.window14 = Counter()
+        self.window30: Counter[str] = Counter()
+        self.window14: Counter[str] = Counter()
         for e in events30:
             self.window30[e["id"]] += refs.weight(e)
             if e["at"] >= self.at - dt.timedelta(days=14):
@@ -313,13 +314,9 @@ class _Run:
         return items
 
     def _diary_days(self) -> list[tuple[str, str]]:
-        folder = self.ws.root / "memory"
-        days = []
-        for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
-            m = DIARY_FILE_RE.match(path.name)
-            if m and m.group(1) <= self.day.isoformat():
-                days.append((f"memory/{path.name}", m.group(1)))
-        return days
+        return [
+            (rel, day) for rel, day in layout.Layout(self.ws.root).diaries() if day <= self.day.isoformat()
+        ]
 
     # -- promotion candidates -----------------------------------------------------------------
     def _candidates(self) -> list[judges.Item]:
@@ -358,7 +355,7 @@ class _Run:
             for t in self.token_of[e.id]:
                 postings.setdefault(t, []).append(e.id)
         limit = max(5, len(live) // 5)
-        links = Counter()
+        links: Counter[str] = Counter()
         for e in live:
             shared = Counter(
                 o for t in self.token_of[e.id] if len(postings[t]) <= limit for o in postings[t] if o != e.id
@@ -466,6 +463,7 @@ class _Run:
     def _expire(self) -> None:
         for entry in list(self.mf.entries()):
             if entry.expired(self.day):
+                assert entry.expires is not None  # only an entry with an expiry date expires
                 where = self._archive(entry, status="expired")
                 self.report.expired.append(
                     {
@@ -518,6 +516,7 @@ class _Run:
                 index.add(entry)
                 continue
             keeper = self.mf.find(keep_id)
+            assert keeper is not None  # the index holds only entries of this file
             keeper.set("refs", keeper.refs + entry.refs or None)
             self._archive(entry, status="merged", merged_into=keep_id)
             self.report.merged.append({"id": entry.id, "into": keep_id, "text": entry.text})
@@ -674,7 +673,7 @@ def report_text(report: Report) -> str:
     """The short report sent to the user: the summary, then the first few of each change."""
     lines = [f"{report.workspace} {report.summary()}"]
     lines += [f"+ {a['layer']} {a['text']}" for a in report.added[:REPORT_ITEMS]]
-    lines += [f"+ lesson: {l['text']}" for l in report.lessons[:REPORT_ITEMS]]
+    lines += [f"+ lesson: {lesson['text']}" for lesson in report.lessons[:REPORT_ITEMS]]
     lines += [f"↑ {p['from']}→{p['to']} {p['text']}" for p in report.promoted[:REPORT_ITEMS]]
     lines += [f"! {f['message']}" for f in report.flagged[:REPORT_ITEMS]]
     text = "\n".join(lines)
@@ -710,7 +709,7 @@ def send_report(ws, report: Report) -> dict:
                 message = _ReportMessage(
                     f"report-{report.date}", ws.name, "post", report_text(report), report.date
                 )
-                outcome[name] = crossview.transport_class(name)(settings, ws.home).deliver(message, None)
+                outcome[name] = crossview.transport_class(name)(settings, ws.home).deliver(message, None)  # type: ignore[arg-type]  # no bus: not a reply
         except (GiokError, OSError) as exc:
             outcome[name] = {"ok": False, "error": str(exc)}
         except Exception as exc:  # a third-party transport's bug must not fail the night either

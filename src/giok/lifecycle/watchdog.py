@@ -29,6 +29,7 @@ from giok.store.clock import now, today
 from giok.store.fsutil import atomic_write, check_binary, file_lock, read_bytes
 from giok.store.sections import Doc, append_item
 from giok.store.workspace import MEMO
+from giok.text.analysis import has_hangul
 from giok.write import policy
 
 LEVELS = ("ok", "soft", "hard")
@@ -333,7 +334,7 @@ def _context(old: str, gist: dict[str, list[str]], session: str, level: str, sta
     title = next(
         (line for line in old.splitlines() if line.startswith("# ")), "# context.md : session context"
     )
-    lang = "ko" if re.search(r"[가-힣]", title) else "en"  # the workspace's language, from its template
+    lang = "ko" if has_hangul(title) else "en"  # the workspace's language, from its template
     intro = (
         f"{session} 세션의 {level} 플러시 ({stamp:%Y-%m-%d %H:%M}): 다음 세션이 이어받을 맥락."
         if lang == "ko"
@@ -346,7 +347,7 @@ def _context(old: str, gist: dict[str, list[str]], session: str, level: str, sta
 
 def _memo_with(old: str, points, stamp) -> str:
     doc = Doc.parse(old or "# State memo\n")
-    lang = "ko" if re.search(r"[가-힣]", old) else "en"
+    lang = "ko" if has_hangul(old) else "en"
     for category, text in points:
         key = _MEMO_KEY[category]
         titles = [templates.STATE_TITLES[lang][key] for lang in ("en", "ko")]

@@ -7,7 +7,7 @@ wait doubles from `Retry.backoff` with jitter, or is the server's `Retry-After` 
 `Retry.total` seconds, each attempt's timeout is cut to the time left, and a server asking
 for a longer wait than `Retry.max_wait` is taken at its word (giving up at once).
 
-Hand-written rather than tenacity: see docs/architecture-libraries-types.md."""
+Hand-written rather than tenacity: see docs/architecture.md, "Libraries measured"."""
 
 from __future__ import annotations
 

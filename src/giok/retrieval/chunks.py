@@ -161,7 +161,7 @@ def _sections(text: str, level: int) -> list[tuple[int, int, str, list[str]]]:
         else:
             body.append(line)
     out.append((start, len(lines), head, body))
-    return [s for s in out if s[2] or any(l.strip() for l in s[3])]
+    return [s for s in out if s[2] or any(ln.strip() for ln in s[3])]
 
 
 def _section_chunks(rel: str, text: str, layer: str, level: int) -> list[Chunk]:

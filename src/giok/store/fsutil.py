@@ -134,7 +134,8 @@ def file_lock(lock_path: Path, timeout: float = 30.0):
                     raise
                 if time.monotonic() >= deadline:
                     raise LockTimeout(
-                        f"another giok writer has held {lock_path} for over {timeout:.0f}s; nothing was written"
+                        f"another giok writer has held {lock_path} for over {timeout:.0f}s; "
+                        "nothing was written"
                     ) from None
                 time.sleep(0.01)
         yield

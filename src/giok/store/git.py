@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import os
 import re
 import subprocess
@@ -139,7 +140,7 @@ def running_in(root: Path) -> list[int]:
             where = Path(os.readlink(f"/proc/{entry.name}/cwd"))
         except OSError:
             continue  # gone meanwhile, or not ours to read
-        for flag, value in zip(argv, argv[1:]):
+        for flag, value in itertools.pairwise(argv):
             if flag == b"-C":
                 where = where / os.fsdecode(value)
         with contextlib.suppress(OSError):

@@ -33,9 +33,11 @@ class Home:
 
     @property
     def config_path(self) -> Path:
+        """The home's config.json (it may not exist yet)."""
         return self.path / "config.json"
 
     def config(self) -> dict:
+        """The home config as read now (`workspaces` always present); bad JSON → WorkspaceError."""
         try:
             data = json.loads(self.config_path.read_text("utf-8"))
         except FileNotFoundError:
@@ -57,9 +59,12 @@ class Home:
         return config
 
     def workspaces(self) -> dict[str, dict]:
+        """Registered workspaces: name → its settings (`path` and the rest)."""
         return self.config()["workspaces"]
 
     def register(self, name: str, path: Path, **settings) -> None:
+        """Register (or update) workspace `name` at `path` with `settings`; a path or name already
+        taken by another workspace → WorkspaceError."""
         check_name(name)
         path = Path(path).resolve()
 
@@ -101,6 +106,7 @@ class Home:
         return spec["path"]
 
     def name_for(self, path: Path) -> str | None:
+        """The registered name of the workspace at `path`, or None."""
         path = Path(path).resolve()
         for name, spec in self.workspaces().items():
             if Path(spec["path"]) == path:
@@ -108,4 +114,5 @@ class Home:
         return None
 
     def setting(self, key: str, default=None):
+        """A top-level key of the home config, or `default`."""
         return self.config().get(key, default)

@@ -119,6 +119,13 @@ class Layout:
 
     root: Path
 
+    def diaries(self) -> list[tuple[str, str]]:
+        """Every diary of the workspace as (path relative to the root, ISO day), oldest first;
+        other files in `memory/` (the archive, notes) are no diaries."""
+        folder = self.root / DIARY_DIR
+        found = (f"{DIARY_DIR}/{p.name}" for p in folder.glob("*.md")) if folder.is_dir() else ()
+        return sorted((rel, day) for rel in found if (day := diary_day(rel)) is not None)
+
     @property
     def data_dir(self) -> Path:
         """Derived data (index, caches, locks): ignored by git, rebuildable from the files."""

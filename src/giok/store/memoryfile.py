@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from giok.errors import InvalidInput
 from giok.store.clock import parse_date
 from giok.store.grammar import loose_heading
+from giok.text.analysis import has_hangul
 
 LAYERS = ("M0", "M365", "M90", "M30")
 LAYER_DAYS = {"M0": None, "M365": 365, "M90": 90, "M30": 30}
@@ -173,18 +174,22 @@ class MemoryEntry:
 
     @property
     def id(self) -> str:
+        """The `id` field, or an id derived from the text and date when the line has none."""
         return self.fields.get("id") or derived_id(self.text, self.date)
 
     @property
     def type(self) -> str | None:
+        """The `type` field (decision, preference, …), or None."""
         return self.fields.get("type")
 
     @property
     def scope(self) -> str:
+        """The `scope` field, `workspace` when absent."""
         return self.fields.get("scope") or "workspace"
 
     @property
     def refs(self) -> int:
+        """The stored reference count (`refs` field; 0 when absent or not a number)."""
         try:
             return int(self.fields.get("refs", "0"))
         except ValueError:
@@ -192,9 +197,11 @@ class MemoryEntry:
 
     @property
     def superseded(self) -> bool:
+        """Whether a later entry replaced this one (`superseded_by` set or status `superseded`)."""
         return bool(self.fields.get("superseded_by")) or self.fields.get("status") == "superseded"
 
     def expired(self, today: dt.date) -> bool:
+        """Whether the entry's expiry date is before `today`."""
         return self.expires is not None and self.expires < today
 
     def set(self, key: str, value) -> None:
@@ -208,6 +215,7 @@ class MemoryEntry:
         self.raw = None
 
     def touch(self) -> None:
+        """Mark the line changed: it is rendered canonically instead of kept verbatim."""
         self.raw = None
 
     def __str__(self) -> str:
@@ -234,6 +242,7 @@ class MemoryEntry:
         return "".join(parts)
 
     def to_dict(self) -> dict:
+        """The entry as JSON-ready data."""
         return {
             "id": self.id,
             "layer": self.layer,
@@ -358,6 +367,14 @@ def _fields(comment: str):
     return expires, fields
 
 
+# Parsed lines by (the line with its end of line, the layer heading above it): a line's parse
+# depends on nothing else, so a write that changes one line of MEMORY.md re-reads only that
+# line (the rest are copies of what the last parse made). Kept entries are never handed out,
+# only copies; headings and raw lines are never changed in place. Cleared when full.
+_LINES: dict[tuple[str, str | None], tuple[Line, str, str | None]] = {}
+_LINES_MAX = 20_000
+
+
 class MemoryFile:
     """The parsed MEMORY.md. `lines` holds every line; entries are MemoryEntry objects."""
 
@@ -371,6 +388,8 @@ class MemoryFile:
     # -- parse / render -------------------------------------------------------------------
     @classmethod
     def parse(cls, data: bytes | str) -> MemoryFile:
+        """Read MEMORY.md (bytes or text); every line is kept, unreadable ones verbatim, so that
+        `render()` gives back the same bytes until something changes."""
         text = data.decode("utf-8", errors="surrogateescape") if isinstance(data, bytes) else data
         bom = text.startswith("\ufeff")
         if bom:
@@ -378,25 +397,39 @@ class MemoryFile:
         pieces = re.findall(r"[^\n]*\n|[^\n]+$", text)
         lines: list[Line] = []
         eols: list[str] = []
-        layer = None
-        for piece in pieces:
-            body = piece.rstrip("\n")
-            eol = piece[len(body) :]
-            if body.endswith("\r"):
-                body, eol = body[:-1], "\r" + eol
-            eols.append(eol)
-            line = cls._parse_line(body, layer)
-            if isinstance(line, Heading):
-                layer = line.layer
-            elif isinstance(line, MemoryEntry) and line.layer is None:
-                line.layer, line.headed = "M30", False  # a plain, adopted bullet: M30 everywhere
+        layer: str | None = None
+        for number, piece in enumerate(pieces, 1):
+            key = (piece, layer)
+            kept = _LINES.get(key)
+            if kept is None:
+                kept = _LINES[key] = cls._parse_piece(piece, layer)
+                if len(_LINES) > _LINES_MAX:
+                    _LINES.clear()
+            line, eol, layer = kept
+            if isinstance(line, MemoryEntry):
+                line = _copy_entry(line)
+                line.line_no = number
             lines.append(line)
+            eols.append(eol)
         crlf = sum(1 for e in eols if e == "\r\n")
         newline = "\r\n" if crlf > len(eols) / 2 else "\n"
-        lang = "ko" if re.search(r"[가-힣]", text) else "en"
-        mf = cls(lines, eols, bom, newline, lang)
-        mf._number()
-        return mf
+        lang = "ko" if has_hangul(text) else "en"
+        return cls(lines, eols, bom, newline, lang)
+
+    @classmethod
+    def _parse_piece(cls, piece: str, layer: str | None) -> tuple[Line, str, str | None]:
+        """One line with its end of line, under `layer` → (its parse, the end of line, the layer
+        of the lines after it)."""
+        body = piece.rstrip("\n")
+        eol = piece[len(body) :]
+        if body.endswith("\r"):
+            body, eol = body[:-1], "\r" + eol
+        line = cls._parse_line(body, layer)
+        if isinstance(line, Heading):
+            layer = line.layer
+        elif isinstance(line, MemoryEntry) and line.layer is None:
+            line.layer, line.headed = "M30", False  # a plain, adopted bullet: M30 everywhere
+        return line, eol, layer
 
     @staticmethod
     def _parse_line(body: str, layer: str | None) -> Line:
@@ -408,8 +441,9 @@ class MemoryFile:
         return entry if entry is not None else RawLine(body)
 
     def render(self) -> bytes:
+        """The file's bytes: untouched lines as read, changed ones in canonical form."""
         out = []
-        for line, eol in zip(self.lines, self.eols):
+        for line, eol in zip(self.lines, self.eols, strict=True):
             out.append(str(line) + eol)
         text = ("\ufeff" if self.bom else "") + "".join(out)
         return text.encode("utf-8", errors="surrogateescape")
@@ -429,22 +463,31 @@ class MemoryFile:
 
     # -- queries --------------------------------------------------------------------------
     def entries(self, layer: str | None = None) -> list[MemoryEntry]:
-        return [l for l in self.lines if isinstance(l, MemoryEntry) and (layer is None or l.layer == layer)]
+        """The entries in file order, only those of `layer` when given."""
+        return [
+            line
+            for line in self.lines
+            if isinstance(line, MemoryEntry) and (layer is None or line.layer == layer)
+        ]
 
     def find(self, entry_id: str) -> MemoryEntry | None:
+        """The entry with id `entry_id`, or None."""
         for entry in self.entries():
             if entry.id == entry_id:
                 return entry
         return None
 
     def ids(self) -> set[str]:
+        """The ids of all entries."""
         return {e.id for e in self.entries()}
 
     @property
     def unreadable(self) -> list[tuple[int, str, str]]:
         """(line number, problem, the line) for every line kept verbatim for a reason."""
         return [
-            (i, l.problem, l.raw) for i, l in enumerate(self.lines, 1) if isinstance(l, RawLine) and l.problem
+            (i, line.problem, line.raw)
+            for i, line in enumerate(self.lines, 1)
+            if isinstance(line, RawLine) and line.problem
         ]
 
     def unheaded(self) -> list[MemoryEntry]:
@@ -464,7 +507,8 @@ class MemoryFile:
         entry.layer, entry.headed = layer, True
         entry.raw = None
         start = next(
-            (i for i, l in enumerate(self.lines) if isinstance(l, Heading) and l.layer == layer), None
+            (i for i, line in enumerate(self.lines) if isinstance(line, Heading) and line.layer == layer),
+            None,
         )
         if start is None:
             start = self._add_heading(layer)
@@ -493,8 +537,8 @@ class MemoryFile:
         """Place a missing layer heading after the headings of deeper layers."""
         order = LAYERS.index(layer)
         pos = len(self.lines)
-        for i, l in enumerate(self.lines):
-            if isinstance(l, Heading) and l.layer in LAYERS and LAYERS.index(l.layer) > order:
+        for i, line in enumerate(self.lines):
+            if isinstance(line, Heading) and line.layer in LAYERS and LAYERS.index(line.layer) > order:
                 pos = i
                 break
         title = LAYER_TITLES[self.lang][layer]
@@ -505,6 +549,7 @@ class MemoryFile:
         return pos
 
     def remove(self, entry_id: str) -> MemoryEntry:
+        """Take the entry out of the file and return it; KeyError when there is none."""
         for i, line in enumerate(self.lines):
             if isinstance(line, MemoryEntry) and line.id == entry_id:
                 del self.lines[i]
@@ -516,6 +561,7 @@ class MemoryFile:
         raise KeyError(entry_id)
 
     def move(self, entry_id: str, layer: str) -> MemoryEntry:
+        """Move the entry under the heading of `layer` (created when missing) and return it."""
         entry = self.remove(entry_id)
         entry.layer = layer
         return self.add(entry)

@@ -107,7 +107,7 @@ class DiaryItem:
     @property
     def body(self) -> str:
         """The lines stripped, the first one without its bullet (what search returns)."""
-        return _DIARY_BULLET_RE.sub("", "\n".join(l.strip() for l in self.lines), count=1)
+        return _DIARY_BULLET_RE.sub("", "\n".join(ln.strip() for ln in self.lines), count=1)
 
     @property
     def time(self) -> str | None:

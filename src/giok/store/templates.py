@@ -1,7 +1,9 @@
 """Starting files of a new workspace, in English and Korean. `{name}`, `{user}` and `{today}`
 are filled in by `giok init`."""
 
+from giok.store.layout import DIARY_DIR, SOUL, USER
 from giok.store.memoryfile import empty
+from giok.text.analysis import has_hangul
 
 STATE_SECTIONS = ("phase", "last-done", "next-step", "failure-modes")
 STATE_TITLES = {
@@ -170,7 +172,7 @@ def files(lang: str, name: str, user: str, today: str) -> dict[str, str]:
     base = KO if lang == "ko" else EN
     out = {path: text.format(name=name, user=user, today=today) for path, text in base.items()}
     out["MEMORY.md"] = empty(lang)
-    out[f"memory/{today}.md"] = f"# {today}\n\n"
+    out[f"{DIARY_DIR}/{today}.md"] = f"# {today}\n\n"  # the diary of `today` (an ISO day)
     out["drafts/.gitkeep"] = ""
     return out
 
@@ -178,9 +180,8 @@ def files(lang: str, name: str, user: str, today: str) -> dict[str, str]:
 def language(ws) -> str:
     """A workspace's language: "ko" when its SOUL.md or USER.md (written from these templates,
     or adopted) is Korean, else "en". Labels shown to its people follow it."""
-    import re
 
-    return "ko" if re.search(r"[가-힣]", ws.read_text("SOUL.md") + ws.read_text("USER.md")) else "en"
+    return "ko" if has_hangul(ws.read_text(SOUL) + ws.read_text(USER)) else "en"
 
 
 MEMO_UPDATED = {"en": "updated", "ko": "갱신"}

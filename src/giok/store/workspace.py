@@ -90,6 +90,7 @@ class WriteResult:
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
+        """The result as JSON-ready data."""
         return {
             "action": self.action,
             "reason": self.reason,
@@ -542,9 +543,9 @@ class Workspace:
     # -- heartbeat ----------------------------------------------------------------------
     def heartbeat(self) -> list[str]:
         return [
-            l.strip()[2:].strip()
-            for l in self.read_text(HEARTBEAT).splitlines()
-            if re.match(r"^\s*[-*]\s+\S", l)
+            ln.strip()[2:].strip()
+            for ln in self.read_text(HEARTBEAT).splitlines()
+            if re.match(r"^\s*[-*]\s+\S", ln)
         ]
 
     # -- reading ------------------------------------------------------------------------
@@ -581,7 +582,7 @@ class Workspace:
         """Lines of MEMORY.md and the diaries that are not valid UTF-8 (giok keeps their bytes
         as they are, but shows them as "�" and cannot search them as written)."""
         found: list[dict[str, Any]] = []
-        rels = [MEMORY] + sorted(f"memory/{p.name}" for p in (self.root / "memory").glob("*.md"))
+        rels = [MEMORY, *sorted(f"memory/{p.name}" for p in (self.root / "memory").glob("*.md"))]
         for rel in rels:
             try:
                 data = read_bytes(self.root / rel)
@@ -596,7 +597,9 @@ class Workspace:
                             "severity": "warning",
                             "path": rel,
                             "line": no,
-                            "message": "not valid UTF-8 (shown as \ufffd; fix the bytes or save the file as UTF-8)",
+                            "message": (
+                                "not valid UTF-8 (shown as \ufffd; fix the bytes or save the file as UTF-8)"
+                            ),
                         }
                     )
         return found
@@ -627,7 +630,8 @@ class Workspace:
                     "path": MEMORY,
                     "line": outside[0].line_no,
                     "message": f"{len(outside)} entr{'y' if len(outside) == 1 else 'ies'} outside any layer "
-                    f"heading (line{'s' if len(outside) > 1 else ''} {lines}): read as M30, without expiry unless they carry one",
+                    f"heading (line{'s' if len(outside) > 1 else ''} {lines}): "
+                    "read as M30, without expiry unless they carry one",
                 }
             )
         seen: dict[str, int] = {}
@@ -667,7 +671,9 @@ class Workspace:
                     "severity": "warning",
                     "path": "AGENTS.md",
                     "line": None,
-                    "message": f"TIER 1 has {len(rules)} rules; keep it to 7 or fewer (it is injected every session)",
+                    "message": (
+                        f"TIER 1 has {len(rules)} rules; keep it to 7 or fewer (it is injected every session)"
+                    ),
                 }
             )
         if not git.is_repo(self.root):
@@ -690,7 +696,7 @@ def default_user(user_md: str) -> str | None:
 def tier1_rules(agents_md: str) -> list[str]:
     doc = Doc.parse(agents_md)
     section = next((s for s in doc.sections if re.match(r"^tier\s*1\b", s.title.strip(), re.I)), None)
-    return [l.strip() for l in section.lines if re.match(r"^\s*[-*]\s+\S", l)] if section else []
+    return [ln.strip() for ln in section.lines if re.match(r"^\s*[-*]\s+\S", ln)] if section else []
 
 
 def _state_key(section: str) -> str:

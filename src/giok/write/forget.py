@@ -221,7 +221,7 @@ def _write(ws: Workspace, files: _Files, done: Forgotten) -> str | None:
         by_path.setdefault(item["path"], set()).add(item["line"])
     paths = sorted(by_path)
     writes = {
-        rel: "".join(l for i, l in enumerate(files.lines(rel), 1) if i not in by_path[rel]).encode(
+        rel: "".join(ln for i, ln in enumerate(files.lines(rel), 1) if i not in by_path[rel]).encode(
             "utf-8", errors="surrogateescape"
         )
         for rel in paths
@@ -283,7 +283,7 @@ def _scrub_caches(ws: Workspace, done: Forgotten) -> list[str]:
         if b"\0" in data[:4096]:
             continue
         lines = data.decode("utf-8", errors="surrogateescape").splitlines(keepends=True)
-        kept = [l for l in lines if not any(n in l.casefold() for n in wanted)]
+        kept = [ln for ln in lines if not any(n in ln.casefold() for n in wanted)]
         if len(kept) != len(lines):
             atomic_write(path, "".join(kept).encode("utf-8", errors="surrogateescape"))
             changed.append(str(path.relative_to(ws.root)))

@@ -26,6 +26,7 @@ import re
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 from giok.errors import GiokError, InvalidInput, ProviderError
 from giok.providers import llm
@@ -60,14 +61,15 @@ class Item:
         if self.kind == "diary":
             return DIARY_CHOICES
         floor = _LAYER_RANK.get(self.layer or "M30", 1)
-        return ("keep",) + tuple(c for c in ENTRY_CHOICES[1:] if _LAYER_RANK[c] > floor)
+        return ("keep", *tuple(c for c in ENTRY_CHOICES[1:] if _LAYER_RANK[c] > floor))
 
     def describe(self) -> str:
         if self.kind == "diary":
             return f"diary {self.day}: {self.text}"
         return (
             f"entry in {self.layer} since {self.day}{' (expired)' if self.expired else ''}: {self.text} "
-            f"[type {self.type or '?'}; refs 14d {self.refs_14d}, 30d {self.refs_30d} on {self.ref_days_30} days, "
+            f"[type {self.type or '?'}; refs 14d {self.refs_14d}, 30d {self.refs_30d} "
+            f"on {self.ref_days_30} days, "
             f"total {self.refs_total}; links {self.links}; role {self.role:.2f}]"
         )
 
@@ -98,13 +100,23 @@ class Judge:
 # -- the offline judge ------------------------------------------------------------------------
 _TAG_RE = re.compile(r"(?:#|\[)(m0|core|m365|m90|m30|drop)\b\]?", re.I)
 _GREETING_RE = re.compile(
-    r"^(hi|hello|hey|thanks|thank you|ok|okay|good (morning|night)|bye|lol)\b|^(안녕|고마워|감사|ㅋㅋ|ㅎㅎ|네|응|굿모닝|잘 자)",
+    r"^(hi|hello|hey|thanks|thank you|ok|okay|good (morning|night)|bye|lol)\b"
+    r"|^(안녕|고마워|감사|ㅋㅋ|ㅎㅎ|네|응|굿모닝|잘 자)",
     re.I,
 )
 _KEYWORDS = {
-    "lesson": r"\b(lessons?|learned|learnt|mistakes?|never again|next time|should have|root cause|post-?mortem)\b|교훈|배웠|배운 점|실수|다음부터|다음엔",
-    "milestone": r"\b(launched|released|shipped|started|founded|milestone|joined|married|moved to|graduated)\b|출시|시작했|런칭|창업|이사했|합류",
-    "decision": r"\b(decided|decides|decision|chose|going with|agreed|settled on|will use)\b|결정|하기로|정했",
+    "lesson": (
+        r"\b(lessons?|learned|learnt|mistakes?|never again|next time|should have|root cause|post-?mortem)\b"
+        r"|교훈|배웠|배운 점|실수|다음부터|다음엔"
+    ),
+    "milestone": (
+        r"\b(launched|released|shipped|started|founded|milestone|joined|married|moved to|graduated)\b"
+        r"|출시|시작했|런칭|창업|이사했|합류"
+    ),
+    "decision": (
+        r"\b(decided|decides|decision|chose|going with|agreed|settled on|will use)\b"
+        r"|결정|하기로|정했"
+    ),
     "preference": r"\b(prefers?|likes?|dislikes?|hates?|always|never|wants?)\b|선호|좋아한|싫어한|항상|절대",
     "trivial": r"\b(lunch|coffee|weather|breakfast|dinner|snack|nap)\b|점심|커피|날씨|아침밥|저녁밥|간식",
     "failure": r"\b(failed|fails|error|broke|broken|bug|crash(ed)?|regression)\b|실패|에러|오류|버그|깨졌",
@@ -124,9 +136,12 @@ class OfflineJudge(Judge):
     name = "offline"
 
     def decide(self, items: list[Item], context: dict) -> dict[str, Verdict]:
+        """The rule-based verdict of every item (`context` is not used)."""
         return {item.key: self.one(item) for item in items}
 
     def one(self, item: Item) -> Verdict:
+        """The rule-based verdict of one item: a diary line by its tags and wording, an entry by its
+        layer, references and links."""
         decision, reason = self._diary(item.text) if item.kind == "diary" else self._entry(item)
         return Verdict(decision, reason, self.name)
 
@@ -213,7 +228,8 @@ def parse_answer(text: str, items: list[Item], judge: str) -> dict[str, Verdict]
         if not isinstance(row, dict):
             continue
         try:
-            index = int(row.get("item", row.get("i", 0)))
+            raw: Any = row.get("item", row.get("i", 0))  # None or nonsense: skipped below
+            index = int(raw)
         except (TypeError, ValueError):
             continue
         if not 1 <= index <= len(items):
@@ -255,11 +271,13 @@ class LLMJudge(Judge):
         self.name = client.name
 
     def decide(self, items: list[Item], context: dict) -> dict[str, Verdict]:
+        """Ask the model about `items` in one request; its answer, item key → verdict."""
         return parse_answer(self.client.complete(SYSTEM, _prompt(items, context)), items, self.name)
 
     def synthesize(
         self, items: list[Item], opinions: dict[str, list[Verdict]], context: dict
     ) -> dict[str, Verdict]:
+        """Decide `items` as the final judge, with the panel's `opinions` in the prompt."""
         answer = self.client.complete(SYSTEM, _prompt(items, context, opinions))
         return parse_answer(answer, items, self.name)
 
@@ -286,11 +304,15 @@ class Panel:
 
     @property
     def names(self) -> list[str]:
+        """The judges that take part, the synthesizer marked as such."""
         return [j.name for j in self.judges] + (
             [f"{self.synthesizer.name} (synthesizer)"] if self.synthesizer else []
         )
 
     def decide(self, items: list[Item], context: dict) -> Decisions:
+        """Every item's decision: the panel answers in batches (in parallel), the synthesizer weighs
+        their answers, and the offline judge decides what no model answered; the notes say who
+        was left out and why."""
         notes = list(self.setup_notes)
         if not items:
             return Decisions({}, notes)
@@ -368,7 +390,8 @@ def from_config(ws) -> Panel:
     if not isinstance(spec, dict):
         raise InvalidInput("home config `judges` must be an object with `panel` (a list) and `synthesizer`")
     timeout = spec.get("timeout", 60)
-    judges, notes = [], []
+    judges: list[Judge] = []
+    notes: list[str] = []
     for n, entry in enumerate(spec.get("panel") or [], 1):
         try:
             judges.append(LLMJudge(llm.client(entry, f"judge-{n}", timeout)))

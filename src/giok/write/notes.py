@@ -16,6 +16,7 @@ from giok.store.layout import DECISIONS, HEARTBEAT, LESSONS, MEMO, TASKS
 from giok.store.sections import Doc, append_item
 from giok.store.workspace import DECISION_RE, TASK_MARK, TASK_RE, Workspace, _short
 from giok.store.workspace import _state_key as state_key
+from giok.text.analysis import has_hangul
 from giok.write.policy import redact
 
 
@@ -58,7 +59,7 @@ def lesson(ws: Workspace, title: str, body: str) -> Lesson:
     body = safe_text(body, "lesson body", multiline=True)
     day = today().isoformat()
     heading = f"## [{day}] {title}"
-    lines = [l if l.lstrip().startswith(("-", "*")) else f"- {l}" for l in body.split("\n") if l.strip()]
+    lines = [ln if ln.lstrip().startswith(("-", "*")) else f"- {ln}" for ln in body.split("\n") if ln.strip()]
     wanted = " ".join(title.split()).casefold()
 
     def change(old: str):
@@ -66,7 +67,7 @@ def lesson(ws: Workspace, title: str, body: str) -> Lesson:
         for section in doc.sections:
             m = re.match(r"^\[([^\]]+)\]\s*(.*)$", section.title.strip())
             if m and " ".join(m.group(2).split()).casefold() == wanted:
-                held = {l.strip() for l in section.lines}
+                held = {ln.strip() for ln in section.lines}
                 dated = m.group(1) != day
                 for line in lines:
                     if line.strip() not in held and (
@@ -119,7 +120,9 @@ def task_add(ws: Workspace, text: str) -> str:
 
     def change(old: str):
         doc = Doc.parse(old or "# Tasks\n")
-        numbers = [int(m.group(2)) for s in doc.sections for l in s.lines if (m := TASK_RE.match(l.strip()))]
+        numbers = [
+            int(m.group(2)) for s in doc.sections for ln in s.lines if (m := TASK_RE.match(ln.strip()))
+        ]
         tid = f"T-{max(numbers, default=0) + 1:03d}"
         append_item(doc.ensure("todo"), f"- {TASK_MARK['todo']} {tid} {text}")
         return doc.render(), tid
@@ -160,10 +163,10 @@ def state_set(ws: Workspace, section: str, text: str) -> dict[str, str]:
 
     def change(old: str):
         doc = Doc.parse(old or "# State memo\n")
-        lang = "ko" if re.search(r"[가-힣]", old) else "en"
-        titles = [templates.STATE_TITLES[l][key] for l in ("en", "ko")]
+        lang = "ko" if has_hangul(old) else "en"
+        titles = [templates.STATE_TITLES[lg][key] for lg in ("en", "ko")]
         target = doc.find(*titles, key) or doc.ensure(templates.STATE_TITLES[lang][key])
-        target.lines = [""] + text.split("\n") + [""]
+        target.lines = ["", *text.split("\n"), ""]
         stamp = f"{now():%Y-%m-%d %H:%M}"
         if doc.preamble and doc.preamble[0].startswith("# "):
             doc.preamble[0] = templates.memo_stamped(doc.preamble[0], stamp, lang)
@@ -191,7 +194,7 @@ def heartbeat_done(ws: Workspace, item: str) -> str:
 
     def change(old: str):
         lines = old.split("\n")
-        items = [i for i, l in enumerate(lines) if re.match(r"^\s*[-*]\s+\S", l)]
+        items = [i for i, ln in enumerate(lines) if re.match(r"^\s*[-*]\s+\S", ln)]
         pick = None
         if item.isdigit() and 1 <= int(item) <= len(items):
             pick = items[int(item) - 1]

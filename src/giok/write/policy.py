@@ -72,6 +72,7 @@ class Decision:
     forced: bool = False
 
     def to_dict(self) -> dict:
+        """The decision as JSON-ready data."""
         return {
             "action": self.action,
             "reason": self.reason,

@@ -135,8 +135,8 @@ def _past(handler: Handler) -> Handler:
         if not when:
             return handler(ws, args)
         point = history.point_at(ws, when)
-        with history.at(ws, point) as then:
-            result = handler(then, args)
+        with history.at(ws, point) as then:  # the facade over the files of then
+            result = handler(Workspace(then.root, name=then.name, home=then.home), args)
         if isinstance(result, dict):
             result = {**result, "at": point.to_dict()}
         return result
