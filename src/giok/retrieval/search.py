@@ -120,6 +120,7 @@ HUB = 0.5  # share of a chunk's own similarity to everyday queries in its baseli
 CROSS = 0.0  # cross-language pairs: a bonus here lifts unrelated Korean↔English text too
 MAX_QUERY = 4000
 MODES = ("hybrid", "keyword", "vector")
+DATE_MISS = 0.6  # factor on a diary line of another date than the one(s) the query names
 DATE_POOL = 400  # at most this many rows of a date the query names join the candidates
 _MONTHS = {
     m: i + 1
@@ -387,6 +388,7 @@ def _score(index: Index, ws_name: str, query: str, o: Options) -> list[Result]:
     rows = index.rows(near)
     kw = _keyword_evidence(index, terms, rows, kw_hits, o.prefix, dated, _name_terms(o.user, terms))
     vec = _vector_evidence(index, ids, cos_all, rows, language(query), qvec)
+    on_dates = {cid for day_ids in dated.values() for cid in day_ids}
     own = {cid: _fuse(vec.get(cid, 0.0), kw.get(cid, 0.0), o.mode) for cid in rows}
     out = []
     for cid in candidates:
@@ -397,6 +399,8 @@ def _score(index: Index, ws_name: str, query: str, o: Options) -> list[Result]:
         if not prior:
             continue
         score = _with_neighbours(cid, rows, own) ** GAMMA * _recency(row, o) * prior
+        if on_dates and row["layer"] == "diary" and cid not in on_dates:
+            score *= DATE_MISS
         out.append(
             Result(
                 row["key"],
