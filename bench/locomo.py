@@ -36,11 +36,11 @@ ROOT = HERE.parent
 CATS = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 MODES = ("hybrid", "keyword", "vector", "bm25")
 K = 10
-STOP = frozenset(
-    "a an the and or but of to in on at for with from by is are was were be been am do does did i you he she "
-    "it we they me him her us them my your his its our their what when where who whom which why how that this "
-    "these those have has had will would can could should there here not no so as if about into than too very".split()
-)
+_STOP_WORDS = """a an the and or but of to in on at for with from by is are was were be been am do does did
+i you he she it we they me him her us them my your his its our their what when where who whom which why
+how that this these those have has had will would can could should there here not no so as if about into
+than too very"""
+STOP = frozenset(_STOP_WORDS.split())
 
 
 def session_time(raw: str) -> dt.datetime:
@@ -54,7 +54,7 @@ def write_workspace(conv: dict, root: Path) -> tuple[dict[tuple[str, int], str],
     where: dict[tuple[str, int], str] = {}
     said: dict[tuple[str, int], str] = {}
     sessions = sorted((int(k.split("_")[1]), k) for k in c if re.fullmatch(r"session_\d+", k))
-    for number, key in sessions:
+    for _number, key in sessions:
         when = session_time(c[f"{key}_date_time"])
         rel = f"memory/{when.date().isoformat()}.md"
         lines = files.setdefault(rel, [f"# {when.date().isoformat()}", ""])
@@ -89,7 +89,7 @@ class BM25:
         self.keys = list(docs)
         self.tfs = [defaultdict(int) for _ in self.keys]
         df: dict[str, int] = defaultdict(int)
-        for tf, key in zip(self.tfs, self.keys):
+        for tf, key in zip(self.tfs, self.keys, strict=True):
             for w in bm25_words(docs[key]):
                 tf[w] += 1
             for w in tf:
@@ -182,7 +182,7 @@ def turns_of(response: dict, where: dict) -> list[str]:
 
 
 def measure(questions, responses, where, table, cuts, lat, abstain):
-    for qa, resp in zip(questions, responses):
+    for qa, resp in zip(questions, responses, strict=True):
         lat.append(resp["ms"])
         got = turns_of(resp, where)
         if qa["category"] == 5:
@@ -209,7 +209,7 @@ def measure(questions, responses, where, table, cuts, lat, abstain):
 
 def pct(values, p):
     values = sorted(values)
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))] if values else float("nan")
+    return values[min(len(values) - 1, round(p / 100 * (len(values) - 1)))] if values else float("nan")
 
 
 def report(mode, table, cuts, lat, abstain):
@@ -226,12 +226,12 @@ def report(mode, table, cuts, lat, abstain):
         f"cut among top-{K} slots: noise (<0.35) {cuts['noise'] / max(cuts['slots'], 1):.1%}, "
         f"gap (>=0.15) {cuts['gap'] / max(cuts['slots'], 1):.1%}"
     )
+    adv = sum(abstain["adv"]) / max(len(abstain["adv"]), 1)
+    empty = sum(abstain["ans"]) / max(len(abstain["ans"]), 1)
+    print(f"adversarial questions abstained (no result): {adv:.1%}; answerable with no result: {empty:.1%}")
     print(
-        f"adversarial questions abstained (no result): {sum(abstain['adv']) / max(len(abstain['adv']), 1):.1%}; "
-        f"answerable questions with no result: {sum(abstain['ans']) / max(len(abstain['ans']), 1):.1%}"
-    )
-    print(
-        f"latency per query (batch, incl. query embedding and sync check): p50 {pct(lat, 50):.1f} ms, p95 {pct(lat, 95):.1f} ms"
+        "latency per query (batch, incl. query embedding and sync check): "
+        f"p50 {pct(lat, 50):.1f} ms, p95 {pct(lat, 95):.1f} ms"
     )
 
 
@@ -250,7 +250,8 @@ def main():
         shutil.rmtree(base)
     base.mkdir(parents=True, exist_ok=True)
     env = {"GIOK_HOME": str(base / "home")}
-    data = json.load(open(args.data, encoding="utf-8"))
+    with open(args.data, encoding="utf-8") as f:
+        data = json.load(f)
     modes = args.modes.split(",")
     results = {
         m: (defaultdict(lambda: defaultdict(float)), defaultdict(int), [], {"adv": [], "ans": []})
