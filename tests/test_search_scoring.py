@@ -45,9 +45,12 @@ def korean(tmp_path_factory):
         os.environ["GIOK_HOME"] = old
 
 
-def test_the_users_name_alone_returns_nothing(korean, monkeypatch):
-    # nothing about films is stored: every entry names 서준, none may come back for the name
-    query = "서준이 좋아하는 영화가 뭐였지?"
+@pytest.mark.parametrize(
+    "query",
+    ["서준이 좋아하는 영화가 뭐였지?", "서준이 키우는 고양이 이름", "서준의 자동차 색깔"],
+)
+def test_the_users_name_alone_returns_nothing(korean, monkeypatch, query):
+    # nothing about films, cats or cars is stored: every entry names 서준, none may come back
     monkeypatch.setenv("GIOK_HOME", str(korean.home.path))
     found = [r.text for r in korean.search(query, k=5, identity=0.0)]
     assert not found, found

@@ -38,6 +38,7 @@ DYNAMIC_GAP = 0.15
 # once there are STORE_MIN of them), so that a word every entry shares — the user's name,
 # a speaker — cannot carry a result on its own.
 RELATIVE_FLOOR = 0.1
+NAMED_RELATIVE = 0.2  # the relative floor when the query names the user (every entry does)
 STORE_QUANTILE = 0.5
 STORE_MIN = 8
 W_VEC = 0.80
@@ -322,7 +323,7 @@ def search_full(ws, query: str, k: int = 5, **opts) -> Response:
         index.notes = []
         ranked += _score(index, target.name, query, o)
     ranked.sort(key=lambda r: (-round(r.score, 6), -r.priority, r.workspace, r.path, r.start_line))
-    kept = _cut(ranked, o, response)
+    kept = _cut(ranked, o, response, bool(_name_terms(o.user, query_terms(query))))
     response.results = kept[: o.k]
     if o.record:
         _record(ws, response.results, o.record)
@@ -333,18 +334,20 @@ def search(ws, query: str, k: int = 5, **opts) -> list[Result]:
     return search_full(ws, query, k, **opts).results
 
 
-def floor_of(ranked: list[Result], o: Options) -> float:
+def floor_of(ranked: list[Result], o: Options, named: bool = False) -> float:
     """The noise floor for this query: the absolute min_score, raised to the store's typical
-    score plus o.relative when the store is big enough to have a typical score."""
+    score plus o.relative (twice that, at least NAMED_RELATIVE, when the query names the user)
+    when the store is big enough to have a typical score."""
     if o.relative is None or len(ranked) < STORE_MIN:
         return o.min_score
     scores = sorted(r.score for r in ranked)
     typical = scores[int(STORE_QUANTILE * (len(scores) - 1))]
-    return max(o.min_score, typical + o.relative)
+    margin = max(o.relative, min(1.0, NAMED_RELATIVE * o.relative / RELATIVE_FLOOR)) if named else o.relative
+    return max(o.min_score, typical + margin)
 
 
-def _cut(ranked: list[Result], o: Options, response: Response) -> list[Result]:
-    floor = floor_of(ranked, o)
+def _cut(ranked: list[Result], o: Options, response: Response, named: bool = False) -> list[Result]:
+    floor = floor_of(ranked, o, named)
     kept = [r for r in ranked if r.score >= floor]
     response.cut_noise = len(ranked) - len(kept)
     response.cut_noise_top = min(o.k, len(ranked)) - min(o.k, len(kept))
