@@ -1,7 +1,7 @@
 """LoCoMo retrieval benchmark for giok search (not a test; prints figures).
 
-    .venv/bin/python bench/locomo.py [--data ../shared/bench/locomo_dev.json] \
-        [--dir /tmp/giok-locomo] [--fresh]
+    .venv/bin/python bench/locomo.py [--data ../shared/bench/locomo_dev.json] [--dir /tmp/giok-locomo]
+        [--fresh] [--modes hybrid,keyword,vector,bm25]
 
 Each conversation becomes a workspace: one diary file per session date
 (memory/YYYY-MM-DD.md), one line per turn as a user would write it
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import math
 import os
 import re
 import shutil
@@ -33,19 +34,25 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CATS = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-MODES = ("hybrid", "keyword", "vector")
+MODES = ("hybrid", "keyword", "vector", "bm25")
 K = 10
+_STOP_WORDS = """a an the and or but of to in on at for with from by is are was were be been am do does did
+i you he she it we they me him her us them my your his its our their what when where who whom which why
+how that this these those have has had will would can could should there here not no so as if about into
+than too very"""
+STOP = frozenset(_STOP_WORDS.split())
 
 
 def session_time(raw: str) -> dt.datetime:
     return dt.datetime.strptime(raw.strip(), "%I:%M %p on %d %B, %Y")
 
 
-def write_workspace(conv: dict, root: Path) -> dict[tuple[str, int], str]:
-    """Write the diaries; return (path, line) → dia_id."""
+def write_workspace(conv: dict, root: Path) -> tuple[dict[tuple[str, int], str], dict[tuple[str, int], str]]:
+    """Write the diaries; return (path, line) → dia_id and (path, line) → the line's text."""
     c = conv["conversation"]
     files: dict[str, list[str]] = {}
     where: dict[tuple[str, int], str] = {}
+    said: dict[tuple[str, int], str] = {}
     sessions = sorted((int(k.split("_")[1]), k) for k in c if re.fullmatch(r"session_\d+", k))
     for _number, key in sessions:
         when = session_time(c[f"{key}_date_time"])
@@ -60,13 +67,48 @@ def write_workspace(conv: dict, root: Path) -> dict[tuple[str, int], str]:
                 text += f" [shares a photo: {turn['blip_caption']}]"
             lines.append(f"- {stamp} {turn['speaker']}: {text}")
             where[(rel, len(lines))] = turn["dia_id"]
+            said[(rel, len(lines))] = f"{turn['speaker']}: {text}"
     for rel, lines in files.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         body = "\n".join(lines) + "\n"
         if not path.exists() or path.read_text("utf-8") != body:
             path.write_text(body, "utf-8")
-    return where
+    return where, said
+
+
+def bm25_words(text: str) -> list[str]:
+    return [w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in STOP]
+
+
+class BM25:
+    """Plain Okapi BM25 (k1 1.5, b 0.75) over the turns, the question as the query, no
+    cut-off: the reference point the LoCoMo README quotes."""
+
+    def __init__(self, docs: dict[tuple[str, int], str], k1: float = 1.5, b: float = 0.75):
+        self.keys = list(docs)
+        self.tfs = [defaultdict(int) for _ in self.keys]
+        df: dict[str, int] = defaultdict(int)
+        for tf, key in zip(self.tfs, self.keys, strict=True):
+            for w in bm25_words(docs[key]):
+                tf[w] += 1
+            for w in tf:
+                df[w] += 1
+        n = len(self.keys)
+        self.lens = [sum(tf.values()) for tf in self.tfs]
+        self.avg = sum(self.lens) / max(n, 1)
+        self.idf = {w: math.log(1 + (n - d + 0.5) / (d + 0.5)) for w, d in df.items()}
+        self.k1, self.b = k1, b
+
+    def search(self, query: str, k: int) -> list[tuple[str, int]]:
+        words = set(bm25_words(query))
+        scored = []
+        for i, tf in enumerate(self.tfs):
+            norm = self.k1 * (1 - self.b + self.b * self.lens[i] / self.avg)
+            s = sum(self.idf[w] * tf[w] * (self.k1 + 1) / (tf[w] + norm) for w in words if w in tf)
+            if s > 0:
+                scored.append((-s, i))
+        return [self.keys[i] for _, i in sorted(scored)[:k]]
 
 
 def evidence(qa: dict) -> list[str]:
@@ -94,14 +136,14 @@ def prepare(conv: dict, base: Path, env: dict) -> tuple[Path, dict, dict]:
         out = giok("init", str(root), "--name", name, env=env)
         if out.returncode:
             raise SystemExit(out.stderr)
-    where = write_workspace(conv, root)
+    where, said = write_workspace(conv, root)
     started = time.perf_counter()
     out = giok("index", "-w", str(root), "--json", env=env)
     if out.returncode:
         raise SystemExit(out.stderr)
     stats = json.loads(out.stdout)["sync"]
     stats["wall_s"] = time.perf_counter() - started
-    return root, where, stats
+    return root, where, said, stats
 
 
 def run_queries(root: Path, questions: list[str], mode: str, env: dict) -> list[dict]:
@@ -122,6 +164,17 @@ def run_queries(root: Path, questions: list[str], mode: str, env: dict) -> list[
     if out.returncode:
         raise SystemExit(out.stderr)
     return [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+
+
+def bm25_response(bm25: BM25, query: str) -> dict:
+    started = time.perf_counter()
+    keys = bm25.search(query, K)
+    ms = (time.perf_counter() - started) * 1000
+    return {
+        "results": [{"path": p, "start_line": n} for p, n in keys],
+        "ms": ms,
+        "cut": {"noise_top": 0, "gap_top": 0},
+    }
 
 
 def turns_of(response: dict, where: dict) -> list[str]:
@@ -173,20 +226,19 @@ def report(mode, table, cuts, lat, abstain):
         f"cut among top-{K} slots: noise (<0.35) {cuts['noise'] / max(cuts['slots'], 1):.1%}, "
         f"gap (>=0.15) {cuts['gap'] / max(cuts['slots'], 1):.1%}"
     )
+    adv = sum(abstain["adv"]) / max(len(abstain["adv"]), 1)
+    empty = sum(abstain["ans"]) / max(len(abstain["ans"]), 1)
+    print(f"adversarial questions abstained (no result): {adv:.1%}; answerable with no result: {empty:.1%}")
     print(
-        "adversarial questions abstained (no result): "
-        f"{sum(abstain['adv']) / max(len(abstain['adv']), 1):.1%}; "
-        f"answerable questions with no result: {sum(abstain['ans']) / max(len(abstain['ans']), 1):.1%}"
-    )
-    print(
-        f"latency per query (batch, incl. query embedding and sync check): p50 {pct(lat, 50):.1f} ms, p95 "
-        f"{pct(lat, 95):.1f} ms"
+        "latency per query (batch, incl. query embedding and sync check): "
+        f"p50 {pct(lat, 50):.1f} ms, p95 {pct(lat, 95):.1f} ms"
     )
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "bench" / "locomo_dev.json"))
+    shared = [p / "shared" / "bench" / "locomo_dev.json" for p in (ROOT.parent, ROOT.parent.parent)]
+    ap.add_argument("--data", default=str(next((p for p in shared if p.exists()), shared[0])))
     ap.add_argument("--dir", default="/tmp/giok-locomo")
     ap.add_argument(
         "--fresh", action="store_true", help="delete the workspaces first (time indexing from scratch)"
@@ -207,13 +259,18 @@ def main():
     }
     turns = index_s = embedded = 0
     for conv in data:
-        root, where, stats = prepare(conv, base, env)
+        root, where, said, stats = prepare(conv, base, env)
         turns += len(where)
         index_s += stats["wall_s"]
         embedded += stats["embedded"]
         questions = [q for q in conv["qa"] if q["category"] == 5 or evidence(q)]
+        bm25 = BM25(said) if "bm25" in modes else None
         for mode in modes:
-            responses = run_queries(root, [" ".join(q["question"].split()) for q in questions], mode, env)
+            asked = [" ".join(q["question"].split()) for q in questions]
+            if mode == "bm25" and bm25:
+                responses = [bm25_response(bm25, q) for q in asked]
+            else:
+                responses = run_queries(root, asked, mode, env)
             measure(questions, responses, where, *results[mode])
     print(
         f"LoCoMo dev: {len(data)} conversations, {turns} turns; indexing {index_s:.1f} s "

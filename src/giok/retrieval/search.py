@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,9 +33,19 @@ from giok.write import policy
 
 MIN_SCORE = 0.35
 DYNAMIC_GAP = 0.15
+# The store-relative floor: a result must also score RELATIVE_FLOOR above what a typical
+# chunk of this store scores for this query (the STORE_QUANTILE of the candidates' scores,
+# once there are STORE_MIN of them), so that a word every entry shares — the user's name,
+# a speaker — cannot carry a result on its own.
+RELATIVE_FLOOR = 0.1
+NAMED_RELATIVE = 0.2  # the relative floor when the query names the user (every entry does)
+STORE_QUANTILE = 0.5
+STORE_MIN = 8
 W_VEC = 0.80
 W_KW = 0.60
 NEIGHBOUR = 0.3  # weight of the better adjacent diary line
+ANSWER = 0.3  # weight of the previous diary line when it asks a question (this line answers it)
+ASKED = 1.0  # factor on a diary line that is itself a question
 GAMMA = 0.7  # concave spread: keeps close results from being cut by DYNAMIC_GAP
 POOL = 100
 # Injected into every session by boot anyway: a low prior in search, left out of recall.
@@ -110,6 +121,40 @@ HUB = 0.5  # share of a chunk's own similarity to everyday queries in its baseli
 CROSS = 0.0  # cross-language pairs: a bonus here lifts unrelated Korean↔English text too
 MAX_QUERY = 4000
 MODES = ("hybrid", "keyword", "vector")
+DATE_MISS = 0.6  # factor on a diary line of another date than the one(s) the query names
+DATE_POOL = 400  # at most this many rows of a date the query names join the candidates
+_MONTHS = {
+    m: i + 1
+    for i, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ]
+    )
+    for m in names
+}
+_MONTH = r"(?P<mon>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
+_YEAR = r"(?P<year>(?:19|20)\d\d)"
+_DATE_RES = [
+    re.compile(rf"\b{_YEAR}-(?P<month>[01]?\d)-{_DAY}\b"),
+    re.compile(r"\b(?P<day>[0-3]?\d)\.(?P<month>[01]?\d)\.(?P<year>(?:19|20)\d\d)\b"),
+    re.compile(r"\b(?P<month>[01]?\d)/(?P<day>[0-3]?\d)/(?P<year>(?:19|20)\d\d)\b"),
+    re.compile(rf"\b{_DAY}(?: of)? {_MONTH},? ?{_YEAR}\b", re.I),
+    re.compile(rf"\b{_MONTH} {_DAY},? ?{_YEAR}\b", re.I),
+    re.compile(rf"{_YEAR}\s*년\s*(?P<month>[01]?\d)\s*월\s*(?:{_DAY}\s*일)?"),
+    re.compile(rf"\b{_MONTH},? {_YEAR}\b", re.I),
+]
 
 
 @dataclass
@@ -146,6 +191,7 @@ class Result:
 class Options:
     k: int = 5
     min_score: float = MIN_SCORE
+    relative: float | None = RELATIVE_FLOOR  # a result must beat the store's typical score by this
     gap: float | None = DYNAMIC_GAP
     mode: str = "hybrid"
     user: str | None = None  # None: the asking workspace's user (USER.md)
@@ -176,6 +222,8 @@ class Options:
             raise InvalidInput(f"k must be a whole number from 1 to 1000, not {self.k!r}")
         if not 0.0 <= float(self.min_score) <= 1.0:
             raise InvalidInput(f"min score must be between 0 and 1, not {self.min_score!r}")
+        if self.relative is not None and not 0.0 <= float(self.relative) <= 1.0:
+            raise InvalidInput(f"relative floor must be between 0 and 1, not {self.relative!r}")
         if not 0.0 <= float(self.identity) <= 1.0:
             raise InvalidInput(f"identity prior must be between 0 and 1, not {self.identity!r}")
         if self.mode not in MODES:
@@ -275,7 +323,7 @@ def search_full(ws, query: str, k: int = 5, **opts) -> Response:
         index.notes = []
         ranked += _score(index, target.name, query, o)
     ranked.sort(key=lambda r: (-round(r.score, 6), -r.priority, r.workspace, r.path, r.start_line))
-    kept = _cut(ranked, o, response)
+    kept = _cut(ranked, o, response, bool(_name_terms(o.user, query_terms(query))))
     response.results = kept[: o.k]
     if o.record:
         _record(ws, response.results, o.record)
@@ -286,8 +334,21 @@ def search(ws, query: str, k: int = 5, **opts) -> list[Result]:
     return search_full(ws, query, k, **opts).results
 
 
-def _cut(ranked: list[Result], o: Options, response: Response) -> list[Result]:
-    kept = [r for r in ranked if r.score >= o.min_score]
+def floor_of(ranked: list[Result], o: Options, named: bool = False) -> float:
+    """The noise floor for this query: the absolute min_score, raised to the store's typical
+    score plus o.relative (twice that, at least NAMED_RELATIVE, when the query names the user)
+    when the store is big enough to have a typical score."""
+    if o.relative is None or len(ranked) < STORE_MIN:
+        return o.min_score
+    scores = sorted(r.score for r in ranked)
+    typical = scores[int(STORE_QUANTILE * (len(scores) - 1))]
+    margin = max(o.relative, min(1.0, NAMED_RELATIVE * o.relative / RELATIVE_FLOOR)) if named else o.relative
+    return max(o.min_score, typical + margin)
+
+
+def _cut(ranked: list[Result], o: Options, response: Response, named: bool = False) -> list[Result]:
+    floor = floor_of(ranked, o, named)
+    kept = [r for r in ranked if r.score >= floor]
     response.cut_noise = len(ranked) - len(kept)
     response.cut_noise_top = min(o.k, len(ranked)) - min(o.k, len(kept))
     if o.gap:
@@ -313,7 +374,8 @@ def _record(ws, results: list[Result], kind: str) -> None:
 
 
 def _score(index: Index, ws_name: str, query: str, o: Options) -> list[Result]:
-    terms = query_terms(query)
+    dates, undated = query_dates(query)
+    terms = query_terms(undated)
     ids, mat = index.matrix()
     if not len(ids):
         return []
@@ -323,11 +385,13 @@ def _score(index: Index, ws_name: str, query: str, o: Options) -> list[Result]:
         cos_all = mat @ qvec
     if o.mode != "vector" and terms:
         kw_hits = index.keyword_search(quote_fts(terms, prefix=o.prefix), POOL)
-    candidates = _candidates(ids, cos_all, kw_hits)
+    dated = _date_rows(index, dates) if dates and o.mode != "vector" else {}
+    candidates = _candidates(ids, cos_all, kw_hits, dated)
     near = sorted(set(candidates) | {c + d for c in candidates for d in (-1, 1)})
     rows = index.rows(near)
-    kw = _keyword_evidence(index, terms, rows, kw_hits, o.prefix)
+    kw = _keyword_evidence(index, terms, rows, kw_hits, o.prefix, dated, _name_terms(o.user, terms))
     vec = _vector_evidence(index, ids, cos_all, rows, language(query), qvec)
+    on_dates = {cid for day_ids in dated.values() for cid in day_ids}
     own = {cid: _fuse(vec.get(cid, 0.0), kw.get(cid, 0.0), o.mode) for cid in rows}
     out = []
     for cid in candidates:
@@ -338,6 +402,8 @@ def _score(index: Index, ws_name: str, query: str, o: Options) -> list[Result]:
         if not prior:
             continue
         score = _with_neighbours(cid, rows, own) ** GAMMA * _recency(row, o) * prior
+        if on_dates and row["layer"] == "diary" and cid not in on_dates:
+            score *= DATE_MISS
         out.append(
             Result(
                 row["key"],
@@ -355,6 +421,39 @@ def _score(index: Index, ws_name: str, query: str, o: Options) -> list[Result]:
             )
         )
     return out
+
+
+def query_dates(query: str) -> tuple[list[str], str]:
+    """The dates a query names ("on 16.01.2024", "8 May, 2023", "in August 2023", "2024년 1월
+    16일") as ISO prefixes ("2024-01-16", "2023-08"), and the query with those spans removed
+    (their words are not keywords: a diary carries its date in the file name, not the text)."""
+    found: list[str] = []
+    rest = query
+    for pattern in _DATE_RES:
+        for m in list(pattern.finditer(rest)):
+            parts = m.groupdict()
+            month = int(parts["month"]) if parts.get("month") else _MONTHS[parts["mon"].lower()]
+            day = int(parts["day"]) if parts.get("day") else None
+            try:
+                when = dt.date(int(parts["year"]), month, day or 1)
+            except ValueError:
+                continue
+            found.append(when.isoformat() if day else when.isoformat()[:7])
+        rest = pattern.sub(" ", rest)
+    return list(dict.fromkeys(found)), " ".join(rest.split())
+
+
+def _date_rows(index: Index, dates: list[str]) -> dict[str, list[int]]:
+    """Row ids per named date prefix (diaries carry the date of their file)."""
+    return {
+        d: [
+            int(r[0])
+            for r in index.db.execute(
+                "SELECT id FROM memories WHERE date LIKE ? ORDER BY id LIMIT ?", (d + "%", DATE_POOL)
+            )
+        ]
+        for d in dates
+    }
 
 
 def _vector_evidence(index: Index, ids, cos_all, rows: dict, query_lang: str, qvec) -> dict[int, float]:
@@ -390,7 +489,7 @@ def _vector_evidence(index: Index, ids, cos_all, rows: dict, query_lang: str, qv
     else:
         shift = np.array([e.pair_shift(query_lang, lang) for lang in langs])
         cal = e.calibrate(cos_all[pos] + shift)
-    return {int(c): float(v) for c, v, ok in zip(wanted, cal, found) if ok}
+    return {int(c): float(v) for c, v, ok in zip(wanted, cal, found, strict=True) if ok}
 
 
 def _with_neighbours(cid: int, rows: dict, own: dict) -> float:
@@ -399,18 +498,27 @@ def _with_neighbours(cid: int, rows: dict, own: dict) -> float:
     row = rows[cid]
     if row["layer"] != "diary":
         return own[cid]
-    best = max(
-        (
-            own[n]
-            for n in (cid - 1, cid + 1)
-            if n in rows and rows[n]["path"] == row["path"] and not _system(rows[n])
-        ),
-        default=0.0,
-    )
-    return (own[cid] + NEIGHBOUR * best) / (1 + NEIGHBOUR)
+    near = {
+        n: own[n]
+        for n in (cid - 1, cid + 1)
+        if n in rows and rows[n]["path"] == row["path"] and not _system(rows[n])
+    }
+    best = max(near.values(), default=0.0)
+    mine = own[cid] * (ASKED if _asks(row["text"]) else 1.0)
+    if cid - 1 in near and _asks(rows[cid - 1]["text"]):
+        # the line after a question is its answer: it shares the question's evidence
+        return max(
+            (mine + NEIGHBOUR * best) / (1 + NEIGHBOUR), (mine + ANSWER * near[cid - 1]) / (1 + ANSWER)
+        )
+    return (mine + NEIGHBOUR * best) / (1 + NEIGHBOUR)
 
 
-def _candidates(ids: np.ndarray, cos_all, kw_hits) -> list[int]:
+def _asks(text: str | None) -> bool:
+    """A diary line that asks a question (its answer is the next line)."""
+    return bool(text) and (text or "").rstrip().rstrip("*_)]").rstrip().endswith("?")
+
+
+def _candidates(ids: np.ndarray, cos_all, kw_hits, dated: dict[str, list[int]]) -> list[int]:
     found: dict[int, None] = {}
     if cos_all is not None:
         limit = min(POOL, len(ids))
@@ -418,28 +526,54 @@ def _candidates(ids: np.ndarray, cos_all, kw_hits) -> list[int]:
         found.update((int(ids[i]), None) for i in top)
     for cid, _ in kw_hits or []:
         found[cid] = None
+    for day_ids in dated.values():
+        found.update((cid, None) for cid in day_ids)
     return sorted(found)
 
 
-def _keyword_evidence(index: Index, terms: list[str], rows: dict, kw_hits, prefix: bool) -> dict[int, float]:
-    """IDF-weighted share of query terms present, times a mild BM25-rank factor."""
-    if not kw_hits:
+def _name_terms(user: str | None, terms: list[str]) -> set[str]:
+    """The query's terms that are the user's name or an inflection of it (서준이, 서준의)."""
+    if not user:
+        return set()
+    names = {t for t in query_terms(user) if len(t) >= 2}
+    return {t for t in terms if any(t == n or (t.startswith(n) and len(t) - len(n) <= 2) for n in names)}
+
+
+def _keyword_evidence(
+    index: Index,
+    terms: list[str],
+    rows: dict,
+    kw_hits,
+    prefix: bool,
+    dated: dict[str, list[int]],
+    names: Collection[str] = (),
+) -> dict[int, float]:
+    """IDF-weighted share of query terms present, times a mild BM25-rank factor. A date the
+    query names counts as one more term, present in the rows of that date; the user's name
+    weighs like a generic word (most of a user's memories name them)."""
+    if not kw_hits and not dated:
         return {}
     df, total = index.doc_freq(terms)
+    if dated and not total:
+        total = index.db.execute("SELECT count(*) FROM memories").fetchone()[0]
     idf = {
-        t: math.log(1 + (total + 1) / (df.get(t, 0) + 0.5)) * (GENERIC_WEIGHT if t in GENERIC else 1.0)
+        t: math.log(1 + (total + 1) / (df.get(t, 0) + 0.5))
+        * (GENERIC_WEIGHT if t in GENERIC or t in names else 1.0)
         for t in terms
     }
-    whole = sum(idf.values()) or 1.0
-    rank = {cid: i for i, (cid, _) in enumerate(kw_hits)}
+    on_day = {d: set(day_ids) for d, day_ids in dated.items()}
+    day_idf = {d: math.log(1 + (total + 1) / (len(day_ids) + 0.5)) for d, day_ids in on_day.items()}
+    whole = (sum(idf.values()) + sum(day_idf.values())) or 1.0
+    rank = {cid: i for i, (cid, _) in enumerate(kw_hits or [])}
     out = {}
-    for cid in rank:
+    for cid in set(rank).union(*on_day.values()):
         row = rows.get(cid)
         if row is None:
             continue
         have = set((row["terms"] or "").split())
         hit = sum(w for t, w in idf.items() if t in have or (prefix and any(h.startswith(t) for h in have)))
-        out[cid] = (hit / whole) * (1.0 - 0.15 * min(rank[cid], 20) / 20)
+        hit += sum(w for d, w in day_idf.items() if cid in on_day[d])
+        out[cid] = (hit / whole) * (1.0 - 0.15 * min(rank.get(cid, 20), 20) / 20)
     return out
 
 
