@@ -639,8 +639,10 @@ __all__ = [
 
 # -- agentic recall ------------------------------------------------------------------------------
 _GREETING = re.compile(
-    r"^(hi|hello|hey|yo|thanks|thank you|thx|ok(ay)?|cool|nice|great|bye|good (morning|night|evening|afternoon)|"
-    r"how are you|what'?s up|lol|haha|안녕|안녕하세요|고마워|고맙습니다|감사합니다|감사해요|ㅎㅎ|ㅋㅋ|좋은 아침|잘 ?자|반가워|수고|네|응|그래)"
+    r"^(hi|hello|hey|yo|thanks|thank you|thx|ok(ay)?|cool|nice|great|bye|good (morning|night|evening|"
+    r"afternoon)|"
+    r"how are you|what'?s up|lol|haha|안녕|안녕하세요|고마워|고맙습니다|감사합니다|감사해요|ㅎㅎ|ㅋㅋ|"
+    r"좋은 아침|잘 ?자|반가워|수고|네|응|그래)"
     r"( there| everyone| all| guys)?[\s!.?~ㅎㅋ요]*$",
     re.I,
 )
@@ -649,28 +651,38 @@ _GREETING = re.compile(
 _MEMORY_CUE = re.compile(
     r"\b(remember|remind|recall|last time|previous(ly)?|earlier|again|my|mine|our|ours|us|the user'?s?|"
     r"(?<!give )(?<!tell )(?<!show )me|did (i|we|you)|have (i|we)|had (i|we)|was i|were we|am i|are we|"
-    r"do (i|we) (usually|prefer|like|use|want|need|have)|we (decided|agreed|said|picked|chose|use|used|fixed|went|talked)|"
-    r"i (said|told|mentioned|asked|picked|chose|prefer|like|usually|wanted)|still|yesterday|last (week|month|year|night))\b|"
-    r"기억|지난|저번|예전|전에|어제|그때|그날|우리|저희|(?<![가-힣])(내|제|나|저)(?=\s|가\b|를\b|는\b|한테|$)|나의|저의|"
-    r"했었|했던|하던|쓰던|갔던|였지|였더라|더라\??$|뭐였|하기로|정했|결정|약속|말했|말한|알려준|추천해 준|사용자|아직",
+    r"do (i|we) (usually|prefer|like|use|want|need|have)|we (decided|agreed|said|picked|chose|use|used|"
+    r"fixed|went|talked)|"
+    r"i (said|told|mentioned|asked|picked|chose|prefer|like|usually|wanted)|still|yesterday|last (week|"
+    r"month|year|night))\b|"
+    r"기억|지난|저번|예전|전에|어제|그때|그날|우리|저희|(?<![가-힣])(내|제|나|저)(?=\s|가\b|를\b|는\b|한테|"
+    r"$)|나의|저의|"
+    r"했었|했던|하던|쓰던|갔던|였지|였더라|더라\??$|뭐였|하기로|정했|결정|약속|말했|말한|알려준|추천해 준|"
+    r"사용자|아직",
     re.I,
 )
 _TASK = re.compile(
-    r"^(please\s+)?(fix|write|implement|run|refactor|add|create|translate|summari[sz]e|rename|delete|format|test|build|deploy|"
-    r"convert|generate|draft|review)\b|(고쳐|작성해|만들어|구현해|실행해|번역해|요약해|정리해|바꿔|지워|테스트해)\s*(줘|주세요|줄래)?[.!?]*$",
+    r"^(please\s+)?(fix|write|implement|run|refactor|add|create|translate|summari[sz]e|rename|delete|format|"
+    r"test|build|deploy|"
+    r"convert|generate|draft|review)\b|(고쳐|작성해|만들어|구현해|실행해|번역해|요약해|정리해|바꿔|지워|"
+    r"테스트해)\s*(줘|주세요|줄래)?[.!?]*$",
     re.I,
 )
 # Not about anyone's memory: general knowledge, how-to, weather, news, math, recommendations.
 _GENERAL = re.compile(
     r"^how (do|does|can|could|should|would|to|many|much|tall|far|long|big|old is the)\b|"
-    r"^(what|who|which|where|when|why)('s| is| are| was| were| does| did) (a|an)\b|^why\b|^what year\b|^explain\b|"
+    r"^(what|who|which|where|when|why)('s| is| are| was| were| does| did) (a|an)\b|^why\b|^what year\b|"
+    r"^explain\b|"
     r"^who (wrote|invented|discovered|won|painted|founded|directed|composed|built)\b|"
     r"capital of|how many .* in a |what does .* mean|\bmean\??$|\bdefin(e|ition)\b|meaning of|formula|"
-    r"\b(boiling point|speed of|square root|population of|symptoms?|recipe|difference between|time difference|"
+    r"\b(boiling point|speed of|square root|population of|symptoms?|recipe|difference between|"
+    r"time difference|"
     r"price of|theory of|weather|forecast|rain|snow|temperature|news|headlines?|stock price)\b|"
     r"\b(a good|recommend|suggest)\b|\d+\s*([-+*/×÷x]|times|plus|minus|divided by)\s*\d+|"
-    r"수도|뜻이|뜻\b|의미|정의|공식|란 무엇|이란\??$|날씨|기온|비 ?와|눈 ?와|미세먼지|일기예보|뉴스|가격|시세|"
-    r"하는 ?법|방법|어떻게 (해|하|동작|작동|일어|만들|설치)|누가 썼|우승|높이|끓는점|속도|제곱근|곱하기|더하기|빼기|나누기|"
+    r"수도|뜻이|뜻\b|의미|정의|공식|란 무엇|이란\??$|날씨|기온|비 ?와|눈 ?와|미세먼지|일기예보|뉴스|가격|"
+    r"시세|"
+    r"하는 ?법|방법|어떻게 (해|하|동작|작동|일어|만들|설치)|누가 썼|우승|높이|끓는점|속도|제곱근|곱하기|"
+    r"더하기|빼기|나누기|"
     r"킬로미터|몇 도|며칠이야|시차|증상|차이|레시피|이론|언제 (끝났|시작됐|일어났|만들어졌)|(?<![가-힣])왜 |"
     r"추천해 ?줘|지어 ?줘|써 ?줘",
     re.I,
