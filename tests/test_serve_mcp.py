@@ -45,10 +45,19 @@ def test_the_http_server_lists_the_stdio_tools(srv):
     async def work(s):
         return (await s.list_tools()).tools
 
-    tools = session(srv, "zeon", "zeon-read", work)
+    tools = session(srv, "zeon", "zeon-write", work)
     assert {t.name for t in tools} == set(TOOLS)
     boot = next(t for t in tools if t.name == "memory_boot")
     assert boot.annotations.read_only_hint is True
+
+
+def test_a_read_token_is_shown_only_the_read_only_tools(srv):
+    async def work(s):
+        return (await s.list_tools()).tools
+
+    names = {t.name for t in session(srv, "zeon", "zeon-read", work)}
+    assert names == {name for name, spec in TOOLS.items() if spec.read_only}
+    assert "memory_remember" not in names
 
 
 def test_remember_search_and_boot_over_http(srv):

@@ -713,10 +713,12 @@ def build_server(
     ws: Workspace | None,
     warm: WarmUp | None = None,
     resolve: Callable[[object, Tool], tuple[Workspace, WarmUp | None]] | None = None,
+    shown: Callable[[object, Tool], bool] | None = None,
 ):
     """An `mcp` lowlevel Server whose tools run `call()` in a worker thread. With `resolve`
     (giok serve), each call's workspace and warm-up come from resolve(request context, tool),
-    which raises a GiokError (a tool error) for a caller that may not make that call."""
+    which raises a GiokError (a tool error) for a caller that may not make that call; with
+    `shown`, tools/list names only the tools shown(request context, tool) allows."""
     anyio, types, Server, _ = _sdk()
     from giok import __version__
 
@@ -731,7 +733,9 @@ def build_server(
     ]
 
     async def list_tools(ctx, params):
-        return types.ListToolsResult(tools=tools)
+        if shown is None:
+            return types.ListToolsResult(tools=tools)
+        return types.ListToolsResult(tools=[t for t in tools if shown(ctx, TOOLS[t.name])])
 
     async def call_tool(ctx, params):
         if params.name not in TOOLS:

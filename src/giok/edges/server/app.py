@@ -158,12 +158,19 @@ def mcp_resolver(served: Served):
     return resolve
 
 
+def may_use(ctx, spec: giok_mcp.Tool) -> bool:
+    """tools/list for this request: a read token sees only the read-only tools."""
+    request = getattr(ctx, "request", None)
+    token = token_of(request) if request is not None else None
+    return token is not None and (spec.read_only or token.may_write())
+
+
 def build_app(home: Home | None = None) -> Starlette:
     from giok.edges.server import api
 
     served = Served(home or Home())
     manager = StreamableHTTPSessionManager(
-        app=giok_mcp.build_server(None, resolve=mcp_resolver(served)), json_response=False
+        app=giok_mcp.build_server(None, resolve=mcp_resolver(served), shown=may_use), json_response=False
     )
     mcp_app = RequireAuthMiddleware(WorkspaceGate(StreamableHTTPASGIApp(manager)), required_scopes=["read"])
 
