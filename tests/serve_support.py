@@ -71,3 +71,20 @@ def serving(home: Home, workspaces: dict[str, Workspace]) -> Iterator[Running]:
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+def serve_fixture(name: str):
+    """A module-scoped `srv` fixture: a home of two workspaces served on loopback."""
+    import pytest
+
+    @pytest.fixture(scope="module")
+    def srv(tmp_path_factory):
+        root = tmp_path_factory.mktemp(name)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("GIT_CONFIG_GLOBAL", str(root / "gitconfig"))
+            mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
+            home, workspaces = make_home(root)
+            with serving(home, workspaces) as running:
+                yield running
+
+    return srv

@@ -11,18 +11,9 @@ import pytest
 from conftest import run_giok
 from giok.edges.server.tokens import Tokens
 from giok.store import git
-from serve_support import make_home, serving
+from serve_support import serve_fixture
 
-
-@pytest.fixture(scope="module")
-def srv(tmp_path_factory):
-    root = tmp_path_factory.mktemp("serve")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("GIT_CONFIG_GLOBAL", str(root / "gitconfig"))
-        mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
-        home, workspaces = make_home(root)
-        with serving(home, workspaces) as running:
-            yield running
+srv = serve_fixture("serve")
 
 
 def _snapshot(srv):

@@ -6,20 +6,9 @@ from __future__ import annotations
 import datetime as dt
 import time
 
-import pytest
+from serve_support import serve_fixture
 
-from serve_support import make_home, serving
-
-
-@pytest.fixture(scope="module")
-def srv(tmp_path_factory):
-    root = tmp_path_factory.mktemp("serve-history")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("GIT_CONFIG_GLOBAL", str(root / "gitconfig"))
-        mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
-        home, workspaces = make_home(root)
-        with serving(home, workspaces) as running:
-            yield running
+srv = serve_fixture("serve-history")
 
 
 def test_show_and_search_as_of_a_past_moment(srv):

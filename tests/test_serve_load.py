@@ -9,10 +9,9 @@ import threading
 import time
 
 import httpx
-import pytest
 
 from giok.store import git
-from serve_support import make_home, serving
+from serve_support import serve_fixture
 
 CLIENTS = 20
 ROUNDS = 3  # each round: remember, diary, task add, search, show (+ boot once)
@@ -20,15 +19,7 @@ TIME_LIMIT = 120  # seconds for the whole run on a loaded 2-core machine
 SUBJECTS = ["router", "printer", "badge", "locker", "laptop", "parking", "vpn", "wiki", "drill", "kettle"]
 
 
-@pytest.fixture(scope="module")
-def srv(tmp_path_factory):
-    root = tmp_path_factory.mktemp("serve-load")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("GIT_CONFIG_GLOBAL", str(root / "gitconfig"))
-        mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
-        home, workspaces = make_home(root)
-        with serving(home, workspaces) as running:
-            yield running
+srv = serve_fixture("serve-load")
 
 
 def test_twenty_concurrent_clients_lose_nothing(srv):

@@ -11,18 +11,9 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from giok.edges.mcp import TOOLS
 from giok.store import git
-from serve_support import make_home, serving
+from serve_support import serve_fixture
 
-
-@pytest.fixture(scope="module")
-def srv(tmp_path_factory):
-    root = tmp_path_factory.mktemp("serve-mcp")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("GIT_CONFIG_GLOBAL", str(root / "gitconfig"))
-        mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
-        home, workspaces = make_home(root)
-        with serving(home, workspaces) as running:
-            yield running
+srv = serve_fixture("serve-mcp")
 
 
 def session(srv, workspace: str, token: str, work):

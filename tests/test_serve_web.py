@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from serve_support import make_home, serving
+from serve_support import serve_fixture
 
 CHROMIUM = os.environ.get("GIOK_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 if not os.path.exists(CHROMIUM):
@@ -30,15 +30,7 @@ ARGS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def srv(tmp_path_factory):
-    root = tmp_path_factory.mktemp("serve-web")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("GIT_CONFIG_GLOBAL", str(root / "gitconfig"))
-        mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
-        home, workspaces = make_home(root)
-        with serving(home, workspaces) as running:
-            yield running
+srv = serve_fixture("serve-web")
 
 
 @pytest.fixture(scope="module")
