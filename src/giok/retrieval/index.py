@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -154,6 +155,17 @@ class Index:
     # -- opening ---------------------------------------------------------------------------
     @classmethod
     def for_workspace(cls, ws, embedder: embeddings.Embedder | None = None) -> Index:
+        """The workspace's index on the backend the home config names (`"index": {"backend":
+        "postgres", "dsn": ...}`: `giok.retrieval.pg.PgIndex`, which answers the same calls)."""
+        from giok.retrieval import pg
+
+        conf = pg.settings(ws)
+        if conf["backend"] == "postgres":
+            return cast(Index, pg.PgIndex.for_workspace(ws, conf["dsn"], embedder))
+        return cls.local_for_workspace(ws, embedder)
+
+    @classmethod
+    def local_for_workspace(cls, ws, embedder: embeddings.Embedder | None = None) -> Index:
         embedder = embedder or embeddings.get(embeddings.settings(ws.home))
         db = ws.data_dir / FILENAME
         cached = cls._open.get(str(db))
@@ -802,6 +814,10 @@ def purge(ws, texts: list[str], ids=(), paths=()) -> int:
     db = ws.data_dir / FILENAME
     if not db.exists():
         return 0
+    from giok.retrieval import pg
+
+    if pg.settings(ws)["backend"] == "postgres":  # the shared copy goes at once too
+        return Index.for_workspace(ws).purge(list(texts), list(ids), list(paths))
     cached = Index._open.get(str(db))
     if cached and cached._same_file():
         return cached.purge(list(texts), list(ids), list(paths))
