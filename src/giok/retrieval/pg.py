@@ -6,9 +6,10 @@ sync, `PgIndex` mirrors the workspace's chunks into one shared PostgreSQL table 
 removed by chunk id, nothing re-embedded) and answers the retrieval calls from there:
 
 - keyword candidates: PostgreSQL full text over giok's own pre-computed terms and Hangul bigrams
-  (`giok.text.terms`: the same Korean stems as SQLite's FTS5), as a tsvector built with
-  `array_to_tsvector` (no PostgreSQL stemming or stop words), terms weighted A and bigrams B,
-  ranked by `ts_rank` (FTS5 ranks by bm25: the candidate order can differ, docs/teams.md);
+  (`giok.text.terms`: the same Korean stems as SQLite's FTS5), a tsvector written literally
+  (no PostgreSQL parsing, stemming or stop words), terms weighted A and bigrams B, found by a
+  GIN index and ranked by FTS5's own bm25 formula computed in SQL (`ts_rank` ranked otherwise
+  and half the keyword top 10 differed: docs/teams.md);
 - vector candidates: an HNSW index (inner product over unit vectors = cosine);
 - chunk rows, document frequencies, and the scope rule as SQL (`visible_sql`).
 
@@ -22,6 +23,7 @@ diary neighbours included), which is all the scoring reads.
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from typing import Any, ClassVar
 
@@ -31,9 +33,10 @@ from giok.errors import IndexError_, InvalidInput
 from giok.providers import embeddings
 from giok.retrieval.index import Index
 
-TABLE_VERSION = "1"  # in the table name: a new layout gets a new table (rebuilt by the next publish)
+TABLE_VERSION = "2"  # in the table name: a new layout gets a new table (rebuilt by the next publish)
 POOL = 100  # candidates per query from HNSW (search.POOL)
 EF_SEARCH = 200
+BULK = 5000  # rows in one publish from which the HNSW index is rebuilt rather than grown
 BACKENDS = ("sqlite", "postgres")
 
 
@@ -107,6 +110,22 @@ def tsquery(items: list[str], prefix: bool = False) -> str:
     return " | ".join(quoted)
 
 
+def _tsvector(terms: list[str], grams: list[str]) -> tuple[str, int]:
+    """(tsvector literal, token count) of a chunk's terms (weight A) and bigrams (weight B), one
+    position per occurrence so bm25 sees each term's frequency (no PostgreSQL parsing, stemming
+    or stop words: the lexemes are giok's own terms)."""
+    where: dict[str, list[str]] = {}
+    n = 0
+    for weight, items in (("A", terms), ("B", grams)):
+        for t in items:
+            n += 1
+            where.setdefault(t, []).append(f"{min(n, 16383)}{weight}")
+    quoted = (
+        "'" + t.replace("\\", "\\\\").replace("'", "''") + "':" + ",".join(p[:256]) for t, p in where.items()
+    )
+    return " ".join(quoted), n
+
+
 def _from_fts(fts_query: str) -> tuple[list[str], bool]:
     """The terms of a `quote_fts` string (what search hands `keyword_search`)."""
     found = re.findall(r'"((?:[^"]|"")*)"(\*?)', fts_query)
@@ -153,6 +172,7 @@ class PgIndex:
         self._create()
         self._published: int | None = None
         self._nulls = False
+        self._mean: float | None = None
         self._ids: np.ndarray | None = None
         self._pending: tuple[np.ndarray, np.ndarray] | None = None  # (qvec, cos array) of the running search
         self._vecs: dict[int, np.ndarray] = {}
@@ -192,7 +212,7 @@ class PgIndex:
             ws TEXT NOT NULL, id BIGINT NOT NULL, key TEXT, path TEXT, start_line INT, end_line INT,
             text TEXT, layer TEXT, scope TEXT, lang TEXT, date TEXT, expires TEXT,
             superseded BOOLEAN NOT NULL DEFAULT FALSE, source TEXT, priority INT, terms TEXT, sig TEXT,
-            tsv TSVECTOR, embedding VECTOR({dim}), PRIMARY KEY (ws, id));
+            tsv TSVECTOR, ntok INT, embedding VECTOR({dim}), PRIMARY KEY (ws, id));
             CREATE INDEX IF NOT EXISTS {t}_tsv ON {t} USING gin (tsv);
             CREATE INDEX IF NOT EXISTS {t}_hnsw ON {t} USING hnsw (embedding vector_ip_ops);"""
         )
@@ -226,14 +246,20 @@ class PgIndex:
         gone = [i for i in remote if i not in local]
         # another machine's index may give one id to another chunk: compared by signature
         todo = sorted(i for i, sig in local.items() if i not in remote or remote[i][0] != sig or remote[i][1])
+        bulk = len(todo) >= BULK
         with self.conn.transaction():
             if gone:
                 self.conn.execute(
                     f"DELETE FROM {self.table} WHERE ws = %s AND id = ANY(%s)", (self.ws_name, gone)
                 )
+            if bulk:  # building the HNSW graph once is ~10x faster than growing it row by row
+                self.conn.execute(f"DROP INDEX IF EXISTS {self.table}_hnsw")
             for start in range(0, len(todo), 2000):
                 self._insert(todo[start : start + 2000])
-        self._published, self._ids = gen, None
+            if bulk:
+                self.conn.execute("SET LOCAL maintenance_work_mem = '512MB'")
+                self._create()
+        self._published, self._ids, self._mean = gen, None, None
         self._nulls = bool(
             self.conn.execute(
                 f"SELECT 1 FROM {self.table} WHERE ws = %s AND embedding IS NULL LIMIT 1", (self.ws_name,)
@@ -274,8 +300,7 @@ class PgIndex:
                     bool(r[11]),
                     *r[12:15],
                     sig,
-                    (r[14] or "").split(),
-                    (r[15] or "").split(),
+                    *_tsvector((r[14] or "").split(), (r[15] or "").split()),
                     vec,
                 )
             )
@@ -283,11 +308,9 @@ class PgIndex:
             cur.execute(f"DELETE FROM {self.table} WHERE ws = %s AND id = ANY(%s)", (self.ws_name, ids))
             cur.executemany(
                 f"INSERT INTO {self.table} (ws, id, key, path, start_line, end_line, text, layer, scope,"
-                " lang, date, expires, superseded, source, priority, terms, sig, tsv, embedding) VALUES"
-                " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
-                " setweight(array_to_tsvector(%s::text[]), 'A')"
-                " || setweight(array_to_tsvector(%s::text[]), 'B'),"
-                " %s)",
+                " lang, date, expires, superseded, source, priority, terms, sig, tsv, ntok, embedding)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
+                " CAST(%s AS tsvector), %s, %s)",
                 out,
             )
 
@@ -335,33 +358,53 @@ class PgIndex:
     def keyword_candidates(
         self, items: list[str], limit: int, prefix: bool = False, where: str = "", args=()
     ) -> list[tuple[int, float]]:
-        """(id, ts_rank) of the best `limit` chunks having any of the terms."""
+        """(id, bm25) of the best `limit` chunks having any of the terms: FTS5's bm25 (k1 1.2,
+        b 0.75, terms weighted 1.0 and bigrams 0.3, as `Index.keyword_search`) computed in SQL
+        from the tsvector's positions, so both backends rank keyword candidates alike."""
+        items = [t for t in dict.fromkeys(items) if t and t.strip()]
         q = tsquery(items, prefix)
         if not q:
             return []
+        total = self._count("TRUE")
+        if not total:
+            return []
+        idf = []
+        for t in items:
+            hits = self._count("tsv @@ CAST(%s AS tsquery)", tsquery([t], prefix))
+            idf.append(max(1e-6, math.log((total - hits + 0.5) / (hits + 0.5))))
+        match = "u.lexeme = q.term" + (" OR left(u.lexeme, length(q.term)) = q.term" if prefix else "")
         got = self.conn.execute(
-            f"SELECT id, ts_rank('{{0, 0, 0.3, 1.0}}', tsv, q, 1) AS r"
-            f" FROM {self.table}, CAST(%s AS tsquery) q"
-            f" WHERE ws = %s AND tsv @@ q{' AND ' + where if where else ''} ORDER BY r DESC, id LIMIT %s",
-            (q, self.ws_name, *args, limit),
+            f"""WITH q(i, term, idf) AS (SELECT * FROM unnest(%s::int[], %s::text[], %s::float8[])),
+            f AS (
+                SELECT c.id, c.ntok, q.i, q.idf,
+                       sum((SELECT sum(CASE WHEN w = 'A' THEN 1.0 ELSE 0.3 END) FROM unnest(u.weights) w)) AS freq
+                FROM {self.table} c CROSS JOIN LATERAL unnest(c.tsv) u JOIN q ON ({match})
+                WHERE c.ws = %s AND c.tsv @@ CAST(%s AS tsquery){" AND " + where if where else ""}
+                GROUP BY c.id, c.ntok, q.i, q.idf)
+            SELECT id, sum(idf * freq * 2.2 / (freq + 1.2 * (0.25 + 0.75 * ntok / %s))) AS r
+            FROM f GROUP BY id ORDER BY r DESC, id LIMIT %s""",
+            (list(range(len(items))), items, idf, self.ws_name, q, *args, self._avgdl(), limit),
         ).fetchall()
         return [(int(i), float(r)) for i, r in got]
+
+    def _count(self, where: str, *args) -> int:
+        sql = f"SELECT count(*) FROM {self.table} WHERE ws = %s AND {where}"
+        return int(self.conn.execute(sql, (self.ws_name, *args)).fetchone()[0])
+
+    def _avgdl(self) -> float:
+        """Mean tokens per chunk (terms and bigrams), as FTS5's bm25 uses; kept per publish."""
+        if self._mean is None:
+            got = self.conn.execute(
+                f"SELECT avg(ntok) FROM {self.table} WHERE ws = %s", (self.ws_name,)
+            ).fetchone()[0]
+            self._mean = float(got or 1.0) or 1.0
+        return self._mean
 
     def doc_freq(self, terms: list[str]) -> tuple[dict[str, int], int]:
         if not terms:
             return {}, 0
-        df = {}
-        for t in terms:
-            n = self.conn.execute(
-                f"SELECT count(*) FROM {self.table} WHERE ws = %s AND tsv @@ CAST(%s AS tsquery)",
-                (self.ws_name, tsquery([t])),
-            ).fetchone()[0]
-            if n:
-                df[t] = int(n)
-        total = self.conn.execute(
-            f"SELECT count(*) FROM {self.table} WHERE ws = %s", (self.ws_name,)
-        ).fetchone()[0]
-        return df, int(total)
+        df = {t: n for t in terms if (n := self._count("tsv @@ CAST(%s AS tsquery)", tsquery([t])))}
+        return df, self._count("TRUE")
 
     def rows(self, ids: list[int]) -> dict[int, dict]:
         out: dict[int, dict] = {}
