@@ -377,7 +377,8 @@ class PgIndex:
             f"""WITH q(i, term, idf) AS (SELECT * FROM unnest(%s::int[], %s::text[], %s::float8[])),
             f AS (
                 SELECT c.id, c.ntok, q.i, q.idf,
-                       sum((SELECT sum(CASE WHEN w = 'A' THEN 1.0 ELSE 0.3 END) FROM unnest(u.weights) w)) AS freq
+                       sum((SELECT sum(CASE WHEN w = 'A' THEN 1.0 ELSE 0.3 END)
+                            FROM unnest(u.weights) w)) AS freq
                 FROM {self.table} c CROSS JOIN LATERAL unnest(c.tsv) u JOIN q ON ({match})
                 WHERE c.ws = %s AND c.tsv @@ CAST(%s AS tsquery){" AND " + where if where else ""}
                 GROUP BY c.id, c.ntok, q.i, q.idf)
