@@ -33,6 +33,7 @@ FILENAME = layout.INDEX  # in .giok/
 _SKIP_DIRS = layout.SKIP_DIRS  # what the index never reads: giok.store.layout
 _SKIP_FILES = layout.SKIP_FILES
 _MAX_FILE = 4 * 1024 * 1024
+WAL_TRIM = 1000  # chunks stored by one sync from which its WAL is checkpointed and truncated
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -331,12 +332,23 @@ class Index:
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
+        if len(chunks) >= WAL_TRIM:
+            self._trim_wal()
         if applied:
             for path in applied:
                 path.unlink(missing_ok=True)
             self._scrub_quietly()
             stats["purged"] = len(applied)
         return stats
+
+    def _trim_wal(self) -> None:
+        """After a big sync the WAL file is as large as everything it wrote (half the bytes of a
+        fresh index): fold it into the database and truncate it. Readers in the way only make
+        it wait for a later checkpoint; never an error."""
+        try:
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.OperationalError:
+            pass
 
     def _background_due(self) -> list[str]:
         """The background texts a search will embed for this model's baseline (none once cached)."""

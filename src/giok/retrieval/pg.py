@@ -197,6 +197,14 @@ class PgIndex:
         return self.local.embedder
 
     @property
+    def defer_vectors(self) -> bool:  # the MCP warm-up sets it: it is the local sync's switch
+        return self.local.defer_vectors
+
+    @defer_vectors.setter
+    def defer_vectors(self, value: bool) -> None:
+        self.local.defer_vectors = value
+
+    @property
     def notes(self) -> list[str]:
         return self.local.notes
 
