@@ -15,7 +15,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, nullcontext, suppress
 from pathlib import Path
 from typing import cast
 
@@ -345,10 +345,8 @@ class Index:
         """After a big sync the WAL file is as large as everything it wrote (half the bytes of a
         fresh index): fold it into the database and truncate it. Readers in the way only make
         it wait for a later checkpoint; never an error."""
-        try:
+        with suppress(sqlite3.OperationalError):
             self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        except sqlite3.OperationalError:
-            pass
 
     def _background_due(self) -> list[str]:
         """The background texts a search will embed for this model's baseline (none once cached)."""
