@@ -267,6 +267,8 @@ class PgIndex:
             if bulk:
                 self.conn.execute("SET LOCAL maintenance_work_mem = '512MB'")
                 self._create()
+        if bulk:  # hint bits and planner statistics now, not during the first searches
+            self.conn.execute(f"VACUUM ANALYZE {self.table}")
         self._published, self._ids, self._mean = gen, None, None
         self._nulls = bool(
             self.conn.execute(
