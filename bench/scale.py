@@ -184,7 +184,8 @@ def run_pg(ws, home, dsn: str, queries: list[str], chunks: int) -> None:
     )
     for ef, (ms, r_k, r_pool) in hnsw.items():
         print(
-            f"postgres HNSW ef_search {ef}: query p50 {ms:.1f} ms, recall@{k} {r_k:.3f}, recall@{pg.POOL} {r_pool:.3f}"
+            f"postgres HNSW ef_search {ef}: query p50 {ms:.1f} ms,"
+            f" recall@{k} {r_k:.3f}, recall@{pg.POOL} {r_pool:.3f}"
         )
     parts = ", ".join(f"{m} {_shared(on_pg[m], on_sqlite[m]):.3f}" for m in MODES)
     print(f"parity   top-{k} shared with sqlite over {len(sample)} queries: {parts}")
