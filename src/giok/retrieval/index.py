@@ -16,9 +16,9 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, nullcontext, suppress
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import numpy as np
 
@@ -34,6 +34,7 @@ FILENAME = layout.INDEX  # in .giok/
 _SKIP_DIRS = layout.SKIP_DIRS  # what the index never reads: giok.store.layout
 _SKIP_FILES = layout.SKIP_FILES
 _MAX_FILE = 4 * 1024 * 1024
+WAL_TRIM = 1000  # chunks stored by one sync from which its WAL is checkpointed and truncated
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -158,6 +159,17 @@ class Index:
     # -- opening ---------------------------------------------------------------------------
     @classmethod
     def for_workspace(cls, ws, embedder: embeddings.Embedder | None = None) -> Index:
+        """The workspace's index on the backend the home config names (`"index": {"backend":
+        "postgres", "dsn": ...}`: `giok.retrieval.pg.PgIndex`, which answers the same calls)."""
+        from giok.retrieval import pg
+
+        conf = pg.settings(ws)
+        if conf["backend"] == "postgres":
+            return cast(Index, pg.PgIndex.for_workspace(ws, conf["dsn"], embedder))
+        return cls.local_for_workspace(ws, embedder)
+
+    @classmethod
+    def local_for_workspace(cls, ws, embedder: embeddings.Embedder | None = None) -> Index:
         embedder = embedder or embeddings.get(embeddings.settings(ws.home))
         db = ws.data_dir / FILENAME
         cached = cls._open.get(str(db))
@@ -319,12 +331,21 @@ class Index:
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
+        if len(chunks) >= WAL_TRIM:
+            self._trim_wal()
         if applied:
             for path in applied:
                 path.unlink(missing_ok=True)
             self._scrub_quietly()
             stats["purged"] = len(applied)
         return stats
+
+    def _trim_wal(self) -> None:
+        """After a big sync the WAL file is as large as everything it wrote (half the bytes of a
+        fresh index): fold it into the database and truncate it. Readers in the way only make
+        it wait for a later checkpoint; never an error."""
+        with suppress(sqlite3.OperationalError):
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
 
     def _background_due(self) -> list[str]:
         """The background texts a search will embed for this model's baseline (none once cached)."""
@@ -804,6 +825,10 @@ def purge(ws, texts: list[str], ids=(), paths=()) -> int:
     db = ws.data_dir / FILENAME
     if not db.exists():
         return 0
+    from giok.retrieval import pg
+
+    if pg.settings(ws)["backend"] == "postgres":  # the shared copy goes at once too
+        return Index.for_workspace(ws).purge(list(texts), list(ids), list(paths))
     cached = Index._open.get(str(db))
     if cached and cached._same_file():
         return cached.purge(list(texts), list(ids), list(paths))

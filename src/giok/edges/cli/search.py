@@ -315,8 +315,15 @@ def _recall_text(data: dict) -> str:
     is_flag=True,
     help="Drop the index and rebuild it from the files (needed after a model change).",
 )
+@click.option(
+    "--backend",
+    type=click.Choice(["sqlite", "postgres"]),
+    default=None,
+    help="Index into this backend (default: the home config's index.backend, else sqlite).",
+)
+@click.option("--dsn", default=None, help="PostgreSQL connection string for --backend postgres.")
 @json_option
-def index_cmd(action, rebuild, as_json):
+def index_cmd(action, rebuild, backend, dsn, as_json):
     """Bring the search index up to date (sync, the default), rebuild it, or show its status.
 
     The index lives in the workspace's ignored .giok/index.sqlite and is derived from the
@@ -325,12 +332,31 @@ def index_cmd(action, rebuild, as_json):
     from giok.edges.cli import open_workspace
 
     ws = open_workspace()
-    if action == "status" and not rebuild:
+    if backend == "postgres" or dsn:
+        data = _pg_index(ws, action, rebuild, backend, dsn)
+    elif action == "status" and not rebuild:
         data = index_mod.status(ws)
     else:
         stats = index_mod.rebuild(ws) if rebuild else index_mod.sync(ws)
         data = {**index_mod.status(ws), "sync": stats, "rebuilt": rebuild}
     emit(data, as_json, _index_text)
+
+
+def _pg_index(ws, action: str, rebuild: bool, backend: str | None, dsn: str | None) -> dict:
+    """`giok index --backend postgres --dsn ...`: sync and publish into the shared index."""
+    from giok.errors import InvalidInput
+    from giok.retrieval import pg
+
+    if backend != "postgres":
+        raise InvalidInput("--dsn goes with --backend postgres")
+    dsn = dsn or pg.settings(ws).get("dsn")
+    if not dsn:
+        raise InvalidInput('--backend postgres needs --dsn (or "index": {"dsn": ...} in the home config)')
+    index = pg.PgIndex.for_workspace(ws, dsn)
+    if action == "status" and not rebuild:
+        return index.status()
+    stats = index.rebuild() if rebuild else index.sync()
+    return {**index.status(), "sync": stats, "rebuilt": rebuild}
 
 
 def _index_text(data: dict) -> str:
@@ -348,4 +374,9 @@ def _index_text(data: dict) -> str:
         f"{data['chunks']} chunks from {data['files']} files; model {data['model'] or '(none yet)'}; "
         f"{data['bytes']:,} bytes at {data['path']}"
     )
+    if data.get("backend") == "postgres":
+        lines.append(
+            f"postgres: {data['pg_chunks']} chunks in {data['table']}, "
+            f"{data['pg_bytes']:,} bytes at {data['dsn']}"
+        )
     return "\n".join(lines)

@@ -1,0 +1,146 @@
+"""The PostgreSQL + pgvector index backend against a real server started by the suite
+(tests/pg_support.py); skipped, saying why, when it cannot start. Parity: the same corpus and
+queries through SQLite and PostgreSQL give the same top results (docs/teams.md)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import pg_support
+from conftest import run_giok
+from giok.errors import InvalidInput
+from giok.retrieval.index import Index
+from giok.retrieval.search import search
+
+QUERIES = [
+    "coffee",
+    "what does Seojun drink in the morning",
+    "billing database",
+    "PostgreSQL JSONB",
+    "서준",
+    "제온 에이전트",
+    "검색 시스템 설계",
+    "해운대",
+    "deploy friday",
+    "기억 검색",
+    "who is the first agent",
+    "등산",
+]
+
+
+@pytest.fixture(scope="session")
+def pg_dsn():
+    server, dsn, why = pg_support.start()
+    if server is None:
+        pytest.skip(why)
+    yield dsn
+    pg_support.stop(server)
+
+
+@pytest.fixture
+def corpus(ws, giok_home):
+    giok_home.update(lambda c: c.update(embeddings={"provider": "fake"}))
+    ws.remember("제온은 서준의 첫 번째 에이전트이다", layer="M0")
+    ws.remember("Seojun drinks dark roast coffee every morning", layer="M90")
+    ws.remember("The billing service uses PostgreSQL for JSONB", layer="M365")
+    ws.remember("서준이는 주말마다 해운대에서 서핑을 한다", layer="M90")
+    ws.remember("Never deploy on a Friday afternoon", layer="M365")
+    ws.remember("서준은 등산을 좋아하고 매달 북한산에 간다", layer="M90")
+    ws.remember("Seojun's private doctor is Dr. Kim", scope="user:Seojun")
+    ws.remember("Minji prefers tea over coffee", scope="user:Minji")
+    ws.diary("오늘 기억 검색 시스템을 설계했다")
+    ws.diary("Q: which store for vectors? A: SQLite first, PostgreSQL with pgvector for teams")
+    return ws
+
+
+def _use_pg(home, dsn: str) -> None:
+    home.update(lambda c: c.update(index={"backend": "postgres", "dsn": dsn}))
+
+
+def _top(ws, q: str, k: int = 5, **opts) -> list[tuple[str, int, str]]:
+    return [(r.path, r.start_line, r.text) for r in search(ws, q, k=k, **opts)]
+
+
+def test_same_top_results_on_both_backends(corpus, giok_home, pg_dsn):
+    on_sqlite = {q: _top(corpus, q) for q in QUERIES}
+    _use_pg(giok_home, pg_dsn)
+    assert type(Index.for_workspace(corpus)).__name__ == "PgIndex"
+    on_pg = {q: _top(corpus, q) for q in QUERIES}
+    for q in QUERIES:
+        assert on_pg[q][:1] == on_sqlite[q][:1], q
+        assert set(on_pg[q][:3]) == set(on_sqlite[q][:3]), q
+    assert sum(bool(v) for v in on_pg.values()) >= len(QUERIES) - 2  # the corpus answers most queries
+
+
+def test_scopes_hold_on_postgres(corpus, giok_home, pg_dsn):
+    _use_pg(giok_home, pg_dsn)
+    mine = " ".join(t for *_, t in _top(corpus, "doctor coffee tea", k=10))
+    assert "Dr. Kim" in mine and "Minji" not in mine  # USER.md's user is Seojun
+    theirs = " ".join(t for *_, t in _top(corpus, "doctor coffee tea", k=10, user="Minji"))
+    assert "Minji" in theirs and "Dr. Kim" not in theirs
+
+
+def test_scope_rule_in_sql(corpus, giok_home, pg_dsn):
+    from giok.retrieval import pg
+
+    _use_pg(giok_home, pg_dsn)
+    index = Index.for_workspace(corpus)
+    index.sync()
+    where, args = pg.visible_sql("Minji", None)
+    got = index.keyword_candidates(["coffe", "coffee", "doctor"], 10, where=where, args=args)
+    texts = " ".join(r["text"] for r in index.rows([i for i, _ in got]).values())
+    assert "Minji" in texts and "Dr. Kim" not in texts
+    qvec = index.embedder.embed(["Seojun's private doctor"], "query")[0]
+    near = index.vector_candidates(qvec, 20, where=where, args=args)
+    assert "Dr. Kim" not in " ".join(r["text"] for r in index.rows([i for i, _ in near]).values())
+
+
+def test_forget_leaves_the_shared_index_at_once(corpus, giok_home, pg_dsn):
+    _use_pg(giok_home, pg_dsn)
+    assert _top(corpus, "해운대 서핑")
+    index = Index.for_workspace(corpus)
+    entry = next(e for e in corpus.memory().entries() if "해운대" in e.text)
+    out = run_giok("forget", entry.id, "--reason", "asked to", cwd=corpus.root)
+    assert out.returncode == 0, out.stderr
+    n = index.conn.execute(
+        f"SELECT count(*) FROM {index.table} WHERE ws = %s AND text LIKE %s", (corpus.name, "%해운대%")
+    ).fetchone()[0]
+    assert n == 0
+    assert not any("해운대" in t for *_, t in _top(corpus, "해운대 서핑"))
+
+
+def test_cli_index_into_postgres(corpus, giok_home, pg_dsn):
+    out = run_giok("index", "--backend", "postgres", "--dsn", pg_dsn, "--json", cwd=corpus.root)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["backend"] == "postgres" and data["pg_chunks"] == data["chunks"] > 0
+    assert "password" not in data["dsn"]
+    bad = run_giok("index", "--dsn", pg_dsn, cwd=corpus.root)
+    assert bad.returncode != 0 and "--backend postgres" in bad.stderr
+
+
+def test_bad_backend_config_is_one_clear_error(corpus, giok_home):
+    giok_home.update(lambda c: c.update(index={"backend": "oracle"}))
+    with pytest.raises(InvalidInput, match="not one of"):
+        search(corpus, "coffee")
+
+
+def test_a_second_machine_with_other_ids_replaces_the_rows(corpus, giok_home, pg_dsn, tmp_path):
+    """Two machines' SQLite indexes number chunks independently: a publish compares rows by
+    content, so a chunk id the shared table already holds for other text is rewritten."""
+    from giok import Workspace
+
+    _use_pg(giok_home, pg_dsn)
+    assert _top(corpus, "coffee")
+    other, _ = Workspace.init(tmp_path / "other" / "zeon", name="zeon2", user="Seojun", home=giok_home)
+    other.remember("Seojun switched to green tea", layer="M90")
+    index = Index.for_workspace(other)
+    index.ws_name = corpus.name  # the same workspace on a second machine: same name, other ids
+    index.sync()
+    texts = [
+        r[0] for r in index.conn.execute(f"SELECT text FROM {index.table} WHERE ws = %s", (corpus.name,))
+    ]
+    assert any("green tea" in t for t in texts)
+    assert not any("dark roast" in t for t in texts)
