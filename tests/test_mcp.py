@@ -7,6 +7,7 @@ import contextlib
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -90,6 +91,16 @@ class Client:
         )
 
 
+def _wait_for_vectors(client, seconds: float = 300) -> None:
+    """The server warms its index in the background and answers searches from keywords until
+    the vectors are built (tests/test_mcp_warmup.py tests that); these tests are about full
+    hybrid answers, so they start once the warm-up is done, however busy the machine is."""
+    deadline = time.monotonic() + seconds
+    while "index" in client.ok("memory_search", query="warm-up", k=1):
+        assert time.monotonic() < deadline, "the MCP server's index warm-up did not finish"
+        time.sleep(0.5)
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     base = tmp_path_factory.mktemp("mcp")
@@ -117,7 +128,9 @@ def server(tmp_path_factory):
             start_blocking_portal() as portal,
             portal.wrap_async_context_manager(_session(params)) as session,
         ):
-            yield Client(portal, session, env, ws)
+            client = Client(portal, session, env, ws)
+            _wait_for_vectors(client)
+            yield client
     finally:
         for k, v in saved.items():
             os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)

@@ -16,7 +16,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, nullcontext, suppress
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import ClassVar, cast
 
@@ -344,7 +344,7 @@ class Index:
         """After a big sync the WAL file is as large as everything it wrote (half the bytes of a
         fresh index): fold it into the database and truncate it. Readers in the way only make
         it wait for a later checkpoint; never an error."""
-        with suppress(sqlite3.OperationalError):
+        with contextlib.suppress(sqlite3.OperationalError):
             self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
 
     def _background_due(self) -> list[str]:
