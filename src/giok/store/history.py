@@ -264,16 +264,12 @@ class Diff:
         }
 
 
+_ROW = ("id", "layer", "date", "text", "expires", "type", "scope")
+
+
 def _row(e: MemoryEntry) -> dict:
-    return {
-        "id": e.id,
-        "layer": e.layer,
-        "date": e.date.isoformat() if e.date else None,
-        "text": e.text,
-        "expires": e.expires.isoformat() if e.expires else None,
-        "type": e.type,
-        "scope": e.scope,
-    }
+    data = e.to_dict()
+    return {k: data[k] for k in _ROW}
 
 
 def diff(ws: Workspace, since: When, until: When) -> Diff:

@@ -32,11 +32,13 @@ import hmac
 import json
 import re
 import secrets
+from collections.abc import Mapping
 
 from giok.errors import InvalidInput, NotFound
 from giok.store import git
 from giok.store.clock import now
 from giok.store.fsutil import atomic_write
+from giok.store.memoryfile import MemoryEntry
 
 TRACE = "state/trace.jsonl"
 _TRAILER_RE = re.compile(r"^([A-Z][A-Za-z-]+): (.*)$")
@@ -234,6 +236,24 @@ def _introduced_by(ws, text: str) -> list[dict]:
     ]
 
 
+def supersede_chain(by_id: Mapping[str, MemoryEntry], start: str) -> list[str]:
+    """The ids of the supersedes chain through `start`, oldest first: back through
+    `supersedes`, forward through `superseded_by`. An id not in by_id ends the chain on
+    its side (it is listed, as the last one known)."""
+    chain, seen = [start], {start}
+    while (old := by_id[chain[0]].fields.get("supersedes")) and old not in seen:
+        seen.add(old)
+        chain.insert(0, old)
+        if old not in by_id:
+            break
+    while (new := by_id[chain[-1]].fields.get("superseded_by")) and new not in seen:
+        seen.add(new)
+        chain.append(new)
+        if new not in by_id:
+            break
+    return chain
+
+
 def history(ws, entry_id: str) -> list[dict]:
     """The supersedes chain through entry_id, oldest first. An id no longer in MEMORY.md
     (forgotten, archived) appears with `missing: true`."""
@@ -244,17 +264,7 @@ def history(ws, entry_id: str) -> list[dict]:
     if start is None:
         raise NotFound(f"no memory with id {entry_id} in {ws.name}")
     by_id = {e.id: e for e in mf.entries()}
-    chain, seen = [start], {start.id}
-    while (old := chain[0].fields.get("supersedes")) and old not in seen:
-        seen.add(old)
-        chain.insert(0, by_id.get(old) or _missing(old))
-        if old not in by_id:
-            break
-    while (new := chain[-1].fields.get("superseded_by")) and new not in seen:
-        seen.add(new)
-        chain.append(by_id.get(new) or _missing(new))
-        if new not in by_id:
-            break
+    chain = [by_id.get(i) or _missing(i) for i in supersede_chain(by_id, start.id)]
     return [_row(e) for e in chain]
 
 

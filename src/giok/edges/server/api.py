@@ -24,7 +24,7 @@ from starlette.routing import Route
 from giok.edges.server.app import Refused, Served, authorize, refusal
 from giok.errors import ConflictError, GiokError, InvalidInput, NotFound, PermissionDenied
 from giok.retrieval.search import can_read
-from giok.store import git, history
+from giok.store import git, history, layout, trace
 from giok.store.clock import today
 from giok.store.fsutil import read_bytes
 from giok.store.memoryfile import MemoryEntry, MemoryFile
@@ -34,7 +34,6 @@ from giok.workspace import Workspace
 
 DIARY_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 COMMIT_RE = re.compile(r"^[0-9a-f]{4,40}$")
-LOGGED = [MEMORY, "memory", "compound", "state", "HEARTBEAT.md", "AGENTS.md", "SOUL.md", "USER.md"]
 MAX_BODY = 1_000_000
 
 Handler = Callable[[Workspace, dict], object]
@@ -172,7 +171,7 @@ def _show(ws: Workspace, args: dict) -> dict:
 def _all_entries(ws: Workspace) -> dict[str, tuple[str, MemoryEntry]]:
     """Every entry of MEMORY.md and the archive by id, with the file it is in."""
     found: dict[str, tuple[str, MemoryEntry]] = {}
-    archive = sorted((ws.root / "memory" / "archive").glob("*.md"))
+    archive = sorted((ws.root / layout.ARCHIVE_DIR).glob("*.md"))
     for path in [ws.root / MEMORY, *archive]:
         rel = path.relative_to(ws.root).as_posix()
         try:
@@ -196,19 +195,8 @@ def _entry(ws: Workspace, args: dict) -> dict:
         rel, e = entries[entry_id]
         return {**_age(e.to_dict(), day), "file": rel}
 
-    chain, seen = [start], {start}
-    while True:  # back through supersedes
-        prev = entries[chain[0]][1].fields.get("supersedes")
-        if not prev or prev not in entries or prev in seen:
-            break
-        chain.insert(0, prev)
-        seen.add(prev)
-    while True:  # forward through superseded_by
-        nxt = entries[chain[-1]][1].fields.get("superseded_by")
-        if not nxt or nxt not in entries or nxt in seen:
-            break
-        chain.append(nxt)
-        seen.add(nxt)
+    by_id = {entry_id: e for entry_id, (_, e) in entries.items()}
+    chain = [i for i in trace.supersede_chain(by_id, start) if i in entries]
     return {"entry": item(start), "chain": [item(i) for i in chain]}
 
 
@@ -225,7 +213,9 @@ def _commit(ws: Workspace, args: dict) -> dict:
     if not COMMIT_RE.match(commit):
         raise InvalidInput(f"{commit!r} is not a commit id")
     fmt = "--format=%h%x1f%ad%x1f%B%x1e"
-    proc = git.run(ws.root, "show", "--date=iso-strict", fmt, "--patch", commit, "--", *LOGGED, check=False)
+    proc = git.run(
+        ws.root, "show", "--date=iso-strict", fmt, "--patch", commit, "--", *layout.LOGGED, check=False
+    )
     if proc.returncode != 0:
         raise NotFound(f"no commit {commit} in workspace {ws.name}")
     head, _, diff = proc.stdout.partition("\x1e")
@@ -248,15 +238,14 @@ def _distills(ws: Workspace, args: dict) -> dict:
 
 
 def _diary_days(ws: Workspace, args: dict) -> dict:
-    days = sorted((p.stem for p in (ws.root / "memory").glob("*.md") if DIARY_RE.match(p.stem)), reverse=True)
-    return {"days": days}
+    return {"days": [day for _, day in reversed(ws.layout.diaries())]}
 
 
 def _diary_day(ws: Workspace, args: dict) -> dict:
     day = args["day"]
     if not DIARY_RE.match(day):
         raise InvalidInput(f"{day!r} is not a day YYYY-MM-DD")
-    path = ws.root / "memory" / f"{day}.md"
+    path = ws.root / layout.diary_path(dt.date.fromisoformat(day))
     if not path.is_file():
         raise NotFound(f"no diary for {day}")
     text = read_bytes(path).decode("utf-8", "replace")
