@@ -87,8 +87,8 @@ def test_init_detects_the_openclaw_default_workspace_folder_before_openclaw_ran(
     assert set(OPENCLAW_OWNED) <= set(created)
 
 
-def test_identity_md_is_in_boot_and_skills_and_bootstrap_are_not_searched(ws, monkeypatch):
-    monkeypatch.setenv("GIOK_EMBEDDINGS", "fake")  # what is indexed is the question, not the ranking
+def test_identity_md_is_in_boot_and_skills_and_bootstrap_are_not_searched(ws, fake_embeddings):
+    # fake embeddings: what is indexed is the question, not the ranking
     (ws.root / "IDENTITY.md").write_text(
         "# IDENTITY.md - Who Am I?\n\n- **Name:** Zeon\n- **Vibe:** calm lobster\n"
     )
