@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from giok import Home, Workspace
 from giok.edges.cli import main
 from giok.settings import Settings
+from stand_in import FakeTelegram
 
 
 @pytest.fixture(autouse=True)
@@ -36,6 +37,14 @@ def setenv(monkeypatch, giok_home):
         giok_home.settings = Settings.from_env()
 
     return set_
+
+
+@pytest.fixture
+def telegram_api(monkeypatch):
+    """A stand-in for Telegram's Bot API (tests/stand_in.py), its bot token in the environment."""
+    with FakeTelegram() as api:
+        monkeypatch.setenv(api.TOKEN_ENV, api.TOKEN)
+        yield api
 
 
 @pytest.fixture
