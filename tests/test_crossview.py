@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 
 import pytest
 
@@ -105,18 +106,26 @@ def test_loop_rule_refusals(family, bus):
     bus.send("시온: 새 글감", "sion", to=["zeon"])  # its own words again: a new post, allowed
 
 
-def auto_reply_round(bus) -> tuple[int, int]:
-    """Every agent answers every unread message it has; returns (sent, refused)."""
+def auto_round(bus, answer: Callable[[int, str, dict], object]) -> tuple[int, int]:
+    """Every agent (the i-th, `name`) answers every unread message it has with
+    `answer(i, name, message)`, then acks it. Returns (sent, refused)."""
     sent = refused = 0
-    for name in AGENTS:
+    for i, name in enumerate(AGENTS):
         for message in bus.inbox(name, unread=True):
             try:
-                bus.reply(message["id"], f"{name} got {message['id']}", name)
+                answer(i, name, message)
                 sent += 1
             except LoopRefused:
                 refused += 1
             bus.ack(name, [message["id"]])
     return sent, refused
+
+
+def auto_reply_round(bus) -> tuple[int, int]:
+    """Every agent replies to every unread message it has; returns (sent, refused)."""
+    return auto_round(
+        bus, lambda _i, name, message: bus.reply(message["id"], f"{name} got {message['id']}", name)
+    )
 
 
 def test_four_agents_auto_replying_to_everything_stay_bounded(family, bus):
@@ -270,17 +279,11 @@ def test_cli_errors_are_one_line(family, cli):
 def auto_post_round(bus) -> tuple[int, int]:
     """Every agent re-posts (a new post, no reply_to) whatever it received: a "Re: …" copy, or
     the tagged line with something in front. Returns (sent, refused)."""
-    sent = refused = 0
-    for i, name in enumerate(AGENTS):
-        for message in bus.inbox(name, unread=True):
-            text = f"Re: {message['text']}" if i % 2 == 0 else f"FYI {message['rendered']}"
-            try:
-                bus.send(text, name)
-                sent += 1
-            except LoopRefused:
-                refused += 1
-            bus.ack(name, [message["id"]])
-    return sent, refused
+
+    def repost(i: int, name: str, message: dict) -> object:
+        return bus.send(f"Re: {message['text']}" if i % 2 == 0 else f"FYI {message['rendered']}", name)
+
+    return auto_round(bus, repost)
 
 
 def test_four_agents_auto_posting_copies_of_what_they_receive_stay_bounded(family, bus):
