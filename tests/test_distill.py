@@ -32,6 +32,15 @@ def hand_add(ws, **layers: list[str]) -> None:
     ws.edit("MEMORY.md", add, "hand edit")
 
 
+def a_week_to_distill(ws, monkeypatch) -> None:
+    """March 1st: a note that expires the next day and two diary items; now the night of the 5th."""
+    at(monkeypatch, "2026-03-01T09:00")
+    ws.remember("Old note that will expire soon", layer="M30", expires="2026-03-02")
+    ws.diary("Lesson: write the decision down before the session ends")
+    ws.diary("Decided to keep the archive per month")
+    at(monkeypatch, "2026-03-05T23:00")
+
+
 def distill_commits(ws):
     return [c for c in git.log(ws.root, ["."], 200) if c["message"].startswith("nightly-distill:")]
 
@@ -200,11 +209,7 @@ def test_diary_item_already_in_memory_is_not_added_twice(ws, monkeypatch):
 
 
 def test_crash_halfway_leaves_memory_valid_and_rerun_finishes(ws, monkeypatch):
-    at(monkeypatch, "2026-03-01T09:00")
-    ws.remember("Old note that will expire soon", layer="M30", expires="2026-03-02")
-    ws.diary("Lesson: write the decision down before the session ends")
-    ws.diary("Decided to keep the archive per month")
-    at(monkeypatch, "2026-03-05T23:00")
+    a_week_to_distill(ws, monkeypatch)
     real_write = workspace_mod.atomic_write
     writes = []
 
@@ -418,11 +423,7 @@ def test_crash_between_memory_and_ledger_does_not_count_references_twice(ws, mon
 def test_failed_commit_restores_every_file(ws, monkeypatch):
     from giok.errors import GitError
 
-    at(monkeypatch, "2026-03-01T09:00")
-    ws.remember("Old note that will expire soon", layer="M30", expires="2026-03-02")
-    ws.diary("Lesson: write the decision down before the session ends")
-    ws.diary("Decided to keep the archive per month")
-    at(monkeypatch, "2026-03-05T23:00")
+    a_week_to_distill(ws, monkeypatch)
     paths = [
         "MEMORY.md",
         "compound/lessons.md",
