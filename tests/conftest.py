@@ -12,6 +12,8 @@ from click.testing import CliRunner
 
 from giok import Home, Workspace
 from giok.edges.cli import main
+from giok.settings import Settings
+from stand_in import FakeTelegram
 
 
 @pytest.fixture(autouse=True)
@@ -23,6 +25,32 @@ def giok_home(tmp_path, monkeypatch):
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "gitconfig"))  # no user identity leaks in
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     return Home(home)
+
+
+@pytest.fixture
+def setenv(monkeypatch, giok_home):
+    """Set an environment variable as if this process had started with it: for subprocesses,
+    and in the home's settings (an entry point reads the environment once, into giok.settings)."""
+
+    def set_(name: str, value: str) -> None:
+        monkeypatch.setenv(name, value)
+        giok_home.settings = Settings.from_env()
+
+    return set_
+
+
+@pytest.fixture
+def telegram_api(monkeypatch):
+    """A stand-in for Telegram's Bot API (tests/stand_in.py), its bot token in the environment."""
+    with FakeTelegram() as api:
+        monkeypatch.setenv(api.TOKEN_ENV, api.TOKEN)
+        yield api
+
+
+@pytest.fixture
+def fake_embeddings(setenv):
+    """The index's deterministic provider, through the real provider registry."""
+    setenv("GIOK_EMBEDDINGS", "fake")
 
 
 @pytest.fixture

@@ -3,12 +3,11 @@ Messages API (no remote call), and side by side with the SDK's reference impleme
 
 from __future__ import annotations
 
-import json
 import subprocess
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+
+from stand_in import StandIn, anthropic_message
 
 anthropic = pytest.importorskip(
     "anthropic", reason="the anthropic SDK is not installed (pip install 'giok[anthropic]')"
@@ -23,48 +22,17 @@ from anthropic.types.beta import (  # noqa: E402
 from giok.edges.anthropic_tool import GiokMemoryTool  # noqa: E402
 
 
-class StandIn:
-    """A Messages API on 127.0.0.1: answers each POST /v1/messages with the next scripted
-    reply and keeps the requests it got."""
+def messages_api(replies: list[list[dict]]) -> StandIn:
+    """A Messages API that answers each POST /v1/messages with the next scripted reply."""
+    replies = list(replies)
 
-    def __init__(self, replies: list[list[dict]]):
-        self.replies, self.requests = list(replies), []
-        stand_in = self
+    def answer(request: dict) -> dict:
+        return anthropic_message(
+            replies.pop(0), id=f"msg_{len(api.requests)}", model=request["body"]["model"]
+        )
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-                stand_in.requests.append({"path": self.path, "body": body})
-                content = stand_in.replies.pop(0)
-                reply = {
-                    "id": f"msg_{len(stand_in.requests)}",
-                    "type": "message",
-                    "role": "assistant",
-                    "model": body["model"],
-                    "content": content,
-                    "stop_sequence": None,
-                    "stop_reason": "tool_use"
-                    if any(b["type"] == "tool_use" for b in content)
-                    else "end_turn",
-                    "usage": {"input_tokens": 10, "output_tokens": 5},
-                }
-                data = json.dumps(reply).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+    api = StandIn(answer)
+    return api
 
 
 def use(i: int, **input) -> dict:
@@ -78,7 +46,7 @@ def commits(ws) -> list[str]:
 
 
 def test_the_tool_runner_drives_giok_through_the_memory_tool(ws):
-    api = StandIn(
+    api = messages_api(
         [
             [{"type": "text", "text": "Let me check my memory."}, use(1, command="view", path="/memories")],
             [

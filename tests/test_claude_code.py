@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,6 +24,7 @@ import pytest
 from conftest import run_giok
 from giok.edges.mcp import TOOLS
 from giok.text import token_count as tokens
+from stand_in import Reply, StandIn, anthropic_message, anthropic_stream
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = ROOT / "integrations" / "claude-code"
@@ -209,92 +210,30 @@ def test_plugin_wires_every_event_and_the_mcp_server():
 
 
 # -- the real Claude Code -------------------------------------------------------------------
-class _Messages(BaseHTTPRequestHandler):
-    """POST /v1/messages: a fixed text answer, streamed as server-sent events when asked."""
-
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def _json(self, code: int, obj) -> None:
-        data = json.dumps(obj).encode()
-        self.send_response(code)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_GET(self):
-        self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
-        if "count_tokens" in self.path:
-            self._json(200, {"input_tokens": 100})
-            return
-        if self.path.split("?")[0] != "/v1/messages":
-            self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
-            return
-        self.server.requests.append(body)
-        blocks = _script(body)
-        stop = "tool_use" if blocks[-1]["type"] == "tool_use" else "end_turn"
-        usage = {
-            "input_tokens": 100,
-            "output_tokens": 5,
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
-        }
-        message = {
-            "id": f"msg_{next(self.server.ids)}",
-            "type": "message",
-            "role": "assistant",
-            "model": body.get("model"),
-            "content": [],
-            "stop_reason": None,
-            "stop_sequence": None,
-            "usage": usage,
-        }
-        if not body.get("stream"):
-            self._json(200, {**message, "content": blocks, "stop_reason": stop})
-            return
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("connection", "close")
-        self.end_headers()
-        events = [("message_start", {"message": message})]
-        for i, block in enumerate(blocks):
-            if block["type"] == "text":
-                events += [
-                    ("content_block_start", {"index": i, "content_block": {"type": "text", "text": ""}}),
-                    (
-                        "content_block_delta",
-                        {"index": i, "delta": {"type": "text_delta", "text": block["text"]}},
-                    ),
-                ]
-            else:
-                events += [
-                    ("content_block_start", {"index": i, "content_block": {**block, "input": {}}}),
-                    (
-                        "content_block_delta",
-                        {
-                            "index": i,
-                            "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])},
-                        },
-                    ),
-                ]
-            events.append(("content_block_stop", {"index": i}))
-        events += [
-            (
-                "message_delta",
-                {"delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 5}},
-            ),
-            ("message_stop", {}),
-        ]
-        for kind, data in events:
-            self.wfile.write(f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n".encode())
-        self.wfile.flush()
-        self.close_connection = True
+def _answer(request: dict, ids: Iterator[int]) -> Reply | dict:
+    """POST /v1/messages: the script's answer, streamed as server-sent events when asked."""
+    not_found = Reply(
+        {"type": "error", "error": {"type": "not_found_error", "message": request["path"]}}, 404
+    )
+    if request["method"] != "POST":
+        return not_found
+    if "count_tokens" in request["path"]:
+        return {"input_tokens": 100}
+    if request["path"].split("?")[0] != "/v1/messages":
+        return not_found
+    body = request["body"] or {}
+    usage = {
+        "input_tokens": 100,
+        "output_tokens": 5,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    }
+    reply = anthropic_message(_script(body), id=f"msg_{next(ids)}", model=body.get("model"), usage=usage)
+    if not body.get("stream"):
+        return reply
+    done = anthropic_stream(reply, output_tokens=5)
+    done.headers["connection"] = "close"
+    return done
 
 
 GIOK_TOOL = "mcp__plugin_giok_giok__"
@@ -332,12 +271,9 @@ def _tool_results(requests: list[dict]) -> dict[str, dict]:
 
 @pytest.fixture
 def messages_api():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Messages)
-    server.requests, server.ids = [], itertools.count(1)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    ids = itertools.count(1)
+    with StandIn(lambda request: _answer(request, ids), protocol="HTTP/1.1") as api:
+        yield api
 
 
 def _claude_env(tmp_path: Path, api, ws) -> dict:
@@ -356,7 +292,7 @@ def _claude_env(tmp_path: Path, api, ws) -> dict:
         "CLAUDE_CONFIG_DIR": str(home / ".claude"),
         "GIOK_WORKSPACE": ws.name,
         "GIOK_EMBEDDINGS": "fake",
-        "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{api.server_address[1]}",
+        "ANTHROPIC_BASE_URL": api.url,
         "ANTHROPIC_API_KEY": "sk-ant-test-dummy",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_TELEMETRY": "1",
@@ -464,7 +400,7 @@ def test_claude_code_with_the_plugin_installed(ws, tmp_path, messages_api):
     assert init
     assert {"name": "plugin:giok:giok", "status": "connected"} in init["mcp_servers"]
 
-    first = messages_api.requests[0]
+    first = messages_api.bodies("/v1/messages")[0]
     said = json.dumps(first["messages"])
     assert "SessionStart hook additional context: # Boot context: zeon" in said  # boot text
     assert "Seojun drinks oolong tea every afternoon" in said
@@ -472,7 +408,7 @@ def test_claude_code_with_the_plugin_installed(ws, tmp_path, messages_api):
     tools = {t["name"] for t in first.get("tools", [])}  # giok's tools on the first turn
     assert {f"mcp__plugin_giok_giok__{name}" for name in TOOLS} <= tools
     assert "# auto memory" not in json.dumps(first.get("system"))  # Claude Code's own memory is off
-    used = _tool_results(messages_api.requests)  # the first turn's calls reached giok's server
+    used = _tool_results(messages_api.bodies("/v1/messages"))  # the first turn's calls reached giok's server
     assert json.loads(used["toolu_read"]["content"]) == {"tasks": []}
     assert used["toolu_write"].get("is_error")
     assert "permission" in json.dumps(used["toolu_write"])  # writes ask

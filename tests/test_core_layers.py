@@ -130,12 +130,11 @@ def test_old_claude_code_prompt_files_are_cleaned(ws):
     assert fresh.exists()
 
 
-def test_an_idle_index_sync_looks_for_pending_purges_once(ws, monkeypatch):
+def test_an_idle_index_sync_looks_for_pending_purges_once(ws, fake_embeddings, monkeypatch):
     """A search on an index that is up to date looks at .giok/index-pending once, not two or
     three times (each look is a directory listing on every search)."""
     from giok.retrieval import index
 
-    monkeypatch.setenv("GIOK_EMBEDDINGS", "fake")
     ws.remember("The deploy key rotates every quarter.")
     idx = index.Index.for_workspace(ws)
     idx.sync()

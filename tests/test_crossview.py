@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
-from typing import ClassVar
+from collections.abc import Callable
 
 import pytest
 
@@ -108,18 +106,26 @@ def test_loop_rule_refusals(family, bus):
     bus.send("시온: 새 글감", "sion", to=["zeon"])  # its own words again: a new post, allowed
 
 
-def auto_reply_round(bus) -> tuple[int, int]:
-    """Every agent answers every unread message it has; returns (sent, refused)."""
+def auto_round(bus, answer: Callable[[int, str, dict], object]) -> tuple[int, int]:
+    """Every agent (the i-th, `name`) answers every unread message it has with
+    `answer(i, name, message)`, then acks it. Returns (sent, refused)."""
     sent = refused = 0
-    for name in AGENTS:
+    for i, name in enumerate(AGENTS):
         for message in bus.inbox(name, unread=True):
             try:
-                bus.reply(message["id"], f"{name} got {message['id']}", name)
+                answer(i, name, message)
                 sent += 1
             except LoopRefused:
                 refused += 1
             bus.ack(name, [message["id"]])
     return sent, refused
+
+
+def auto_reply_round(bus) -> tuple[int, int]:
+    """Every agent replies to every unread message it has; returns (sent, refused)."""
+    return auto_round(
+        bus, lambda _i, name, message: bus.reply(message["id"], f"{name} got {message['id']}", name)
+    )
 
 
 def test_four_agents_auto_replying_to_everything_stay_bounded(family, bus):
@@ -178,61 +184,28 @@ def test_concurrent_senders_in_separate_processes_lose_nothing(family, bus):
     assert sorted(int(m["id"][3:]) for m in inbox) == list(range(1, 46))
 
 
-class _FakeTelegram(BaseHTTPRequestHandler):
-    calls: ClassVar[list] = []
-    fail = False
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).calls.append({"path": self.path, "body": body})
-        if type(self).fail:
-            status, data = 400, {"ok": False, "description": f"Bad Request: chat not found for {self.path}"}
-        else:
-            status, data = 200, {"ok": True, "result": {"message_id": 100 + len(type(self).calls)}}
-        payload = json.dumps(data).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
-def telegram(giok_home, monkeypatch):
-    _FakeTelegram.calls, _FakeTelegram.fail = [], False
-    server = HTTPServer(("127.0.0.1", 0), _FakeTelegram)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setenv("TG_TOKEN", "123:SECRET")
-    base = f"http://127.0.0.1:{server.server_port}"
+def telegram(giok_home, telegram_api):
+    bot = telegram_api.bot(chat_id="-100777")
     giok_home.update(
-        lambda c: c.update(
-            crossview={
-                "transports": ["local", "telegram"],
-                "diary": False,
-                "telegram": {"chat_id": "-100777", "token_env": "TG_TOKEN", "base_url": base, "timeout": 5},
-            }
-        )
+        lambda c: c.update(crossview={"transports": ["local", "telegram"], "diary": False, "telegram": bot})
     )
-    yield _FakeTelegram
-    server.shutdown()
+    return telegram_api
 
 
 def test_telegram_transport_posts_to_the_group(family, bus, telegram):
     post = bus.send("단톡방에 올림", "sion")
     assert post["transports"]["telegram"] == {"ok": True, "chat_id": "-100777", "message_id": 101}
-    [call] = telegram.calls
+    [call] = telegram.requests
     assert call["path"] == "/bot123:SECRET/sendMessage"
     assert call["body"] == {"chat_id": "-100777", "text": f"{TAG} sion: 단톡방에 올림"}
     answer = bus.reply(post["id"], "확인", "zeon")
-    assert telegram.calls[1]["body"]["reply_parameters"]["message_id"] == 101
+    assert telegram.requests[1]["body"]["reply_parameters"]["message_id"] == 101
     assert bus.get(answer["id"]).transports["telegram"]["ok"] is True
 
 
 def test_telegram_failure_keeps_the_local_delivery_and_hides_the_token(family, bus, telegram):
-    telegram.fail = True
+    telegram.fail = (400, "Bad Request: chat not found for {path}")
     post = bus.send("실패해도 로컬은 간다", "sion")
     outcome = post["transports"]["telegram"]
     assert outcome["ok"] is False
@@ -306,17 +279,11 @@ def test_cli_errors_are_one_line(family, cli):
 def auto_post_round(bus) -> tuple[int, int]:
     """Every agent re-posts (a new post, no reply_to) whatever it received: a "Re: …" copy, or
     the tagged line with something in front. Returns (sent, refused)."""
-    sent = refused = 0
-    for i, name in enumerate(AGENTS):
-        for message in bus.inbox(name, unread=True):
-            text = f"Re: {message['text']}" if i % 2 == 0 else f"FYI {message['rendered']}"
-            try:
-                bus.send(text, name)
-                sent += 1
-            except LoopRefused:
-                refused += 1
-            bus.ack(name, [message["id"]])
-    return sent, refused
+
+    def repost(i: int, name: str, message: dict) -> object:
+        return bus.send(f"Re: {message['text']}" if i % 2 == 0 else f"FYI {message['rendered']}", name)
+
+    return auto_round(bus, repost)
 
 
 def test_four_agents_auto_posting_copies_of_what_they_receive_stay_bounded(family, bus):

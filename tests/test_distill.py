@@ -16,6 +16,31 @@ def at(monkeypatch, stamp):
     monkeypatch.setenv("GIOK_NOW", stamp)
 
 
+HEADINGS = {"M90": "## 📚 M90 : 90-day memory\n", "M30": "## 📝 M30 : 30-day memory\n"}
+ENTRY = "- [2026-03-01] {t} <!-- expires: {e}; id: {i} -->\n"
+
+
+def hand_add(ws, **layers: list[str]) -> None:
+    """Entry lines written by hand under their layer's heading (not through the write policy),
+    in one commit."""
+
+    def add(old: str) -> tuple[str, None]:
+        for layer, lines in layers.items():
+            old = old.replace(HEADINGS[layer], HEADINGS[layer] + "".join(lines))
+        return old, None
+
+    ws.edit("MEMORY.md", add, "hand edit")
+
+
+def a_week_to_distill(ws, monkeypatch) -> None:
+    """March 1st: a note that expires the next day and two diary items; now the night of the 5th."""
+    at(monkeypatch, "2026-03-01T09:00")
+    ws.remember("Old note that will expire soon", layer="M30", expires="2026-03-02")
+    ws.diary("Lesson: write the decision down before the session ends")
+    ws.diary("Decided to keep the archive per month")
+    at(monkeypatch, "2026-03-05T23:00")
+
+
 def distill_commits(ws):
     return [c for c in git.log(ws.root, ["."], 200) if c["message"].startswith("nightly-distill:")]
 
@@ -151,19 +176,14 @@ def test_expired_entries_move_to_the_archive(ws, monkeypatch):
 
 def test_review_merges_duplicates_and_flags_contradictions(ws, monkeypatch):
     at(monkeypatch, "2026-03-01T09:00")
-    text = "- [2026-03-01] {t} <!-- expires: {e}; id: {i} -->\n"
-    body = ws.read_text("MEMORY.md").replace(
-        "## 📚 M90 : 90-day memory\n",
-        "## 📚 M90 : 90-day memory\n"
-        + text.format(t="The deploy script runs on Fridays at 6pm", e="2026-05-30", i="m-aaaaa1")
-        + text.format(t="The deploy script does not run on Fridays at 6pm", e="2026-05-30", i="m-aaaaa2"),
+    hand_add(
+        ws,
+        M90=[
+            ENTRY.format(t="The deploy script runs on Fridays at 6pm", e="2026-05-30", i="m-aaaaa1"),
+            ENTRY.format(t="The deploy script does not run on Fridays at 6pm", e="2026-05-30", i="m-aaaaa2"),
+        ],
+        M30=[ENTRY.format(t="The deploy script runs on Fridays at 6pm.", e="2026-03-31", i="m-aaaaa3")],
     )
-    body = body.replace(
-        "## 📝 M30 : 30-day memory\n",
-        "## 📝 M30 : 30-day memory\n"
-        + text.format(t="The deploy script runs on Fridays at 6pm.", e="2026-03-31", i="m-aaaaa3"),
-    )
-    ws.edit("MEMORY.md", lambda old: (body, None), "hand edit")
     report = distill(ws)
     assert report.merged == [
         {"id": "m-aaaaa3", "into": "m-aaaaa1", "text": "The deploy script runs on Fridays at 6pm."}
@@ -189,11 +209,7 @@ def test_diary_item_already_in_memory_is_not_added_twice(ws, monkeypatch):
 
 
 def test_crash_halfway_leaves_memory_valid_and_rerun_finishes(ws, monkeypatch):
-    at(monkeypatch, "2026-03-01T09:00")
-    ws.remember("Old note that will expire soon", layer="M30", expires="2026-03-02")
-    ws.diary("Lesson: write the decision down before the session ends")
-    ws.diary("Decided to keep the archive per month")
-    at(monkeypatch, "2026-03-05T23:00")
+    a_week_to_distill(ws, monkeypatch)
     real_write = workspace_mod.atomic_write
     writes = []
 
@@ -361,16 +377,14 @@ def test_a_reversed_decision_is_not_a_duplicate(ws, monkeypatch):
 
 def test_review_never_merges_an_entry_into_its_negation(ws, monkeypatch):
     at(monkeypatch, "2026-03-01T09:00")
-    line = "- [2026-03-01] {t} <!-- expires: 2026-05-30; id: {i} -->\n"
-    body = ws.read_text("MEMORY.md").replace(
-        "## 📚 M90 : 90-day memory\n",
-        "## 📚 M90 : 90-day memory\n"
-        + line.format(t="Seojun wants the weekly report emailed every monday morning early", i="m-bbbbb1")
-        + line.format(
-            t="Seojun never wants the weekly report emailed every monday morning early", i="m-bbbbb2"
-        ),
+    wish = "Seojun {} the weekly report emailed every monday morning early"
+    hand_add(
+        ws,
+        M90=[
+            ENTRY.format(t=wish.format("wants"), e="2026-05-30", i="m-bbbbb1"),
+            ENTRY.format(t=wish.format("never wants"), e="2026-05-30", i="m-bbbbb2"),
+        ],
     )
-    ws.edit("MEMORY.md", lambda old: (body, None), "hand edit")
     report = distill(ws)
     assert report.merged == []
     assert ws.memory().find("m-bbbbb1")
@@ -409,11 +423,7 @@ def test_crash_between_memory_and_ledger_does_not_count_references_twice(ws, mon
 def test_failed_commit_restores_every_file(ws, monkeypatch):
     from giok.errors import GitError
 
-    at(monkeypatch, "2026-03-01T09:00")
-    ws.remember("Old note that will expire soon", layer="M30", expires="2026-03-02")
-    ws.diary("Lesson: write the decision down before the session ends")
-    ws.diary("Decided to keep the archive per month")
-    at(monkeypatch, "2026-03-05T23:00")
+    a_week_to_distill(ws, monkeypatch)
     paths = [
         "MEMORY.md",
         "compound/lessons.md",

@@ -16,12 +16,12 @@ from giok.store import git, journal
 
 
 @pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
+def isolated(tmp_path, monkeypatch, setenv):
     """No real ~/.claude or crontab: a project folder of our own and a crontab in a file."""
     project = tmp_path / "project"
     project.mkdir()
     monkeypatch.chdir(project)
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-user"))
+    setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-user"))
     table = tmp_path / "crontab.txt"
     fake = tmp_path / "fake-crontab"
     fake.write_text(
@@ -29,7 +29,7 @@ def isolated(tmp_path, monkeypatch):
         f"exit 1; }}\n  cat {table}\nelse\n  cat > {table}\nfi\n"
     )
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("GIOK_CRONTAB", str(fake))
+    setenv("GIOK_CRONTAB", str(fake))
     return project
 
 
@@ -122,8 +122,8 @@ def test_crontab_entries_missing_then_outdated(ws):
     assert "schedule install" in _by(diagnose(ws), "schedule")[0]["fix"]
     routines.install(ws)
     assert not _by(diagnose(ws), "schedule")
-    table = routines.crontab_read().replace("30 9 * * *", "45 9 * * *")
-    routines.crontab_write(table)
+    table = routines.crontab_read(ws.home).replace("30 9 * * *", "45 9 * * *")
+    routines.crontab_write(table, ws.home)
     found = _by(diagnose(ws), "schedule")
     assert found[0]["severity"] == "warning"
     assert "1 outdated" in found[0]["message"]

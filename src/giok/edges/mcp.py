@@ -141,6 +141,17 @@ _USER = _str(
 _THREAD = _str("Within this thread (default: none): its memories are included, other threads' are hidden.")
 
 
+def _search_schema(query: str) -> dict:
+    """The parameters memory_recall and memory_search share; `query` describes the query."""
+    return {
+        "query": _str(query, minLength=1),
+        "k": _int("How many results at most.", 1, 50, default=5),
+        "workspaces": _SIBLINGS,
+        "user": _USER,
+        "thread": _THREAD,
+    }
+
+
 def _search_opts(args: dict) -> dict:
     opts = {"k": args.get("k", 5)}
     for key in ("user", "thread"):
@@ -157,13 +168,7 @@ def _search_opts(args: dict) -> dict:
     "the question needs memory at all (greetings, instructions and general knowledge do not), searches, "
     "retries once with other keywords, and otherwise answers 'no memory' - never more than two searches. "
     "Use this before answering about past work, decisions, preferences or people.",
-    {
-        "query": _str("The question or topic, in the user's words (Korean or English).", minLength=1),
-        "k": _int("How many results at most.", 1, 50, default=5),
-        "workspaces": _SIBLINGS,
-        "user": _USER,
-        "thread": _THREAD,
-    },
+    _search_schema("The question or topic, in the user's words (Korean or English)."),
     required=("query",),
     read_only=True,
 )
@@ -179,13 +184,7 @@ def _recall(ws: Workspace, args: dict):
     "cut-offs (scores under 0.35 are noise). Returns scored chunks with path, lines, layer, date and "
     "entry id; open one with memory_get. Prefer memory_recall for questions; use this to look up a "
     "term, browse, or read a sibling agent's memory (workspaces).",
-    {
-        "query": _str("What to look for (Korean or English).", minLength=1),
-        "k": _int("How many results at most.", 1, 50, default=5),
-        "workspaces": _SIBLINGS,
-        "user": _USER,
-        "thread": _THREAD,
-    },
+    _search_schema("What to look for (Korean or English)."),
     required=("query",),
     read_only=True,
 )

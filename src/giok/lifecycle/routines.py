@@ -17,7 +17,6 @@ its result in the diary. `Scheduler` is the foreground alternative for machines 
 from __future__ import annotations
 
 import datetime as dt
-import os
 import re
 import shlex
 import subprocess
@@ -28,8 +27,10 @@ from dataclasses import dataclass
 from croniter import croniter
 
 from giok.errors import GiokError, InvalidInput, NotFound
+from giok.settings import Settings, child_env
 from giok.store.clock import now, today
 from giok.store.fsutil import file_lock
+from giok.store.home import Home
 from giok.store.memoryfile import MemoryFile
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -189,13 +190,14 @@ def forget(ws, name: str) -> None:
 
 
 # -- the crontab -------------------------------------------------------------------------------
-def _crontab_cmd() -> list[str]:
-    return shlex.split(os.environ.get("GIOK_CRONTAB", "crontab"))
+def _crontab_cmd(home: Home | None) -> list[str]:
+    """The crontab command: the home's settings (GIOK_CRONTAB as the entry point read it)."""
+    return shlex.split((home.settings if home is not None else Settings.from_env()).crontab)
 
 
-def crontab_read() -> str:
+def crontab_read(home: Home | None = None) -> str:
     try:
-        proc = subprocess.run([*_crontab_cmd(), "-l"], capture_output=True, text=True, timeout=30)
+        proc = subprocess.run([*_crontab_cmd(home), "-l"], capture_output=True, text=True, timeout=30)
     except FileNotFoundError:
         raise GiokError(
             "crontab is not installed: install cron, or run `giok schedule run` in the foreground"
@@ -207,9 +209,11 @@ def crontab_read() -> str:
     return proc.stdout
 
 
-def crontab_write(text: str) -> None:
+def crontab_write(text: str, home: Home | None = None) -> None:
     try:
-        proc = subprocess.run([*_crontab_cmd(), "-"], input=text, capture_output=True, text=True, timeout=30)
+        proc = subprocess.run(
+            [*_crontab_cmd(home), "-"], input=text, capture_output=True, text=True, timeout=30
+        )
     except FileNotFoundError:
         raise GiokError(
             "crontab is not installed: install cron, or run `giok schedule run` in the foreground"
@@ -238,10 +242,10 @@ def _ours(line: str, workspace: str | None = None, name: str | None = None) -> b
     )
 
 
-def installed(workspace: str | None = None) -> list[dict]:
+def installed(workspace: str | None = None, *, home: Home | None = None) -> list[dict]:
     """giok's lines in the crontab: {workspace, routine, schedule, line}."""
     out = []
-    for line in crontab_read().splitlines():
+    for line in crontab_read(home).splitlines():
         m = _MARK_RE.search(line)
         if m and _ours(line, workspace):
             out.append(
@@ -274,12 +278,12 @@ def install(ws, dry_run: bool = False, items: list[Routine] | None = None) -> di
 
 
 def _install(ws, wanted: list[str], dry_run: bool = False) -> dict:
-    lines = crontab_read().splitlines()
+    lines = crontab_read(ws.home).splitlines()
     mine = [line for line in lines if _ours(line, ws.name)]
     kept = [line for line in lines if not _ours(line, ws.name)]
     table = "\n".join(kept + wanted) + "\n"
     if mine != wanted and not dry_run:
-        crontab_write(table)
+        crontab_write(table, ws.home)
     out = {
         "workspace": ws.name,
         "installed": wanted,
@@ -289,27 +293,28 @@ def _install(ws, wanted: list[str], dry_run: bool = False) -> dict:
     return {**out, "dry_run": True, "crontab": table} if dry_run else out
 
 
-def uninstall(workspace: str | None = None, name: str | None = None) -> list[str]:
+def uninstall(
+    workspace: str | None = None, name: str | None = None, *, home: Home | None = None
+) -> list[str]:
     """Remove giok's lines (of one workspace, one routine, or all); returns them."""
-    from giok.store.home import Home
+    home = home or Home()
+    with _crontab_lock(home):
+        return _uninstall(workspace, name, home)
 
-    with _crontab_lock(Home()):
-        return _uninstall(workspace, name)
 
-
-def _uninstall(workspace: str | None, name: str | None) -> list[str]:
-    lines = crontab_read().splitlines()
+def _uninstall(workspace: str | None, name: str | None, home: Home) -> list[str]:
+    lines = crontab_read(home).splitlines()
     gone = [line for line in lines if _ours(line, workspace, name)]
     if gone:
         kept = [line for line in lines if not _ours(line, workspace, name)]
-        crontab_write("\n".join(kept) + ("\n" if kept else ""))
+        crontab_write("\n".join(kept) + ("\n" if kept else ""), home)
     return gone
 
 
 # -- running -----------------------------------------------------------------------------------
 def run_routine(ws, routine: Routine, timeout: float = 3600) -> dict:
     """Run the routine's giok command in a subprocess; its run and result go to the diary."""
-    env = {**os.environ, "GIOK_HOME": str(ws.home.path)}
+    env = child_env(GIOK_HOME=str(ws.home.path))
     argv = [sys.executable, "-m", "giok", "-w", str(ws.root), *routine.command]
     started = time.monotonic()
     try:

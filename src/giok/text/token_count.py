@@ -16,8 +16,9 @@ import hashlib
 import math
 import os
 import re
-import tempfile
 from typing import Any
+
+from giok import settings
 
 _URLS = {
     "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
@@ -71,7 +72,7 @@ def _load() -> Any:
     if _encoder is not None:
         return _encoder
     _encoder = False
-    wanted = os.environ.get("GIOK_TOKENIZER", "auto").strip() or "auto"
+    wanted = settings.tokenizer()
     if wanted == "estimate":
         return _encoder
     for name in [wanted] if wanted != "auto" else list(_URLS):
@@ -88,11 +89,7 @@ def _load() -> Any:
 
 def _cached(url: str) -> bool:
     """Is tiktoken's cache already holding this encoding file (so no download happens)?"""
-    cache_dir = (
-        os.environ.get("TIKTOKEN_CACHE_DIR")
-        or os.environ.get("DATA_GYM_CACHE_DIR")
-        or os.path.join(tempfile.gettempdir(), "data-gym-cache")
-    )
+    cache_dir = settings.tiktoken_cache()
     key = hashlib.sha1(url.encode()).hexdigest()
     return os.path.isfile(os.path.join(cache_dir, key))
 

@@ -131,7 +131,7 @@ def workspaces_remove(name, delete_files, yes, as_json):
                 f"Delete {folder} and every file in it (git history included)?", abort=True, err=True
             )
     home.unregister(name)
-    data = {"workspace": name, "path": str(folder), "files": "kept", "cron_removed": _uncron(name)}
+    data = {"workspace": name, "path": str(folder), "files": "kept", "cron_removed": _uncron(name, home)}
     if deleting:
         shutil.rmtree(folder)
         data["files"] = "deleted"
@@ -147,13 +147,13 @@ def workspaces_remove(name, delete_files, yes, as_json):
     )
 
 
-def _uncron(name: str) -> list[str]:
+def _uncron(name: str, home: Home) -> list[str]:
     """Take the workspace's giok lines out of the crontab, if it has any (no crontab: nothing)."""
     from giok.errors import GiokError
     from giok.lifecycle import routines as routines_mod
 
     try:
-        return routines_mod.uninstall(name)  # [] when it has none: one crontab read
+        return routines_mod.uninstall(name, home=home)  # [] when it has none: one crontab read
     except GiokError:
         return []
 

@@ -220,7 +220,7 @@ def schedule_list(as_json):
     from giok.store.clock import now
 
     try:
-        in_cron = {r["routine"] for r in routines_mod.installed(ws.name)}
+        in_cron = {r["routine"] for r in routines_mod.installed(ws.name, home=ws.home)}
         cron_note = None
     except GiokError as exc:  # no crontab binary: still list the routines
         in_cron, cron_note = set(), str(exc)
