@@ -19,14 +19,7 @@ READER_DIRS = ("edges/cli/", "edges/server/")
 # Modules outside this change that still read the environment, each with what it reads; they
 # move behind giok.settings next (the list may only shrink: docs/architecture.md).
 PENDING = {
-    "providers/embeddings.py": "GIOK_EMBED_THREADS, an API key by its variable's name, OMP_WAIT_POLICY",
-    "providers/llm.py": "an API key by its variable's name",
     "retrieval/index.py": "GIOK_INDEX_BUSY_TIMEOUT when no workspace settings are given",
-    "store/git.py": "the environment git runs with; GIT_AUTHOR_NAME/EMAIL",
-    "store/history.py": "the environment git runs with",
-    "store/remote.py": "the merge driver's variables",
-    "write/forget.py": "the environment git filter-branch runs with",
-    "lifecycle/crossview.py": "the Telegram token by its variable's name",
 }
 
 
@@ -88,6 +81,10 @@ def test_the_check_sees_a_read(tmp_path):
         ({"GIT_AUTHOR_NAME": "a"}, "git_author", False),
         ({"CLAUDE_CONFIG_DIR": "/tmp/claude"}, "claude_config", Path("/tmp/claude")),
         ({"CLAUDE_CONFIG_DIR": ""}, "claude_config", None),
+        ({"GIOK_MERGE_THEIRS": "abc123"}, "merge_theirs", "abc123"),
+        ({}, "merge_theirs", None),
+        ({"GIOK_MERGE_REPORT": "/tmp/r.jsonl"}, "merge_report", Path("/tmp/r.jsonl")),
+        ({"GIOK_MERGE_REPORT": ""}, "merge_report", None),
     ],
 )
 def test_the_settings_read_each_variable(env, field, value):

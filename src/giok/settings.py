@@ -14,12 +14,18 @@ the entry points that reads the environment. The variables, as documented:
 - GIOK_CRONTAB — the crontab command the routines install with (default `crontab`)
 - GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL — a git identity from the environment (`giok doctor`)
 - CLAUDE_CONFIG_DIR — Claude Code's user settings folder (`giok doctor`); default ~/.claude
+- GIOK_MERGE_THEIRS and GIOK_MERGE_REPORT — set by `giok sync` for the merge driver it runs
+  through git (`giok merge-driver`): the commit merged in, the file the driver reports to
 
-Two process-wide values with no workspace in reach are read here at their use instead, because
+Process-wide values with no workspace in reach are read here at their use instead, because
 scripts and tests move them within one process: GIOK_NOW (`now_override`, the clock of
-giok.store.clock) and GIOK_TOKENIZER with tiktoken's cache folder (`tokenizer`,
-`tiktoken_cache`, read when giok.text.token_count first loads its encoder). `child_env` is the
-environment a giok subprocess gets.
+giok.store.clock), GIOK_TOKENIZER with tiktoken's cache folder (`tokenizer`, `tiktoken_cache`,
+read when giok.text.token_count first loads its encoder), GIOK_EMBED_THREADS (`embed_threads`,
+read when a local embedding model loads) and OMP_WAIT_POLICY (`passive_openmp`, set before
+it loads). An API key or bot token is named by configuration (`api_key_env`, `key_env`,
+`token_env`) and read when it is needed (`secret`), so a key exported after the home was
+opened works. `child_env` is the environment a giok subprocess gets (git among them), and
+`git_identity` whether it carries a git author.
 """
 
 from __future__ import annotations
@@ -43,6 +49,8 @@ class Settings:
     crontab: str = "crontab"  # the command line (split as a shell would where it runs)
     git_author: bool = False  # GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL are both set
     claude_config: Path | None = None  # CLAUDE_CONFIG_DIR; None: ~/.claude
+    merge_theirs: str | None = None  # GIOK_MERGE_THEIRS; None: git's MERGE_HEAD
+    merge_report: Path | None = None  # GIOK_MERGE_REPORT; None: .giok/merge-reports.jsonl
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -55,9 +63,15 @@ class Settings:
             session=env.get("GIOK_SESSION") or None,
             embeddings=env.get("GIOK_EMBEDDINGS") or None,  # set but empty: the default
             crontab=env.get("GIOK_CRONTAB", "crontab"),
-            git_author=bool(env.get("GIT_AUTHOR_NAME") and env.get("GIT_AUTHOR_EMAIL")),
+            git_author=_git_author(env),
             claude_config=Path(claude) if claude else None,
+            merge_theirs=env.get("GIOK_MERGE_THEIRS") or None,
+            merge_report=Path(report) if (report := env.get("GIOK_MERGE_REPORT")) else None,
         )
+
+
+def _git_author(env: Mapping[str, str]) -> bool:
+    return bool(env.get("GIT_AUTHOR_NAME") and env.get("GIT_AUTHOR_EMAIL"))
 
 
 def _home(env: Mapping[str, str]) -> Path:
@@ -97,6 +111,28 @@ def tiktoken_cache() -> str:
     )
 
 
+def embed_threads() -> str:
+    """$GIOK_EMBED_THREADS, stripped ("" when unset): the threads a local embedding model uses."""
+    return os.environ.get("GIOK_EMBED_THREADS", "").strip()
+
+
+def passive_openmp() -> None:
+    """Set OMP_WAIT_POLICY=passive in this process's environment unless it is set: OpenMP reads
+    it when its runtime loads, so this runs before a local model loads."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
+
+def secret(name: str) -> str:
+    """The environment variable `name` ("" when unset), read at its use: an API key or a token
+    named by configuration."""
+    return os.environ.get(name, "")
+
+
 def child_env(**extra: str) -> dict[str, str]:
     """This process's environment with `extra` on top, for a subprocess giok starts."""
     return {**os.environ, **extra}
+
+
+def git_identity() -> bool:
+    """GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL are both set in the environment git runs with."""
+    return _git_author(os.environ)

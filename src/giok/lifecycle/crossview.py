@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import re
 import sqlite3
 import unicodedata
@@ -34,6 +33,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from giok.errors import GiokError, InvalidInput, LoopRefused, NotFound, ProviderError, WorkspaceError
+from giok.settings import secret
 from giok.store.clock import now
 from giok.store.fsutil import clean_text
 from giok.store.home import Home, check_name
@@ -191,7 +191,7 @@ class TelegramTransport(Transport):
         if not chat_id:
             raise InvalidInput("telegram transport needs crossview.telegram.chat_id in the home config")
         env = self.settings.get("token_env", "GIOK_TELEGRAM_TOKEN")
-        token = os.environ.get(env, "")
+        token = secret(env)
         if not token:
             raise InvalidInput(f"telegram transport needs the bot token in ${env}")
         return str(chat_id), token, str(self.settings.get("base_url", "https://api.telegram.org")).rstrip("/")

@@ -32,7 +32,7 @@ import numpy as np
 
 from giok.errors import ProviderError
 from giok.providers.retry import Retry, post
-from giok.settings import Settings
+from giok.settings import Settings, embed_threads, passive_openmp, secret
 
 _FACTORIES: dict[str, Callable[..., Embedder]] = {}
 _LOADED: dict[tuple, Embedder] = {}
@@ -193,7 +193,7 @@ def model_threads(threads: int | None = None) -> int:
     fastest on an idle machine and degrade gracefully when another process competes; measured
     in bench/first_search.py, see docs/search.md "Speed"."""
     if threads is None:
-        raw = os.environ.get(THREADS_ENV, "").strip()
+        raw = embed_threads()
         if raw:
             try:
                 threads = int(raw)
@@ -215,7 +215,7 @@ def _passive_openmp() -> None:
     """OpenMP threads that sleep while they wait, unless the user chose otherwise
     ($OMP_WAIT_POLICY). The default (spinning) burns the cores between batches and collapses
     when another process wants them. Read when the OpenMP runtime loads: set before the model."""
-    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+    passive_openmp()
 
 
 class USE(Embedder):
@@ -272,7 +272,7 @@ class OpenAI(Embedder):
     ):
         import httpx
 
-        key = os.environ.get(key_env or self.key_env_var)
+        key = secret(key_env or self.key_env_var)
         if not key:
             raise ProviderError(f"embedding provider openai needs ${key_env or self.key_env_var}")
         self.model, self.dim = model, int(dim)

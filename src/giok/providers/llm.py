@@ -17,11 +17,11 @@ clear line."""
 
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from giok import settings
 from giok.errors import InvalidInput, ProviderError
 from giok.providers.retry import Retry, post
 
@@ -65,7 +65,7 @@ class ChatClient:
     def key(self) -> str | None:
         if not self.api_key_env:
             return None
-        value = os.environ.get(self.api_key_env, "").strip()
+        value = settings.secret(self.api_key_env).strip()
         if not value:
             raise ProviderError(f"{self.name}: ${self.api_key_env} is not set")
         return value

@@ -11,6 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from giok import settings
 from giok.errors import GitError
 from giok.store import clock
 
@@ -20,7 +21,7 @@ _ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
 def run(
     root: Path, *args: str, check: bool = True, input: str | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess:
-    env = {**os.environ, **_ENV, **(env or {})}
+    env = settings.child_env(**{**_ENV, **(env or {})})
     try:
         proc = subprocess.run(
             ["git", "-C", str(root), *args], capture_output=True, text=True, env=env, input=input
@@ -50,7 +51,7 @@ def init(root: Path) -> None:
 
 def has_identity(root: Path) -> bool:
     """True when user.name and user.email are configured (one git process)."""
-    if os.environ.get("GIT_AUTHOR_NAME") and os.environ.get("GIT_AUTHOR_EMAIL"):
+    if settings.git_identity():
         return True
     out = run(root, "config", "--get-regexp", r"^user\.(name|email)$", check=False).stdout
     keys = {

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from giok import settings
 from giok.errors import GitError, InvalidInput, NotFound
 from giok.store import clock, git
 from giok.store.memoryfile import LAYERS, MemoryEntry, MemoryFile
@@ -139,7 +140,7 @@ def _point(ws: Workspace, asked: dt.datetime, rows: list[tuple[str, dt.datetime]
 
 # -- reading a commit -----------------------------------------------------------------------------
 def _git_bytes(ws: Workspace, *args: str) -> bytes | None:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    env = settings.child_env(GIT_TERMINAL_PROMPT="0", LC_ALL="C")
     try:
         proc = subprocess.run(["git", "-C", str(ws.root), *args], capture_output=True, env=env)
     except FileNotFoundError:

@@ -274,9 +274,10 @@ def merge_driven(path: str) -> bool:
 
 
 # -- the driver's side ----------------------------------------------------------------------------
-def later_by_git(root: Path, path: str) -> Callable[[str], str]:
-    """key → "ours" | "theirs": whose newest commit since the merge base names the key."""
-    theirs = os.environ.get(THEIRS_ENV) or _merge_head(root)
+def later_by_git(root: Path, path: str, theirs: str | None = None) -> Callable[[str], str]:
+    """key → "ours" | "theirs": whose newest commit since the merge base names the key.
+    `theirs`: the commit merged in (giok sync passes it, as $GIOK_MERGE_THEIRS), else MERGE_HEAD."""
+    theirs = theirs or _merge_head(root)
     if not theirs:
         return lambda key: "ours"
     base = git.run(root, "merge-base", "HEAD", theirs, check=False).stdout.strip()
@@ -297,18 +298,28 @@ def _merge_head(root: Path) -> str | None:
         return None
 
 
-def run_driver(base: Path, ours: Path, theirs: Path, path: str, root: Path | None = None) -> list[dict]:
+def run_driver(
+    base: Path,
+    ours: Path,
+    theirs: Path,
+    path: str,
+    root: Path | None = None,
+    *,
+    their_commit: str | None = None,
+    report: Path | None = None,
+) -> list[dict]:
     """Merge the three files into `ours` (git's %A) and return the reports (also appended to
-    $GIOK_MERGE_REPORT, else .giok/merge-reports.jsonl)."""
+    `report`, else .giok/merge-reports.jsonl). `their_commit` and `report` are what giok sync
+    hands the driver through git ($GIOK_MERGE_THEIRS, $GIOK_MERGE_REPORT; giok.settings)."""
     from giok.store.merge import Context, merge_file
 
     root = root or Path.cwd()
-    ctx = Context(path, later=later_by_git(root, path))
+    ctx = Context(path, later=later_by_git(root, path, their_commit))
     merged = merge_file(path, base.read_bytes(), ours.read_bytes(), theirs.read_bytes(), ctx)
     ours.write_bytes(merged)
     for r in ctx.reports:
         r["at"] = clock.now().isoformat(timespec="seconds")
-    target = Path(os.environ.get(REPORT_ENV) or root / ".giok" / "merge-reports.jsonl")
+    target = report or root / ".giok" / "merge-reports.jsonl"
     if ctx.reports:
         target.parent.mkdir(parents=True, exist_ok=True)
         with target.open("a", encoding="utf-8") as out:

@@ -23,7 +23,6 @@ memory files, the search index (chunks, vectors, embedding cache), the derived c
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import sqlite3
@@ -35,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from giok import settings
 from giok.errors import GiokError, GitError, InvalidInput, NotFound
 from giok.store import git, history
 from giok.store.fsutil import atomic_write, clean_text, read_bytes
@@ -365,7 +365,7 @@ def rewrite(ws: Workspace, texts: list[str]) -> None:
         (work / "tree.py").write_text(_TREE_FILTER, "utf-8")
         (work / "msg.py").write_text(_MSG_FILTER, "utf-8")
         py = sys.executable
-        env = {**os.environ, "FILTER_BRANCH_SQUELCH_WARNING": "1", "LC_ALL": "C"}
+        env = settings.child_env(FILTER_BRANCH_SQUELCH_WARNING="1", LC_ALL="C")
         cmd = [
             "git",
             "-C",

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from giok.edges.cli import emit, json_option, main, open_workspace, workspace_option
+from giok.settings import Settings
 from giok.store import remote as remotelib
 
 
@@ -73,6 +74,9 @@ def _text(d: dict) -> str:
 @click.argument("path")
 def merge_driver(base, ours, theirs, path):
     """Git's merge driver for giok's memory files: `giok merge-driver %O %A %B %P`."""
-    for r in remotelib.run_driver(base, ours, theirs, path):
+    settings = Settings.from_env()  # giok sync hands the driver its values through git's environment
+    for r in remotelib.run_driver(
+        base, ours, theirs, path, their_commit=settings.merge_theirs, report=settings.merge_report
+    ):
         click.echo(f"giok merge: {r['path']}: {r['detail']}", err=True)
     sys.exit(0)
