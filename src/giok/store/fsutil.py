@@ -33,11 +33,18 @@ def read_bytes(path: Path) -> bytes:
         return b""
 
 
-def atomic_write(path: Path, data: bytes, expected_checksum: str | None = None) -> None:
-    """Write via temp file + fsync + rename. When expected_checksum is given, refuse to
-    replace a file whose bytes changed since they were read (someone edited it by hand)."""
+def atomic_write(
+    path: Path, data: bytes, expected_checksum: str | None = None, *, expected: bytes | None = None
+) -> None:
+    """Write via temp file + fsync + rename. When expected_checksum (or the `expected` bytes
+    themselves) is given, refuse to replace a file whose bytes changed since they were read
+    (someone edited it by hand)."""
     check_link(path, write=True)
     path.parent.mkdir(parents=True, exist_ok=True)
+    if expected is not None and read_bytes(path) != expected:
+        raise DirtyFileError(
+            f"{path.name} changed on disk while giok was writing it; nothing was written, try again"
+        )
     if expected_checksum is not None and checksum(read_bytes(path)) != expected_checksum:
         raise DirtyFileError(
             f"{path.name} changed on disk while giok was writing it; nothing was written, try again"

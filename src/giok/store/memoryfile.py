@@ -23,6 +23,8 @@ import datetime as dt
 import hashlib
 import re
 import secrets
+import threading
+from collections.abc import Container
 from dataclasses import dataclass, field
 
 from giok.errors import InvalidInput
@@ -146,7 +148,7 @@ def check_key(key: str) -> str:
     return key
 
 
-def new_id(taken: set[str] | frozenset[str] = frozenset()) -> str:
+def new_id(taken: Container[str] = frozenset()) -> str:
     while True:
         candidate = "m-" + secrets.token_hex(3)
         if candidate not in taken:
@@ -217,6 +219,10 @@ class MemoryEntry:
     def touch(self) -> None:
         """Mark the line changed: it is rendered canonically instead of kept verbatim."""
         self.raw = None
+
+    def copy(self) -> MemoryEntry:
+        """An independent copy (its own fields)."""
+        return _copy_entry(self)
 
     def __str__(self) -> str:
         if self.raw is not None:
@@ -456,10 +462,12 @@ class MemoryFile:
         ]
         return MemoryFile(lines, list(self.eols), self.bom, self.newline, self.lang)
 
-    def _number(self) -> None:
-        for i, line in enumerate(self.lines, 1):
+    def _number(self, start: int = 0) -> None:
+        """Number the entries from line `start` (0-based) on: those above it have not moved."""
+        for i in range(start, len(self.lines)):
+            line = self.lines[i]
             if isinstance(line, MemoryEntry):
-                line.line_no = i
+                line.line_no = i + 1
 
     # -- queries --------------------------------------------------------------------------
     def entries(self, layer: str | None = None) -> list[MemoryEntry]:
@@ -506,26 +514,36 @@ class MemoryFile:
         layer = entry.layer or "M30"
         entry.layer, entry.headed = layer, True
         entry.raw = None
-        start = next(
-            (i for i, line in enumerate(self.lines) if isinstance(line, Heading) and line.layer == layer),
-            None,
-        )
+        headings = self._headings()
+        start = next((i for i in headings if self.lines[i].layer == layer), None)  # type: ignore[union-attr]
         if start is None:
             start = self._add_heading(layer)
-        end = start + 1
-        while end < len(self.lines) and not isinstance(self.lines[end], Heading):
-            end += 1
+            headings = self._headings()
+        end = next((i for i in headings if i > start), len(self.lines))
         pos = end
         while pos > start + 1 and isinstance(prev := self.lines[pos - 1], RawLine) and not prev.raw.strip():
             pos -= 1
         self._insert(pos, entry)
-        self._number()
+        self._number(pos)
         return entry
+
+    def _headings(self) -> list[int]:
+        """Where the headings are (a scan at C speed: a remember at 5,000 entries does not walk
+        the lines in Python)."""
+        kinds = list(map(type, self.lines))
+        out: list[int] = []
+        at = -1
+        while True:
+            try:
+                at = kinds.index(Heading, at + 1)
+            except ValueError:
+                return out
+            out.append(at)
 
     def insert_line(self, pos: int, line: Line) -> None:
         """Put line before line `pos` (0-based), ending the line above it if it had no end."""
         self._insert(pos, line)
-        self._number()
+        self._number(pos)
 
     def _insert(self, pos: int, line: Line) -> None:
         if pos > 0 and self.eols[pos - 1] == "":
@@ -565,6 +583,78 @@ class MemoryFile:
         entry = self.remove(entry_id)
         entry.layer = layer
         return self.add(entry)
+
+
+# -- the kept parse -----------------------------------------------------------------------------
+# The last parse of each MEMORY.md, kept with the exact bytes it was made from: it is served only
+# for those bytes (compared whole, which costs far less than a parse), so a file another process
+# or a hand edit changed is parsed again, whatever its size, time stamps or inode say. Readers get
+# copies; one writer at a time takes the parse itself (`take`) and keeps the one it wrote.
+_KEPT: dict[str, tuple[bytes, MemoryFile]] = {}
+_KEPT_MAX = 8
+_KEPT_LOCK = threading.Lock()
+
+
+def read_kept(key: str, data: bytes) -> MemoryFile:
+    """A copy of the parse of `data` (the bytes of the file `key`), kept for the next call."""
+    with _KEPT_LOCK:
+        kept = _KEPT.get(key)
+        if kept is not None and kept[0] == data:
+            return kept[1].copy()
+    parsed = MemoryFile.parse(data)
+    keep(key, data, parsed)
+    return parsed.copy()
+
+
+def take_kept(key: str, data: bytes) -> tuple[MemoryFile, bool]:
+    """(the parse of `data`, whether it was kept): the caller owns it, the keep no longer has it,
+    so no reader copies it while the caller changes it."""
+    with _KEPT_LOCK:
+        kept = _KEPT.pop(key, None)
+    if kept is not None and kept[0] == data:
+        return kept[1], True
+    return MemoryFile.parse(data), False
+
+
+def keep(key: str, data: bytes, parsed: MemoryFile) -> None:
+    """Keep `parsed` as the parse of `data`, the bytes of the file `key` (nothing may change
+    it afterwards: it is handed out as copies, or to the next `take_kept`)."""
+    with _KEPT_LOCK:
+        _KEPT.pop(key, None)
+        while len(_KEPT) >= _KEPT_MAX:
+            _KEPT.pop(next(iter(_KEPT)))  # the oldest: a process rarely reads many workspaces
+        _KEPT[key] = (data, parsed)
+
+
+def forget_kept(key: str) -> None:
+    with _KEPT_LOCK:
+        _KEPT.pop(key, None)
+
+
+def splice(data: bytes, lines: int, edits: list[tuple[int, int, bytes]]) -> bytes:
+    """`data` (a file of `lines` lines, ending with a line break) with each edit (line number
+    from 0, bytes taken away at the start of that line, bytes put there) applied: a change of
+    a few lines of a large MEMORY.md without rendering the rest."""
+    out, done = [], 0
+    for line, cut, put in sorted(edits):
+        at = _line_start(data, line, lines)
+        out += [data[done:at], put]
+        done = at + cut
+    out.append(data[done:])
+    return b"".join(out)
+
+
+def _line_start(data: bytes, line: int, lines: int) -> int:
+    """Where line `line` (from 0) starts, counting line breaks from the nearer end."""
+    if line <= lines - line:
+        at = 0
+        for _ in range(line):
+            at = data.index(b"\n", at) + 1
+        return at
+    at = len(data) - 1  # the break that ends the last line
+    for _ in range(lines - line):
+        at = data.rindex(b"\n", 0, at)
+    return at + 1
 
 
 def _copy_entry(entry: MemoryEntry) -> MemoryEntry:
