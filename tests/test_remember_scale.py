@@ -119,3 +119,128 @@ def test_index_kept_in_step_with_writes_decides_the_same():
             mf.add(entry)
             index.add(entry)
     assert {"write", "supersede", "duplicate"} <= actions
+
+
+def test_a_file_changed_in_place_with_the_same_size_and_time_is_read_again(ws):
+    """The kept parse is served only for the bytes it was made from: an edit that keeps the
+    size, the inode and (restored) the modification time is still seen by the next read and
+    by the next remember's duplicate check."""
+    import os
+
+    first = ws.remember("The staging database runs on port 5432").entry
+    ws.memory()  # parsed and kept
+    path = ws.root / "MEMORY.md"
+    st = os.stat(path)
+    data = path.read_bytes()
+    edited = data.replace(b"staging database", b"billing database")
+    assert len(edited) == len(data) and edited != data
+    with open(path, "r+b") as f:  # in place: the same inode
+        f.write(edited)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert os.stat(path).st_ino == st.st_ino and os.stat(path).st_size == st.st_size
+    assert ws.get(first.id).text == "The billing database runs on port 5432"
+    again = ws.remember("The billing database runs on port 5432")
+    assert again.action == "duplicate", again
+
+
+def _ids(monkeypatch):
+    from giok.write import remember as remember_module
+
+    counter = iter(range(1, 10_000))
+    monkeypatch.setattr(remember_module, "new_id", lambda taken=(): f"m-{next(counter):06x}")
+
+
+def _history(ws, texts: list[tuple[str, dict]]) -> list[bytes]:
+    out = []
+    for text, opts in texts:
+        ws.remember(text, **opts)
+        out.append((ws.root / "MEMORY.md").read_bytes())
+    return out
+
+
+def test_spliced_writes_give_the_bytes_of_a_full_render(tmp_path, giok_home, monkeypatch):
+    """Remembers that add, supersede (one and several entries), go to other layers and to a
+    file with CRLF line ends and no final line break: each MEMORY.md equals the one the full
+    render writes."""
+    from giok import Workspace
+    from giok.write import remember as remember_module
+
+    steps = [
+        ("Seojun prefers tea in the morning", {}),
+        ("Seojun likes green tea after lunch", {}),
+        ("The deploy script runs on Mondays", {"layer": "M0"}),
+        ("Seojun now prefers coffee", {}),  # supersedes both tea entries
+        ("서준은 주말마다 북한산에 등산을 간다", {"layer": "M90"}),
+        ("The deploy script runs on Monday", {}),  # near-duplicate of the M0 entry
+        ("배포는 금요일에 하지 않는다", {"layer": "M365"}),
+        ("Jiho works at Naver", {}),
+        ("Jiho now works at Kakao", {"layer": "M0"}),  # put in above the entry it supersedes
+    ]
+    results = []
+    for full in (False, True):
+        _ids(monkeypatch)
+        if full:
+            monkeypatch.setattr(remember_module, "_rendered", lambda before, mf, *rest: mf.render())
+        ws, _ = Workspace.init(tmp_path / f"w{full}", name=f"w{full}", home=giok_home)
+        memory = ws.root / "MEMORY.md"
+        history = _history(ws, steps[:4])
+        crlf = memory.read_bytes().replace(b"\n", b"\r\n").rstrip(b"\r\n")
+        ws.edit_bytes("MEMORY.md", lambda old, crlf=crlf: (crlf, None), "test: CRLF, no final break")
+        history += _history(ws, steps[4:])
+        results.append(history)
+    assert results[0] == results[1]
+    assert b"superseded_by" in results[0][3] and results[0][-1].count(b"\r\n") > 10
+    assert results[0][-1].index(b"Kakao") < results[0][-1].index(b"Naver <!-- expires")
+
+
+def test_memory_file_changes_keep_the_layout_of_a_fresh_parse():
+    """add / insert_line / remove / move on one parse (which keeps where its headings are)
+    give the same file as the same change on a fresh parse of the bytes before it."""
+    from giok.store.memoryfile import Heading, RawLine
+
+    rnd = random.Random(5)
+    mf = MemoryFile.parse(empty("en"))
+    for step in range(300):
+        fresh = MemoryFile.parse(mf.render())
+        op = rnd.random()
+        entries = mf.entries()
+        if op < 0.5 or not entries:
+            layer = rnd.choice(["M0", "M365", "M90", "M30"])
+            for m in (mf, fresh):
+                m.add(MemoryEntry(text=f"fact {step}", layer=layer, fields={"id": f"m-{step:06x}"}))
+        elif op < 0.65:
+            pos = rnd.randrange(len(mf.lines) + 1)
+            make = rnd.choice([lambda: RawLine(""), lambda: Heading("## M90 again", "M90")])
+            for m in (mf, fresh):
+                m.insert_line(pos, make())
+        elif op < 0.8:
+            gone = rnd.choice(entries).id
+            for m in (mf, fresh):
+                m.remove(gone)
+        else:
+            moved, layer = rnd.choice(entries).id, rnd.choice(["M0", "M365", "M90", "M30"])
+            for m in (mf, fresh):
+                m.move(moved, layer)
+        assert mf.render() == fresh.render(), step
+        assert [e.line_no for e in mf.entries()] == [e.line_no for e in fresh.entries()]
+
+
+def test_a_journal_of_the_inline_format_is_still_rolled_back(ws):
+    """A write killed by a giok that kept the old bytes inside the journal (version 1) is
+    rolled back by this one; a write of this one leaves no kept bytes behind."""
+    import base64
+
+    from giok.store import git, journal
+
+    ws.remember("The VPN certificate for the lab is valid until spring")
+    assert not list((ws.root / ".giok").glob("journal-*"))
+    before = (ws.root / "MEMORY.md").read_bytes()
+    after = before + b"- [2026-12-03] half written\n"
+    record = {"before": base64.b64encode(before).decode("ascii"), "after": git.blob_id(ws.root, after)}
+    data = {"version": 1, "head": git.head_id(ws.root), "message": "memory: remember x", "files": {}}
+    data["files"]["MEMORY.md"] = record
+    journal.path(ws.root).write_text(json.dumps(data), "utf-8")
+    (ws.root / "MEMORY.md").write_bytes(after)
+    ws.diary("the next write settles the journal")
+    assert (ws.root / "MEMORY.md").read_bytes() == before
+    assert not journal.path(ws.root).exists()

@@ -32,7 +32,7 @@ import os
 from pathlib import Path
 
 from giok.store import git
-from giok.store.fsutil import atomic_write
+from giok.store.fsutil import atomic_write, check_link
 
 NAME = "journal.json"
 VERSION = 2  # 2: the old bytes kept beside the journal (journal-N.before), not inline
@@ -48,9 +48,10 @@ def begin(root: Path, message: str, changes: dict[str, bytes | None]) -> dict[st
     _drop_kept(root)  # what a writer killed before its journal was whole left
     files, previous = {}, {}
     for n, (rel, new) in enumerate(changes.items()):
-        old = previous[rel] = _current(root, rel)
+        kept, old = _keep(root, rel, n)
+        previous[rel] = old
         files[rel] = {
-            **({"before": None} if old is None else {"kept": _keep(root, rel, n, old)}),
+            **({"before": None} if kept is None else {"kept": kept}),
             "after": None if new is None else git.blob_id(root, new),
         }
     data = {
@@ -66,22 +67,25 @@ def begin(root: Path, message: str, changes: dict[str, bytes | None]) -> dict[st
     return previous
 
 
-def _keep(root: Path, rel: str, n: int, old: bytes) -> str:
-    """Keep the bytes a file has before the write beside the journal, and name where: a hard
-    link to the file (giok replaces files, never writes into them, so the link keeps the old
-    bytes at no cost), or a copy where a link cannot be made or does not hold those bytes."""
+def _keep(root: Path, rel: str, n: int) -> tuple[str | None, bytes | None]:
+    """Keep the bytes a file has before the write beside the journal: (where, the bytes), or
+    (None, None) when it does not exist. A hard link to the file where one can be made (giok
+    replaces files, never writes into them, so the link keeps the old bytes at no cost; they
+    are read through it), else a copy."""
     name = f"journal-{n}.before"
     kept = root / ".giok" / name
     kept.unlink(missing_ok=True)
-    try:
-        os.link(root / rel, kept, follow_symlinks=False)
-        linked = not (root / rel).is_symlink() and kept.read_bytes() == old
-    except OSError:
-        linked = False
-    if not linked:
-        kept.unlink(missing_ok=True)
-        atomic_write(kept, old)
-    return name
+    target = root / rel
+    if target.is_file() and not target.is_symlink():
+        check_link(target)
+        with contextlib.suppress(OSError):
+            os.link(target, kept, follow_symlinks=False)
+            return name, kept.read_bytes()
+    old = _current(root, rel)
+    if old is None:
+        return None, None
+    atomic_write(kept, old)
+    return name, old
 
 
 def _before(root: Path, f: dict) -> bytes | None:
@@ -92,8 +96,10 @@ def _before(root: Path, f: dict) -> bytes | None:
 
 
 def _drop_kept(root: Path) -> None:
-    for kept in (root / ".giok").glob("journal-*.before"):
-        kept.unlink(missing_ok=True)
+    with contextlib.suppress(OSError), os.scandir(root / ".giok") as found:
+        for kept in found:
+            if kept.name.startswith("journal-") and kept.name.endswith(".before"):
+                os.unlink(kept.path)
 
 
 def end(root: Path) -> None:

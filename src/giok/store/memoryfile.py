@@ -382,7 +382,8 @@ _LINES_MAX = 20_000
 
 
 class MemoryFile:
-    """The parsed MEMORY.md. `lines` holds every line; entries are MemoryEntry objects."""
+    """The parsed MEMORY.md. `lines` holds every line; entries are MemoryEntry objects. Lines
+    are put in and taken out through `add`, `insert_line`, `remove` and `move`."""
 
     def __init__(self, lines: list[Line], eols: list[str], bom: bool, newline: str, lang: str = "en"):
         self.lines = lines
@@ -390,6 +391,7 @@ class MemoryFile:
         self.bom = bom
         self.newline = newline
         self.lang = lang
+        self._heads: tuple[int, list[int]] | None = None  # (number of lines, where the headings are)
 
     # -- parse / render -------------------------------------------------------------------
     @classmethod
@@ -460,7 +462,9 @@ class MemoryFile:
         lines: list[Line] = [
             _copy_entry(line) if isinstance(line, MemoryEntry) else line for line in self.lines
         ]
-        return MemoryFile(lines, list(self.eols), self.bom, self.newline, self.lang)
+        copied = MemoryFile(lines, list(self.eols), self.bom, self.newline, self.lang)
+        copied._heads = None if self._heads is None else (self._heads[0], list(self._heads[1]))
+        return copied
 
     def _number(self, start: int = 0) -> None:
         """Number the entries from line `start` (0-based) on: those above it have not moved."""
@@ -528,17 +532,22 @@ class MemoryFile:
         return entry
 
     def _headings(self) -> list[int]:
-        """Where the headings are (a scan at C speed: a remember at 5,000 entries does not walk
-        the lines in Python)."""
+        """Where the headings are: kept from the last call and moved along by `_insert`, found
+        again (at C speed) when the lines changed otherwise."""
+        if self._heads is not None and self._heads[0] == len(self.lines):
+            heads = self._heads[1]
+            if all(type(self.lines[i]) is Heading for i in heads):
+                return heads
         kinds = list(map(type, self.lines))
-        out: list[int] = []
+        heads = []
         at = -1
         while True:
             try:
                 at = kinds.index(Heading, at + 1)
             except ValueError:
-                return out
-            out.append(at)
+                self._heads = (len(self.lines), heads)
+                return heads
+            heads.append(at)
 
     def insert_line(self, pos: int, line: Line) -> None:
         """Put line before line `pos` (0-based), ending the line above it if it had no end."""
@@ -548,8 +557,13 @@ class MemoryFile:
     def _insert(self, pos: int, line: Line) -> None:
         if pos > 0 and self.eols[pos - 1] == "":
             self.eols[pos - 1] = self.newline
+        heads = self._heads[1] if self._heads is not None and self._heads[0] == len(self.lines) else None
         self.lines.insert(pos, line)
         self.eols.insert(pos, self.newline)
+        self._heads = None
+        if heads is not None:
+            moved = [i + 1 if i >= pos else i for i in heads]
+            self._heads = (len(self.lines), sorted([*moved, pos]) if isinstance(line, Heading) else moved)
 
     def _add_heading(self, layer: str) -> int:
         """Place a missing layer heading after the headings of deeper layers."""
@@ -571,6 +585,7 @@ class MemoryFile:
         for i, line in enumerate(self.lines):
             if isinstance(line, MemoryEntry) and line.id == entry_id:
                 del self.lines[i]
+                self._heads = None
                 eol = self.eols.pop(i)
                 if i == len(self.lines) and i > 0:
                     self.eols[i - 1] = eol if eol else self.eols[i - 1]
