@@ -244,3 +244,21 @@ def test_a_journal_of_the_inline_format_is_still_rolled_back(ws):
     ws.diary("the next write settles the journal")
     assert (ws.root / "MEMORY.md").read_bytes() == before
     assert not journal.path(ws.root).exists()
+
+
+def test_boot_sees_an_in_place_edit_that_keeps_size_and_time(ws):
+    """boot's kept lines (.giok/boot-memory.json) follow MEMORY.md's bytes, not its stat."""
+    import os
+
+    from giok.lifecycle import boot
+
+    ws.remember("The staging database runs on port 5432")
+    assert "staging database" in boot.build(ws).text  # and kept for the next boot
+    path = ws.root / "MEMORY.md"
+    st = os.stat(path)
+    edited = path.read_bytes().replace(b"staging database", b"billing database")
+    with open(path, "r+b") as f:
+        f.write(edited)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    text = boot.build(ws).text
+    assert "billing database" in text and "staging database" not in text
