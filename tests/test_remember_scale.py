@@ -262,3 +262,30 @@ def test_boot_sees_an_in_place_edit_that_keeps_size_and_time(ws):
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
     text = boot.build(ws).text
     assert "billing database" in text and "staging database" not in text
+
+
+def test_word_and_near_indexes_never_miss_a_match():
+    """Over every pair of a few hundred texts (and Korean claim words of one letter): each
+    pair `counterparts` / `near_duplicate` accepts is among the index's candidates."""
+    from giok.text import likeness
+
+    rnd = random.Random(11)
+    texts = [v for s in _statements() for v in _variants(s, rnd)]
+    texts = [*rnd.sample(texts, 300), "서버api 는 돈다", "도 는 돈다", "돌 도", "회의실 의실", "의실 회의"]
+    word_sets = [*(set(policy.claim(t)[0]) for t in texts), {"도"}, {"도", "돌"}, {"의실"}, {"회의실"}]
+    words = likeness.WordIndex()
+    for serial, ws_ in enumerate(word_sets):
+        words.add(serial, ws_)
+    for mine in word_sets:
+        found = words.candidates(mine)
+        assert {s for s, other in enumerate(word_sets) if likeness.counterparts(mine, other)} <= found
+    features = [likeness.features(t) for t in texts]
+    near = likeness.NearIndex()
+    for serial, f in enumerate(features):
+        near.add(serial, f)
+    hits = 0
+    for mine in features:
+        accepted = {s for s, other in enumerate(features) if likeness.near_duplicate(mine, other)}
+        assert accepted <= near.candidates(mine), mine.text
+        hits += len(accepted) - 1
+    assert hits > 50  # pairs other than a text with itself were found

@@ -168,14 +168,20 @@ class WordIndex:
         self._by_key: dict[str, set[int]] = {}
 
     def add(self, serial: int, words: set[str] | frozenset[str]) -> None:
-        for key in set().union(*map(_filed_under, words)) if words else ("",):
-            self._by_key.setdefault(key, set()).add(serial)
+        by_key = self._by_key
+        for word in words or ("",):
+            for key in _filed_under(word):
+                found = by_key.get(key)
+                if found is None:
+                    by_key[key] = {serial}
+                else:
+                    found.add(serial)
 
     def candidates(self, words: set[str] | frozenset[str]) -> set[int]:
         """The serials whose words may be counterparts of `words`: every word needs a
         counterpart, so the word with the fewest is enough to ask for."""
         if not words:
-            return set(self._by_key.get("", ()))
+            return set(self._by_key.get("", ()))  # only a text of no words has none
         best: set[int] | None = None
         for word in sorted(words):
             found = set().union(*(self._by_key.get(k, ()) for k in _probes(word)))
@@ -186,27 +192,27 @@ class WordIndex:
         return best or set()
 
 
-def _filed_under(word: str) -> set[str]:
-    """The keys a word of a stored text is filed under (see `_probes`)."""
-    keys = {"=" + word}
-    if len(word) >= 4:
-        keys.add("4" + word[:4])
+@functools.lru_cache(maxsize=1 << 16)
+def _filed_under(word: str) -> tuple[str, ...]:
+    """The keys a word of a stored text is filed under (see `_probes`): "" for no words; its
+    first four letters, else itself; its first two; the letter pairs of a Korean word."""
+    if not word:
+        return ("",)
+    keys = {"4" + word[:4] if len(word) >= 4 else "=" + word}
     if len(word) >= 2:
         keys.add("2" + word[:2])
         keys.update("b" + word[i : i + 2] for i in range(len(word) - 1) if _HANGUL.match(word[i]))
-    return keys
+    return tuple(keys)
 
 
 def _probes(word: str) -> set[str]:
-    """The keys under which every word `_stem_match(word, ...)` accepts is filed: the word
-    itself; for a Latin word its first four letters; for a Korean word each of its letter pairs
+    """The keys under which the word itself and every word `_stem_match(word, ...)` accepts
+    are filed: the same word by its first four letters (a shorter one by itself); for a Latin
+    word no more (the same first four letters); for a Korean word each of its letter pairs
     (the other's first pair: the same start, or the other inside this one) and its first pair
     inside the other."""
-    keys = {"=" + word}
-    if not _HANGUL.match(word):
-        if len(word) >= 4:
-            keys.add("4" + word[:4])
-    elif len(word) >= 2:
+    keys = {"4" + word[:4] if len(word) >= 4 else "=" + word}
+    if _HANGUL.match(word) and len(word) >= 2:
         keys.update("2" + word[i : i + 2] for i in range(len(word) - 1))
         keys.add("b" + word[:2])
     return keys
