@@ -72,7 +72,7 @@ class Transaction:
                         path.unlink()
                     continue
                 old = self.expected.get(rel, previous[rel])
-                atomic_write(path, data, expected=old or b"")  # the bytes compared, not hashed
+                atomic_write(path, data, expected_checksum=old or b"")  # the bytes compared, not hashed
             self.commit_id = git.commit(self.root, list(self.writes), message)
         except BaseException:
             roll_back(self.root)
