@@ -858,6 +858,7 @@ class _Everything:
         self.memory = memory
         self.live = _live(memory, scope, today)
         self._by_id: dict[str, MemoryEntry] | None = None
+        self._live_ids: set[str] | None = None
 
     def live_with_key(self, key: str) -> Iterator[MemoryEntry]:
         return (e for e in self.live if likeness.features(e.text).key == key)
@@ -871,7 +872,9 @@ class _Everything:
         return self._by_id
 
     def live_id(self, entry_id: str) -> bool:
-        return any(e.id == entry_id for e in self.live)
+        if self._live_ids is None:
+            self._live_ids = {e.id for e in self.live}
+        return entry_id in self._live_ids
 
     def newest_first(self, text: str, mine: Statement | None, changed: bool) -> Iterable[MemoryEntry]:
         return reversed(self.live)
