@@ -25,9 +25,9 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import functools
+import hashlib
 import json
 import math
-import os
 import re
 from dataclasses import dataclass, field
 
@@ -269,13 +269,13 @@ def _diary_items(ws, day: dt.date) -> dict[str, list[Item]]:
 
 
 CACHE = "boot-memory.json"  # in .giok/: MEMORY.md's boot lines, sorted and counted
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2  # 2: keyed on a digest of MEMORY.md's bytes
 
 
 def _memory_items(ws, day: dt.date, user, thread, open_tasks: set[str]) -> dict[str, list[Item]]:
     """MEMORY.md's lines for boot, per layer, best first, with their token costs. Kept in
-    .giok/ keyed on the file's (mtime_ns, size, inode) and on everything else they depend on
-    (day, reader, open tasks, token counter): a command that boots again skips the parse."""
+    .giok/ keyed on a digest of the file's bytes and on everything else they depend on (day,
+    reader, open tasks, token counter): a command that boots again skips the parse."""
     key = _cache_key(ws, day, user, thread, open_tasks)
     path = ws.layout.derived(CACHE)  # not created here: a read-only boot writes nothing it must
     try:
@@ -300,12 +300,14 @@ def _memory_items(ws, day: dt.date, user, thread, open_tasks: set[str]) -> dict[
 
 
 def _cache_key(ws, day: dt.date, user, thread, open_tasks: set[str]) -> list | None:
+    """What the kept lines depend on; MEMORY.md by a digest of its bytes, not its time stamps:
+    an edit that keeps the size, the inode and the modification time is still seen."""
     try:
-        st = os.stat(ws.root / MEMORY)
+        data = (ws.root / MEMORY).read_bytes()
     except OSError:
         return None
-    stat = [st.st_mtime_ns, st.st_size, st.st_ino]
-    return [_CACHE_VERSION, stat, day.isoformat(), user, thread, sorted(open_tasks), tokens.counter()]
+    digest = hashlib.sha1(data, usedforsecurity=False).hexdigest()  # a cache key; sha1 is the fastest here
+    return [_CACHE_VERSION, digest, day.isoformat(), user, thread, sorted(open_tasks), tokens.counter()]
 
 
 def _parse_memory_items(ws, day: dt.date, user, thread, open_tasks: set[str]) -> dict[str, list[Item]]:

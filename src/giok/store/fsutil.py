@@ -33,15 +33,23 @@ def read_bytes(path: Path) -> bytes:
         return b""
 
 
-def atomic_write(path: Path, data: bytes, expected_checksum: str | None = None) -> None:
-    """Write via temp file + fsync + rename. When expected_checksum is given, refuse to
-    replace a file whose bytes changed since they were read (someone edited it by hand)."""
+def atomic_write(path: Path, data: bytes, expected_checksum: str | bytes | None = None) -> None:
+    """Write via temp file + fsync + rename. When expected_checksum is given (the checksum of
+    the bytes read, or those bytes themselves: compared whole, cheaper than hashing them),
+    refuse to replace a file whose bytes changed since they were read (someone edited it)."""
     check_link(path, write=True)
     path.parent.mkdir(parents=True, exist_ok=True)
-    if expected_checksum is not None and checksum(read_bytes(path)) != expected_checksum:
-        raise DirtyFileError(
-            f"{path.name} changed on disk while giok was writing it; nothing was written, try again"
+    if expected_checksum is not None:
+        now = read_bytes(path)
+        same = (
+            now == expected_checksum
+            if isinstance(expected_checksum, bytes)
+            else checksum(now) == expected_checksum
         )
+        if not same:
+            raise DirtyFileError(
+                f"{path.name} changed on disk while giok was writing it; nothing was written, try again"
+            )
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -228,7 +228,9 @@ def blob_id(root: Path, data: bytes) -> str:
         sha256 = re.search(r"objectformat\s*=\s*sha256", config.lower()) is not None
     except OSError:
         sha256 = False
-    return hashlib.new("sha256" if sha256 else "sha1", b"blob %d\0" % len(data) + data).hexdigest()
+    digest = hashlib.new("sha256" if sha256 else "sha1", b"blob %d\0" % len(data))
+    digest.update(data)  # not header + data: a large file is not copied to be hashed
+    return digest.hexdigest()
 
 
 def head_blobs(root: Path, paths: list[str]) -> dict[str, str]:

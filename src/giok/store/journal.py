@@ -1,10 +1,12 @@
 """The intent journal: a write is all or nothing, even when the process is killed.
 
 Before a write touches a file it records, in `.giok/journal.json` (written atomically), the
-commit message and, per file, the bytes it had (or that it did not exist) and the git blob id
-of the bytes it will get (or that it will be deleted). After the commit the journal is
-removed. Whoever next takes the workspace lock to write finds a journal left behind by a
-killed writer and settles it with `recover`:
+commit message and, per file, where the bytes it had are kept (`.giok/journal-N.before`, a hard
+link to the old file where possible: giok replaces files by rename, so the link holds the old
+bytes without copying them) or that it did not exist, and the git blob id of the bytes it will
+get (or that it will be deleted). After the commit the journal and the kept bytes are removed.
+Whoever next takes the workspace lock to write finds a journal left behind by a killed writer
+and settles it with `recover`:
 
 - HEAD moved past the journal's HEAD and holds every file's new bytes: the write was
   committed; only the index entries of its files are reset to HEAD (a commit killed after
@@ -30,10 +32,10 @@ import os
 from pathlib import Path
 
 from giok.store import git
-from giok.store.fsutil import atomic_write
+from giok.store.fsutil import atomic_write, check_link
 
 NAME = "journal.json"
-VERSION = 1
+VERSION = 2  # 2: the old bytes kept beside the journal (journal-N.before), not inline
 
 
 def path(root: Path) -> Path:
@@ -43,11 +45,13 @@ def path(root: Path) -> Path:
 def begin(root: Path, message: str, changes: dict[str, bytes | None]) -> dict[str, bytes | None]:
     """Record the intent to give each rel of `changes` its new bytes (None: delete it).
     Returns the bytes each file has now (None: absent), as recorded."""
+    _drop_kept(root)  # what a writer killed before its journal was whole left
     files, previous = {}, {}
-    for rel, new in changes.items():
-        old = previous[rel] = _current(root, rel)
+    for n, (rel, new) in enumerate(changes.items()):
+        kept, old = _keep(root, rel, n)
+        previous[rel] = old
         files[rel] = {
-            "before": None if old is None else base64.b64encode(old).decode("ascii"),
+            **({"before": None} if kept is None else {"kept": kept}),
             "after": None if new is None else git.blob_id(root, new),
         }
     data = {
@@ -56,14 +60,51 @@ def begin(root: Path, message: str, changes: dict[str, bytes | None]) -> dict[st
         "started": dt.datetime.now().isoformat(timespec="seconds"),
         "head": git.head_id(root),
         "message": message,
-        "files": files,
+        "files": {},  # a giok that reads only version 1 finds nothing to undo here
+        "writes": files,
     }
     atomic_write(path(root), json.dumps(data, ensure_ascii=False).encode("utf-8"))
     return previous
 
 
+def _keep(root: Path, rel: str, n: int) -> tuple[str | None, bytes | None]:
+    """Keep the bytes a file has before the write beside the journal: (where, the bytes), or
+    (None, None) when it does not exist. A hard link to the file where one can be made (giok
+    replaces files, never writes into them, so the link keeps the old bytes at no cost; they
+    are read through it), else a copy."""
+    name = f"journal-{n}.before"
+    kept = root / ".giok" / name
+    kept.unlink(missing_ok=True)
+    target = root / rel
+    if target.is_file() and not target.is_symlink():
+        check_link(target)
+        with contextlib.suppress(OSError):
+            os.link(target, kept, follow_symlinks=False)
+            return name, kept.read_bytes()
+    old = _current(root, rel)
+    if old is None:
+        return None, None
+    atomic_write(kept, old)
+    return name, old
+
+
+def _before(root: Path, f: dict) -> bytes | None:
+    """The bytes a journaled file had (None: it did not exist); version 1 kept them inline."""
+    if f.get("kept"):
+        return (root / ".giok" / str(f["kept"])).read_bytes()
+    return None if f.get("before") is None else base64.b64decode(f["before"])
+
+
+def _drop_kept(root: Path) -> None:
+    with contextlib.suppress(OSError), os.scandir(root / ".giok") as found:
+        for kept in found:
+            if kept.name.startswith("journal-") and kept.name.endswith(".before"):
+                os.unlink(kept.path)
+
+
 def end(root: Path) -> None:
     path(root).unlink(missing_ok=True)
+    _drop_kept(root)
 
 
 def load(root: Path) -> dict | None:
@@ -75,6 +116,8 @@ def load(root: Path) -> dict | None:
         return None
     except ValueError:
         return {"version": VERSION, "head": None, "message": "", "files": {}, "unreadable": True}
+    if isinstance(data, dict) and isinstance(data.get("writes"), dict):
+        data["files"] = data.pop("writes")  # version 2: the records, out of version 1's sight
     return data if isinstance(data, dict) and isinstance(data.get("files"), dict) else None
 
 
@@ -114,7 +157,10 @@ def recover(root: Path) -> dict | None:
 
 def _state(root: Path, rel: str, f: dict) -> str:
     """old, new or edited: what a journaled file holds now."""
-    before = None if f.get("before") is None else base64.b64decode(f["before"])
+    try:
+        before = _before(root, f)
+    except OSError:
+        return "edited"  # the kept bytes are gone: finish the write rather than guess
     now = _current(root, rel)
     if now == before:
         return "old"
@@ -145,7 +191,7 @@ def roll_back(root: Path, files: dict[str, dict]) -> tuple[list[str], list[str]]
         if state == "edited":
             kept.append(rel)  # changed again after the crash: a hand edit, not ours to undo
             continue
-        before = None if f.get("before") is None else base64.b64decode(f["before"])
+        before = _before(root, f)
         target = root / rel
         if before is None:
             target.unlink(missing_ok=True)

@@ -23,6 +23,8 @@ import datetime as dt
 import hashlib
 import re
 import secrets
+import threading
+from collections.abc import Container
 from dataclasses import dataclass, field
 
 from giok.errors import InvalidInput
@@ -146,7 +148,7 @@ def check_key(key: str) -> str:
     return key
 
 
-def new_id(taken: set[str] | frozenset[str] = frozenset()) -> str:
+def new_id(taken: Container[str] = frozenset()) -> str:
     while True:
         candidate = "m-" + secrets.token_hex(3)
         if candidate not in taken:
@@ -217,6 +219,10 @@ class MemoryEntry:
     def touch(self) -> None:
         """Mark the line changed: it is rendered canonically instead of kept verbatim."""
         self.raw = None
+
+    def copy(self) -> MemoryEntry:
+        """An independent copy (its own fields)."""
+        return _copy_entry(self)
 
     def __str__(self) -> str:
         if self.raw is not None:
@@ -376,7 +382,8 @@ _LINES_MAX = 20_000
 
 
 class MemoryFile:
-    """The parsed MEMORY.md. `lines` holds every line; entries are MemoryEntry objects."""
+    """The parsed MEMORY.md. `lines` holds every line; entries are MemoryEntry objects. Lines
+    are put in and taken out through `add`, `insert_line`, `remove` and `move`."""
 
     def __init__(self, lines: list[Line], eols: list[str], bom: bool, newline: str, lang: str = "en"):
         self.lines = lines
@@ -384,6 +391,7 @@ class MemoryFile:
         self.bom = bom
         self.newline = newline
         self.lang = lang
+        self._heads: tuple[int, list[int]] | None = None  # (number of lines, where the headings are)
 
     # -- parse / render -------------------------------------------------------------------
     @classmethod
@@ -454,12 +462,16 @@ class MemoryFile:
         lines: list[Line] = [
             _copy_entry(line) if isinstance(line, MemoryEntry) else line for line in self.lines
         ]
-        return MemoryFile(lines, list(self.eols), self.bom, self.newline, self.lang)
+        copied = MemoryFile(lines, list(self.eols), self.bom, self.newline, self.lang)
+        copied._heads = None if self._heads is None else (self._heads[0], list(self._heads[1]))
+        return copied
 
-    def _number(self) -> None:
-        for i, line in enumerate(self.lines, 1):
+    def _number(self, start: int = 0) -> None:
+        """Number the entries from line `start` (0-based) on: those above it have not moved."""
+        for i in range(start, len(self.lines)):
+            line = self.lines[i]
             if isinstance(line, MemoryEntry):
-                line.line_no = i
+                line.line_no = i + 1
 
     # -- queries --------------------------------------------------------------------------
     def entries(self, layer: str | None = None) -> list[MemoryEntry]:
@@ -506,32 +518,52 @@ class MemoryFile:
         layer = entry.layer or "M30"
         entry.layer, entry.headed = layer, True
         entry.raw = None
-        start = next(
-            (i for i, line in enumerate(self.lines) if isinstance(line, Heading) and line.layer == layer),
-            None,
-        )
+        headings = self._headings()
+        start = next((i for i in headings if self.lines[i].layer == layer), None)  # type: ignore[union-attr]
         if start is None:
             start = self._add_heading(layer)
-        end = start + 1
-        while end < len(self.lines) and not isinstance(self.lines[end], Heading):
-            end += 1
+            headings = self._headings()
+        end = next((i for i in headings if i > start), len(self.lines))
         pos = end
         while pos > start + 1 and isinstance(prev := self.lines[pos - 1], RawLine) and not prev.raw.strip():
             pos -= 1
         self._insert(pos, entry)
-        self._number()
+        self._number(pos)
         return entry
+
+    def _headings(self) -> list[int]:
+        """Where the headings are: kept from the last call and moved along by `_insert`, found
+        again (at C speed) when the lines changed otherwise."""
+        if self._heads is not None and self._heads[0] == len(self.lines):
+            heads = self._heads[1]
+            if all(type(self.lines[i]) is Heading for i in heads):
+                return heads
+        kinds = list(map(type, self.lines))
+        heads = []
+        at = -1
+        while True:
+            try:
+                at = kinds.index(Heading, at + 1)
+            except ValueError:
+                self._heads = (len(self.lines), heads)
+                return heads
+            heads.append(at)
 
     def insert_line(self, pos: int, line: Line) -> None:
         """Put line before line `pos` (0-based), ending the line above it if it had no end."""
         self._insert(pos, line)
-        self._number()
+        self._number(pos)
 
     def _insert(self, pos: int, line: Line) -> None:
         if pos > 0 and self.eols[pos - 1] == "":
             self.eols[pos - 1] = self.newline
+        heads = self._heads[1] if self._heads is not None and self._heads[0] == len(self.lines) else None
         self.lines.insert(pos, line)
         self.eols.insert(pos, self.newline)
+        self._heads = None
+        if heads is not None:
+            moved = [i + 1 if i >= pos else i for i in heads]
+            self._heads = (len(self.lines), sorted([*moved, pos]) if isinstance(line, Heading) else moved)
 
     def _add_heading(self, layer: str) -> int:
         """Place a missing layer heading after the headings of deeper layers."""
@@ -553,6 +585,7 @@ class MemoryFile:
         for i, line in enumerate(self.lines):
             if isinstance(line, MemoryEntry) and line.id == entry_id:
                 del self.lines[i]
+                self._heads = None
                 eol = self.eols.pop(i)
                 if i == len(self.lines) and i > 0:
                     self.eols[i - 1] = eol if eol else self.eols[i - 1]
@@ -565,6 +598,78 @@ class MemoryFile:
         entry = self.remove(entry_id)
         entry.layer = layer
         return self.add(entry)
+
+
+# -- the kept parse -----------------------------------------------------------------------------
+# The last parse of each MEMORY.md, kept with the exact bytes it was made from: it is served only
+# for those bytes (compared whole, which costs far less than a parse), so a file another process
+# or a hand edit changed is parsed again, whatever its size, time stamps or inode say. Readers get
+# copies; one writer at a time takes the parse itself (`take`) and keeps the one it wrote.
+_KEPT: dict[str, tuple[bytes, MemoryFile]] = {}
+_KEPT_MAX = 8
+_KEPT_LOCK = threading.Lock()
+
+
+def read_kept(key: str, data: bytes) -> MemoryFile:
+    """A copy of the parse of `data` (the bytes of the file `key`), kept for the next call."""
+    with _KEPT_LOCK:
+        kept = _KEPT.get(key)
+        if kept is not None and kept[0] == data:
+            return kept[1].copy()
+    parsed = MemoryFile.parse(data)
+    keep(key, data, parsed)
+    return parsed.copy()
+
+
+def take_kept(key: str, data: bytes) -> tuple[MemoryFile, bool]:
+    """(the parse of `data`, whether it was kept): the caller owns it, the keep no longer has it,
+    so no reader copies it while the caller changes it."""
+    with _KEPT_LOCK:
+        kept = _KEPT.pop(key, None)
+    if kept is not None and kept[0] == data:
+        return kept[1], True
+    return MemoryFile.parse(data), False
+
+
+def keep(key: str, data: bytes, parsed: MemoryFile) -> None:
+    """Keep `parsed` as the parse of `data`, the bytes of the file `key` (nothing may change
+    it afterwards: it is handed out as copies, or to the next `take_kept`)."""
+    with _KEPT_LOCK:
+        _KEPT.pop(key, None)
+        while len(_KEPT) >= _KEPT_MAX:
+            _KEPT.pop(next(iter(_KEPT)))  # the oldest: a process rarely reads many workspaces
+        _KEPT[key] = (data, parsed)
+
+
+def forget_kept(key: str) -> None:
+    with _KEPT_LOCK:
+        _KEPT.pop(key, None)
+
+
+def splice(data: bytes, lines: int, edits: list[tuple[int, int, bytes]]) -> bytes:
+    """`data` (a file of `lines` lines, ending with a line break) with each edit (line number
+    from 0, bytes taken away at the start of that line, bytes put there) applied: a change of
+    a few lines of a large MEMORY.md without rendering the rest."""
+    out, done = [], 0
+    for line, cut, put in sorted(edits):
+        at = _line_start(data, line, lines)
+        out += [data[done:at], put]
+        done = at + cut
+    out.append(data[done:])
+    return b"".join(out)
+
+
+def _line_start(data: bytes, line: int, lines: int) -> int:
+    """Where line `line` (from 0) starts, counting line breaks from the nearer end."""
+    if line <= lines - line:
+        at = 0
+        for _ in range(line):
+            at = data.index(b"\n", at) + 1
+        return at
+    at = len(data) - 1  # the break that ends the last line
+    for _ in range(lines - line):
+        at = data.rindex(b"\n", 0, at)
+    return at + 1
 
 
 def _copy_entry(entry: MemoryEntry) -> MemoryEntry:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from giok.errors import GitError
 from giok.store import git, journal
-from giok.store.fsutil import atomic_write, check_link, checksum, clean_temp_files, read_bytes
+from giok.store.fsutil import atomic_write, check_link, clean_temp_files, read_bytes
 
 Message = str | Callable[[], str]
 
@@ -72,7 +72,7 @@ class Transaction:
                         path.unlink()
                     continue
                 old = self.expected.get(rel, previous[rel])
-                atomic_write(path, data, expected_checksum=checksum(old or b""))
+                atomic_write(path, data, expected_checksum=old or b"")  # the bytes compared, not hashed
             self.commit_id = git.commit(self.root, list(self.writes), message)
         except BaseException:
             roll_back(self.root)

@@ -49,7 +49,15 @@ from giok.store.layout import (
     Layout,
     diary_path,
 )
-from giok.store.memoryfile import ID_RE, LAYER_DAYS, LAYERS, MemoryEntry, MemoryFile
+from giok.store.memoryfile import (
+    ID_RE,
+    LAYER_DAYS,
+    LAYERS,
+    MemoryEntry,
+    MemoryFile,
+    forget_kept,
+    read_kept,
+)
 from giok.store.sections import Doc
 from giok.store.transaction import Message, Transaction, prepare, require_git
 
@@ -75,8 +83,6 @@ _HELD = threading.local()  # workspace roots whose lock this thread holds, with 
 TASK_MARK = {"todo": "[ ]", "doing": "[~]", "done": "[x]", "blocked": "[!]"}
 TASK_RE = _TASK_RE
 # MEMORY.md parsed, per path: ((mtime_ns, size, inode), MemoryFile); see Workspace.memory
-_PARSED: dict[str, tuple[tuple[int, int, int], MemoryFile]] = {}
-_PARSED_MAX = 8
 
 
 @dataclass
@@ -354,13 +360,22 @@ class Workspace:
     ) -> tuple[R, str | None]:
         """Under the lock: read rel, apply change(text) → (new text, result), write atomically
         if anything changed, commit. `message` is a string or a function of the result."""
+
+        def on_bytes(before: bytes) -> tuple[bytes, R]:
+            new_text, result = change(before.decode("utf-8", errors="surrogateescape"))
+            return new_text.encode("utf-8", errors="surrogateescape"), result
+
+        return self.edit_bytes(rel, on_bytes, message)
+
+    def edit_bytes(
+        self, rel: str, change: Callable[[bytes], tuple[bytes, R]], message: str | Callable[[R], str]
+    ) -> tuple[R, str | None]:
+        """`edit` on the file's bytes: change(bytes) → (new bytes, result)."""
         with self.lock():
             require_git(self.root)
             prepare(self.root, [rel])
-            path = self.root / rel
-            before = read_bytes(path)
-            new_text, result = change(before.decode("utf-8", errors="surrogateescape"))
-            after = new_text.encode("utf-8", errors="surrogateescape")
+            before = read_bytes(self.root / rel)
+            after, result = change(before)
             if after == before:
                 return result, None
             msg = message(result) if callable(message) else message
@@ -444,27 +459,15 @@ class Workspace:
 
     # -- MEMORY.md ------------------------------------------------------------------------
     def memory(self) -> MemoryFile:
-        """MEMORY.md, parsed. The parse is kept per workspace folder, keyed on the file's
-        (mtime_ns, size, inode) and dropped by giok's own writes; each call returns its own
-        copy, so a caller may change it freely."""
+        """MEMORY.md, parsed. The parse is kept per file with the bytes it was made from
+        (giok.store.memoryfile.read_kept): served again only for the same bytes. Each call
+        returns its own copy, so a caller may change it freely."""
         path = self.root / MEMORY
-        try:
-            st = os.stat(path)
-        except OSError:
-            return MemoryFile.parse(read_bytes(path))  # read_bytes says what is wrong
-        key = (st.st_mtime_ns, st.st_size, st.st_ino)
-        cached = _PARSED.get(str(path))
-        if cached is None or cached[0] != key:
-            parsed = MemoryFile.parse(read_bytes(path))
-            while len(_PARSED) >= _PARSED_MAX:
-                _PARSED.pop(next(iter(_PARSED)))  # the oldest: a process rarely reads many workspaces
-            _PARSED[str(path)] = (key, parsed)
-            return parsed.copy()
-        return cached[1].copy()
+        return read_kept(str(path), read_bytes(path))
 
     def _forget_parse(self) -> None:
         """Drop the kept parse of MEMORY.md (giok is writing the workspace)."""
-        _PARSED.pop(str(self.root / MEMORY), None)
+        forget_kept(str(self.root / MEMORY))
 
     def _expiry(self, layer: str, expires) -> dt.date | None:
         if layer == "M0":

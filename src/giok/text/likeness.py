@@ -14,6 +14,9 @@ Two texts are near-duplicates when their comparison keys are equal, or when all 
 
 `features(text)` is memoised by text and computes each part on first use, cheapest checks first,
 so comparing one new text against thousands of entries costs a few operations per entry.
+`NearIndex` finds, without comparing, the few texts that may be near-duplicates of a new one
+(the same numbers and a counterpart of one of its words: both are needed, so nothing is missed);
+`WordIndex` does the same for `counterparts` alone.
 """
 
 from __future__ import annotations
@@ -154,3 +157,89 @@ def near_duplicate(a: Features, b: Features, threshold: float = NEAR_DUPLICATE) 
 def same(a: str, b: str, threshold: float = NEAR_DUPLICATE) -> bool:
     """`near_duplicate` of two texts."""
     return near_duplicate(features(a), features(b), threshold)
+
+
+class WordIndex:
+    """Which word sets may be `counterparts` of a given one, by serial number: each word is
+    filed under itself and the prefixes and pairs of letters `_stem_match` compares, so the
+    sets a query can match share one of its keys. Exact: a superset of the matches, never less."""
+
+    def __init__(self) -> None:
+        self._by_key: dict[str, set[int]] = {}
+
+    def add(self, serial: int, words: set[str] | frozenset[str]) -> None:
+        by_key = self._by_key
+        for word in words or ("",):
+            for key in _filed_under(word):
+                found = by_key.get(key)
+                if found is None:
+                    by_key[key] = {serial}
+                else:
+                    found.add(serial)
+
+    def candidates(self, words: set[str] | frozenset[str]) -> set[int]:
+        """The serials whose words may be counterparts of `words`: every word needs a
+        counterpart, so the word with the fewest is enough to ask for."""
+        if not words:
+            return set(self._by_key.get("", ()))  # only a text of no words has none
+        best: set[int] | None = None
+        for word in sorted(words):
+            found = set().union(*(self._by_key.get(k, ()) for k in _probes(word)))
+            if best is None or len(found) < len(best):
+                best = found
+            if not best:
+                break
+        return best or set()
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _filed_under(word: str) -> tuple[str, ...]:
+    """The keys a word of a stored text is filed under (see `_probes`): "" for no words; its
+    first four letters, else itself; its first two; the letter pairs of a Korean word."""
+    if not word:
+        return ("",)
+    keys = {"4" + word[:4] if len(word) >= 4 else "=" + word}
+    if len(word) >= 2:
+        keys.add("2" + word[:2])
+        keys.update("b" + word[i : i + 2] for i in range(len(word) - 1) if _HANGUL.match(word[i]))
+    return tuple(keys)
+
+
+def _probes(word: str) -> set[str]:
+    """The keys under which the word itself and every word `_stem_match(word, ...)` accepts
+    are filed: the same word by its first four letters (a shorter one by itself); for a Latin
+    word no more (the same first four letters); for a Korean word each of its letter pairs
+    (the other's first pair: the same start, or the other inside this one) and its first pair
+    inside the other."""
+    keys = {"4" + word[:4] if len(word) >= 4 else "=" + word}
+    if _HANGUL.match(word) and len(word) >= 2:
+        keys.update("2" + word[i : i + 2] for i in range(len(word) - 1))
+        keys.add("b" + word[:2])
+    return keys
+
+
+_HANGUL = re.compile(r"[가-힣]")
+
+
+class NearIndex:
+    """The texts that may be `near_duplicate`s of a given one, by serial number: the same key,
+    or the same numbers and word counterparts (both required by `near_duplicate`)."""
+
+    def __init__(self) -> None:
+        self._keys: dict[str, set[int]] = {}
+        self._numbers: dict[tuple[str, ...], set[int]] = {}
+        self._words = WordIndex()
+
+    def add(self, serial: int, f: Features) -> None:
+        self._keys.setdefault(f.key, set()).add(serial)
+        self._numbers.setdefault(f.numbers, set()).add(serial)
+        self._words.add(serial, f.words)
+
+    def candidates(self, f: Features) -> set[int]:
+        same_numbers = self._numbers.get(f.numbers, set())
+        if len(same_numbers) > _FEW:  # few enough: compare them all rather than ask the words
+            same_numbers = self._words.candidates(f.words) & same_numbers
+        return same_numbers | self._keys.get(f.key, set())
+
+
+_FEW = 16

@@ -18,6 +18,7 @@ import functools
 import itertools
 import math
 import re
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -703,23 +704,25 @@ def similarity(a: str, b: str) -> float:
     return likeness.similarity(likeness.features(a), likeness.features(b))
 
 
-def compare(memory: MemoryFile, text: str, scope: str, today=None) -> tuple[str, MemoryEntry | None, str]:
+def compare(
+    memory: MemoryFile, text: str, scope: str, today=None, index: Index | None = None
+) -> tuple[str, MemoryEntry | None, str]:
     """Against live entries of the same scope: ("duplicate"|"supersede"|"new", entry, why).
     The new text's features are computed once; an entry's are memoised by its text
-    (giok.text.likeness), so each entry costs a few lookups."""
+    (giok.text.likeness), so each entry costs a few lookups. With `index` (an `Index` of
+    `memory`) only the entries it names are compared: the same decision, found sooner."""
     mine_f = likeness.features(text)
     wanted = mine_f.key
-    live = _live(memory, scope, today)
-    for entry in live:
-        if likeness.features(entry.text).key == wanted:
-            return "duplicate", entry, f"same as {entry.id}"
-    reverted = _reversion(memory, wanted, live)
+    look = _Everything(memory, scope, today) if index is None else _Indexed(index, scope, today)
+    for entry in look.live_with_key(wanted):
+        return "duplicate", entry, f"same as {entry.id}"
+    reverted = _reversion(look, wanted)
     if reverted:
         return reverted
     mine = subject(text)
     changed = bool(_CHANGE_WORDS.search(text))
     best, best_score = None, 0.0
-    for entry in reversed(live):
+    for entry in look.newest_first(text, mine, changed):
         if mine and contradicts(text, entry.text):
             return (
                 "supersede",
@@ -738,37 +741,216 @@ def compare(memory: MemoryFile, text: str, scope: str, today=None) -> tuple[str,
     return "new", None, ""
 
 
+def _is_live(entry: MemoryEntry, scope: str, today=None) -> bool:
+    return not entry.superseded and entry.scope == scope and not (today and entry.expired(today))
+
+
 def _live(memory: MemoryFile, scope: str, today=None) -> list[MemoryEntry]:
-    return [
-        e
-        for e in memory.entries()
-        if not e.superseded and e.scope == scope and not (today and e.expired(today))
-    ]
+    return [e for e in memory.entries() if _is_live(e, scope, today)]
+
+
+class Index:
+    """Where `compare` looks in one parsed MEMORY.md, kept with the parse by the write path
+    (giok.write.remember) so that a remember at 5,000 entries compares a handful of them:
+    entries by comparison key and by id, `likeness.NearIndex` for near-duplicates and, built
+    on first need, subjects for `contradicts` and claim words for `opposed`. Each lookup
+    returns a superset of what the full pass accepts, and the candidates are checked by the
+    same code in the same order, so decisions are the same. The index sees only what `add`
+    tells it: add every entry put into `memory`; fields may change (they are read when asked),
+    an entry's text may not."""
+
+    def __init__(self, memory: MemoryFile):
+        self.memory = memory
+        self.entries: list[MemoryEntry] = []
+        self._keys: dict[str, list[int]] = {}
+        self._ids: dict[str, list[int]] = {}
+        self._near = likeness.NearIndex()
+        self._subjects: _Subjects | None = None
+        self._claims: likeness.WordIndex | None = None
+        for entry in memory.entries():
+            self.add(entry)
+
+    def add(self, entry: MemoryEntry) -> None:
+        """File an entry just put into `memory`."""
+        serial = len(self.entries)
+        self.entries.append(entry)
+        f = likeness.features(entry.text)
+        self._keys.setdefault(f.key, []).append(serial)
+        self._ids.setdefault(entry.id, []).append(serial)
+        self._near.add(serial, f)
+        if self._subjects is not None:
+            self._subjects.add(serial, entry.text)
+        if self._claims is not None:
+            self._claims.add(serial, claim(entry.text)[0])
+
+    def ids(self) -> Collection[str]:
+        """The ids of all entries (like `MemoryFile.ids`)."""
+        return self._ids.keys()
+
+    def with_id(self, entry_id: str) -> list[MemoryEntry]:
+        """The entries with this id, in file order."""
+        return self.in_order(self._ids.get(entry_id, ()))
+
+    def with_key(self, key: str) -> list[MemoryEntry]:
+        return self.in_order(self._keys.get(key, ()))
+
+    def in_order(self, serials: Iterable[int]) -> list[MemoryEntry]:
+        return sorted((self.entries[s] for s in serials), key=lambda e: e.line_no)
+
+    def near(self, f: likeness.Features) -> set[int]:
+        return self._near.candidates(f)
+
+    def same_subject(self, mine: Statement) -> set[int]:
+        if self._subjects is None:
+            self._subjects = _Subjects()
+            for serial, entry in enumerate(self.entries):
+                self._subjects.add(serial, entry.text)
+        return self._subjects.candidates(mine)
+
+    def same_claim(self, text: str) -> set[int]:
+        if self._claims is None:
+            self._claims = likeness.WordIndex()
+            for serial, entry in enumerate(self.entries):
+                self._claims.add(serial, claim(entry.text)[0])
+        words = claim(text)[0]
+        return self._claims.candidates(words) if words else set()
+
+
+class _Subjects:
+    """Entries by subject, for `contradicts` (see `_same_subject`): by who; for value
+    predicates also by the first word of who, and by every word that may name another
+    statement's subject."""
+
+    def __init__(self) -> None:
+        self._who: dict[str, set[int]] = {}
+        self._first: dict[str, set[int]] = {}
+        self._named: dict[str, set[int]] = {}
+
+    def add(self, serial: int, text: str) -> None:
+        found = subject(text)
+        if found is None:
+            return
+        self._who.setdefault(found.who, set()).add(serial)
+        if found.predicate in _VALUE_PREDICATES:
+            who = found.who.split()
+            if who:
+                self._first.setdefault(who[0], set()).add(serial)
+            if not found.who or found.predicate in _SUPERSEDES:
+                for word in set(found.objects) | set(who):
+                    self._named.setdefault(word, set()).add(serial)
+
+    def candidates(self, mine: Statement) -> set[int]:
+        out = set(self._who.get(mine.who, ()))
+        if mine.predicate in _VALUE_PREDICATES:
+            who = mine.who.split()
+            if not mine.who or mine.predicate in _SUPERSEDES:
+                for word in set(mine.objects) | set(who):
+                    out |= self._first.get(word, set())
+            if who:
+                out |= self._named.get(who[0], set())
+        return out
+
+
+class _Everything:
+    """`compare` over every entry (no index)."""
+
+    def __init__(self, memory: MemoryFile, scope: str, today=None):
+        self.memory = memory
+        self.live = _live(memory, scope, today)
+        self._by_id: dict[str, MemoryEntry] | None = None
+        self._live_ids: set[str] | None = None
+
+    def live_with_key(self, key: str) -> Iterator[MemoryEntry]:
+        return (e for e in self.live if likeness.features(e.text).key == key)
+
+    def superseded_with_key(self, key: str) -> Iterator[MemoryEntry]:
+        return (e for e in self.memory.entries() if e.superseded and likeness.features(e.text).key == key)
+
+    def by_id(self) -> dict[str, MemoryEntry]:
+        if self._by_id is None:
+            self._by_id = {e.id: e for e in self.memory.entries()}
+        return self._by_id
+
+    def live_id(self, entry_id: str) -> bool:
+        if self._live_ids is None:
+            self._live_ids = {e.id for e in self.live}
+        return entry_id in self._live_ids
+
+    def newest_first(self, text: str, mine: Statement | None, changed: bool) -> Iterable[MemoryEntry]:
+        return reversed(self.live)
+
+    def subject_candidates(self, mine: Statement) -> list[MemoryEntry]:
+        return self.live
+
+
+class _Indexed:
+    """`compare` over the entries an `Index` names, live ones only, in file order."""
+
+    def __init__(self, index: Index, scope: str, today=None):
+        self.index, self.scope, self.today = index, scope, today
+
+    def _live(self, entries: list[MemoryEntry]) -> list[MemoryEntry]:
+        return [e for e in entries if _is_live(e, self.scope, self.today)]
+
+    def live_with_key(self, key: str) -> list[MemoryEntry]:
+        return self._live(self.index.with_key(key))
+
+    def superseded_with_key(self, key: str) -> list[MemoryEntry]:
+        return [e for e in self.index.with_key(key) if e.superseded]
+
+    def by_id(self) -> _LastById:
+        return _LastById(self.index)
+
+    def live_id(self, entry_id: str) -> bool:
+        return bool(self._live(self.index.with_id(entry_id)))
+
+    def newest_first(self, text: str, mine: Statement | None, changed: bool) -> list[MemoryEntry]:
+        serials = self.index.near(likeness.features(text))
+        if mine:
+            serials |= self.index.same_subject(mine)
+        if changed:
+            serials |= self.index.same_claim(text)
+        return self._live(self.index.in_order(serials))[::-1]
+
+    def subject_candidates(self, mine: Statement) -> list[MemoryEntry]:
+        return self._live(self.index.in_order(self.index.same_subject(mine)))
+
+
+class _LastById:
+    """`{e.id: e for e in entries}` of an index, without building it: the last entry of an id."""
+
+    def __init__(self, index: Index):
+        self.index = index
+
+    def __contains__(self, entry_id: object) -> bool:
+        return isinstance(entry_id, str) and entry_id in self.index.ids()
+
+    def __getitem__(self, entry_id: str) -> MemoryEntry:
+        return self.index.with_id(entry_id)[-1]
 
 
 def also_replaced(
-    memory: MemoryFile, text: str, scope: str, target: MemoryEntry, today=None
+    memory: MemoryFile, text: str, scope: str, target: MemoryEntry, today=None, index: Index | None = None
 ) -> list[MemoryEntry]:
     """Other live entries a change replaces besides `target`: "Seojun now prefers coffee" replaces
     both "Seojun prefers tea in the morning" and "Seojun likes green tea after lunch"."""
-    if not subject(text):
+    mine = subject(text)
+    if not mine:
         return []
-    return [e for e in _live(memory, scope, today) if e is not target and contradicts(text, e.text)]
+    look = _Everything(memory, scope, today) if index is None else _Indexed(index, scope, today)
+    return [e for e in look.subject_candidates(mine) if e is not target and contradicts(text, e.text)]
 
 
-def _reversion(memory: MemoryFile, wanted: str, live: list[MemoryEntry]):
+def _reversion(look: _Everything | _Indexed, wanted: str):
     """The text equals an entry that was superseded ("tea" → "now coffee" → "tea" again):
     the newest live entry of that chain is the one it replaces."""
-    by_id = {e.id: e for e in memory.entries()}
-    live_ids = {e.id for e in live}
-    for old in memory.entries():
-        if not old.superseded or likeness.features(old.text).key != wanted:
-            continue
+    by_id = look.by_id()
+    for old in look.superseded_with_key(wanted):
         current, seen = old, set()
         while current.fields.get("superseded_by") in by_id and current.id not in seen:
             seen.add(current.id)
             current = by_id[current.fields["superseded_by"]]
-        if current.id in live_ids:
+        if look.live_id(current.id):
             return "supersede", current, f"replaces {current.id} (back to the earlier value of {old.id})"
     return None
 
@@ -781,8 +963,10 @@ def decide(
     confidence: float | None = None,
     force: bool = False,
     today=None,
+    index: Index | None = None,
 ) -> Decision:
-    """The whole write policy for one text against the current MEMORY.md."""
+    """The whole write policy for one text against the current MEMORY.md (`index`: an `Index`
+    of it, kept by the caller, for the same decision sooner)."""
     text = normalize(text)
     text, redactions = redact(text)
     ok, why = should_write(text, type, confidence)
@@ -797,12 +981,12 @@ def decide(
     if not ok and not force:
         return made("refuse", why)
     forced = not ok and force
-    verdict, target, because = compare(memory, text, scope, today)
+    verdict, target, because = compare(memory, text, scope, today, index)
     if verdict == "duplicate":
         return made("duplicate", f"exact duplicate: {because}; not written again", target=target)
     if forced:
         why = f"forced past the policy ({why})"
     if verdict == "supersede" and target is not None:
-        also = also_replaced(memory, text, scope, target, today) if "same subject" in because else []
+        also = also_replaced(memory, text, scope, target, today, index) if "same subject" in because else []
         return made("supersede", because, target=target, also=also, forced=forced)
     return made("write", why, forced=forced)

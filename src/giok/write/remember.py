@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import weakref
 
-from giok.errors import InvalidInput
-from giok.store import refs, trace
+from giok.errors import InvalidInput, NotFound
+from giok.store import memoryfile, refs, trace
 from giok.store.clock import parse_date, today
 from giok.store.fsutil import clean_text
 from giok.store.layout import MEMORY
@@ -67,42 +68,64 @@ def remember(
     scope = check_scope(policy.scope_for(scope, user, thread, task))
     conf = _confidence(confidence)
 
-    def change(old: str):
-        mf = MemoryFile.parse(old) if old else MemoryFile.parse(empty("en"))
-        decision = policy.decide(mf, text, type, scope, None if conf is None else float(conf), force, today())
+    def change(before: bytes):
+        mf, index = _parsed(ws, before)
+        decision = policy.decide(
+            mf, text, type, scope, None if conf is None else float(conf), force, today(), index=index
+        )
         if decision.action in ("refuse", "duplicate"):
-            return old, (decision, None)
+            if before:
+                memoryfile.keep(_key(ws), before, mf)  # unchanged
+            return before, (decision, None, None)
+        find = mf.find if index is None else (lambda i: next(iter(index.with_id(i)), None))
         entry = MemoryEntry(text=decision.text, layer=layer, date=when, expires=expiry)
         fields = {
-            "id": new_id(mf.ids()),
+            "id": new_id(mf.ids() if index is None else index.ids()),
             "type": decision.type,
             "scope": scope,
             "source": source,
             "confidence": conf,
         }
+        touched: dict[int, tuple[MemoryEntry, str | None]] = {}  # changed in place: (entry, its line)
+
+        def mark(old: MemoryEntry | None, entry_id: str) -> None:
+            if old is None:
+                raise NotFound(f"no memory with id {entry_id} in {ws.name}")
+            touched.setdefault(id(old), (old, old.raw))
+            old.set("superseded_by", fields["id"])
+
         if decision.action == "supersede" and decision.target is not None:
             fields["supersedes"] = decision.target.id
-            ws._entry_in(mf, decision.target.id).set("superseded_by", fields["id"])
+            mark(find(decision.target.id), decision.target.id)
             for other in decision.also:  # a change that replaces several older entries
-                ws._entry_in(mf, other.id).set("superseded_by", fields["id"])
+                mark(find(other.id), other.id)
             kept = _kept_layer(decision.target, layer) if asked is None and not expires else None
             if kept:
                 entry.layer, entry.expires = kept, ws._expiry(kept, None)
-        asked_old = mf.find(supersedes) if supersedes and supersedes != fields.get("supersedes") else None
+        asked_old = find(supersedes) if supersedes and supersedes != fields.get("supersedes") else None
         if asked_old is not None and not asked_old.superseded:  # the caller says what it replaces
             fields["supersedes"] = asked_old.id
-            asked_old.set("superseded_by", fields["id"])
+            mark(asked_old, asked_old.id)
         entry.fields = {k: str(v) for k, v in fields.items() if v is not None}
+        lines = len(mf.lines)
         mf.add(entry)
-        return mf.render().decode("utf-8", errors="surrogateescape"), (decision, entry)
+        if index is not None:
+            index.add(entry)
+        after = _rendered(before, mf, lines, entry, list(touched.values()))
+        return after, (decision, entry, (mf, after) if _settled(mf, entry, touched.values()) else None)
 
     def message(result) -> str:
-        decision, e = result
+        decision, e, _ = result
         return f"memory: remember {e.id} ({e.layer}) {_short(e.text)}\n\n" + trace.trailers(
             decision, source, via
         )
 
-    (decision, entry), sha = ws.edit(MEMORY, change, message)
+    (decision, entry, written), sha = ws.edit_bytes(MEMORY, change, message)
+    if written is not None:  # committed: the parse of the new bytes is kept for the next write
+        memoryfile.keep(_key(ws), written[1], written[0])
+    decision.target = decision.target.copy() if decision.target else None  # not the kept ones
+    decision.also = [e.copy() for e in decision.also]
+    entry = entry.copy() if entry is not None else None
     notes = _redaction_notes(decision)
     if entry is not None:
         cited = [i for i in dict.fromkeys(_CITED_ID.findall(entry.text)) if i != entry.id]
@@ -121,6 +144,78 @@ def remember(
     rid, sha = trace.record(ws, decision, source, via)
     notes.append(f"decision recorded as {rid} (`giok trace {rid}`)")
     return WriteResult(trace.ACTIONS[decision.action], decision.target, decision.reason, sha, tuple(notes))
+
+
+# -- the write path at scale (docs/architecture.md) -----------------------------------------------
+# The parse of MEMORY.md a remember wrote is kept with its bytes (memoryfile.keep) and with a
+# policy index; the next remember takes both when the file still has those bytes, and splices its
+# new line (and the superseded ones) into the bytes instead of rendering 5,000 lines.
+_INDEXES: weakref.WeakKeyDictionary[MemoryFile, policy.Index] = weakref.WeakKeyDictionary()
+
+
+def _key(ws: Workspace) -> str:
+    return str(ws.root / MEMORY)
+
+
+def _parsed(ws: Workspace, before: bytes) -> tuple[MemoryFile, policy.Index | None]:
+    """The parse of `before`, owned by this write, and its index: built when a parse is taken a
+    second time (a one-off remember compares every entry rather than index them all)."""
+    if not before:
+        return MemoryFile.parse(empty("en")), None
+    mf, kept = memoryfile.take_kept(_key(ws), before)
+    index = _INDEXES.get(mf)
+    if index is None and kept:
+        index = _INDEXES[mf] = policy.Index(mf)
+    return mf, index
+
+
+def _rendered(
+    before: bytes,
+    mf: MemoryFile,
+    lines: int,
+    entry: MemoryEntry,
+    touched: list[tuple[MemoryEntry, str | None]],
+) -> bytes:
+    """The new bytes of MEMORY.md: `before` with the new entry's line put in and the touched
+    entries' lines replaced, when that is all that changed (else the whole file rendered)."""
+    pos = entry.line_no - 1
+    quick = (
+        before.endswith(b"\n")
+        and len(mf.lines) == lines + 1  # no heading was added
+        and pos >= 1
+        and all(raw is not None and e.line_no > 1 for e, raw in touched)
+    )
+    if not quick:
+        return mf.render()
+    edits = [(pos, 0, _encode(str(entry) + mf.eols[pos]))]
+    for e, raw in touched:
+        line = e.line_no - 1 if e.line_no - 1 < pos else e.line_no - 2  # its number in `before`
+        edits.append((line, len(_encode(raw or "")), _encode(str(e))))
+    return memoryfile.splice(before, lines, edits)
+
+
+def _encode(text: str) -> bytes:
+    return text.encode("utf-8", errors="surrogateescape")
+
+
+def _settled(mf: MemoryFile, entry: MemoryEntry, touched) -> bool:
+    """Give the written lines their text, as a parse of the new bytes would; False when a line
+    would not read back the same (then the parse is not kept)."""
+    written = [entry, *(e for e, _ in touched)]
+    for e in written:
+        again = MemoryFile._parse_line(str(e), e.layer)
+        if not isinstance(again, MemoryEntry) or (
+            again.text,
+            again.date,
+            again.expires,
+            again.fields,
+            again.indent,
+            again.bullet,
+        ) != (e.text, e.date, e.expires, e.fields, e.indent, e.bullet):
+            return False
+    for e in written:
+        e.raw = str(e)
+    return True
 
 
 def edit_entry(
