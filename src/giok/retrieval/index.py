@@ -170,7 +170,9 @@ class Index:
 
     @classmethod
     def local_for_workspace(cls, ws, embedder: embeddings.Embedder | None = None) -> Index:
-        embedder = embedder or embeddings.get(embeddings.settings(ws.home))
+        from giok.retrieval import baseline
+
+        embedder = baseline.neutral(embedder or embeddings.get(embeddings.settings(ws.home)), ws.home.path)
         db = ws.data_dir / FILENAME
         cached = cls._open.get(str(db))
         if cached and cached.embedder is embedder and cached._same_file():

@@ -117,8 +117,6 @@ GENERIC = frozenset(
 )
 GENERIC = GENERIC | frozenset(query_terms(" ".join(GENERIC)))
 GENERIC_WEIGHT = 0.25
-HUB = 0.5  # share of a chunk's own similarity to everyday queries in its baseline
-CROSS = 0.0  # cross-language pairs: a bonus here lifts unrelated Korean↔English text too
 MAX_QUERY = 4000
 MODES = ("hybrid", "keyword", "vector")
 DATE_MISS = 0.6  # factor on a diary line of another date than the one(s) the query names
@@ -381,7 +379,7 @@ def _score(index: Index, ws_name: str, query: str, o: Options) -> list[Result]:
         return []
     cos_all = kw_hits = qvec = None
     if o.mode != "keyword":
-        qvec = index.embedder.embed([query], "query")[0]
+        qvec = index.embedder.embed([_without_user(undated, o.user) or query], "query")[0]
         cos_all = mat @ qvec
     if o.mode != "vector" and terms:
         kw_hits = index.keyword_search(quote_fts(terms, prefix=o.prefix), POOL)
@@ -457,10 +455,12 @@ def _date_rows(index: Index, dates: list[str]) -> dict[str, list[int]]:
 
 
 def _vector_evidence(index: Index, ids, cos_all, rows: dict, query_lang: str, qvec) -> dict[int, float]:
-    """Vector evidence per row in [0, 1]. For a `relative` provider (e5): the cosine's margin
-    over what this query and this chunk score against everyday unrelated text (the background
-    baseline; handles e5's compressed cosines, Korean↔Korean inflation and "hub" chunks that
-    resemble everything). Otherwise the calibrated cosine, shifted per language pair."""
+    """Vector evidence per row in [0, 1]. For a `relative` provider (e5, searched through its
+    language-neutral view `baseline.Neutral`): the cosine's margin over what this query scores
+    against everyday unrelated text in the chunk's language (the background baseline, which
+    absorbs e5's compressed cosines and what is left of Korean↔Korean inflation), over the pair's
+    scale (cross-language margins stay narrower), saturating smoothly so that strong matches
+    keep their order. Otherwise the calibrated cosine, shifted per language pair."""
     if cos_all is None:
         return {}
     wanted = np.array(sorted(rows), dtype=np.int64)
@@ -471,21 +471,14 @@ def _vector_evidence(index: Index, ids, cos_all, rows: dict, query_lang: str, qv
     if e.relative:
         base = index.baseline()
         ql = "ko" if query_lang == "ko" else "en"
-        qb = {
-            lang: float(qvec @ base[("passage", lang)]) - float(base[("query", ql)] @ base[("passage", lang)])
-            for lang in ("en", "ko")
-        }
-        typical = np.array([float(base[("query", ql)] @ base[("passage", lang)]) for lang in langs])
-        hub = index.hubs(ql)[pos]
-        expected = (
-            HUB * hub
-            + (1 - HUB) * typical
-            + np.array([qb[lang] - (CROSS if lang != ql else 0.0) for lang in langs])
-        )
-        ceil = np.array(
-            [e.margin_ceil if lang == ql else (e.cross_margin_ceil or e.margin_ceil) for lang in langs]
-        )
-        cal = np.clip((cos_all[pos] - expected - e.margin_floor) / (ceil - e.margin_floor), 0.0, 1.0)
+        expected = {lang: float(qvec @ base[("passage", lang)]) for lang in ("en", "ko")}
+        same = np.array([lang == ql for lang in langs])
+        cross_floor = e.cross_margin_floors.get(ql, e.margin_floor)
+        cross_ceil = e.cross_margin_ceil or e.margin_ceil
+        floor = np.where(same, e.margin_floor, cross_floor)
+        scale = np.where(same, e.margin_ceil, cross_ceil) - floor
+        margin = cos_all[pos] - np.array([expected[lang] for lang in langs])
+        cal = np.tanh(np.maximum(margin - floor, 0.0) / scale)
     else:
         shift = np.array([e.pair_shift(query_lang, lang) for lang in langs])
         cal = e.calibrate(cos_all[pos] + shift)
@@ -529,6 +522,17 @@ def _candidates(ids: np.ndarray, cos_all, kw_hits, dated: dict[str, list[int]]) 
     for day_ids in dated.values():
         found.update((cid, None) for cid in day_ids)
     return sorted(found)
+
+
+def _without_user(query: str, user: str | None) -> str:
+    """The query without the words that name the user (서준이는, Seojun's): the embedding then
+    judges what is asked about, not the name every one of the user's memories shares (which
+    lifts them all alike, most in Korean). The keyword side still sees the name."""
+    if not user:
+        return query
+    names = {t for t in query_terms(user) if len(t) >= 2}
+    kept = [w for w in query.split() if not any(t.startswith(n) for t in query_terms(w) for n in names)]
+    return " ".join(kept)
 
 
 def _name_terms(user: str | None, terms: list[str]) -> set[str]:

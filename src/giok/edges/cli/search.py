@@ -13,7 +13,7 @@ import click
 from giok.edges.cli import chosen_workspaces, emit, json_option, main, style, workspace_option
 from giok.errors import GiokError, InvalidInput, WorkspaceError
 from giok.retrieval import index as index_mod
-from giok.retrieval.search import MAX_QUERY, MIN_SCORE, MODES, recall, search_full
+from giok.retrieval.search import MAX_QUERY, MIN_SCORE, MODES, RELATIVE_FLOOR, recall, search_full
 from giok.store.home import Home
 from giok.workspace import Workspace
 
@@ -38,7 +38,17 @@ def _asker_and_targets(as_name: str | None) -> tuple[Workspace, list[str]]:
 
 
 def _search_opts(
-    k, min_score, mode, user, thread, superseded, as_name, names, all_scopes=False, system=False
+    k,
+    min_score,
+    mode,
+    user,
+    thread,
+    superseded,
+    as_name,
+    names,
+    all_scopes=False,
+    system=False,
+    relative=None,
 ) -> dict:
     opts = {
         "k": k,
@@ -52,9 +62,28 @@ def _search_opts(
     }
     if system:
         opts["include_system"] = True
+    if relative is not None:  # a number, or "off"
+        opts["relative"] = None if relative == "off" else float(relative)
     if as_name:
         opts["as_"] = as_name
     return opts
+
+
+class RelativeFloor(click.ParamType):
+    """A number in [0, 1] or the word `off`."""
+
+    name = "FLOOR|off"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, float) or value == "off":
+            return value
+        try:
+            number = float(value)
+        except ValueError:
+            self.fail(f"{value!r} is neither a number in 0–1 nor 'off'", param, ctx)
+        if not 0.0 <= number <= 1.0:
+            self.fail(f"{number} is outside 0–1", param, ctx)
+        return number
 
 
 PROGRESS_AFTER = 2.0  # seconds: an index build that takes longer shows progress on stderr
@@ -129,6 +158,13 @@ def _text(data: dict) -> str:
     help="Drop results scoring under this (0–1).",
 )
 @click.option(
+    "--relative",
+    type=RelativeFloor(),
+    default=None,
+    help=f"The store-relative floor: a result must score this much above the store's median "
+    f"candidate (0–1, or 'off'; default {RELATIVE_FLOOR}, doubled when the query names the user).",
+)
+@click.option(
     "--mode", type=click.Choice(MODES), default="hybrid", show_default=True, help="Evidence to use."
 )
 @click.option(
@@ -170,7 +206,20 @@ def _text(data: dict) -> str:
 )
 @json_option
 def search_cmd(
-    query, k, min_score, mode, user, thread, all_scopes, superseded, system, as_name, batch, at, as_json
+    query,
+    k,
+    min_score,
+    relative,
+    mode,
+    user,
+    thread,
+    all_scopes,
+    superseded,
+    system,
+    as_name,
+    batch,
+    at,
+    as_json,
 ):
     """Search memories: MEMORY.md entries, diaries, archive, lessons, decisions, other notes.
 
@@ -182,7 +231,9 @@ def search_cmd(
     """
     _show_progress()
     asker, names = _asker_and_targets(as_name)
-    opts = _search_opts(k, min_score, mode, user, thread, superseded, as_name, names, all_scopes, system)
+    opts = _search_opts(
+        k, min_score, mode, user, thread, superseded, as_name, names, all_scopes, system, relative
+    )
     if batch is not None:
         if query or at:
             raise click.UsageError("give either QUERY (with --at, if any) or --batch, not both")
