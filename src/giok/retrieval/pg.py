@@ -11,7 +11,9 @@ removed by chunk id, nothing re-embedded) and answers the retrieval calls from t
   GIN index and ranked by FTS5's own bm25 formula computed in SQL (`ts_rank` ranked otherwise
   and half the keyword top 10 differed: docs/teams.md);
 - vector candidates: an HNSW index (inner product over unit vectors = cosine);
-- chunk rows, document frequencies, and the scope rule as SQL (`visible_sql`).
+- chunk rows and document frequencies; the scope rule in the WHERE of every query that reads
+  candidates or rows (`giok.retrieval.index.Reader` on each row's `reader` key, as SQLite does),
+  so a chunk the searcher may not see never leaves the server.
 
 `PgIndex` offers the calls `giok.retrieval.search` makes of an `Index` (`matrix`, `keyword_search`,
 `doc_freq`, `rows`, `hubs`), so the hybrid scoring and cut-offs run unchanged over its
@@ -31,9 +33,9 @@ import numpy as np
 
 from giok.errors import IndexError_, InvalidInput
 from giok.providers import embeddings
-from giok.retrieval.index import Index
+from giok.retrieval.index import Index, Reader, decode_vector
 
-TABLE_VERSION = "2"  # in the table name: a new layout gets a new table (rebuilt by the next publish)
+TABLE_VERSION = "3"  # in the table name: a new layout gets a new table (rebuilt by the next publish)
 POOL = 100  # candidates per query from HNSW (search.POOL)
 EF_SEARCH = 200
 BULK = 5000  # rows in one publish from which the HNSW index is rebuilt rather than grown
@@ -134,19 +136,15 @@ def _from_fts(fts_query: str) -> tuple[list[str], bool]:
 
 def visible_sql(user: str | None, thread: str | None, include_superseded: bool = False) -> tuple[str, list]:
     """The scope rule of `search._visible` as a WHERE clause: workspace and task: entries for
-    all, user:U only for U, thread:T only in T; superseded rows only when asked."""
-    clauses = ["(scope IS NULL OR scope = 'workspace' OR scope LIKE 'task:%%'"]
-    args: list = []
-    if user:
-        clauses.append(" OR scope = %s")
-        args.append(f"user:{user}")
-    if thread:
-        clauses.append(" OR scope = %s")
-        args.append(f"thread:{thread}")
-    sql = "".join(clauses) + ")"
+    all, user:U only for U, thread:T only in T (`Reader`); superseded rows only when asked."""
+    sql, args = Reader(user, thread).where(mark="%s")
     if not include_superseded:
         sql += " AND NOT superseded"
-    return sql, args
+    return sql, list(args)
+
+
+def _where(reader: Reader | None, column: str = "reader") -> tuple[str, list[str]]:
+    return reader.where(column, "%s") if reader is not None else ("", [])
 
 
 class _Vectors:
@@ -220,6 +218,7 @@ class PgIndex:
             ws TEXT NOT NULL, id BIGINT NOT NULL, key TEXT, path TEXT, start_line INT, end_line INT,
             text TEXT, layer TEXT, scope TEXT, lang TEXT, date TEXT, expires TEXT,
             superseded BOOLEAN NOT NULL DEFAULT FALSE, source TEXT, priority INT, terms TEXT, sig TEXT,
+            reader TEXT NOT NULL DEFAULT '*',
             tsv TSVECTOR, ntok INT, embedding VECTOR({dim}), PRIMARY KEY (ws, id));
             CREATE INDEX IF NOT EXISTS {t}_tsv ON {t} USING gin (tsv);
             CREATE INDEX IF NOT EXISTS {t}_hnsw ON {t} USING hnsw (embedding vector_ip_ops);"""
@@ -293,7 +292,8 @@ class PgIndex:
         marks = ",".join("?" * len(ids))
         rows = self.local.db.execute(
             f"SELECT {_sig('m.')}, m.id, m.key, m.path, m.start_line, m.end_line, m.text, m.layer, m.scope,"
-            f" m.lang, m.date, m.expires, m.superseded, m.source, m.priority, f.terms, f.grams, c.vector"
+            f" m.lang, m.date, m.expires, m.superseded, m.source, m.priority, f.terms, f.grams, c.vector,"
+            f" m.reader"
             f" FROM memories m"
             f" JOIN memories_fts f ON f.rowid = m.id LEFT JOIN embedding_cache c ON c.hash = m.hash"
             f" AND c.model = ? WHERE m.id IN ({marks})",
@@ -302,7 +302,7 @@ class PgIndex:
         out = []
         for r in rows:
             sig, r = r[0], r[1:]
-            vec = np.frombuffer(r[16], dtype=np.float32) if r[16] else None
+            vec = decode_vector(r[16]) if r[16] else None
             out.append(
                 (
                     self.ws_name,
@@ -312,15 +312,17 @@ class PgIndex:
                     sig,
                     *_tsvector((r[14] or "").split(), (r[15] or "").split()),
                     vec,
+                    r[17],
                 )
             )
         with self.conn.cursor() as cur:
             cur.execute(f"DELETE FROM {self.table} WHERE ws = %s AND id = ANY(%s)", (self.ws_name, ids))
             cur.executemany(
                 f"INSERT INTO {self.table} (ws, id, key, path, start_line, end_line, text, layer, scope,"
-                " lang, date, expires, superseded, source, priority, terms, sig, tsv, ntok, embedding)"
+                " lang, date, expires, superseded, source, priority, terms, sig, tsv, ntok, embedding,"
+                " reader)"
                 " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
-                " CAST(%s AS tsvector), %s, %s)",
+                " CAST(%s AS tsvector), %s, %s, %s)",
                 out,
             )
 
@@ -350,20 +352,28 @@ class PgIndex:
             ).fetchall()
         return [(int(i), float(c)) for i, c in got]
 
-    def vector_scores(self, qvec: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    def cosines(self, qvec: np.ndarray, reader: Reader | None = None) -> np.ndarray:
+        """`Index.cosines`: the HNSW top POOL among the rows `reader` may see (the WHERE filters)."""
+        return self.vector_scores(np.asarray(qvec, dtype=np.float32), self.matrix()[0], reader)
+
+    def vector_scores(self, qvec: np.ndarray, ids: np.ndarray, reader: Reader | None = None) -> np.ndarray:
         """A cosine per id: exact for the HNSW top POOL, -2 (below any cosine) elsewhere until
         `rows()` fills in the rows the scoring reads."""
         cos = np.full(len(ids), -2.0, dtype=np.float32)
-        for cid, c in self.vector_candidates(qvec):
+        where, args = _where(reader)
+        for cid, c in self.vector_candidates(qvec, POOL, where, args):
             pos = int(np.searchsorted(ids, cid))
             if pos < len(ids) and ids[pos] == cid:
                 cos[pos] = c
         self._pending = (qvec, cos)
         return cos
 
-    def keyword_search(self, fts_query: str, limit: int) -> list[tuple[int, float]]:
+    def keyword_search(
+        self, fts_query: str, limit: int, reader: Reader | None = None
+    ) -> list[tuple[int, float]]:
         items, prefix = _from_fts(fts_query)
-        return self.keyword_candidates(items, limit, prefix)
+        where, args = _where(reader, "c.reader")
+        return self.keyword_candidates(items, limit, prefix, where, args)
 
     def keyword_candidates(
         self, items: list[str], limit: int, prefix: bool = False, where: str = "", args=()
@@ -417,12 +427,14 @@ class PgIndex:
         df = {t: n for t in terms if (n := self._count("tsv @@ CAST(%s AS tsquery)", tsquery([t])))}
         return df, self._count("TRUE")
 
-    def rows(self, ids: list[int]) -> dict[int, dict]:
+    def rows(self, ids: list[int], reader: Reader | None = None) -> dict[int, dict]:
         out: dict[int, dict] = {}
         cols = ", ".join(_COLUMNS)
+        where, args = _where(reader)
         got = self.conn.execute(
-            f"SELECT {cols}, embedding FROM {self.table} WHERE ws = %s AND id = ANY(%s)",
-            (self.ws_name, list(ids)),
+            f"SELECT {cols}, embedding FROM {self.table} WHERE ws = %s AND id = ANY(%s)"
+            f"{' AND ' + where if where else ''}",
+            (self.ws_name, list(ids), *args),
         ).fetchall()
         self._vecs = {}
         for r in got:
