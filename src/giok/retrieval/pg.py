@@ -71,7 +71,7 @@ _COLUMNS = (
 
 
 def _half(vec: np.ndarray | None):
-    from pgvector import HalfVector  # type: ignore[import-untyped]
+    from pgvector import HalfVector
 
     return None if vec is None else HalfVector(np.asarray(vec, dtype=np.float32))
 
