@@ -274,8 +274,9 @@ class PgIndex:
                 self.conn.execute(f"DROP INDEX IF EXISTS {self.table}_hnsw")
             for start in range(0, len(todo), 2000):
                 self._insert(todo[start : start + 2000])
-            if bulk:  # the graph in memory (~2.2x the vectors' bytes), or the build slows several-fold
-                need = int(2.2 * (len(local) + len(remote)) * (2 * self.embedder.dim + 64))
+            if bulk:  # the graph (every workspace's rows) in memory, or the build slows several-fold
+                rows = self.conn.execute(f"SELECT count(*) FROM {self.table}").fetchone()[0]
+                need = int(2.2 * rows * (2 * self.embedder.dim + 64))
                 mem = min(max(need, BUILD_MEMORY[0]), BUILD_MEMORY[1])
                 self.conn.execute(f"SET LOCAL maintenance_work_mem = '{mem // (1 << 20)}MB'")
                 self._create()
