@@ -82,3 +82,19 @@ def test_an_index_of_an_unknown_version_loses_its_vectors_not_its_answers(corpus
     assert index.sync()["embedded"] > 0
     assert _top(corpus, "coffee") == before
     assert index.status()["schema"] == index_mod.SCHEMA_VERSION
+
+
+def test_an_older_vector_that_is_no_float32_is_embedded_again(corpus):
+    index = Index.for_workspace(corpus)
+    index.sync()
+    before = _top(corpus, "coffee")
+    _as_old_schema(index, "3")
+    index.db.execute(
+        "UPDATE embedding_cache SET vector=zeroblob(7) WHERE rowid = (SELECT min(rowid) FROM embedding_cache)"
+    )
+    index = _reopen(corpus)
+    assert index.sync()["embedded"] == 1  # the broken one; the others were converted
+    assert {r[0] for r in index.db.execute("SELECT length(vector) FROM embedding_cache")} == {
+        2 * index.embedder.dim
+    }
+    assert _top(corpus, "coffee") == before

@@ -82,8 +82,11 @@ def decode_vector(blob: bytes) -> np.ndarray:
 
 
 def _half(blob: bytes | None) -> bytes | None:
-    """An older index's float32 vector blob as float16 (schema versions before HALF_SINCE)."""
-    return None if blob is None else encode_vector(np.frombuffer(blob, dtype=np.float32))
+    """An older index's float32 vector blob as float16 (schema versions before HALF_SINCE);
+    None for a blob that is no float32 vector."""
+    if not isinstance(blob, bytes) or not blob or len(blob) % 4:
+        return None
+    return encode_vector(np.frombuffer(blob, dtype=np.float32))
 
 
 EVERYONE = "*"  # the reader key of an entry every reader of the workspace sees
@@ -290,21 +293,29 @@ class Index:
 
     def _drop_derived(self, version: str) -> None:
         """Another schema version: drop every derived table but keep cached vectors (an older
-        index's float32 vectors converted to float16; a version this code does not know: the
-        vectors go too, never misread)."""
-        self.db.execute("DROP VIEW IF EXISTS memory_vectors")
+        index's float32 vectors converted to float16; a version this code does not know, or a
+        vector it cannot convert: those go too, to be embedded again, never misread). One
+        transaction: a crash leaves the old version whole, or the new one without its meta."""
         try:
-            old = int(version)
+            old: int | None = int(version)
         except ValueError:
             old = None
-        if old is None or old > int(SCHEMA_VERSION):
-            self.db.execute("DROP TABLE IF EXISTS embedding_cache")
-        elif old < HALF_SINCE:
-            self.db.create_function("giok_half", 1, _half, deterministic=True)
-            with contextlib.suppress(sqlite3.OperationalError):  # no cache table: nothing to convert
-                self.db.execute("UPDATE embedding_cache SET vector = giok_half(vector)")
-        for table in ("memories_vocab", "memories_fts", "memories", "files", "meta"):
-            self.db.execute(f"DROP TABLE IF EXISTS {table}")
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            self.db.execute("DROP VIEW IF EXISTS memory_vectors")
+            for table in ("memories_vocab", "memories_fts", "memories", "files", "meta"):
+                self.db.execute(f"DROP TABLE IF EXISTS {table}")
+            if old is None or old > int(SCHEMA_VERSION):
+                self.db.execute("DROP TABLE IF EXISTS embedding_cache")
+            elif old < HALF_SINCE:
+                self.db.create_function("giok_half", 1, _half, deterministic=True)
+                with contextlib.suppress(sqlite3.OperationalError):  # no cache table: nothing to convert
+                    self.db.execute("UPDATE embedding_cache SET vector = giok_half(vector)")
+                    self.db.execute("DELETE FROM embedding_cache WHERE vector IS NULL")
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
         self.notes.append(f"index schema {version} replaced by {SCHEMA_VERSION}; re-indexing from the files")
 
     def _meta_raw(self, key: str):
