@@ -144,3 +144,39 @@ def test_a_second_machine_with_other_ids_replaces_the_rows(corpus, giok_home, pg
     ]
     assert any("green tea" in t for t in texts)
     assert not any("dark roast" in t for t in texts)
+
+
+def test_the_shared_table_holds_float16_vectors(corpus, giok_home, pg_dsn):
+    """halfvec, as SQLite stores them: half the bytes, and rows small enough to stay out of TOAST."""
+    _use_pg(giok_home, pg_dsn)
+    index = Index.for_workspace(corpus)
+    index.sync()
+    kind = index.conn.execute(
+        "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = %s::regclass"
+        " AND attname = 'embedding'",
+        (index.table,),
+    ).fetchone()[0]
+    assert kind == f"halfvec({index.embedder.dim})"
+
+
+def test_a_search_counts_the_table_once_per_publish(corpus, giok_home, pg_dsn):
+    """The chunk count and the terms' document counts are kept until the next publish: a
+    search after the first one runs no count over the table."""
+    _use_pg(giok_home, pg_dsn)
+    assert _top(corpus, "coffee morning")
+    index = Index.for_workspace(corpus)
+    seen: list[str] = []
+    plain = index.conn.execute
+
+    def execute(sql, *args, **kw):
+        seen.append(str(sql))
+        return plain(sql, *args, **kw)
+
+    index.conn.execute = execute
+    try:
+        assert _top(corpus, "coffee morning")
+    finally:
+        del index.conn.execute
+    assert seen and not [s for s in seen if "count(*)" in s]
+    corpus.remember("Seojun bought a new coffee grinder", layer="M90")
+    assert any("grinder" in t for *_, t in _top(corpus, "coffee grinder"))  # counts refreshed by the publish

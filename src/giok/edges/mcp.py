@@ -632,7 +632,7 @@ class WarmUp:
     def __init__(self, ws: Workspace):
         self.ws = ws
         self.lock = threading.Lock()
-        self.ready = threading.Event()  # set once vectors, baseline and hubs are built
+        self.ready = threading.Event()  # set once the vectors and the baseline are built
         self.seconds: float | None = None
         self.error: Exception | None = None
         self._index: Index | None = None
@@ -667,8 +667,6 @@ class WarmUp:
                 index.defer_vectors = False
                 if index.embedder.relative and len(index.matrix()[0]):
                     index.baseline()
-                    for lang in ("en", "ko"):
-                        index.hubs(lang)
         except Exception as exc:  # never fatal: the next search syncs and reports for itself
             self.error = exc
             print(f"giok mcp: index warm-up failed: {exc}", file=sys.stderr)

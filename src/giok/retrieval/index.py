@@ -17,6 +17,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, cast
 
@@ -27,9 +28,14 @@ from giok.providers import embeddings
 from giok.retrieval.chunks import Chunk, chunk_file
 from giok.store import layout
 from giok.store.clock import now
+from giok.write.policy import scope_name
 
 # 4: search terms changed (a name's 이 stripped, Han and Kana as bigrams): old rows must be rebuilt.
-SCHEMA_VERSION = "4"
+# 5: vectors stored as float16 (half the bytes; computed in float32): the cached float32 vectors
+#    of an older index are converted, not re-embedded (`_drop_derived`); each row's `reader` key
+#    (the scope rule in SQL: `Reader`).
+SCHEMA_VERSION = "5"
+HALF_SINCE = 5  # the first schema version whose vectors are float16
 FILENAME = layout.INDEX  # in .giok/
 _SKIP_DIRS = layout.SKIP_DIRS  # what the index never reads: giok.store.layout
 _SKIP_FILES = layout.SKIP_FILES
@@ -45,7 +51,7 @@ CREATE TABLE IF NOT EXISTS memories (
     path TEXT NOT NULL, start_line INTEGER, end_line INTEGER,
     text TEXT NOT NULL, category TEXT, priority INTEGER, tags TEXT,
     layer TEXT, scope TEXT, lang TEXT, date TEXT, expires TEXT, superseded INTEGER DEFAULT 0,
-    source TEXT, hash TEXT NOT NULL, created_at TEXT);
+    source TEXT, hash TEXT NOT NULL, created_at TEXT, reader TEXT NOT NULL DEFAULT '*');
 CREATE INDEX IF NOT EXISTS memories_path ON memories(path);
 CREATE INDEX IF NOT EXISTS memories_source ON memories(source);
 CREATE INDEX IF NOT EXISTS memories_hash ON memories(hash);
@@ -63,6 +69,68 @@ CREATE VIRTUAL TABLE IF NOT EXISTS memories_vocab USING fts5vocab(memories_fts, 
 
 def _printable(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def encode_vector(vec: np.ndarray) -> bytes:
+    """A vector as the index stores it: float16 (unit vectors lose ~1e-4 of cosine; half the bytes)."""
+    return np.asarray(vec, dtype=np.float16).tobytes()
+
+
+def decode_vector(blob: bytes) -> np.ndarray:
+    """A stored vector as float32, what every computation uses."""
+    return np.frombuffer(blob, dtype=np.float16).astype(np.float32)
+
+
+def _half(blob: bytes | None) -> bytes | None:
+    """An older index's float32 vector blob as float16 (schema versions before HALF_SINCE);
+    None for a blob that is no float32 vector."""
+    if not isinstance(blob, bytes) or not blob or len(blob) % 4:
+        return None
+    return encode_vector(np.frombuffer(blob, dtype=np.float32))
+
+
+EVERYONE = "*"  # the reader key of an entry every reader of the workspace sees
+
+
+def reader_key(scope: str | None) -> str:
+    """A row's scope as the SQL scope rule compares it (the rule of `search._visible` and
+    `policy.visible`): EVERYONE for workspace and task: entries, user:<name casefolded>,
+    thread:<name>; any other scope a key no reader asks for (hidden, as policy hides it)."""
+    scope = scope or "workspace"
+    kind, _, name = scope.partition(":")
+    if kind == "workspace" or scope.startswith("task:"):
+        return EVERYONE
+    if kind == "user":
+        return "user:" + name.casefold()
+    if kind == "thread":
+        return scope
+    return "-" + scope
+
+
+@dataclass(frozen=True)
+class Reader:
+    """Who searches, as the SQL that fetches candidates and rows filters for (both backends):
+    a chunk this reader may not see is never read from the database. `search._visible` checks
+    every row again (and the superseded and system rules)."""
+
+    user: str | None = None
+    thread: str | None = None
+    all_scopes: bool = False
+
+    def allowed(self) -> list[str]:
+        keys = [EVERYONE]
+        if self.user is not None:
+            keys.append("user:" + scope_name(self.user).casefold())
+        if self.thread is not None:
+            keys.append(f"thread:{self.thread}")
+        return keys
+
+    def where(self, column: str = "reader", mark: str = "?") -> tuple[str, list[str]]:
+        """(SQL condition, its arguments); `mark` is the driver's placeholder."""
+        if self.all_scopes:
+            return "1 = 1", []
+        keys = self.allowed()
+        return f"{column} IN ({', '.join([mark] * len(keys))})", keys
 
 
 def content_hash(text: str) -> str:
@@ -151,7 +219,7 @@ class Index:
         self._matrix: tuple[np.ndarray, np.ndarray] | None = None
         self._matrix_gen: int | None = None
         self._baseline: dict[tuple[str, str], np.ndarray] | None = None
-        self._hubs: dict = {}
+        self._masks: dict[tuple[int | None, Reader], np.ndarray] = {}
         self.home: Path | None = None  # the giok home: where model-wide data is cached
         self._texts = [0, 0]  # texts embedded / to embed by the running sync (for `progress`)
         self._connect()
@@ -225,10 +293,30 @@ class Index:
         self._inode = os.stat(self.db_path).st_ino
 
     def _drop_derived(self, version: str) -> None:
-        """Another schema version: drop every derived table but keep cached vectors."""
-        self.db.execute("DROP VIEW IF EXISTS memory_vectors")
-        for table in ("memories_vocab", "memories_fts", "memories", "files", "meta"):
-            self.db.execute(f"DROP TABLE IF EXISTS {table}")
+        """Another schema version: drop every derived table but keep cached vectors (an older
+        index's float32 vectors converted to float16; a version this code does not know, or a
+        vector it cannot convert: those go too, to be embedded again, never misread). One
+        transaction: a crash leaves the old version whole, or the new one without its meta."""
+        try:
+            old: int | None = int(version)
+        except ValueError:
+            old = None
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            self.db.execute("DROP VIEW IF EXISTS memory_vectors")
+            for table in ("memories_vocab", "memories_fts", "memories", "files", "meta"):
+                self.db.execute(f"DROP TABLE IF EXISTS {table}")
+            if old is None or old > int(SCHEMA_VERSION):
+                self.db.execute("DROP TABLE IF EXISTS embedding_cache")
+            elif old < HALF_SINCE:
+                self.db.create_function("giok_half", 1, _half, deterministic=True)
+                with contextlib.suppress(sqlite3.OperationalError):  # no cache table: nothing to convert
+                    self.db.execute("UPDATE embedding_cache SET vector = giok_half(vector)")
+                    self.db.execute("DELETE FROM embedding_cache WHERE vector IS NULL")
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
         self.notes.append(f"index schema {version} replaced by {SCHEMA_VERSION}; re-indexing from the files")
 
     def _meta_raw(self, key: str):
@@ -433,13 +521,14 @@ class Index:
                     chunk.source,
                     h,
                     chunk.date or stamp,
+                    reader_key(chunk.scope),
                 )
             )
             fts.append((rowid, *analyse(chunk.text)))
         self.db.executemany(
             "INSERT INTO memories(id, key, path, start_line, end_line, text, category, priority, tags, layer,"
-            " scope, lang, date, expires, superseded, source, hash, created_at)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " scope, lang, date, expires, superseded, source, hash, created_at, reader)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             rows,
         )
         self.db.executemany("INSERT INTO memories_fts(rowid, terms, grams) VALUES (?, ?, ?)", fts)
@@ -452,10 +541,7 @@ class Index:
         for start in range(0, len(items), step):
             part = items[start : start + step]
             vectors = self.embedder.embed([text for _, text in part], "passage")
-            yield [
-                (h, model, vec.astype(np.float32).tobytes())
-                for (h, _), vec in zip(part, vectors, strict=True)
-            ]
+            yield [(h, model, encode_vector(vec)) for (h, _), vec in zip(part, vectors, strict=True)]
 
     def _embed_into_cache(self, todo: dict[str, str]) -> int:
         done = 0
@@ -748,21 +834,32 @@ class Index:
         search finds it."""
         gen = self.generation()
         if self._matrix is None or self._matrix_gen != gen:
-            dim = self.embedder.dim
-            zero = bytes(4 * dim)
-            rows = self.db.execute(
-                "SELECT m.id, c.vector FROM memories m LEFT JOIN embedding_cache c ON c.hash = m.hash"
-                " AND c.model = ? ORDER BY m.id",
-                (self.embedder.identity,),
-            ).fetchall()
-            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            mat = (
-                np.frombuffer(b"".join(r[1] or zero for r in rows), dtype=np.float32).reshape(len(rows), dim)
-                if rows
-                else np.zeros((0, dim), dtype=np.float32)
-            )
-            self._matrix, self._matrix_gen = (ids, mat), gen
+            self._matrix = None  # the old copy goes before the new one is read (1M chunks: 1.5 GB)
+            self._matrix, self._matrix_gen = self._read_matrix(), gen
         return self._matrix
+
+    def _read_matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every chunk's vector, float16 on disk, read in slices into one float32 matrix (never a
+        second full copy in memory)."""
+        dim = self.embedder.dim
+        n = int(self.db.execute("SELECT count(*) FROM memories").fetchone()[0])
+        ids = np.zeros(n, dtype=np.int64)
+        mat = np.zeros((n, dim), dtype=np.float32)
+        zero = bytes(2 * dim)
+        cur = self.db.execute(
+            "SELECT m.id, c.vector FROM memories m LEFT JOIN embedding_cache c ON c.hash = m.hash"
+            " AND c.model = ? ORDER BY m.id",
+            (self.embedder.identity,),
+        )
+        at = 0
+        while part := cur.fetchmany(20000):
+            part = part[: n - at]  # a row added since the count (another process) waits for the next read
+            end = at + len(part)
+            ids[at:end] = [r[0] for r in part]
+            raw = b"".join(r[1] if r[1] and len(r[1]) == 2 * dim else zero for r in part)
+            mat[at:end] = np.frombuffer(raw, dtype=np.float16).reshape(len(part), dim)
+            at = end
+        return ids[:at], mat[:at]
 
     def baseline(self) -> dict[tuple[str, str], np.ndarray]:
         """Centroids of the background set (`giok.retrieval.baseline`) for the configured model:
@@ -773,23 +870,50 @@ class Index:
             self._baseline = background.centroids(self.embedder, self.home)
         return self._baseline
 
-    def hubs(self, query_lang: str) -> np.ndarray:
-        """Per chunk (aligned with `matrix()`): its mean cosine to everyday queries in query_lang."""
-        _, mat = self.matrix()
-        key = (self._matrix_gen, query_lang)
-        if key not in self._hubs:
-            self._hubs = {k: v for k, v in self._hubs.items() if k[0] == self._matrix_gen}
-            self._hubs[key] = mat @ self.baseline()[("query", query_lang)]
-        return self._hubs[key]
+    def visible(self, reader: Reader) -> np.ndarray | None:
+        """A bool per `matrix()` row: may `reader` see it (the SQL scope rule); None: all rows.
+        Kept per index generation and reader."""
+        if reader.all_scopes:
+            return None
+        ids, _ = self.matrix()
+        key = (self._matrix_gen, reader)
+        if key not in self._masks:
+            self._masks = {k: v for k, v in self._masks.items() if k[0] == self._matrix_gen}
+            where, args = reader.where()
+            seen = np.fromiter(
+                (r[0] for r in self.db.execute(f"SELECT id FROM memories WHERE {where}", args)),
+                dtype=np.int64,
+            )
+            self._masks[key] = np.isin(ids, seen)
+        return self._masks[key]
 
-    def keyword_search(self, fts_query: str, limit: int) -> list[tuple[int, float]]:
+    def cosines(self, qvec: np.ndarray, reader: Reader | None = None) -> np.ndarray:
+        """The query's cosine with every `matrix()` row; -2 (below any cosine) for rows `reader`
+        may not see, so they never become candidates."""
+        _, mat = self.matrix()
+        cos = mat @ np.asarray(qvec, dtype=np.float32)
+        mask = self.visible(reader) if reader is not None else None
+        if mask is not None:
+            cos[~mask] = -2.0
+        return cos
+
+    def keyword_search(
+        self, fts_query: str, limit: int, reader: Reader | None = None
+    ) -> list[tuple[int, float]]:
         if not fts_query:
             return []
+        where, args = reader.where("m.reader") if reader is not None else ("1 = 1", [])
         sql = (
-            "SELECT rowid, bm25(memories_fts, 1.0, 0.3) AS r FROM memories_fts WHERE memories_fts MATCH ? "
-            "ORDER BY r LIMIT ?"
+            "SELECT f.rowid, bm25(memories_fts, 1.0, 0.3) AS r FROM memories_fts f"
+            f" JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? AND {where} ORDER BY r LIMIT ?"
         )
-        return [(int(r[0]), -float(r[1])) for r in self.db.execute(sql, (fts_query, limit))]
+        return [(int(r[0]), -float(r[1])) for r in self.db.execute(sql, (fts_query, *args, limit))]
+
+    def date_ids(self, prefix: str, limit: int, reader: Reader | None = None) -> list[int]:
+        """Ids of the rows dated `prefix`… (diaries carry their file's date) `reader` may see."""
+        where, args = reader.where() if reader is not None else ("1 = 1", [])
+        sql = f"SELECT id FROM memories WHERE date LIKE ? AND {where} ORDER BY id LIMIT ?"
+        return [int(r[0]) for r in self.db.execute(sql, (prefix + "%", *args, limit))]
 
     def doc_freq(self, terms: list[str]) -> tuple[dict[str, int], int]:
         if not terms:
@@ -801,8 +925,10 @@ class Index:
         total = self.db.execute("SELECT count(*) FROM memories").fetchone()[0]
         return df, total
 
-    def rows(self, ids: list[int]) -> dict[int, dict]:
+    def rows(self, ids: list[int], reader: Reader | None = None) -> dict[int, dict]:
+        """The rows of `ids` that `reader` may see (all of them without a reader)."""
         out = {}
+        where, args = reader.where("m.reader") if reader is not None else ("1 = 1", [])
         for start in range(0, len(ids), 500):
             part = ids[start : start + 500]
             marks = ",".join("?" * len(part))
@@ -810,8 +936,8 @@ class Index:
                 "SELECT m.id, m.key, m.path, m.start_line, m.end_line, m.text, m.layer, m.scope, m.lang,"
                 " m.date, m.expires, m.superseded, m.source, m.priority, f.terms"
                 f" FROM memories m JOIN memories_fts f ON f.rowid = m.id"
-                f" WHERE m.id IN ({marks})",
-                part,
+                f" WHERE m.id IN ({marks}) AND {where}",
+                [*part, *args],
             )
             names = [d[0] for d in cur.description]
             for row in cur:

@@ -10,11 +10,15 @@ removed by chunk id, nothing re-embedded) and answers the retrieval calls from t
   (no PostgreSQL parsing, stemming or stop words), terms weighted A and bigrams B, found by a
   GIN index and ranked by FTS5's own bm25 formula computed in SQL (`ts_rank` ranked otherwise
   and half the keyword top 10 differed: docs/teams.md);
-- vector candidates: an HNSW index (inner product over unit vectors = cosine);
-- chunk rows, document frequencies, and the scope rule as SQL (`visible_sql`).
+- vector candidates: an HNSW index (inner product over unit vectors = cosine) over `halfvec`
+  columns: float16, as the SQLite index stores them (half the bytes, rows small enough to stay
+  out of TOAST), computed in float32;
+- chunk rows and document frequencies; the scope rule in the WHERE of every query that reads
+  candidates or rows (`giok.retrieval.index.Reader` on each row's `reader` key, as SQLite does),
+  so a chunk the searcher may not see never leaves the server.
 
 `PgIndex` offers the calls `giok.retrieval.search` makes of an `Index` (`matrix`, `keyword_search`,
-`doc_freq`, `rows`, `hubs`), so the hybrid scoring and cut-offs run unchanged over its
+`doc_freq`, `rows`), so the hybrid scoring and cut-offs run unchanged over its
 candidates. Its `matrix()` holds no vectors: `mat @ qvec` asks the HNSW index for the top
 candidates, and `rows(ids)` fills in the exact cosines of every row it returns (keyword hits and
 diary neighbours included), which is all the scoring reads.
@@ -31,13 +35,14 @@ import numpy as np
 
 from giok.errors import IndexError_, InvalidInput
 from giok.providers import embeddings
-from giok.retrieval.index import Index
+from giok.retrieval.index import Index, Reader, decode_vector
 
-TABLE_VERSION = "2"  # in the table name: a new layout gets a new table (rebuilt by the next publish)
+TABLE_VERSION = "3"  # in the table name: a new layout gets a new table (rebuilt by the next publish)
 POOL = 100  # candidates per query from HNSW (search.POOL)
 EF_SEARCH = 200
 BULK = 5000  # rows in one publish from which the HNSW index is rebuilt rather than grown
 BACKENDS = ("sqlite", "postgres")
+BUILD_MEMORY = (512 << 20, 4 << 30)  # maintenance_work_mem for an HNSW build: the graph's size, within these
 
 
 # What identifies a chunk row's content (its id is only local to one machine's SQLite index).
@@ -63,6 +68,12 @@ _COLUMNS = (
     "priority",
     "terms",
 )
+
+
+def _half(vec: np.ndarray | None):
+    from pgvector import HalfVector
+
+    return None if vec is None else HalfVector(np.asarray(vec, dtype=np.float32))
 
 
 def _connect(dsn: str):
@@ -134,19 +145,15 @@ def _from_fts(fts_query: str) -> tuple[list[str], bool]:
 
 def visible_sql(user: str | None, thread: str | None, include_superseded: bool = False) -> tuple[str, list]:
     """The scope rule of `search._visible` as a WHERE clause: workspace and task: entries for
-    all, user:U only for U, thread:T only in T; superseded rows only when asked."""
-    clauses = ["(scope IS NULL OR scope = 'workspace' OR scope LIKE 'task:%%'"]
-    args: list = []
-    if user:
-        clauses.append(" OR scope = %s")
-        args.append(f"user:{user}")
-    if thread:
-        clauses.append(" OR scope = %s")
-        args.append(f"thread:{thread}")
-    sql = "".join(clauses) + ")"
+    all, user:U only for U, thread:T only in T (`Reader`); superseded rows only when asked."""
+    sql, args = Reader(user, thread).where(mark="%s")
     if not include_superseded:
         sql += " AND NOT superseded"
-    return sql, args
+    return sql, list(args)
+
+
+def _where(reader: Reader | None, column: str = "reader") -> tuple[str, list[str]]:
+    return reader.where(column, "%s") if reader is not None else ("", [])
 
 
 class _Vectors:
@@ -173,6 +180,8 @@ class PgIndex:
         self._published: int | None = None
         self._nulls = False
         self._mean: float | None = None
+        self._df: dict[tuple[str, bool], int] = {}  # documents per term (and prefix), kept per publish
+        self._n: int | None = None  # chunks, kept per publish
         self._ids: np.ndarray | None = None
         self._pending: tuple[np.ndarray, np.ndarray] | None = None  # (qvec, cos array) of the running search
         self._vecs: dict[int, np.ndarray] = {}
@@ -220,9 +229,10 @@ class PgIndex:
             ws TEXT NOT NULL, id BIGINT NOT NULL, key TEXT, path TEXT, start_line INT, end_line INT,
             text TEXT, layer TEXT, scope TEXT, lang TEXT, date TEXT, expires TEXT,
             superseded BOOLEAN NOT NULL DEFAULT FALSE, source TEXT, priority INT, terms TEXT, sig TEXT,
-            tsv TSVECTOR, ntok INT, embedding VECTOR({dim}), PRIMARY KEY (ws, id));
+            reader TEXT NOT NULL DEFAULT '*',
+            tsv TSVECTOR, ntok INT, embedding HALFVEC({dim}), PRIMARY KEY (ws, id));
             CREATE INDEX IF NOT EXISTS {t}_tsv ON {t} USING gin (tsv);
-            CREATE INDEX IF NOT EXISTS {t}_hnsw ON {t} USING hnsw (embedding vector_ip_ops);"""
+            CREATE INDEX IF NOT EXISTS {t}_hnsw ON {t} USING hnsw (embedding halfvec_ip_ops);"""
         )
 
     # -- sync: the local index, then its rows mirrored ----------------------------------------
@@ -264,12 +274,15 @@ class PgIndex:
                 self.conn.execute(f"DROP INDEX IF EXISTS {self.table}_hnsw")
             for start in range(0, len(todo), 2000):
                 self._insert(todo[start : start + 2000])
-            if bulk:
-                self.conn.execute("SET LOCAL maintenance_work_mem = '512MB'")
+            if bulk:  # the graph (every workspace's rows) in memory, or the build slows several-fold
+                rows = self.conn.execute(f"SELECT count(*) FROM {self.table}").fetchone()[0]
+                need = int(2.2 * rows * (2 * self.embedder.dim + 64))
+                mem = min(max(need, BUILD_MEMORY[0]), BUILD_MEMORY[1])
+                self.conn.execute(f"SET LOCAL maintenance_work_mem = '{mem // (1 << 20)}MB'")
                 self._create()
         if bulk:  # hint bits and planner statistics now, not during the first searches
             self.conn.execute(f"VACUUM ANALYZE {self.table}")
-        self._published, self._ids, self._mean = gen, None, None
+        self._published, self._ids, self._mean, self._df, self._n = gen, None, None, {}, None
         self._nulls = bool(
             self.conn.execute(
                 f"SELECT 1 FROM {self.table} WHERE ws = %s AND embedding IS NULL LIMIT 1", (self.ws_name,)
@@ -293,7 +306,8 @@ class PgIndex:
         marks = ",".join("?" * len(ids))
         rows = self.local.db.execute(
             f"SELECT {_sig('m.')}, m.id, m.key, m.path, m.start_line, m.end_line, m.text, m.layer, m.scope,"
-            f" m.lang, m.date, m.expires, m.superseded, m.source, m.priority, f.terms, f.grams, c.vector"
+            f" m.lang, m.date, m.expires, m.superseded, m.source, m.priority, f.terms, f.grams, c.vector,"
+            f" m.reader"
             f" FROM memories m"
             f" JOIN memories_fts f ON f.rowid = m.id LEFT JOIN embedding_cache c ON c.hash = m.hash"
             f" AND c.model = ? WHERE m.id IN ({marks})",
@@ -302,7 +316,7 @@ class PgIndex:
         out = []
         for r in rows:
             sig, r = r[0], r[1:]
-            vec = np.frombuffer(r[16], dtype=np.float32) if r[16] else None
+            vec = _half(decode_vector(r[16])) if r[16] else None
             out.append(
                 (
                     self.ws_name,
@@ -312,15 +326,17 @@ class PgIndex:
                     sig,
                     *_tsvector((r[14] or "").split(), (r[15] or "").split()),
                     vec,
+                    r[17],
                 )
             )
         with self.conn.cursor() as cur:
             cur.execute(f"DELETE FROM {self.table} WHERE ws = %s AND id = ANY(%s)", (self.ws_name, ids))
             cur.executemany(
                 f"INSERT INTO {self.table} (ws, id, key, path, start_line, end_line, text, layer, scope,"
-                " lang, date, expires, superseded, source, priority, terms, sig, tsv, ntok, embedding)"
+                " lang, date, expires, superseded, source, priority, terms, sig, tsv, ntok, embedding,"
+                " reader)"
                 " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
-                " CAST(%s AS tsvector), %s, %s)",
+                " CAST(%s AS tsvector), %s, %s, %s)",
                 out,
             )
 
@@ -346,24 +362,32 @@ class PgIndex:
             got = self.conn.execute(
                 f"SELECT id, -(embedding <#> %s) FROM {self.table} WHERE ws = %s"
                 f"{' AND ' + where if where else ''} ORDER BY embedding <#> %s LIMIT %s",
-                (qvec, self.ws_name, *args, qvec, limit),
+                (_half(qvec), self.ws_name, *args, _half(qvec), limit),
             ).fetchall()
         return [(int(i), float(c)) for i, c in got]
 
-    def vector_scores(self, qvec: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    def cosines(self, qvec: np.ndarray, reader: Reader | None = None) -> np.ndarray:
+        """`Index.cosines`: the HNSW top POOL among the rows `reader` may see (the WHERE filters)."""
+        return self.vector_scores(np.asarray(qvec, dtype=np.float32), self.matrix()[0], reader)
+
+    def vector_scores(self, qvec: np.ndarray, ids: np.ndarray, reader: Reader | None = None) -> np.ndarray:
         """A cosine per id: exact for the HNSW top POOL, -2 (below any cosine) elsewhere until
         `rows()` fills in the rows the scoring reads."""
         cos = np.full(len(ids), -2.0, dtype=np.float32)
-        for cid, c in self.vector_candidates(qvec):
+        where, args = _where(reader)
+        for cid, c in self.vector_candidates(qvec, POOL, where, args):
             pos = int(np.searchsorted(ids, cid))
             if pos < len(ids) and ids[pos] == cid:
                 cos[pos] = c
         self._pending = (qvec, cos)
         return cos
 
-    def keyword_search(self, fts_query: str, limit: int) -> list[tuple[int, float]]:
+    def keyword_search(
+        self, fts_query: str, limit: int, reader: Reader | None = None
+    ) -> list[tuple[int, float]]:
         items, prefix = _from_fts(fts_query)
-        return self.keyword_candidates(items, limit, prefix)
+        where, args = _where(reader, "c.reader")
+        return self.keyword_candidates(items, limit, prefix, where, args)
 
     def keyword_candidates(
         self, items: list[str], limit: int, prefix: bool = False, where: str = "", args=()
@@ -375,12 +399,12 @@ class PgIndex:
         q = tsquery(items, prefix)
         if not q:
             return []
-        total = self._count("TRUE")
+        total = self._total()
         if not total:
             return []
         idf = []
         for t in items:
-            hits = self._count("tsv @@ CAST(%s AS tsquery)", tsquery([t], prefix))
+            hits = self._hits(t, prefix)
             idf.append(max(1e-6, math.log((total - hits + 0.5) / (hits + 0.5))))
         match = "u.lexeme = q.term" + (" OR left(u.lexeme, length(q.term)) = q.term" if prefix else "")
         got = self.conn.execute(
@@ -402,6 +426,20 @@ class PgIndex:
         sql = f"SELECT count(*) FROM {self.table} WHERE ws = %s AND {where}"
         return int(self.conn.execute(sql, (self.ws_name, *args)).fetchone()[0])
 
+    def _hits(self, term: str, prefix: bool = False) -> int:
+        """Chunks holding `term` (a prefix of a term), counted once per publish."""
+        key = (term, prefix)
+        if key not in self._df:
+            self._df[key] = self._count("tsv @@ CAST(%s AS tsquery)", tsquery([term], prefix))
+        return self._df[key]
+
+    def _total(self) -> int:
+        """Chunks of this workspace, counted once per publish (a count over every row each
+        search was a tenth of PostgreSQL's search time at 100k chunks)."""
+        if self._n is None:
+            self._n = self._count("TRUE")
+        return self._n
+
     def _avgdl(self) -> float:
         """Mean tokens per chunk (terms and bigrams), as FTS5's bm25 uses; kept per publish."""
         if self._mean is None:
@@ -414,15 +452,18 @@ class PgIndex:
     def doc_freq(self, terms: list[str]) -> tuple[dict[str, int], int]:
         if not terms:
             return {}, 0
-        df = {t: n for t in terms if (n := self._count("tsv @@ CAST(%s AS tsquery)", tsquery([t])))}
-        return df, self._count("TRUE")
+        df = {t: n for t in terms if (n := self._hits(t))}
+        return df, self._total()
 
-    def rows(self, ids: list[int]) -> dict[int, dict]:
+    def rows(self, ids: list[int], reader: Reader | None = None) -> dict[int, dict]:
         out: dict[int, dict] = {}
         cols = ", ".join(_COLUMNS)
-        got = self.conn.execute(
-            f"SELECT {cols}, embedding FROM {self.table} WHERE ws = %s AND id = ANY(%s)",
-            (self.ws_name, list(ids)),
+        where, args = _where(reader)
+        got = self.conn.execute(  # binary: 300 vectors parsed from text took most of a search
+            f"SELECT {cols}, embedding FROM {self.table} WHERE ws = %s AND id = ANY(%s)"
+            f"{' AND ' + where if where else ''}",
+            (self.ws_name, list(ids), *args),
+            binary=True,
         ).fetchall()
         self._vecs = {}
         for r in got:
@@ -441,17 +482,6 @@ class PgIndex:
 
     def baseline(self) -> dict[tuple[str, str], np.ndarray]:
         return self.local.baseline()
-
-    def hubs(self, query_lang: str) -> np.ndarray:
-        """Hub scores (see `Index.hubs`) for the rows the last `rows()` returned; 0 elsewhere."""
-        ids = self.matrix()[0]
-        out = np.zeros(len(ids), dtype=np.float32)
-        centre = self.baseline()[("query", query_lang)]
-        for cid, vec in self._vecs.items():
-            pos = int(np.searchsorted(ids, cid))
-            if pos < len(ids) and ids[pos] == cid:
-                out[pos] = float(vec @ centre)
-        return out
 
     def status(self) -> dict:
         data = self.local.status()

@@ -24,7 +24,7 @@ import numpy as np
 
 from giok.errors import InvalidInput, PermissionDenied
 from giok.retrieval.chunks import is_own_line
-from giok.retrieval.index import Index
+from giok.retrieval.index import Index, Reader
 from giok.store import refs
 from giok.store.clock import today
 from giok.store.fsutil import check_binary
@@ -374,19 +374,20 @@ def _record(ws, results: list[Result], kind: str) -> None:
 def _score(index: Index, ws_name: str, query: str, o: Options) -> list[Result]:
     dates, undated = query_dates(query)
     terms = query_terms(undated)
-    ids, mat = index.matrix()
+    reader = Reader(o.user, o.thread, o.all_scopes)  # the scope rule in SQL: unseen rows are never read
+    ids, _ = index.matrix()
     if not len(ids):
         return []
     cos_all = kw_hits = qvec = None
     if o.mode != "keyword":
         qvec = index.embedder.embed([_without_user(undated, o.user) or query], "query")[0]
-        cos_all = mat @ qvec
+        cos_all = index.cosines(qvec, reader)
     if o.mode != "vector" and terms:
-        kw_hits = index.keyword_search(quote_fts(terms, prefix=o.prefix), POOL)
-    dated = _date_rows(index, dates) if dates and o.mode != "vector" else {}
+        kw_hits = index.keyword_search(quote_fts(terms, prefix=o.prefix), POOL, reader)
+    dated = _date_rows(index, dates, reader) if dates and o.mode != "vector" else {}
     candidates = _candidates(ids, cos_all, kw_hits, dated)
     near = sorted(set(candidates) | {c + d for c in candidates for d in (-1, 1)})
-    rows = index.rows(near)
+    rows = index.rows(near, reader)
     kw = _keyword_evidence(index, terms, rows, kw_hits, o.prefix, dated, _name_terms(o.user, terms))
     vec = _vector_evidence(index, ids, cos_all, rows, language(query), qvec)
     on_dates = {cid for day_ids in dated.values() for cid in day_ids}
@@ -441,17 +442,9 @@ def query_dates(query: str) -> tuple[list[str], str]:
     return list(dict.fromkeys(found)), " ".join(rest.split())
 
 
-def _date_rows(index: Index, dates: list[str]) -> dict[str, list[int]]:
-    """Row ids per named date prefix (diaries carry the date of their file)."""
-    return {
-        d: [
-            int(r[0])
-            for r in index.db.execute(
-                "SELECT id FROM memories WHERE date LIKE ? ORDER BY id LIMIT ?", (d + "%", DATE_POOL)
-            )
-        ]
-        for d in dates
-    }
+def _date_rows(index: Index, dates: list[str], reader: Reader | None = None) -> dict[str, list[int]]:
+    """Row ids per named date prefix (diaries carry the date of their file) the reader may see."""
+    return {d: index.date_ids(d, DATE_POOL, reader) for d in dates}
 
 
 def _vector_evidence(index: Index, ids, cos_all, rows: dict, query_lang: str, qvec) -> dict[int, float]:
