@@ -81,3 +81,34 @@ def run_giok(*args, cwd=None, env=None, input=None, timeout=60) -> subprocess.Co
         text=True,
         timeout=timeout,
     )
+
+
+@pytest.fixture(scope="session")
+def pg_dsn():
+    """A real PostgreSQL with pgvector (tests/pg_support.py), one per session; skips with the
+    reason when it cannot start."""
+    import pg_support
+
+    server, dsn, why = pg_support.start()
+    if server is None:
+        pytest.skip(why)
+    yield dsn
+    pg_support.stop(server)
+
+
+def stocked_workspace(tmp_path_factory, entries, *, prefix: str, name: str, **init):
+    """A generator for a module-scoped fixture: a workspace (own home, GIOK_HOME pointing at it
+    meanwhile) whose MEMORY.md holds `entries`, appended by hand (ids `<prefix>-000000`, …)
+    so that the write policy neither merges nor refuses any."""
+    home = Home(tmp_path_factory.mktemp(f"{prefix}home"))
+    old = os.environ.get("GIOK_HOME")
+    os.environ["GIOK_HOME"] = str(home.path)
+    ws, _ = Workspace.init(tmp_path_factory.mktemp(prefix) / name, name=name, home=home, **init)
+    mem = ws.root / "MEMORY.md"
+    lines = "".join(f"- {text} <!-- id: {prefix}-{i:06x} -->\n" for i, text in enumerate(entries))
+    mem.write_text(mem.read_text(encoding="utf-8") + lines, encoding="utf-8")
+    yield ws
+    if old is None:
+        os.environ.pop("GIOK_HOME", None)
+    else:
+        os.environ["GIOK_HOME"] = old

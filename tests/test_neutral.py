@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from giok import Workspace
+from conftest import stocked_workspace
 from giok.providers import embeddings
 from giok.retrieval import baseline
 from giok.retrieval.index import Index
@@ -48,6 +48,7 @@ def test_the_background_is_embedded_once_per_model_and_home(tmp_path):
     assert first.embedded == len(baseline.texts())
     later = Counting()  # a later process: nothing in memory, the home's file is there
     baseline._MEMO.clear()
+    baseline._VECTORS.clear()
     found = baseline.centroids(baseline.Neutral(later, tmp_path), tmp_path)
     assert later.embedded == 0
     assert set(found) == {(k, lang) for k in ("passage", "query") for lang in ("en", "ko")}
@@ -71,21 +72,7 @@ MIXED = [
 
 @pytest.fixture(scope="module")
 def mixed(tmp_path_factory):
-    import os
-
-    from giok import Home
-
-    home = Home(tmp_path_factory.mktemp("nhome"))
-    old = os.environ.get("GIOK_HOME")
-    os.environ["GIOK_HOME"] = str(home.path)
-    ws, _ = Workspace.init(tmp_path_factory.mktemp("n") / "mix", name="mix", user="Seojun", home=home)
-    mem = ws.root / "MEMORY.md"
-    mem.write_text(mem.read_text() + "".join(f"- {t} <!-- id: n-{i:06x} -->\n" for i, t in enumerate(MIXED)))
-    yield ws
-    if old is None:
-        os.environ.pop("GIOK_HOME", None)
-    else:
-        os.environ["GIOK_HOME"] = old
+    yield from stocked_workspace(tmp_path_factory, MIXED, prefix="n", name="mix", user="Seojun")
 
 
 @pytest.mark.parametrize(

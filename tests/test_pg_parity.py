@@ -8,7 +8,6 @@ import json
 
 import pytest
 
-import pg_support
 from conftest import run_giok
 from giok.errors import InvalidInput
 from giok.retrieval.index import Index
@@ -28,15 +27,6 @@ QUERIES = [
     "who is the first agent",
     "등산",
 ]
-
-
-@pytest.fixture(scope="session")
-def pg_dsn():
-    server, dsn, why = pg_support.start()
-    if server is None:
-        pytest.skip(why)
-    yield dsn
-    pg_support.stop(server)
 
 
 @pytest.fixture

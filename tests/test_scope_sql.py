@@ -6,22 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-import pg_support
 from giok.errors import PermissionDenied
 from giok.retrieval.index import Index, Reader, reader_key
 from giok.retrieval.search import search
 from giok.write import policy
 
 CROWD = 150  # more private entries than search.POOL keyword candidates
-
-
-@pytest.fixture(scope="module")
-def pg_dsn():
-    server, dsn, why = pg_support.start()
-    if server is None:
-        pytest.skip(why)
-    yield dsn
-    pg_support.stop(server)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

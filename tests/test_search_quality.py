@@ -3,27 +3,13 @@ mixed-language memories, cross-language queries, and queries that must return no
 
 import pytest
 
+from conftest import stocked_workspace
 from search_quality_set import MEMORIES, NEGATIVES, QUERIES
 
 
 @pytest.fixture(scope="module")
 def stocked(tmp_path_factory):
-    import os
-
-    from giok import Home, Workspace
-
-    home = Home(tmp_path_factory.mktemp("qhome"))
-    old = os.environ.get("GIOK_HOME")
-    os.environ["GIOK_HOME"] = str(home.path)
-    ws, _ = Workspace.init(tmp_path_factory.mktemp("q") / "zeon", name="zeon", user="Seojun", home=home)
-    mem = ws.root / "MEMORY.md"
-    mem.write_text(
-        mem.read_text()
-        + "".join(f"- {text} <!-- id: m-{i:06x} -->\n" for i, text in enumerate(MEMORIES.values()))
-    )
-    yield ws
-    if old is not None:
-        os.environ["GIOK_HOME"] = old
+    yield from stocked_workspace(tmp_path_factory, MEMORIES.values(), prefix="m", name="zeon", user="Seojun")
 
 
 def test_recall_at_1_on_the_korean_english_set(stocked, monkeypatch):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from giok import Workspace
+from conftest import stocked_workspace
 from giok.retrieval.search import query_dates
 
 SEOJUN = [
@@ -22,27 +22,9 @@ SEOJUN = [
 
 @pytest.fixture(scope="module")
 def korean(tmp_path_factory):
-    import os
-
-    from giok import Home
-
-    home = Home(tmp_path_factory.mktemp("khome"))
-    old = os.environ.get("GIOK_HOME")
-    os.environ["GIOK_HOME"] = str(home.path)
-    ws, _ = Workspace.init(
-        tmp_path_factory.mktemp("k") / "seo", name="seo", user="서준", lang="ko", home=home
-    )
-    mem = ws.root / "MEMORY.md"
-    mem.write_text(
-        mem.read_text() + "".join(f"- {text} <!-- id: k-{i:06x} -->\n" for i, text in enumerate(SEOJUN)),
-        encoding="utf-8",
-    )
-    ws.search("warm up")
-    yield ws
-    if old is None:
-        os.environ.pop("GIOK_HOME", None)
-    else:
-        os.environ["GIOK_HOME"] = old
+    for ws in stocked_workspace(tmp_path_factory, SEOJUN, prefix="k", name="seo", user="서준", lang="ko"):
+        ws.search("warm up")
+        yield ws
 
 
 @pytest.mark.parametrize(

@@ -150,6 +150,8 @@ Centroids = dict[tuple[str, str], np.ndarray]
 Vectors = dict[tuple[str, str], np.ndarray]  # {(kind, lang): (n, dim)}
 _MEMO: dict[str, Centroids] = {}
 _MEMO_LOCK = threading.Lock()
+_VECTORS: dict[str, Vectors] = {}  # the process's copy of each model's background vectors
+_VECTORS_LOCK = threading.Lock()
 
 
 def passages_hash() -> str:
@@ -177,10 +179,10 @@ def texts() -> list[str]:
 
 def cached(embedder: Embedder, home: Path | None) -> bool:
     """Whether the background of `embedder` is at hand (in memory or a valid file in `home`)."""
-    with _MEMO_LOCK:
-        if cache_key(embedder) in _MEMO:
-            return True
     raw = embedder.inner if isinstance(embedder, Neutral) else embedder
+    with _MEMO_LOCK:
+        if cache_key(embedder) in _MEMO or cache_key(raw) in _VECTORS:
+            return True
     return home is not None and _read(cache_path(home, raw), cache_key(raw), raw.dim) is not None
 
 
@@ -199,16 +201,21 @@ def vectors(embedder: Embedder, home: Path | None = None) -> Vectors:
     written there atomically); for `Neutral`, its model's moved."""
     if isinstance(embedder, Neutral):
         return {k: embedder.transform(v, k[0]) for k, v in embedder.background().items()}
-    found = _read(cache_path(home, embedder), cache_key(embedder), embedder.dim) if home else None
-    if found is None:
-        found = {
-            (kind, lang): embedder.embed(group, kind)
-            for kind, sets in (("passage", PASSAGES), ("query", QUERIES))
-            for lang, group in sets.items()
-        }
-        if home is not None:
-            _write(cache_path(home, embedder), cache_key(embedder), found)
-    return found
+    key = cache_key(embedder)
+    with _VECTORS_LOCK:
+        found = _VECTORS.get(key)
+        if found is None and home is not None:
+            found = _read(cache_path(home, embedder), key, embedder.dim)
+        if found is None:
+            found = {
+                (kind, lang): embedder.embed(group, kind)
+                for kind, sets in (("passage", PASSAGES), ("query", QUERIES))
+                for lang, group in sets.items()
+            }
+            if home is not None:
+                _write(cache_path(home, embedder), key, found)
+        _VECTORS[key] = found
+        return found
 
 
 def _read(path: Path, key: str, dim: int) -> Vectors | None:
