@@ -90,3 +90,11 @@ def test_the_right_fact_comes_first_in_a_mixed_store(mixed, monkeypatch, query, 
     monkeypatch.setenv("GIOK_HOME", str(mixed.home.path))
     found = [r.text for r in mixed.search(query, k=3)]
     assert found[:1] == [MIXED[answer]], found
+
+
+def test_an_english_question_naming_the_user_keeps_the_name_in_its_embedding(ws):
+    # stripped of its subject, "what does drink" embeds as noise and found nothing
+    ws.remember("Seojun prefers tea in the afternoon", layer="M90")
+    ws.remember("Deploys happen on Tuesdays", layer="M90")
+    found = [r.text for r in ws.search("what does Seojun drink")]
+    assert found[:1] == ["Seojun prefers tea in the afternoon"], found

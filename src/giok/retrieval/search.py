@@ -518,10 +518,11 @@ def _candidates(ids: np.ndarray, cos_all, kw_hits, dated: dict[str, list[int]]) 
 
 
 def _without_user(query: str, user: str | None) -> str:
-    """The query without the words that name the user (서준이는, Seojun's): the embedding then
-    judges what is asked about, not the name every one of the user's memories shares (which
-    lifts them all alike, most in Korean). The keyword side still sees the name."""
-    if not user:
+    """A Korean query without the words that name the user (서준이는, 서준의): the embedding then
+    judges what is asked about, not the name every one of the user's memories shares (in Korean
+    it lifts them all alike). An English query keeps the name: without its subject ("what does
+    drink") it embeds as noise. The keyword side always sees the name."""
+    if not user or language(query) != "ko":
         return query
     names = {t for t in query_terms(user) if len(t) >= 2}
     kept = [w for w in query.split() if not any(t.startswith(n) for t in query_terms(w) for n in names)]
