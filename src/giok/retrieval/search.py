@@ -524,9 +524,7 @@ def _without_user(query: str, user: str | None) -> str:
     drink") it embeds as noise. The keyword side always sees the name."""
     if not user or language(query) != "ko":
         return query
-    names = {t for t in query_terms(user) if len(t) >= 2}
-    kept = [w for w in query.split() if not any(t.startswith(n) for t in query_terms(w) for n in names)]
-    return " ".join(kept)
+    return " ".join(w for w in query.split() if not _name_terms(user, query_terms(w)))
 
 
 def _name_terms(user: str | None, terms: list[str]) -> set[str]:
