@@ -178,12 +178,15 @@ def texts() -> list[str]:
 
 
 def cached(embedder: Embedder, home: Path | None) -> bool:
-    """Whether the background of `embedder` is at hand (in memory or a valid file in `home`)."""
+    """Whether the background of `embedder` is at hand (in memory, a valid file in `home` or
+    shipped with giok)."""
     raw = embedder.inner if isinstance(embedder, Neutral) else embedder
     with _MEMO_LOCK:
         if cache_key(embedder) in _MEMO or cache_key(raw) in _VECTORS:
             return True
-    return home is not None and _read(cache_path(home, raw), cache_key(raw), raw.dim) is not None
+    if home is not None and _read(cache_path(home, raw), cache_key(raw), raw.dim) is not None:
+        return True
+    return _read(shipped_path(raw), cache_key(raw), raw.dim) is not None  # a few check texts only
 
 
 def centroids(embedder: Embedder, home: Path | None = None) -> Centroids:
