@@ -56,9 +56,7 @@ CREATE INDEX IF NOT EXISTS memories_path ON memories(path);
 CREATE INDEX IF NOT EXISTS memories_source ON memories(source);
 CREATE INDEX IF NOT EXISTS memories_hash ON memories(hash);
 CREATE TABLE IF NOT EXISTS embedding_cache (hash TEXT, model TEXT, vector BLOB, PRIMARY KEY (hash, model));
-CREATE TABLE IF NOT EXISTS baseline (
-    model TEXT, kind TEXT, lang TEXT, vector BLOB, PRIMARY KEY (model, kind, lang)
-);
+DROP TABLE IF EXISTS baseline;
 CREATE VIEW IF NOT EXISTS memory_vectors AS
     SELECT m.*, c.vector AS embedding FROM memories m
     JOIN embedding_cache c ON c.hash = m.hash AND c.model = (SELECT value FROM meta WHERE key = 'model');
@@ -725,7 +723,6 @@ class Index:
         self._drop_ids([r[0] for r in self.db.execute("SELECT id FROM memories")])
         self.db.execute("DELETE FROM files")
         self.db.execute("DELETE FROM embedding_cache WHERE model != ?", (self.embedder.identity,))
-        self.db.execute("DELETE FROM baseline WHERE model != ?", (self.embedder.identity,))
         self._set_meta("model", self.embedder.identity)
         self._bump()
         self.db.execute("COMMIT")
