@@ -41,6 +41,10 @@ RELATIVE_FLOOR = 0.1
 NAMED_RELATIVE = 0.2  # the relative floor when the query names the user (every entry does)
 STORE_QUANTILE = 0.5
 STORE_MIN = 8
+# Language arbitration in a mixed store (`_by_lead`): weight of the difference between the two
+# languages' leads (best minus runner-up) against the score gap of their best results.
+LEAD = 0.5
+LEAD_MIN = STORE_MIN
 W_VEC = 0.80
 W_KW = 0.60
 NEIGHBOUR = 0.3  # weight of the better adjacent diary line
@@ -392,7 +396,8 @@ def _score(index: Index, ws_name: str, query: str, o: Options) -> list[Result]:
     vec = _vector_evidence(index, ids, cos_all, rows, language(query), qvec)
     on_dates = {cid for day_ids in dated.values() for cid in day_ids}
     own = {cid: _fuse(vec.get(cid, 0.0), kw.get(cid, 0.0), o.mode) for cid in rows}
-    out = []
+    out: list[Result] = []
+    langs: list[str] = []
     for cid in candidates:
         row = rows.get(cid)
         if row is None or not _visible(row, o):
@@ -419,7 +424,33 @@ def _score(index: Index, ws_name: str, query: str, o: Options) -> list[Result]:
                 {"vector": vec.get(cid, 0.0), "keyword": kw.get(cid, 0.0)},
             )
         )
+        langs.append("ko" if row["lang"] == "ko" else "en")
+    if o.mode != "keyword":
+        _by_lead(out, langs)
     return out
+
+
+def _by_lead(results: list[Result], langs: list[str]) -> None:
+    """Language arbitration in a store of two languages (issue 16): the best result of each
+    language is judged by how far it stands out from its own language's runner-up too, not by
+    score alone. e5 crowds a question's same-language near-misses together (several Korean
+    entries about meetings for a Korean question about meetings) while the answer in the other
+    language stands alone among its language's entries. When LEAD times the difference of the
+    two leads exceeds the score gap, the other language's best takes the first place (the
+    first's score, which drops by a hair): no score rises above the query's best, so whether a
+    query gets any result at all is unchanged. Each language needs LEAD_MIN candidates."""
+    by_lang: dict[str, list[Result]] = {}
+    for r, lang in zip(results, langs, strict=True):
+        by_lang.setdefault(lang, []).append(r)
+    if len(by_lang) != 2 or any(len(group) < LEAD_MIN for group in by_lang.values()):
+        return
+    tops = []
+    for group in by_lang.values():
+        first, second = sorted(group, key=lambda r: -r.score)[:2]
+        tops.append((first, first.score - second.score))
+    (high, high_lead), (low, low_lead) = sorted(tops, key=lambda t: -t[0].score)
+    if LEAD * (low_lead - high_lead) > high.score - low.score:
+        low.score, high.score = high.score, high.score - 1e-4
 
 
 def query_dates(query: str) -> tuple[list[str], str]:
