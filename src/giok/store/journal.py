@@ -72,14 +72,15 @@ def begin(
     """Record the intent to give each rel of `changes` its new bytes (None: delete it).
     Returns the bytes each file has now (None: absent), as recorded. `known`: bytes the caller
     read under the lock and checks again when it writes (not read back here); `appended`: rels
-    of `known` the caller writes in place because the change `appends` to them."""
+    of `known` the caller writes in place (fsutil.append_write, which writes only the bytes
+    past the old size) because it found that the change `appends` to them."""
     _drop_kept(root)  # what a writer killed before its journal was whole left
     known = known or {}
     files: dict[str, dict] = {}
     grown: dict[str, dict] = {}
     previous: dict[str, bytes | None] = {}
     for n, (rel, new) in enumerate(changes.items()):
-        if rel in appended and new is not None and appends(known.get(rel), new):
+        if rel in appended and rel in known and new is not None:
             old = known[rel]
             previous[rel] = old
             grown[rel] = {
