@@ -18,11 +18,13 @@ from giok.errors import DirtyFileError
 from giok.store import fsutil, journal
 from giok.store.memoryfile import MemoryFile
 
-# The CLI with the in-place write cut short: half the added bytes go in, then SIGKILL. Or
-# killed before the commit (the whole line written).
+# The CLI with the in-place write cut short: half the added bytes go in, then SIGKILL (what a
+# power cut may leave). Or killed before the commit (the whole line written). Every append
+# goes in place here, wherever the file's page boundaries fall.
 KILLER = r"""
 import os, signal, sys
-from giok.store import fsutil, git
+from giok.store import fsutil, git, journal
+journal.PAGE = 1 << 30
 die = lambda: os.kill(os.getpid(), signal.SIGKILL)
 if os.environ["KILL_AT"] == "mid-append":
     real = fsutil._write_at
@@ -35,6 +37,12 @@ else:
 from giok.edges.cli import main
 main(sys.argv[1:], prog_name="giok")
 """
+
+
+@pytest.fixture(autouse=True)
+def one_page(monkeypatch):
+    """Every append of these tests goes in place (the page rule has its own test)."""
+    monkeypatch.setattr(journal, "PAGE", 1 << 30)
 
 
 def killed(ws, point: str, *args: str) -> None:
@@ -142,10 +150,25 @@ def test_a_hand_edit_between_the_read_and_the_append_is_refused_and_kept(ws, mon
     assert "typed by hand while giok wrote" in git(ws, "show", "HEAD:MEMORY.md")
 
 
+def test_an_append_goes_in_place_only_inside_one_page(monkeypatch):
+    page = 4096
+    monkeypatch.setattr(journal, "PAGE", page)
+    assert journal.appends(b"a" * page, b"a" * page + b"x" * 100)
+    assert journal.appends(b"a" * (page - 100), b"a" * page)
+    assert not journal.appends(b"a" * (page - 99), b"a" * (page + 1))  # a reader could see half
+    assert not journal.appends(b"a" * page, b"b" + b"a" * page)
+    assert not journal.appends(b"", b"a")
+    assert not journal.appends(b"a", None)
+
+
 def test_a_remember_into_a_large_file_writes_only_its_line(ws, monkeypatch):
     """No whole-file copy: the file keeps its inode, the journal holds the added bytes."""
+    monkeypatch.undo()  # the real page rule: the file is filled to a page boundary
     lines = "".join(f"- [2026-03-01] Filler fact {i} <!-- id: m-{i:06x} -->\n" for i in range(2000))
+    size = len(ws.read_text("MEMORY.md").encode()) + len(lines.encode())
+    lines += "<!--" + "-" * (-(size + 8) % journal.PAGE) + "-->\n"
     ws.edit("MEMORY.md", lambda old: (old + lines, None), "fill")
+    assert (ws.root / "MEMORY.md").stat().st_size % journal.PAGE == 0
     inode = os.stat(ws.root / "MEMORY.md").st_ino
     journals = []
     real = journal.begin

@@ -42,8 +42,8 @@ from giok.store.fsutil import atomic_write, check_link
 
 NAME = "journal.json"
 VERSION = 3  # 3: appends journaled by their added bytes; 2: the old bytes kept beside (journal-N.before)
-APPEND_MAX = 64 * 1024  # the most bytes a write may add at a file's end and still go in place
-WINDOW = 4096  # the old bytes kept of an appended file: those just before the added ones
+PAGE = 4096  # an append that stays inside one page of the file is seen whole or not at all
+WINDOW = 1024  # the old bytes kept of an appended file: those just before the added ones
 
 
 def path(root: Path) -> Path:
@@ -51,13 +51,18 @@ def path(root: Path) -> Path:
 
 
 def appends(old: bytes | None, new: bytes | None) -> bool:
-    """Whether `new` is `old` (a file that exists and is not empty) with at most APPEND_MAX
-    bytes added at its end: such a write goes into the file in place (fsutil.append_write)."""
+    """Whether `new` is `old` (a file that exists and is not empty) with bytes added at its
+    end, all inside one page (PAGE bytes) of the file: such a write goes into the file in place
+    (fsutil.append_write). Within a page the kernel copies the bytes before it moves the file's
+    size, so a reader without the lock sees the old file or the new one, never part of a line,
+    and a killed process does not cut the write short (an append across a page boundary, a few
+    % of remember's lines, replaces the file as any other write)."""
     return (
         bool(old)
         and new is not None
         and old is not None
-        and len(old) < len(new) <= len(old) + APPEND_MAX
+        and len(old) < len(new)
+        and len(old) // PAGE == (len(new) - 1) // PAGE
         and new.startswith(old)
     )
 
