@@ -32,6 +32,9 @@ if os.environ["KILL_AT"] == "mid-append":
         real(fd, data[: len(data) // 2], at)
         die()
     fsutil._write_at = half
+elif os.environ["KILL_AT"] == "after-commit":
+    real_commit = git.commit
+    git.commit = lambda *a, **k: (real_commit(*a, **k), die())
 else:
     git.commit = lambda *a, **k: die()
 from giok.edges.cli import main
@@ -91,6 +94,20 @@ def test_a_remember_killed_before_its_commit_is_rolled_back(ws):
     assert ws.recover()["restored"] == ["MEMORY.md"]
     assert ws.read_text("MEMORY.md") == before
     assert git(ws, "status", "--porcelain") == ""
+
+
+def test_an_append_killed_after_its_commit_stays_despite_a_hand_edit_before_it(ws):
+    """Committed is decided by what HEAD holds, not by the file: an edit in place of the
+    title after the crash does not make the committed line look uncommitted."""
+    killed(ws, "after-commit", "remember", "Project gamma ships from the teal harbor dock")
+    memory = ws.read_text("MEMORY.md")
+    edited = memory.replace("long-term memory", "LONG-TERM MEMORY", 1)
+    assert edited != memory
+    (ws.root / "MEMORY.md").write_text(edited, encoding="utf-8")
+    settled = ws.recover()
+    assert settled["committed"] is True
+    assert ws.read_text("MEMORY.md") == edited
+    assert "teal harbor" in git(ws, "show", "HEAD:MEMORY.md")
 
 
 def test_a_hand_edit_after_a_killed_append_is_kept_and_committed(ws):

@@ -120,8 +120,8 @@ def _b64(data: bytes) -> str:
 def _keep(root: Path, rel: str, n: int, known: bytes | None = None) -> tuple[str | None, bytes | None]:
     """Keep the bytes a file has before the write beside the journal: (where, the bytes), or
     (None, None) when it does not exist. A hard link to the file where one can be made (giok
-    replaces files, never writes into them but to append, so the link keeps the old bytes at
-    no cost; they are read through it, unless the caller `known`s them), else a copy."""
+    replaces the files it links, never writes into them, so the link keeps the old bytes at no
+    cost; they are read through it unless the caller read them: `known`), else a copy."""
     name = f"journal-{n}.before"
     kept = root / ".giok" / name
     kept.unlink(missing_ok=True)
@@ -180,8 +180,8 @@ def committed(root: Path, data: dict) -> bool:
         return False
     blobs = git.head_blobs(root, list(files))
     return all(
-        _grown(f, git.blob(root, blobs[rel])) == "new"
-        if "append" in f and rel in blobs
+        (rel in blobs and _grown(f, git.blob(root, blobs[rel])) == "new")
+        if "append" in f
         else blobs.get(rel) == f.get("after")
         for rel, f in files.items()
     )
