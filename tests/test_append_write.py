@@ -227,3 +227,17 @@ def test_a_cut_append_is_completed_when_another_file_of_its_write_was_edited(ws)
     assert (ws.root / "MEMORY.md").read_bytes() == grown
     assert git(ws, "show", "HEAD:MEMORY.md").encode() == grown
     assert git(ws, "status", "--porcelain") == ""
+
+
+def test_a_read_only_file_is_still_replaced_when_it_cannot_be_opened_for_writing(ws, monkeypatch):
+    """giok replaced a read-only MEMORY.md (in a writable folder) by rename; an append that
+    cannot open it for writing does the same."""
+    from giok.store import transaction
+
+    def refused(path, data, expected):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(transaction, "append_write", refused)
+    entry = ws.remember("Project gamma ships from the teal harbor dock").entry
+    assert entry.id in ws.read_text("MEMORY.md")
+    assert git(ws, "status", "--porcelain") == ""

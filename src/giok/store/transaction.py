@@ -75,9 +75,12 @@ class Transaction:
                     continue
                 old = self.expected.get(rel, previous[rel])
                 if rel in grown:  # only the added bytes, in place: journaled by them (docs/architecture.md)
-                    append_write(path, data, self.expected[rel])
-                else:
-                    atomic_write(path, data, expected_checksum=old or b"")  # the bytes compared, not hashed
+                    try:
+                        append_write(path, data, self.expected[rel])
+                        continue
+                    except PermissionError:  # a read-only file in a writable folder is replaced, as before
+                        pass
+                atomic_write(path, data, expected_checksum=old or b"")  # the bytes compared, not hashed
             self.commit_id = git.commit(self.root, list(self.writes), message)
         except BaseException:
             roll_back(self.root)
