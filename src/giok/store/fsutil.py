@@ -65,6 +65,29 @@ def atomic_write(path: Path, data: bytes, expected_checksum: str | bytes | None 
         raise
 
 
+def append_write(path: Path, data: bytes, expected: bytes) -> None:
+    """Give the file `data`, which is `expected` (its bytes now: checked whole, through the
+    handle that writes) with bytes added at the end: only those are written, in place, then
+    fsynced. Not atomic by itself: the caller journals the added bytes first (giok.store.journal),
+    so a write cut short is rolled back by truncating to `expected`'s size. A file whose bytes
+    changed since they were read is refused (DirtyFileError), nothing written."""
+    check_link(path, write=True)
+    with open(path, "r+b", buffering=0) as handle:
+        if handle.readall() != expected:
+            raise DirtyFileError(
+                f"{path.name} changed on disk while giok was writing it; nothing was written, try again"
+            )
+        _write_at(handle.fileno(), memoryview(data)[len(expected) :], len(expected))
+        os.fsync(handle.fileno())
+
+
+def _write_at(fd: int, data: memoryview, at: int) -> None:
+    """All of data at offset `at` (pwrite may write less than it was given)."""
+    while data:
+        done = os.pwrite(fd, data, at)
+        data, at = data[done:], at + done
+
+
 # -- symlinks and leftovers ----------------------------------------------------------------------
 TEMP_RE = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")  # what atomic_write's mkstemp names look like
 

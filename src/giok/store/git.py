@@ -244,6 +244,16 @@ def head_blobs(root: Path, paths: list[str]) -> dict[str, str]:
     return out
 
 
+def blob(root: Path, blob: str) -> bytes | None:
+    """The bytes of a blob (None when git cannot give them)."""
+    proc = subprocess.run(
+        ["git", "-C", str(root), "cat-file", "blob", blob],
+        capture_output=True,
+        env=settings.child_env(**_ENV),
+    )
+    return proc.stdout if proc.returncode == 0 else None
+
+
 def commit(root: Path, paths: list[str], message: str) -> str | None:
     """Stage paths (including deletions) and commit. Returns the new commit id, or None
     when nothing changed. Three git processes on the happy path (identity, add, commit);

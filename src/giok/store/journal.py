@@ -4,7 +4,11 @@ Before a write touches a file it records, in `.giok/journal.json` (written atomi
 commit message and, per file, where the bytes it had are kept (`.giok/journal-N.before`, a hard
 link to the old file where possible: giok replaces files by rename, so the link holds the old
 bytes without copying them) or that it did not exist, and the git blob id of the bytes it will
-get (or that it will be deleted). After the commit the journal and the kept bytes are removed.
+get (or that it will be deleted). A file that only grows by a few bytes at its end (a remember
+into the last layer, a diary line) is written in place instead (fsutil.append_write) and
+journaled by what the write adds: the old size, the bytes just before it and the added bytes
+(`appends`); nothing of the old file is copied or hashed. After the commit the journal and the
+kept bytes are removed.
 Whoever next takes the workspace lock to write finds a journal left behind by a killed writer
 and settles it with `recover`:
 
@@ -12,8 +16,9 @@ and settles it with `recover`:
   committed; only the index entries of its files are reset to HEAD (a commit killed after
   it moved the branch leaves a stale index) and the journal goes.
 - Otherwise, when every file holds its new or its old bytes, the write is rolled back: each
-  gets its old bytes again (a new file is removed). Whatever `git add` had staged for these
-  files is unstaged.
+  gets its old bytes again (a new file is removed; an appended file is cut back to its old
+  size, also when the append was cut short). Whatever `git add` had staged for these files is
+  unstaged.
 - A file that holds anything else was edited by hand after the crash. Rolling the others back
   could then lose what the edit builds on, so the write is finished instead: its files are
   committed as they stand under its own message, with a line naming the hand-edited files.
@@ -29,27 +34,67 @@ import contextlib
 import datetime as dt
 import json
 import os
+from collections.abc import Collection
 from pathlib import Path
 
 from giok.store import git
 from giok.store.fsutil import atomic_write, check_link
 
 NAME = "journal.json"
-VERSION = 2  # 2: the old bytes kept beside the journal (journal-N.before), not inline
+VERSION = 3  # 3: appends journaled by their added bytes; 2: the old bytes kept beside (journal-N.before)
+PAGE = 4096  # an append that stays inside one page of the file is seen whole or not at all
+WINDOW = 1024  # the old bytes kept of an appended file: those just before the added ones
 
 
 def path(root: Path) -> Path:
     return root / ".giok" / NAME
 
 
-def begin(root: Path, message: str, changes: dict[str, bytes | None]) -> dict[str, bytes | None]:
+def appends(old: bytes | None, new: bytes | None) -> bool:
+    """Whether `new` is `old` (a file that exists and is not empty) with bytes added at its
+    end, all inside one page (PAGE bytes) of the file: such a write goes into the file in place
+    (fsutil.append_write). Within a page the kernel copies the bytes before it moves the file's
+    size, so a reader without the lock sees the old file or the new one, never part of a line,
+    and a killed process does not cut the write short (an append across a page boundary, a few
+    % of remember's lines, replaces the file as any other write)."""
+    return (
+        bool(old)
+        and new is not None
+        and old is not None
+        and len(old) < len(new)
+        and len(old) // PAGE == (len(new) - 1) // PAGE
+        and new.startswith(old)
+    )
+
+
+def begin(
+    root: Path,
+    message: str,
+    changes: dict[str, bytes | None],
+    known: dict[str, bytes] | None = None,
+    appended: Collection[str] = (),
+) -> dict[str, bytes | None]:
     """Record the intent to give each rel of `changes` its new bytes (None: delete it).
-    Returns the bytes each file has now (None: absent), as recorded."""
+    Returns the bytes each file has now (None: absent), as recorded. `known`: bytes the caller
+    read under the lock and checks again when it writes (not read back here); `appended`: rels
+    of `known` the caller writes in place (fsutil.append_write, which writes only the bytes
+    past the old size) because it found that the change `appends` to them."""
     _drop_kept(root)  # what a writer killed before its journal was whole left
-    files, previous = {}, {}
+    known = known or {}
+    files: dict[str, dict] = {}
+    grown: dict[str, dict] = {}
+    previous: dict[str, bytes | None] = {}
     for n, (rel, new) in enumerate(changes.items()):
-        kept, old = _keep(root, rel, n)
-        previous[rel] = old
+        if rel in appended and rel in known and new is not None:
+            old = known[rel]
+            previous[rel] = old
+            grown[rel] = {
+                "size": len(old),
+                "window": _b64(old[-WINDOW:]),
+                "added": _b64(new[len(old) :]),
+            }
+            continue
+        kept, previous[rel] = _keep(root, rel, n, known.get(rel))
         files[rel] = {
             **({"before": None} if kept is None else {"kept": kept}),
             "after": None if new is None else git.blob_id(root, new),
@@ -62,16 +107,21 @@ def begin(root: Path, message: str, changes: dict[str, bytes | None]) -> dict[st
         "message": message,
         "files": {},  # a giok that reads only version 1 finds nothing to undo here
         "writes": files,
+        "appends": grown,  # nor does one of version 2 here: an append it leaves is a hand edit then
     }
     atomic_write(path(root), json.dumps(data, ensure_ascii=False).encode("utf-8"))
     return previous
 
 
-def _keep(root: Path, rel: str, n: int) -> tuple[str | None, bytes | None]:
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _keep(root: Path, rel: str, n: int, known: bytes | None = None) -> tuple[str | None, bytes | None]:
     """Keep the bytes a file has before the write beside the journal: (where, the bytes), or
     (None, None) when it does not exist. A hard link to the file where one can be made (giok
-    replaces files, never writes into them, so the link keeps the old bytes at no cost; they
-    are read through it), else a copy."""
+    replaces the files it links, never writes into them, so the link keeps the old bytes at no
+    cost; they are read through it unless the caller read them: `known`), else a copy."""
     name = f"journal-{n}.before"
     kept = root / ".giok" / name
     kept.unlink(missing_ok=True)
@@ -80,7 +130,7 @@ def _keep(root: Path, rel: str, n: int) -> tuple[str | None, bytes | None]:
         check_link(target)
         with contextlib.suppress(OSError):
             os.link(target, kept, follow_symlinks=False)
-            return name, kept.read_bytes()
+            return name, kept.read_bytes() if known is None else known
     old = _current(root, rel)
     if old is None:
         return None, None
@@ -118,6 +168,9 @@ def load(root: Path) -> dict | None:
         return {"version": VERSION, "head": None, "message": "", "files": {}, "unreadable": True}
     if isinstance(data, dict) and isinstance(data.get("writes"), dict):
         data["files"] = data.pop("writes")  # version 2: the records, out of version 1's sight
+        appended = data.pop("appends", None)
+        if isinstance(appended, dict):  # version 3: the appends, out of version 2's sight
+            data["files"].update({rel: {"append": f} for rel, f in appended.items()})
     return data if isinstance(data, dict) and isinstance(data.get("files"), dict) else None
 
 
@@ -126,7 +179,12 @@ def committed(root: Path, data: dict) -> bool:
     if not files or git.head_id(root) in (None, data.get("head")):
         return False
     blobs = git.head_blobs(root, list(files))
-    return all(blobs.get(rel) == f.get("after") for rel, f in files.items())
+    return all(
+        (rel in blobs and _grown(f, git.blob(root, blobs[rel])) == "new")
+        if "append" in f
+        else blobs.get(rel) == f.get("after")
+        for rel, f in files.items()
+    )
 
 
 def recover(root: Path) -> dict | None:
@@ -156,7 +214,10 @@ def recover(root: Path) -> dict | None:
 
 
 def _state(root: Path, rel: str, f: dict) -> str:
-    """old, new or edited: what a journaled file holds now."""
+    """old, new or edited: what a journaled file holds now; cut (an append cut short: its
+    old bytes and the first of the added ones)."""
+    if "append" in f:
+        return _grown(f, _current(root, rel))
     try:
         before = _before(root, f)
     except OSError:
@@ -167,12 +228,37 @@ def _state(root: Path, rel: str, f: dict) -> str:
     return "new" if (None if now is None else git.blob_id(root, now)) == f.get("after") else "edited"
 
 
+def _grown(f: dict, now: bytes | None) -> str:
+    """What `now` is to an append record: old (the old size, the bytes before the added ones as
+    they were: an edit in place before them does not count, the append would not touch it),
+    new (the added bytes after them), cut (some of them) or edited (anything else)."""
+    size, window, added = _appended(f)
+    if now is None or len(now) < size or now[size - len(window) : size] != window:
+        return "edited"
+    grown = now[size:]
+    if not grown:
+        return "old"
+    if grown == added:
+        return "new"
+    return "cut" if added.startswith(grown) else "edited"
+
+
+def _appended(f: dict) -> tuple[int, bytes, bytes]:
+    record = f["append"]
+    return int(record["size"]), base64.b64decode(record["window"]), base64.b64decode(record["added"])
+
+
 def _finish(root: Path, data: dict, states: dict[str, str], edited: list[str]) -> list[str]:
     """A file of the interrupted write was edited by hand after the crash: rolling the others
     back could take away what the hand edit builds on (the entry distill archived, the line a
     write added), so what was written is committed as it stands, under the write's message,
     hand edit included and named. Nothing is lost; git log says what happened."""
     paths = [rel for rel, state in states.items() if state != "old"]
+    for rel, state in states.items():
+        if state == "cut":  # finished means whole: the rest of the added bytes, as journaled
+            size, _, added = _appended(data["files"][rel])
+            now = _current(root, rel) or b""
+            atomic_write(root / rel, now[:size] + added)
     note = (
         f"\n\nFinished after an interrupted write: {', '.join(edited)} changed by hand since; "
         f"committed as found."
@@ -191,8 +277,12 @@ def roll_back(root: Path, files: dict[str, dict]) -> tuple[list[str], list[str]]
         if state == "edited":
             kept.append(rel)  # changed again after the crash: a hand edit, not ours to undo
             continue
-        before = _before(root, f)
         target = root / rel
+        if "append" in f:  # new or cut: back to the old size (what is before it was never written)
+            atomic_write(target, (_current(root, rel) or b"")[: _appended(f)[0]])
+            restored.append(rel)
+            continue
+        before = _before(root, f)
         if before is None:
             target.unlink(missing_ok=True)
             _prune_empty(root, target.parent)

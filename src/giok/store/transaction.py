@@ -2,8 +2,9 @@
 
 A `Transaction` collects the changes of one write (new bytes, deletions, renames), then
 `commit` journals them (giok.store.journal), writes each file atomically (refusing one whose
-bytes changed since the caller read them), commits them in one git commit and clears the
-journal. When a write or the commit fails — the process's death included — every file gets
+bytes changed since the caller read them; a file the caller read that only grows at its end
+gets just the added bytes, in place, journaled by them), commits them in one git commit and
+clears the journal. When a write or the commit fails — the process's death included — every file gets
 its previous bytes back (a new file is removed), so files and history never disagree.
 
 The workspace opens it under its lock (`Workspace.transaction`, `edit`, `write_files`); the
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from giok.errors import GitError
 from giok.store import git, journal
-from giok.store.fsutil import atomic_write, check_link, clean_temp_files, read_bytes
+from giok.store.fsutil import append_write, atomic_write, check_link, clean_temp_files, read_bytes
 
 Message = str | Callable[[], str]
 
@@ -63,7 +64,8 @@ class Transaction:
         if hand_edits:
             commit_hand_edits(self.root, list(self.writes))
         message = self.message() if callable(self.message) else self.message
-        previous = journal.begin(self.root, message, self.writes)
+        grown = {rel for rel, old in self.expected.items() if journal.appends(old, self.writes.get(rel))}
+        previous = journal.begin(self.root, message, self.writes, self.expected, grown)
         try:
             for rel, data in self.writes.items():
                 path = self.root / rel
@@ -72,6 +74,12 @@ class Transaction:
                         path.unlink()
                     continue
                 old = self.expected.get(rel, previous[rel])
+                if rel in grown:  # only the added bytes, in place: journaled by them (docs/architecture.md)
+                    try:
+                        append_write(path, data, self.expected[rel])
+                        continue
+                    except PermissionError:  # a read-only file in a writable folder is replaced, as before
+                        pass
                 atomic_write(path, data, expected_checksum=old or b"")  # the bytes compared, not hashed
             self.commit_id = git.commit(self.root, list(self.writes), message)
         except BaseException:
