@@ -1,6 +1,7 @@
 """Figures for the speed of the first search and of index syncs (docs/search.md, "Speed").
 
-    PYTHONPATH=src .venv/bin/python bench/first_search.py [--before REF] [--skip-model] [--parts sync,first,indexing,search]
+    PYTHONPATH=src .venv/bin/python bench/first_search.py [--before REF] [--skip-model]
+        [--parts sync,first,indexing,search]
 
 Every figure is measured in a child process running this tree's sources (or, with
 `--before REF`, also the sources of git commit REF, exported to a temp folder), so one run
