@@ -46,3 +46,26 @@ def test_a_question_naming_a_speaker_prefers_what_that_speaker_said(ws):
     )
     found = [r.text for r in ws.search("What does Ana like to cook?", k=3)]
     assert found and "curry" in found[0], found
+
+
+def test_of_two_named_speakers_the_subject_is_the_one_asked_about(ws):
+    # "what did Ana tell Ben": Ana's line answers, Ben's has more of the query's words
+    _diary(
+        ws,
+        "2024-03-02",
+        [
+            "- 10:00 Ana: Morning Ben, busy week at the clinic.",
+            "- 10:01 Ben: Ana, your trip to Lisbon sounds fun, tell me all about the trip when you are back.",
+        ],
+    )
+    _diary(
+        ws,
+        "2024-03-09",
+        [
+            "- 18:00 Ben: How was it?",
+            "- 18:01 Ana: Ben, Lisbon was lovely: cheap flights, and our hotel was right by the river.",
+            "- 18:02 Ben: Sounds great.",
+        ],
+    )
+    found = [r.text for r in ws.search("What did Ana tell Ben about her trip to Lisbon?", k=3)]
+    assert found and "hotel was right by the river" in found[0], found

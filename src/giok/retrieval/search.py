@@ -391,7 +391,7 @@ def _score(index: Index, ws_name: str, query: str, o: Options) -> list[Result]:
     kw = _keyword_evidence(index, terms, rows, kw_hits, o.prefix, dated, _name_terms(o.user, terms))
     vec = _vector_evidence(index, ids, cos_all, rows, language(query), qvec)
     on_dates = {cid for day_ids in dated.values() for cid in day_ids}
-    asked_of = _named_speakers(terms, rows)
+    asked_of = _named_speakers(undated, terms, rows)
     own = {cid: _fuse(vec.get(cid, 0.0), kw.get(cid, 0.0), o.mode) for cid in rows}
     out = []
     for cid in candidates:
@@ -514,16 +514,28 @@ def _speaker(row: dict) -> str | None:
     return m.group(1).lower() if m else None
 
 
-def _named_speakers(terms: list[str], rows: dict) -> set[str]:
-    """The speakers of the diary lines at hand (a name that opens at least two lines) that the
-    query names: a question about one of them is answered by what they said."""
+def _named_speakers(query: str, terms: list[str], rows: dict) -> set[str]:
+    """The speakers of the diary lines at hand (a name that opens at least two lines) whom the
+    question is about: a question about one of them is answered by what they said. Of two
+    named ones, the first is the subject ("what did Gina tell Jon …") unless they are named
+    together ("Jon and Gina", "both Jon and Gina": what either said)."""
     said: dict[str, int] = {}
     for row in rows.values():
         who = _speaker(row)
         if who:
             said[who] = said.get(who, 0) + 1
     asked = set(terms)
-    return {who for who, n in said.items() if n >= 2 and set(query_terms(who)) <= asked}
+    named = {who for who, n in said.items() if n >= 2 and set(query_terms(who)) <= asked}
+    if len(named) < 2:
+        return named
+    low = query.lower()
+    at = sorted((m.start(), who) for who in named if (m := re.search(rf"\b{re.escape(who)}\b", low)))
+    if len(at) < 2:
+        return named
+    (_, first), (_, second) = at[0], at[1]
+    if re.search(rf"\b{re.escape(first)}\s+(?:and|&)\s+{re.escape(second)}\b", low):
+        return named
+    return {first}
 
 
 def _asks(text: str | None) -> bool:
