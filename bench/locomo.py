@@ -12,6 +12,10 @@ hybrid next to keyword-only and vector-only: turn-level fractional and any-hit r
 per category, session-level recall@5, the share of top-10 slots cut by the 0.35 / 0.15 rules,
 abstention on adversarial questions, indexing time per 1,000 turns and latency p50/p95.
 
+--split prints turn recall@5 for a tuning half (conv-26, conv-30, conv-41: where the conversation
+rules of retrieval/search.py were decided) and a held-out half (conv-42, conv-43) next to the
+whole, each with the same-run BM25 figure.
+
 Workspaces are kept in --dir, so a rerun reuses their index (embeddings are cached by
 content hash); --fresh deletes them first to time indexing from scratch.
 """
@@ -35,6 +39,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CATS = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 MODES = ("hybrid", "keyword", "vector", "bm25")
+TUNING = ("conv-26", "conv-30", "conv-41")  # the half decisions were made on; the rest is held out
 K = 10
 _STOP_WORDS = """a an the and or but of to in on at for with from by is are was were be been am do does did
 i you he she it we they me him her us them my your his its our their what when where who whom which why
@@ -244,6 +249,7 @@ def main():
         "--fresh", action="store_true", help="delete the workspaces first (time indexing from scratch)"
     )
     ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--split", action="store_true", help="also report the tuning and the held-out half apart")
     args = ap.parse_args()
     base = Path(args.dir)
     if args.fresh and base.exists():
@@ -256,6 +262,13 @@ def main():
     results = {
         m: (defaultdict(lambda: defaultdict(float)), defaultdict(int), [], {"adv": [], "ans": []})
         for m in modes
+    }
+    halves = {
+        h: {
+            m: (defaultdict(lambda: defaultdict(float)), defaultdict(int), [], {"adv": [], "ans": []})
+            for m in modes
+        }
+        for h in ("tuning", "held-out")
     }
     turns = index_s = embedded = 0
     for conv in data:
@@ -272,6 +285,8 @@ def main():
             else:
                 responses = run_queries(root, asked, mode, env)
             measure(questions, responses, where, *results[mode])
+            half = "tuning" if root.name in TUNING else "held-out"
+            measure(questions, responses, where, *halves[half][mode])
     print(
         f"LoCoMo dev: {len(data)} conversations, {turns} turns; indexing {index_s:.1f} s "
         f"({index_s / turns * 1000:.1f} s per 1,000 turns; {embedded} texts embedded this run"
@@ -279,6 +294,16 @@ def main():
     )
     for mode in modes:
         report(mode, *results[mode])
+    if args.split:
+        print(f"\nturn recall@5 (frac@5, categories 1-4); tuning half = {', '.join(TUNING)}")
+        for label, table in (
+            ("tuning", halves["tuning"]),
+            ("held-out", halves["held-out"]),
+            ("all", results),
+        ):
+            n = int(table[modes[0]][0]["all"]["n"])
+            cells = "  ".join(f"{m} {table[m][0]['all']['frac@5'] / max(n, 1):.3f}" for m in modes)
+            print(f"{label:<9} n {n:>4}  {cells}")
 
 
 if __name__ == "__main__":

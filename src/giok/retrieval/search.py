@@ -48,8 +48,7 @@ LEAD_MIN = STORE_MIN
 W_VEC = 0.80
 W_KW = 0.60
 NEIGHBOUR = 0.3  # weight of the better adjacent diary line
-ANSWER = 0.3  # weight of the previous diary line when it asks a question (this line answers it)
-ASKED = 1.0  # factor on a diary line that is itself a question
+ASKED = 0.95  # factor on a diary line that is itself a question: its answer ranks before it
 GAMMA = 0.7  # concave spread: keeps close results from being cut by DYNAMIC_GAP
 POOL = 100
 # Injected into every session by boot anyway: a low prior in search, left out of recall.
@@ -124,6 +123,7 @@ GENERIC_WEIGHT = 0.25
 MAX_QUERY = 4000
 MODES = ("hybrid", "keyword", "vector")
 DATE_MISS = 0.6  # factor on a diary line of another date than the one(s) the query names
+SPEAKER_MISS = 0.8  # factor on a diary line said by someone the query does not name, when it names a speaker
 DATE_POOL = 400  # at most this many rows of a date the query names join the candidates
 _MONTHS = {
     m: i + 1
@@ -395,6 +395,7 @@ def _score(index: Index, ws_name: str, query: str, o: Options) -> list[Result]:
     kw = _keyword_evidence(index, terms, rows, kw_hits, o.prefix, dated, _name_terms(o.user, terms))
     vec = _vector_evidence(index, ids, cos_all, rows, language(query), qvec)
     on_dates = {cid for day_ids in dated.values() for cid in day_ids}
+    asked_of = _named_speakers(undated, terms, rows)
     own = {cid: _fuse(vec.get(cid, 0.0), kw.get(cid, 0.0), o.mode) for cid in rows}
     out: list[Result] = []
     langs: list[str] = []
@@ -408,6 +409,8 @@ def _score(index: Index, ws_name: str, query: str, o: Options) -> list[Result]:
         score = _with_neighbours(cid, rows, own) ** GAMMA * _recency(row, o) * prior
         if on_dates and row["layer"] == "diary" and cid not in on_dates:
             score *= DATE_MISS
+        if asked_of and _speaker(row) not in asked_of | {None}:
+            score *= SPEAKER_MISS
         out.append(
             Result(
                 row["key"],
@@ -510,8 +513,11 @@ def _vector_evidence(index: Index, ids, cos_all, rows: dict, query_lang: str, qv
 
 
 def _with_neighbours(cid: int, rows: dict, own: dict) -> float:
-    """A diary line next to a strong match is itself likely relevant (an answer follows its
-    question): blend in the better neighbour in the same file."""
+    """A diary line next to a strong match is itself likely relevant: blend in the better
+    neighbour in the same file. The line after a question is its answer: it scores at least
+    what the question does (a question matches the query's words; its answer holds the fact),
+    and the question itself a little less than its own evidence (ASKED), so the answer comes
+    first."""
     row = rows[cid]
     if row["layer"] != "diary":
         return own[cid]
@@ -522,12 +528,45 @@ def _with_neighbours(cid: int, rows: dict, own: dict) -> float:
     }
     best = max(near.values(), default=0.0)
     mine = own[cid] * (ASKED if _asks(row["text"]) else 1.0)
+    blended = (mine + NEIGHBOUR * best) / (1 + NEIGHBOUR)
     if cid - 1 in near and _asks(rows[cid - 1]["text"]):
-        # the line after a question is its answer: it shares the question's evidence
-        return max(
-            (mine + NEIGHBOUR * best) / (1 + NEIGHBOUR), (mine + ANSWER * near[cid - 1]) / (1 + ANSWER)
-        )
-    return (mine + NEIGHBOUR * best) / (1 + NEIGHBOUR)
+        return max(blended, near[cid - 1])
+    return blended
+
+
+_SPEAKER = re.compile(r"^(?:\d{1,2}:\d{2}\s+)?([^\W\d_][\w.'-]*(?: [^\W\d_][\w.'-]*)?):\s")
+
+
+def _speaker(row: dict) -> str | None:
+    """Who says a diary line written as a transcript ("HH:MM Name: text"), lower-cased."""
+    if row["layer"] != "diary":
+        return None
+    m = _SPEAKER.match(row["text"] or "")
+    return m.group(1).lower() if m else None
+
+
+def _named_speakers(query: str, terms: list[str], rows: dict) -> set[str]:
+    """The speakers of the diary lines at hand (a name that opens at least two lines) whom the
+    question is about: a question about one of them is answered by what they said. Of two
+    named ones, the first is the subject ("what did Gina tell Jon …") unless they are named
+    together ("Jon and Gina", "both Jon and Gina": what either said)."""
+    said: dict[str, int] = {}
+    for row in rows.values():
+        who = _speaker(row)
+        if who:
+            said[who] = said.get(who, 0) + 1
+    asked = set(terms)
+    named = {who for who, n in said.items() if n >= 2 and set(query_terms(who)) <= asked}
+    if len(named) < 2:
+        return named
+    low = query.lower()
+    at = sorted((m.start(), who) for who in named if (m := re.search(rf"\b{re.escape(who)}\b", low)))
+    if len(at) < 2:
+        return named
+    (_, first), (_, second) = at[0], at[1]
+    if re.search(rf"\b{re.escape(first)}\s+(?:and|&)\s+{re.escape(second)}\b", low):
+        return named
+    return {first}
 
 
 def _asks(text: str | None) -> bool:
