@@ -28,6 +28,7 @@ from giok.providers import embeddings
 from giok.retrieval.chunks import Chunk, chunk_file
 from giok.store import layout
 from giok.store.clock import now
+from giok.text.terms import VERSION as TERMS_VERSION
 from giok.write.policy import scope_name
 
 # 4: search terms changed (a name's 이 stripped, Han and Kana as bigrams): old rows must be rebuilt.
@@ -284,13 +285,17 @@ class Index:
         if version not in (None, SCHEMA_VERSION):
             self._drop_derived(version)
             version = None
+        elif version is not None and self._meta_raw("terms") != TERMS_VERSION:
+            self._drop_derived(version, f"keyword terms of another analysis (version {TERMS_VERSION} now)")
+            version = None
         self.db.executescript(SCHEMA)
         self.db.execute("SELECT count(*) FROM memories_fts").fetchone()
         if version is None:
             self._set_meta("schema", SCHEMA_VERSION)
+            self._set_meta("terms", TERMS_VERSION)
         self._inode = os.stat(self.db_path).st_ino
 
-    def _drop_derived(self, version: str) -> None:
+    def _drop_derived(self, version: str, why: str | None = None) -> None:
         """Another schema version: drop every derived table but keep cached vectors (an older
         index's float32 vectors converted to float16; a version this code does not know, or a
         vector it cannot convert: those go too, to be embedded again, never misread). One
@@ -315,7 +320,8 @@ class Index:
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
-        self.notes.append(f"index schema {version} replaced by {SCHEMA_VERSION}; re-indexing from the files")
+        why = why or f"index schema {version} replaced by {SCHEMA_VERSION}"
+        self.notes.append(f"{why}; re-indexing from the files")
 
     def _meta_raw(self, key: str):
         try:

@@ -36,6 +36,7 @@ import numpy as np
 from giok.errors import IndexError_, InvalidInput
 from giok.providers import embeddings
 from giok.retrieval.index import Index, Reader, decode_vector
+from giok.text.terms import VERSION as TERMS_VERSION
 
 TABLE_VERSION = "3"  # in the table name: a new layout gets a new table (rebuilt by the next publish)
 POOL = 100  # candidates per query from HNSW (search.POOL)
@@ -47,7 +48,10 @@ BUILD_MEMORY = (512 << 20, 4 << 30)  # maintenance_work_mem for an HNSW build: t
 
 # What identifies a chunk row's content (its id is only local to one machine's SQLite index).
 def _sig(t: str = "") -> str:
-    parts = [f"{t}hash", f"{t}path", f"{t}start_line", f"{t}superseded", f"coalesce({t}scope, '')"]
+    """The signature expression; the analysis version is part of it, so rows whose keyword
+    terms another analysis made are written again."""
+    parts = [f"'{TERMS_VERSION}'", f"{t}hash", f"{t}path", f"{t}start_line", f"{t}superseded"]
+    parts.append(f"coalesce({t}scope, '')")
     return " || ':' || ".join(parts)
 
 

@@ -28,6 +28,7 @@ from giok.retrieval.index import Index, Reader
 from giok.store import refs
 from giok.store.clock import today
 from giok.store.fsutil import check_binary
+from giok.text.analysis import has_hangul, romanize
 from giok.text.terms import language, query_terms, quote_fts
 from giok.write import policy
 
@@ -598,11 +599,20 @@ def _without_user(query: str, user: str | None) -> str:
 
 
 def _name_terms(user: str | None, terms: list[str]) -> set[str]:
-    """The query's terms that are the user's name or an inflection of it (서준이, 서준의)."""
+    """The query's terms that are the user's name or an inflection of it (서준이, 서준의), in
+    either script: a user registered as Seojun is named 서준 in a Korean question, and one
+    registered as 서준 is named seojun in an English one (Revised Romanization)."""
     if not user:
         return set()
     names = {t for t in query_terms(user) if len(t) >= 2}
-    return {t for t in terms if any(t == n or (t.startswith(n) and len(t) - len(n) <= 2) for n in names)}
+    latin = {romanize(n) for n in names} | {"".join(romanize(n) for n in query_terms(user))}
+    return {
+        t
+        for t in terms
+        if any(t == n or (t.startswith(n) and len(t) - len(n) <= 2) for n in names)
+        or t in latin
+        or (has_hangul(t) and any(romanize(t[:k]) in latin for k in range(max(2, len(t) - 2), len(t) + 1)))
+    }
 
 
 def _keyword_evidence(

@@ -22,6 +22,10 @@ def _split(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
+def _seq(text: str) -> list[str]:
+    return text.split()
+
+
 _KO_SUFFIXES = tuple(
     sorted(
         _split(
@@ -116,12 +120,44 @@ def is_cjk(word: str) -> bool:
 @functools.lru_cache(maxsize=1 << 16)
 def stem_ko(word: str) -> str:
     """The word without one trailing particle or verb ending (`기억을` → `기억`, `결정했다` →
-    `결정`), and a name's hypocoristic 이 after a final consonant (`서준이가` → `서준`)."""
+    `결정`), a name's hypocoristic 이 after a final consonant (`서준이가` → `서준`), and a 르
+    verb's stem whichever way it is conjugated (`부르면`, `불러야`, `불렀다` → `부르`)."""
     for suffix in _KO_SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= max(1, len(suffix) if len(word) <= 2 else 1):
             stem = word[: -len(suffix)]
             return stem[:-1] if _name_i(stem) and suffix != "이" else stem
-    return word
+    return _reu_stem(word) or word
+
+
+# 르 verbs (부르다, 모르다, 고르다, 빠르다) keep 르 before a consonant ending (부르면, 부른다,
+# 부를까) and move its ㄹ onto the syllable before it before a vowel one (불러야, 불렀다). Both
+# forms give the stem (부르), for a closed list of endings only: a noun that merely contains
+# these syllables (바르셀로나, 컬러) is left alone.
+_REU_KEEP = _split("다 면 고 니 며 게 지 기 자 세요 려고 려면 도록 던 니까 지만 거나 는 는데 시고 시면")
+_REU_KEEP_N = _split("다 데 지")  # after 른 (르 with ㄴ): 부른다; 부른 alone too
+_REU_KEEP_L = _split("까 게 래 수")  # after 를 (르 with ㄹ): 부를까 (를 alone is the particle)
+_REU_MOVED = {
+    "러": _split("야 서 요 도 줘 야지 서요 주다"),
+    "라": _split("야 서 요 도 줘 야지 서요 주다"),
+    "렀": _split("다 어 어요 고 지 는데 던 을 습니다"),
+    "랐": _split("다 어 어요 고 지 는데 던 을 습니다"),
+}
+_RIEUL = 8  # ㄹ as a syllable's final consonant
+
+
+def _reu_stem(word: str) -> str | None:
+    for i in range(1, len(word)):
+        rest = word[i + 1 :]
+        here = word[i]
+        if here == "르" and rest in _REU_KEEP:
+            return word[: i + 1]
+        if (here == "른" and (rest in _REU_KEEP_N or not rest)) or (here == "를" and rest in _REU_KEEP_L):
+            return word[:i] + "르"
+        if here in _REU_MOVED and (rest in _REU_MOVED[here] or (not rest and here in "러라")):
+            before = ord(word[i - 1]) - 0xAC00
+            if 0 <= before < 11172 and before % 28 == _RIEUL:
+                return word[: i - 1] + chr(0xAC00 + before - _RIEUL) + "르"
+    return None
 
 
 def _name_i(stem: str) -> bool:
@@ -180,6 +216,26 @@ def content_words(text: str) -> frozenset[str]:
 
 
 # -- languages -----------------------------------------------------------------------------------
+# Revised Romanization of Korean, syllable by syllable (no sound changes across syllables: a
+# name as its owner spells it in Latin letters, 서준 → seojun, 민지 → minji, 박 → bak).
+_RR_INITIAL = _seq("g kk n d tt r m b pp s ss - j jj ch k t p h")
+_RR_VOWEL = _seq("a ae ya yae eo e yeo ye o wa wae oe yo u wo we wi yu eu ui i")
+_RR_FINAL = ["", *_seq("k k k n n n t l k m l l l p l m p p t t ng t t k t p t")]
+
+
+def romanize(word: str) -> str:
+    """`word`'s Hangul syllables in Revised Romanization (others as they are): `서준` → `seojun`."""
+    out = []
+    for ch in word:
+        code = ord(ch) - 0xAC00
+        if not 0 <= code < 11172:
+            out.append(ch)
+            continue
+        initial = _RR_INITIAL[code // 588]
+        out.append(("" if initial == "-" else initial) + _RR_VOWEL[code % 588 // 28] + _RR_FINAL[code % 28])
+    return "".join(out)
+
+
 def has_hangul(text: str) -> bool:
     """Any Hangul syllable: the test for a Korean workspace, file or template."""
     return bool(re.search(r"[가-힣]", text))

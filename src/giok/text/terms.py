@@ -36,7 +36,14 @@ from giok.text.analysis import (
     words,
 )
 
+# What the index's keyword terms are made of: raise it whenever `terms()` or `grams()` gives
+# another output for some word (a new stop word, suffix or stemming rule). An index whose terms
+# were made under another version re-derives them from its files (retrieval/index.py), and a
+# PostgreSQL copy re-publishes its rows: keyword search never mixes two analyses.
+VERSION = "2"
+
 __all__ = [
+    "VERSION",
     "grams",
     "language",
     "normalize",
