@@ -112,3 +112,27 @@ def stocked_workspace(tmp_path_factory, entries, *, prefix: str, name: str, **in
         os.environ.pop("GIOK_HOME", None)
     else:
         os.environ["GIOK_HOME"] = old
+
+
+def killed_at(killer: str, ws, point: str, *args: str) -> subprocess.CompletedProcess:
+    """Run `giok -w ws ARGS` through the script `killer`, which SIGKILLs itself at $KILL_AT=point;
+    asserts that it died there."""
+    proc = subprocess.run(
+        [sys.executable, "-c", killer, "-w", str(ws.root), *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "KILL_AT": point},
+        timeout=60,
+    )
+    assert proc.returncode == -9, proc.stderr
+    return proc
+
+
+def reopen_index(ws):
+    """ws's index opened afresh, as a new process would (every open index of this one closed)."""
+    from giok.retrieval.index import Index
+
+    for index in list(Index._open.values()):
+        index.close()
+    Index._open.clear()
+    return Index.for_workspace(ws)

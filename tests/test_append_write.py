@@ -9,11 +9,10 @@ import base64
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
-from conftest import run_giok
+from conftest import killed_at, run_giok
 from giok.errors import DirtyFileError
 from giok.store import fsutil, journal
 from giok.store.memoryfile import MemoryFile
@@ -48,15 +47,8 @@ def one_page(monkeypatch):
     monkeypatch.setattr(journal, "PAGE", 1 << 30)
 
 
-def killed(ws, point: str, *args: str) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-c", KILLER, "-w", str(ws.root), *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "KILL_AT": point},
-        timeout=60,
-    )
-    assert proc.returncode == -9, proc.stderr
+def killed(ws, point: str, *args: str) -> subprocess.CompletedProcess:
+    return killed_at(KILLER, ws, point, *args)
 
 
 def git(ws, *args: str) -> str:

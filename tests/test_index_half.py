@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from conftest import reopen_index
 from giok.retrieval import index as index_mod
 from giok.retrieval.index import Index
 from giok.retrieval.search import search
@@ -19,13 +20,6 @@ def corpus(ws, giok_home):
     ws.remember("서준은 등산을 좋아하고 매달 북한산에 간다", layer="M90")
     ws.diary("오늘 기억 검색 시스템을 설계했다")
     return ws
-
-
-def _reopen(ws) -> Index:
-    for index in list(Index._open.values()):
-        index.close()
-    Index._open.clear()
-    return Index.for_workspace(ws)
 
 
 def _top(ws, q: str) -> list[tuple[str, int]]:
@@ -61,7 +55,7 @@ def test_an_older_index_is_converted_and_reindexed(corpus):
     before = {q: _top(corpus, q) for q in ("coffee", "PostgreSQL JSONB", "등산")}
     _, mat_before = index.matrix()
     _as_old_schema(index, "4")
-    index = _reopen(corpus)
+    index = reopen_index(corpus)
     assert any("schema 4 replaced by" in n for n in index.notes)
     stats = index.sync()
     assert stats["embedded"] == 0  # the cached vectors were converted, not embedded again
@@ -78,7 +72,7 @@ def test_an_index_of_an_unknown_version_loses_its_vectors_not_its_answers(corpus
     before = _top(corpus, "coffee")
     index.db.execute("UPDATE meta SET value='99' WHERE key='schema'")
     index.db.execute("UPDATE embedding_cache SET vector=zeroblob(7)")  # a layout this code cannot read
-    index = _reopen(corpus)
+    index = reopen_index(corpus)
     assert index.sync()["embedded"] > 0
     assert _top(corpus, "coffee") == before
     assert index.status()["schema"] == index_mod.SCHEMA_VERSION
@@ -92,7 +86,7 @@ def test_an_older_vector_that_is_no_float32_is_embedded_again(corpus):
     index.db.execute(
         "UPDATE embedding_cache SET vector=zeroblob(7) WHERE rowid = (SELECT min(rowid) FROM embedding_cache)"
     )
-    index = _reopen(corpus)
+    index = reopen_index(corpus)
     assert index.sync()["embedded"] == 1  # the broken one; the others were converted
     assert {r[0] for r in index.db.execute("SELECT length(vector) FROM embedding_cache")} == {
         2 * index.embedder.dim

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import reopen_index
 from giok.retrieval.index import Index
 from giok.retrieval.search import search
 from giok.text import terms
@@ -17,13 +18,6 @@ def corpus(ws, giok_home):
     ws.remember("서준은 등산을 좋아하고 매달 북한산에 간다", layer="M90")
     ws.remember("The billing service uses PostgreSQL for JSONB", layer="M365")
     return ws
-
-
-def _reopen(ws) -> Index:
-    for index in list(Index._open.values()):
-        index.close()
-    Index._open.clear()
-    return Index.for_workspace(ws)
 
 
 def _as_other_analysis(index: Index, version: str | None) -> None:
@@ -41,7 +35,7 @@ def test_terms_of_another_analysis_are_made_again_and_the_vectors_kept(corpus, v
     index.sync()
     assert index._meta_raw("terms") == terms.VERSION
     _as_other_analysis(index, version)
-    index = _reopen(corpus)
+    index = reopen_index(corpus)
     assert any("keyword terms of another analysis" in n for n in index.notes)
     assert index.sync()["embedded"] == 0  # the vectors come from the cache
     found = search(corpus, "북한산", k=3, record=None, mode="keyword")
@@ -52,7 +46,7 @@ def test_terms_of_another_analysis_are_made_again_and_the_vectors_kept(corpus, v
 def test_an_index_of_this_analysis_is_left_as_it_is(corpus):
     index = Index.for_workspace(corpus)
     index.sync()
-    index = _reopen(corpus)
+    index = reopen_index(corpus)
     assert not index.notes
     assert index.sync()["changed"] == 0
 

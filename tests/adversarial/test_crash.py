@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_giok
+from conftest import killed_at, run_giok
 from giok.store import git
 from giok.store.memoryfile import MemoryFile
 
@@ -44,15 +44,7 @@ main(sys.argv[1:], prog_name="giok")
 
 
 def killed(ws, point: str, *args: str) -> subprocess.CompletedProcess:
-    proc = subprocess.run(
-        [sys.executable, "-c", KILLER, "-w", str(ws.root), *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "KILL_AT": point},
-        timeout=60,
-    )
-    assert proc.returncode == -9, proc.stderr
-    return proc
+    return killed_at(KILLER, ws, point, *args)
 
 
 def sh(ws, *args: str) -> str:
