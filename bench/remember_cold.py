@@ -97,13 +97,15 @@ def main() -> None:
     for tree in trees:
         for size in sizes:
             figures = ", ".join(
-                f"{command} {statistics.median(cpu[tree, size, command]) * 1000:4.0f} ms" for command in COMMANDS
+                f"{command} {statistics.median(cpu[tree, size, command]) * 1000:4.0f} ms"
+                for command in COMMANDS
             )
             print(f"{tree:>6} {size:>5} entries: {figures}  (median of {opts.runs}, CPU incl. git)")
-        ratios = ", ".join(
-            f"{command} {statistics.median(cpu[tree, sizes[-1], command]) / statistics.median(cpu[tree, sizes[0], command]):.2f}x"
-            for command in COMMANDS
-        )
+        ratio = {
+            c: statistics.median(cpu[tree, sizes[-1], c]) / statistics.median(cpu[tree, sizes[0], c])
+            for c in COMMANDS
+        }
+        ratios = ", ".join(f"{command} {ratio[command]:.2f}x" for command in COMMANDS)
         print(f"{tree:>6} {sizes[-1]} / {sizes[0]} entries: {ratios}")
 
 
