@@ -11,14 +11,17 @@ which starts with nothing kept in memory: what it reuses must come from the file
 each source tree, a workspace is built, then `runs` times in turn:
 
 - `giok -w NAME remember TEXT` (a new text each time; it commits, so git runs);
+- `giok -w NAME remember "Seojun now uses the … editor K"` ("change": a subject and a change
+  word, so the policy also looks for an entry it replaces and a claim it negates);
 - `giok -w NAME boot` right after it (MEMORY.md just changed: what a session start pays);
 - `giok -w NAME search --mode keyword QUERY` (the fake embedder: the index is synced first, once,
   not counted; each search then syncs the MEMORY.md the remember just changed).
 
-A figure is the median CPU (user + system) of the child and everything it ran, git included, from
-`resource.getrusage(RUSAGE_CHILDREN)`. Trees are run in turn, command by command, so a busy machine
-slows both alike. The last line gives each command's ratio of its cost at the largest size to its
-cost at the smallest.
+Modules are compiled once (bytecode in the temporary folder, as an installed giok has it,
+whatever PYTHONDONTWRITEBYTECODE says). A figure is the median CPU (user + system) of the child
+and everything it ran, git included, from `resource.getrusage(RUSAGE_CHILDREN)`. Trees are run
+in turn, command by command, so a busy machine slows both alike. The last line gives each
+command's ratio of its cost at the largest size to its cost at the smallest.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 import remember as remember_bench  # noqa: E402  (bench/remember.py: the entry texts)
 
-COMMANDS = ("remember", "boot", "search")
+COMMANDS = ("remember", "change", "boot", "search")
 
 
 def _build(root: Path, home: Path, name: str, size: int) -> None:
@@ -77,7 +80,11 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="giok-cold-"))
     home = tmp / "home"
     base = {**os.environ, "GIOK_HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1", "GIOK_EMBEDDINGS": "fake"}
-    envs = {tree: {**base, "PYTHONPATH": src} for tree, src in trees.items()}
+    base.pop("PYTHONDONTWRITEBYTECODE", None)  # compiled once, as an installed giok is
+    envs = {
+        tree: {**base, "PYTHONPATH": src, "PYTHONPYCACHEPREFIX": str(tmp / "pycache" / tree)}
+        for tree, src in trees.items()
+    }
     os.environ.update(base)
     cpu: dict[tuple[str, int, str], list[float]] = {}
     for size in sizes:
@@ -86,8 +93,10 @@ def main() -> None:
             _cpu(["-w", f"{tree}{size}", "search", "--mode", "keyword", "warm up"], env)  # the first index
         for k in range(opts.runs):
             text = f"Cold note {k}: {remember_bench._entry_text(size + 17 * k)}"
+            change = f"Seojun now uses the {remember_bench._VOCAB[k % 36]} editor {k}"
             for command, args in (
                 ("remember", ["remember", text]),
+                ("change", ["remember", change]),
                 ("boot", ["boot"]),
                 ("search", ["search", "--mode", "keyword", "frontend laptop"]),
             ):
