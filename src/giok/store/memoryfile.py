@@ -20,6 +20,7 @@ reads back exactly as it was given, and a re-rendered entry keeps its derived id
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import hashlib
 import re
 import secrets
@@ -451,6 +452,21 @@ class MemoryFile:
         pieces = _PIECES_RE.findall(text)
         lines: list[Line] = []
         eols: list[str] = []
+        collecting = gc.isenabled()
+        gc.disable()  # thousands of new objects and no cycle among them: no collection meanwhile
+        try:
+            cls._parse_pieces(pieces, lines, eols)
+        finally:
+            if collecting:
+                gc.enable()
+        crlf = sum(1 for e in eols if e == "\r\n")
+        newline = "\r\n" if crlf > len(eols) / 2 else "\n"
+        lang = "ko" if has_hangul(text) else "en"
+        return cls(lines, eols, bom, newline, lang)
+
+    @classmethod
+    def _parse_pieces(cls, pieces: list[str], lines: list[Line], eols: list[str]) -> None:
+        """Each line with its end of line → its parse and its end of line, in `lines` and `eols`."""
         layer: str | None = None
         for number, piece in enumerate(pieces, 1):
             key = (piece, layer)
@@ -465,10 +481,6 @@ class MemoryFile:
                 line.line_no = number
             lines.append(line)
             eols.append(eol)
-        crlf = sum(1 for e in eols if e == "\r\n")
-        newline = "\r\n" if crlf > len(eols) / 2 else "\n"
-        lang = "ko" if has_hangul(text) else "en"
-        return cls(lines, eols, bom, newline, lang)
 
     @classmethod
     def _parse_piece(cls, piece: str, layer: str | None) -> tuple[Line, str, str | None]:
