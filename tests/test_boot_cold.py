@@ -68,3 +68,11 @@ def test_a_cache_with_costs_that_are_no_counts_is_ignored(ws, cost):
     path.write_text(json.dumps(data))
     boot._tokens.cache_clear()
     assert _said(boot.build(ws, budget=400, record=False)) == _said(_fresh(ws))
+
+
+def test_a_boot_cache_nested_too_deep_for_the_json_reader_is_ignored(ws):
+    ws.remember("The office is in Pangyo")
+    path = ws.layout.derived(boot.CACHE)
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("[" * 100_000)
+    assert "Pangyo" in boot.build(ws, record=False).text

@@ -139,6 +139,7 @@ def test_any_change_of_the_bytes_makes_the_index_be_built_again(ws, monkeypatch)
         b"not json",
         b"\xff\xfe",
         b"[]",
+        b"[" * 100_000,  # nested too deep for the JSON reader
         b'{"version": 1}',
         "digest",  # the right digest, buckets that are not giok's
         "ids",  # the right digest, ids of other entries

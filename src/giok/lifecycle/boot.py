@@ -280,7 +280,7 @@ def _memory_items(ws, day: dt.date, user, thread, open_tasks: set[str]) -> dict[
     path = ws.layout.derived(CACHE)  # not created here: a read-only boot writes nothing it must
     try:
         data = json.loads(path.read_text("utf-8")) if key else None
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # not JSON, or nested too deep to read
         data = None
     if isinstance(data, dict) and data.get("key") == key:
         items = data.get("items") or {}

@@ -218,7 +218,7 @@ def _stored_index(ws: Workspace, data: bytes, mf: MemoryFile) -> policy.Index | 
     raw = _read_regular(ws.layout.derived(INDEX_FILE))
     try:
         stored = json.loads(raw) if raw is not None else None
-    except ValueError:  # not JSON (UnicodeDecodeError is one)
+    except (ValueError, RecursionError):  # not JSON (UnicodeDecodeError is one), or nested deep
         return None
     if not isinstance(stored, dict) or stored.get("version") != _INDEX_VERSION:
         return None
