@@ -280,16 +280,18 @@ def _memory_items(ws, day: dt.date, user, thread, open_tasks: set[str]) -> dict[
     path = ws.layout.derived(CACHE)  # not created here: a read-only boot writes nothing it must
     try:
         data = json.loads(path.read_text("utf-8")) if key else None
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # not JSON, or nested too deep to read
         data = None
     if isinstance(data, dict) and data.get("key") == key:
         items = data.get("items") or {}
         return {layer: [Item(layer, *row) for row in items.get(layer, [])] for layer in LAYERS}
     out = _parse_memory_items(ws, day, user, thread, open_tasks)
     counter = tokens.counter()
+    counted = _counted(data, counter)  # a line's cost depends on nothing else: the last boot's
     for items in out.values():
         for item in items:
-            item.cost = _tokens(counter, item.line) + 1
+            cost = counted.get(item.line)
+            item.cost = cost if cost is not None else _tokens(counter, item.line) + 1
     if key:
         rows = {layer: [[i.line, i.id, i.cost] for i in items] for layer, items in out.items()}
         with contextlib.suppress(OSError):
@@ -297,6 +299,29 @@ def _memory_items(ws, day: dt.date, user, thread, open_tasks: set[str]) -> dict[
             # ASCII JSON: its \\u escapes keep the lone surrogates of a line that is not UTF-8
             atomic_write(path, json.dumps({"key": key, "items": rows}).encode("ascii"))
     return out
+
+
+def _counted(data: object, counter: str) -> dict[str, int]:
+    """The token cost of each line in a boot cache of another key (MEMORY.md changed, or the day)
+    made with the same counter; {} for anything else (a cache is no input to trust: a row that
+    is not (text, id, whole number) makes the lot ignored)."""
+    key = data.get("key") if isinstance(data, dict) else None
+    items = data.get("items") if isinstance(data, dict) else None
+    if not isinstance(key, list) or key[:1] != [_CACHE_VERSION] or key[-1:] != [counter]:
+        return {}
+    if not isinstance(items, dict):
+        return {}
+    counted: dict[str, int] = {}
+    for rows in items.values():
+        if not isinstance(rows, list):
+            return {}
+        for row in rows:
+            if not (isinstance(row, list) and len(row) == 3 and isinstance(row[0], str)):
+                return {}
+            if type(row[2]) is not int or row[2] < 1:  # a cost is a count of tokens + 1
+                return {}
+            counted[row[0]] = row[2]
+    return counted
 
 
 def _cache_key(ws, day: dt.date, user, thread, open_tasks: set[str]) -> list | None:

@@ -20,6 +20,7 @@ reads back exactly as it was given, and a re-rendered entry keeps its derived id
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import hashlib
 import re
 import secrets
@@ -61,6 +62,19 @@ _BROKEN_COMMENT_RE = re.compile(r"<!\s*[-–—]")
 _INNER_COMMENT_RE = re.compile(r"<!\s*[-–—]*\s*([^<>→]*?)\s*[-–—]*\s*[>→]")  # linear: no `<` inside
 _DATEISH_RE = re.compile(r"^\d{4}\s*[-–—‒−]\s*\d{1,2}\s*[-–—‒−]\s*\d{1,2}$")
 _KEY_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
+_SPACES_RE = re.compile(r"\s+")
+_OPENER_RE = re.compile(r"\s*<!")
+_FIELD_SEP_RE = re.compile(r"\s*[;|]\s*")
+_PIECES_RE = re.compile(r"[^\n]*\n|[^\n]+$")
+# The shape the write path writes: `- [date] text <!-- key: value; … -->` (date and comment
+# optional) with no indent, no `<` or `&` in the text, no `[` first, no `<`, `>`, `%`, `;`, `|`
+# or `→` in a value. One match reads it (`_parse_plain`); every other line, and one of this
+# shape the match cannot settle (a bad date, a value ending in a dash), takes the general path.
+_PLAIN_RE = re.compile(
+    r"- (?:\[([0-9]{4}-[0-9]{2}-[0-9]{2})\] )?([^\s\[<&][^<&\n]*)"
+    r"(?: <!-- ([a-z_][a-z0-9_]*: [^;|<>%→\n]*(?:; [a-z_][a-z0-9_]*: [^;|<>%→\n]*)*) -->)?"
+)
+_COMMENT_END = frozenset("-–—")
 
 # -- escaping ---------------------------------------------------------------------------------
 # Text: a character that would break the line becomes an entity; `&` gains one `amp;` only
@@ -296,6 +310,39 @@ Line = MemoryEntry | Heading | RawLine
 
 def parse_entry(raw: str, layer: str | None) -> MemoryEntry | RawLine | None:
     """One line → an entry, a verbatim line with a problem, or None when it is no entry."""
+    if raw.startswith("- "):
+        plain = _parse_plain(raw, layer)
+        if plain is not None:
+            return plain
+    return _parse_general(raw, layer)
+
+
+def _parse_plain(raw: str, layer: str | None) -> MemoryEntry | None:
+    """The entry on a line of the common shape (`_PLAIN_RE`), read as `_parse_general` reads it
+    (tests/test_memoryfile_plain.py compares the two); None when the line is not of that shape."""
+    m = _PLAIN_RE.fullmatch(raw)
+    if m is None:
+        return None
+    day, text, comment = m.groups()
+    try:
+        date = dt.date.fromisoformat(day) if day else None  # ASCII digits: what parse_date does
+        expires, fields = None, {}
+        if comment:
+            if comment[-1] in _COMMENT_END or comment[-1].isspace():
+                return None  # the general reading leaves a dash or space before `-->` out
+            for part in comment.split(";"):
+                key, _, value = part.partition(":")
+                if key.lstrip() == "expires":
+                    expires = parse_date(value.strip())
+                else:
+                    fields[key.lstrip()] = value.strip()
+    except (InvalidInput, ValueError):
+        return None  # a bad date: the general path reports it
+    return MemoryEntry(text=text.rstrip(), layer=layer, date=date, expires=expires, fields=fields, raw=raw)
+
+
+def _parse_general(raw: str, layer: str | None) -> MemoryEntry | RawLine | None:
+    """Any line: see `parse_entry`."""
     match = _ENTRY_RE.match(raw)
     if not match:
         return None
@@ -307,7 +354,7 @@ def parse_entry(raw: str, layer: str | None) -> MemoryEntry | RawLine | None:
     dm = _DATE_PREFIX_RE.match(body)
     if dm and _DATEISH_RE.match(dm.group(1).strip()):
         try:
-            date = parse_date(re.sub(r"\s+", "", dm.group(1)))
+            date = parse_date(_SPACES_RE.sub("", dm.group(1)))
         except InvalidInput as exc:
             return RawLine(raw, f"bad date in entry: {exc}")
         body = body[dm.end() :]
@@ -340,7 +387,7 @@ def _trailing_comment(body: str):
     """The entry's trailing `<!-- key: value; … -->`: (where it starts, expires, fields), None
     when there is none, or a problem. The rightmost `<!` that opens a readable comment wins,
     so a hand-written `<!` in the text does not swallow the fields."""
-    starts = [m.start() for m in re.finditer(r"\s*<!", body)]
+    starts = [m.start() for m in _OPENER_RE.finditer(body)]
     problem = None
     for start in reversed(starts[-8:]):  # a few candidates: a line of many `<!` stays linear
         cm = _COMMENT_RE.match(body, start)
@@ -356,7 +403,7 @@ def _trailing_comment(body: str):
 def _fields(comment: str):
     """(expires, fields) of a comment's body, or the problem that makes it unreadable."""
     expires, fields = None, {}
-    for part in re.split(r"\s*[;|]\s*", comment):
+    for part in _FIELD_SEP_RE.split(comment):
         if not part:
             continue
         key, sep, value = part.partition(":")
@@ -402,9 +449,24 @@ class MemoryFile:
         bom = text.startswith("\ufeff")
         if bom:
             text = text[1:]
-        pieces = re.findall(r"[^\n]*\n|[^\n]+$", text)
+        pieces = _PIECES_RE.findall(text)
         lines: list[Line] = []
         eols: list[str] = []
+        collecting = gc.isenabled()
+        gc.disable()  # thousands of new objects and no cycle among them: no collection meanwhile
+        try:
+            cls._parse_pieces(pieces, lines, eols)
+        finally:
+            if collecting:
+                gc.enable()
+        crlf = sum(1 for e in eols if e == "\r\n")
+        newline = "\r\n" if crlf > len(eols) / 2 else "\n"
+        lang = "ko" if has_hangul(text) else "en"
+        return cls(lines, eols, bom, newline, lang)
+
+    @classmethod
+    def _parse_pieces(cls, pieces: list[str], lines: list[Line], eols: list[str]) -> None:
+        """Each line with its end of line → its parse and its end of line, in `lines` and `eols`."""
         layer: str | None = None
         for number, piece in enumerate(pieces, 1):
             key = (piece, layer)
@@ -419,10 +481,6 @@ class MemoryFile:
                 line.line_no = number
             lines.append(line)
             eols.append(eol)
-        crlf = sum(1 for e in eols if e == "\r\n")
-        newline = "\r\n" if crlf > len(eols) / 2 else "\n"
-        lang = "ko" if has_hangul(text) else "en"
-        return cls(lines, eols, bom, newline, lang)
 
     @classmethod
     def _parse_piece(cls, piece: str, layer: str | None) -> tuple[Line, str, str | None]:
@@ -441,6 +499,9 @@ class MemoryFile:
 
     @staticmethod
     def _parse_line(body: str, layer: str | None) -> Line:
+        plain = _parse_plain(body, layer) if body.startswith("- ") else None  # `- ` is no heading
+        if plain is not None:
+            return plain
         hm = loose_heading(body)
         if hm:
             lm = _LAYER_RE.search(hm.title)

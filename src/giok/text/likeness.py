@@ -24,7 +24,9 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Mapping
+import zlib
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from giok.text import analysis
 
@@ -191,6 +193,100 @@ class WordIndex:
                 break
         return best or set()
 
+    def dump(self) -> dict[str, object]:
+        """The index as JSON-ready data (`load` reads it back)."""
+        return dump_buckets(self._by_key)
+
+    @classmethod
+    def load(cls, data: object, serials: int) -> WordIndex:
+        """The index `dump` gave, of serials below `serials` (see `Buckets`)."""
+        index = cls()
+        index._by_key = Buckets(data, serials)  # type: ignore[assignment]
+        return index
+
+
+class Stale(ValueError):
+    """A bucket read from disk is not one `dump_buckets` wrote for these serials."""
+
+
+class Buckets:
+    """Serials by key as `dump_buckets` wrote them (a JSON object of space-separated serials,
+    by a CRC-32 of the key: no text is kept, and keys of the same CRC share a bucket, so a lookup
+    gives a superset, which the indexes allow), with the part of a dict the indexes use. A bucket
+    is read when first asked for: a lookup in an index of 5,000 texts decodes a few, not all.
+    `Stale` when a bucket is not a string of serials below `serials` (not giok's file)."""
+
+    def __init__(self, data: object, serials: int, name: Callable[[Any], str] = str) -> None:
+        if not isinstance(data, dict):
+            raise Stale("not an object")
+        self._raw: dict[str, object] = data
+        self._sets: dict[str, set[int]] = {}
+        self._serials = serials
+        self._named = name
+
+    def _name(self, key: Any) -> str:
+        """The key's name in the JSON object."""
+        return _hashed(self._named(key))
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        name = self._name(key)
+        found = self._sets.get(name)
+        if found is None:
+            raw = self._raw.get(name)
+            if raw is None:
+                return default
+            found = self._sets[name] = _decode(raw, self._serials)
+        return found
+
+    def setdefault(self, key: Any, default: set[int]) -> set[int]:
+        found: set[int] | None = self.get(key)
+        if found is None:
+            found = self._sets[self._name(key)] = default
+        return found
+
+    def __setitem__(self, key: Any, value: set[int]) -> None:
+        self._sets[self._name(key)] = value
+
+    def dump(self) -> dict[str, object]:
+        return {**self._raw, **{name: _encode(found) for name, found in self._sets.items()}}
+
+
+def _decode(raw: object, serials: int) -> set[int]:
+    if not isinstance(raw, str):
+        raise Stale("a bucket is not a string")
+    try:
+        found = {int(s) for s in raw.split(" ")} if raw else set()
+    except ValueError:
+        raise Stale("a bucket holds no serials") from None
+    if found and (min(found) < 0 or max(found) >= serials):
+        raise Stale("a serial out of range")
+    return found
+
+
+def _encode(found: set[int]) -> str:
+    return " ".join(map(str, found))
+
+
+def dump_buckets(
+    buckets: Buckets | Mapping[Any, set[int]], name: Callable[[Any], str] = str
+) -> dict[str, object]:
+    """Serials by key (a dict of sets, or `Buckets`) as JSON-ready data: `Buckets` reads it."""
+    if isinstance(buckets, Buckets):
+        return buckets.dump()
+    out: dict[str, set[int]] = {}
+    for key, found in buckets.items():
+        hashed = _hashed(name(key))
+        out[hashed] = out[hashed] | found if hashed in out else found  # one bucket for both
+    return {hashed: _encode(found) for hashed, found in out.items()}
+
+
+def _hashed(name: str) -> str:
+    return format(zlib.crc32(name.encode("utf-8", "surrogatepass")), "x")
+
+
+def _numbers_name(numbers: tuple[str, ...]) -> str:
+    return ",".join(numbers)  # numbers are digits: "," cannot be in one
+
 
 @functools.lru_cache(maxsize=1 << 16)
 def _filed_under(word: str) -> tuple[str, ...]:
@@ -240,6 +336,29 @@ class NearIndex:
         if len(same_numbers) > _FEW:  # few enough: compare them all rather than ask the words
             same_numbers = self._words.candidates(f.words) & same_numbers
         return same_numbers | self._keys.get(f.key, set())
+
+    def with_key(self, key: str) -> set[int]:
+        """The serials of the texts with this comparison key."""
+        return self._keys.get(key, set())
+
+    def dump(self) -> dict[str, dict[str, object]]:
+        """The index as JSON-ready data (`load` reads it back)."""
+        return {
+            "keys": dump_buckets(self._keys),
+            "numbers": dump_buckets(self._numbers, _numbers_name),
+            "words": self._words.dump(),
+        }
+
+    @classmethod
+    def load(cls, data: object, serials: int) -> NearIndex:
+        """The index `dump` gave, of serials below `serials`; `Stale` when it is not one."""
+        if not isinstance(data, dict):
+            raise Stale("not an object")
+        index = cls()
+        index._keys = Buckets(data.get("keys"), serials)  # type: ignore[assignment]
+        index._numbers = Buckets(data.get("numbers"), serials, _numbers_name)  # type: ignore[assignment]
+        index._words = WordIndex.load(data.get("words"), serials)
+        return index
 
 
 _FEW = 16

@@ -762,7 +762,6 @@ class Index:
     def __init__(self, memory: MemoryFile):
         self.memory = memory
         self.entries: list[MemoryEntry] = []
-        self._keys: dict[str, list[int]] = {}
         self._ids: dict[str, list[int]] = {}
         self._near = likeness.NearIndex()
         self._subjects: _Subjects | None = None
@@ -774,10 +773,8 @@ class Index:
         """File an entry just put into `memory`."""
         serial = len(self.entries)
         self.entries.append(entry)
-        f = likeness.features(entry.text)
-        self._keys.setdefault(f.key, []).append(serial)
         self._ids.setdefault(entry.id, []).append(serial)
-        self._near.add(serial, f)
+        self._near.add(serial, likeness.features(entry.text))
         if self._subjects is not None:
             self._subjects.add(serial, entry.text)
         if self._claims is not None:
@@ -792,7 +789,10 @@ class Index:
         return self.in_order(self._ids.get(entry_id, ()))
 
     def with_key(self, key: str) -> list[MemoryEntry]:
-        return self.in_order(self._keys.get(key, ()))
+        """The entries with this comparison key, in file order (the index read from disk keeps
+        keys by their CRC: the candidates are checked)."""
+        found = self.in_order(self._near.with_key(key))
+        return [e for e in found if likeness.features(e.text).key == key]
 
     def in_order(self, serials: Iterable[int]) -> list[MemoryEntry]:
         return sorted((self.entries[s] for s in serials), key=lambda e: e.line_no)
@@ -814,6 +814,47 @@ class Index:
                 self._claims.add(serial, claim(entry.text)[0])
         words = claim(text)[0]
         return self._claims.candidates(words) if words else set()
+
+    # -- kept on disk (giok.write.remember: .giok/policy-index.json) --------------------------------
+    def dump(self) -> dict[str, Any]:
+        """The index as JSON-ready data: entries by id, what is built of the rest by serial."""
+        return {
+            "ids": [e.id for e in self.entries],
+            "near": self._near.dump(),
+            "subjects": None if self._subjects is None else self._subjects.dump(),
+            "claims": None if self._claims is None else self._claims.dump(),
+        }
+
+    @classmethod
+    def load(cls, memory: MemoryFile, data: object) -> Index | None:
+        """The index `dump` gave of a parse of the same bytes as `memory`; None when `data` is no
+        such index (not one, of other entries, or of a file with an id twice). Its buckets are
+        read when asked for: one that is not what `dump` wrote raises `likeness.Stale` then."""
+        if not isinstance(data, dict):
+            return None
+        entries = memory.entries()
+        by_id = {e.id: e for e in entries}
+        ids = data.get("ids")
+        if not isinstance(ids, list) or len(ids) != len(entries) or len(by_id) != len(entries):
+            return None
+        try:
+            mine = [by_id[entry_id] for entry_id in ids]
+        except (KeyError, TypeError):  # an id not in the file, or not a string
+            return None
+        if len(set(ids)) != len(ids):
+            return None
+        index = object.__new__(cls)
+        index.memory, index.entries = memory, mine
+        index._ids = {entry_id: [serial] for serial, entry_id in enumerate(ids)}
+        try:
+            index._near = likeness.NearIndex.load(data.get("near"), len(mine))
+            stored = data.get("subjects")
+            index._subjects = None if stored is None else _Subjects.load(stored, len(mine))
+            stored = data.get("claims")
+            index._claims = None if stored is None else likeness.WordIndex.load(stored, len(mine))
+        except likeness.Stale:
+            return None
+        return index
 
 
 class _Subjects:
@@ -838,6 +879,21 @@ class _Subjects:
             if not found.who or found.predicate in _SUPERSEDES:
                 for word in set(found.objects) | set(who):
                     self._named.setdefault(word, set()).add(serial)
+
+    def dump(self) -> dict[str, dict[str, object]]:
+        parts = (("who", self._who), ("first", self._first), ("named", self._named))
+        return {name: likeness.dump_buckets(part) for name, part in parts}
+
+    @classmethod
+    def load(cls, data: object, serials: int) -> _Subjects:
+        """What `dump` gave, of serials below `serials`; `likeness.Stale` when it is not that."""
+        if not isinstance(data, dict):
+            raise likeness.Stale("not an object")
+        subjects = cls()
+        subjects._who = likeness.Buckets(data.get("who"), serials)  # type: ignore[assignment]
+        subjects._first = likeness.Buckets(data.get("first"), serials)  # type: ignore[assignment]
+        subjects._named = likeness.Buckets(data.get("named"), serials)  # type: ignore[assignment]
+        return subjects
 
     def candidates(self, mine: Statement) -> set[int]:
         out = set(self._who.get(mine.who, ()))

@@ -4,14 +4,20 @@ Each decision goes into the commit message (giok.store.trace), every field is re
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import functools
+import hashlib
+import json
+import os
 import re
+import stat
 import weakref
 
-from giok.errors import InvalidInput, NotFound
+from giok.errors import GiokError, InvalidInput, NotFound
 from giok.store import memoryfile, refs, trace
 from giok.store.clock import parse_date, today
-from giok.store.fsutil import clean_text
+from giok.store.fsutil import atomic_write, clean_text
 from giok.store.layout import MEMORY
 from giok.store.memoryfile import ID_RE, LAYERS, MemoryEntry, MemoryFile, empty, new_id
 from giok.store.workspace import (
@@ -25,6 +31,7 @@ from giok.store.workspace import (
     check_layer,
     check_scope,
 )
+from giok.text import likeness
 from giok.write import policy
 from giok.write.notes import safe_text
 
@@ -70,9 +77,14 @@ def remember(
 
     def change(before: bytes):
         mf, index = _parsed(ws, before)
-        decision = policy.decide(
-            mf, text, type, scope, None if conf is None else float(conf), force, today(), index=index
+        decide = functools.partial(
+            policy.decide, mf, text, type, scope, None if conf is None else float(conf), force, today()
         )
+        try:
+            decision = decide(index=index)
+        except likeness.Stale:  # a bucket of the index from .giok/ was not giok's: a new index
+            index = _new_index(mf)
+            decision = decide(index=index)
         if decision.action in ("refuse", "duplicate"):
             if before:
                 memoryfile.keep(_key(ws), before, mf)  # unchanged
@@ -110,7 +122,10 @@ def remember(
         lines = len(mf.lines)
         mf.add(entry)
         if index is not None:
-            index.add(entry)
+            try:
+                index.add(entry)
+            except likeness.Stale:
+                _new_index(mf)
         after = _rendered(before, mf, lines, entry, list(touched.values()))
         return after, (decision, entry, (mf, after) if _settled(mf, entry, touched.values()) else None)
 
@@ -123,6 +138,8 @@ def remember(
     (decision, entry, written), sha = ws.edit_bytes(MEMORY, change, message)
     if written is not None:  # committed: the parse of the new bytes is kept for the next write
         memoryfile.keep(_key(ws), written[1], written[0])
+        if written[0] in _TO_STORE:  # and its index, for the next process
+            _store_index(ws, written[1], _INDEXES[written[0]])
     decision.target = decision.target.copy() if decision.target else None  # not the kept ones
     decision.also = [e.copy() for e in decision.also]
     entry = entry.copy() if entry is not None else None
@@ -151,6 +168,14 @@ def remember(
 # policy index; the next remember takes both when the file still has those bytes, and splices its
 # new line (and the superseded ones) into the bytes instead of rendering 5,000 lines.
 _INDEXES: weakref.WeakKeyDictionary[MemoryFile, policy.Index] = weakref.WeakKeyDictionary()
+# A new process (a CLI call, a hook, a cron routine) has neither: it reads the index the last
+# process kept in .giok/ for the exact bytes of MEMORY.md (by their SHA-1), or builds one, and
+# keeps it there with its write for the next process. JSON only: .giok/ may be written by others,
+# so a file that is not such an index, or of other bytes, is ignored (and replaced), never an error.
+INDEX_FILE = "policy-index.json"
+_INDEX_VERSION = 1
+_INDEX_MAX = 64 << 20  # bytes: a larger file is not one giok wrote
+_TO_STORE: weakref.WeakSet[MemoryFile] = weakref.WeakSet()  # parses whose index goes to .giok/
 
 
 def _key(ws: Workspace) -> str:
@@ -166,7 +191,69 @@ def _parsed(ws: Workspace, before: bytes) -> tuple[MemoryFile, policy.Index | No
     index = _INDEXES.get(mf)
     if index is None and kept:
         index = _INDEXES[mf] = policy.Index(mf)
+    elif index is None:  # a new process: the index of these bytes from .giok/, else a new one
+        index = _stored_index(ws, before, mf)
+        if index is None and len({e.id for e in mf.entries()}) < len(mf.entries()):
+            return mf, None  # an id twice (copied by hand): no index can name it, the full pass
+        if index is None:
+            index = policy.Index(mf)
+            _store_index(ws, before, index)  # kept even when nothing is written
+        _INDEXES[mf] = index
+        _TO_STORE.add(mf)
     return mf, index
+
+
+def _new_index(mf: MemoryFile) -> policy.Index:
+    """A new index of `mf` in place of the one read from .giok/ (found not to be giok's)."""
+    index = _INDEXES[mf] = policy.Index(mf)
+    return index
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha1(data, usedforsecurity=False).hexdigest()  # a cache key, not a signature
+
+
+def _stored_index(ws: Workspace, data: bytes, mf: MemoryFile) -> policy.Index | None:
+    """The index kept in .giok/ for exactly these bytes of MEMORY.md, or None."""
+    raw = _read_regular(ws.layout.derived(INDEX_FILE))
+    try:
+        stored = json.loads(raw) if raw is not None else None
+    except (ValueError, RecursionError):  # not JSON (UnicodeDecodeError is one), or nested deep
+        return None
+    if not isinstance(stored, dict) or stored.get("version") != _INDEX_VERSION:
+        return None
+    if stored.get("digest") != _digest(data):
+        return None
+    return policy.Index.load(mf, stored.get("index"))
+
+
+def _read_regular(path) -> bytes | None:
+    """A regular file's bytes, not through a symlink, not beyond `_INDEX_MAX`; None otherwise."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _INDEX_MAX:
+            return None
+        return os.read(fd, info.st_size + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _store_index(ws: Workspace, data: bytes, index: policy.Index) -> None:
+    """Keep `index` in .giok/ as the index of these bytes of MEMORY.md (when .giok/ exists and
+    can be written: a cache, so a failure is no error)."""
+    path = ws.layout.derived(INDEX_FILE)
+    if not path.parent.is_dir():
+        return
+    stored = {"version": _INDEX_VERSION, "digest": _digest(data), "index": index.dump()}
+    # ASCII JSON: its \\u escapes keep the lone surrogates of a text that is not UTF-8
+    with contextlib.suppress(OSError, GiokError):
+        atomic_write(path, json.dumps(stored, separators=(",", ":")).encode("ascii"))
 
 
 def _rendered(
