@@ -4,6 +4,10 @@ process and as a library call, plus the 8-writer concurrency run, plus the CPU o
 
     .venv/bin/python bench/remember.py            # everything
     .venv/bin/python bench/remember.py --scale    # only the CPU at 100 / 1,000 / 5,000 entries
+    .venv/bin/python bench/remember.py --long-lived   # the same in a new long-lived process
+
+`--long-lived`: a new process (as the MCP server is) that opens the workspace once, after a CLI
+remember left .giok/policy-index.json, and remembers 22 times: the median CPU of the last 20.
 """
 
 from __future__ import annotations
@@ -140,6 +144,9 @@ def main() -> None:
     if "--scale" in sys.argv:
         scale(tmp)
         return
+    if "--long-lived" in sys.argv:
+        long_lived(tmp, env)
+        return
     from giok import Workspace
 
     ws, _ = Workspace.init(tmp / "zeon", name="zeon")
@@ -177,6 +184,47 @@ def main() -> None:
     )
     concurrency(tmp, env)
     scale(tmp)
+
+
+LONG_LIVED = r"""
+import statistics, sys, time
+from giok import Workspace
+ws = Workspace.open(sys.argv[1])
+runs = []
+for k in range(2 + int(sys.argv[3])):
+    start = time.process_time()
+    ws.remember(f"Server note {k}: " + sys.argv[2].split("|")[k % 20])
+    runs.append(time.process_time() - start)
+print(statistics.median(runs[2:]))
+"""
+
+
+def long_lived(tmp: Path, env: dict) -> None:
+    """CPU of one remember in a long-lived process that did not write the file's last bytes."""
+    from giok import Workspace
+
+    cpu: dict[int, float] = {}
+    for size in (SIZES[0], SIZES[-1]):
+        ws, _ = Workspace.init(tmp / f"long{size}", name=f"long{size}")
+        lines = "".join(f"- [2026-03-01] {_entry_text(i)} <!-- id: m-{i:06x} -->\n" for i in range(size))
+        body = ws.read_text("MEMORY.md").replace(
+            "## 📝 M30 : 30-day memory\n", "## 📝 M30 : 30-day memory\n" + lines
+        )
+        ws.edit("MEMORY.md", lambda old, body=body: (body, None), "bench: fill")
+        cli = [sys.executable, "-m", "giok", "-w", f"long{size}", "remember", "Seed note about the editor"]
+        subprocess.run(cli, env=env, check=True, capture_output=True)
+        texts = "|".join(_entry_text(size + 17 * k) for k in range(20))
+        run = subprocess.run(
+            [sys.executable, "-c", LONG_LIVED, str(ws.root), texts, str(RUNS)],
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        cpu[size] = float(run.stdout)
+        print(f"remember CPU in a long-lived process at {size:>5} entries: {cpu[size] * 1000:6.1f} ms")
+    ratio = cpu[SIZES[-1]] / cpu[SIZES[0]]
+    print(f"long-lived remember CPU {SIZES[-1]} / {SIZES[0]} entries: {ratio:.2f}x")
 
 
 def concurrency(tmp: Path, env: dict) -> None:

@@ -83,8 +83,11 @@ def test_a_stored_index_kept_in_step_with_writes_decides_the_same():
 
 
 def _new_process(ws) -> None:
-    """What a new process has kept in memory of MEMORY.md: nothing."""
+    """What a new process has kept in memory of MEMORY.md: nothing (nor has it stored an index
+    or left one to store at its exit)."""
     memoryfile.forget_kept(remember_mod._key(ws))
+    remember_mod._STORED.discard(remember_mod._key(ws))
+    remember_mod._PENDING.pop(remember_mod._key(ws), None)
 
 
 def _builds(monkeypatch) -> list[int]:

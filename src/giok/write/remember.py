@@ -4,6 +4,7 @@ Each decision goes into the commit message (giok.store.trace), every field is re
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import datetime as dt
 import functools
@@ -139,7 +140,7 @@ def remember(
     if written is not None:  # committed: the parse of the new bytes is kept for the next write
         memoryfile.keep(_key(ws), written[1], written[0])
         if written[0] in _TO_STORE:  # and its index, for the next process
-            _store_index(ws, written[1], _INDEXES[written[0]])
+            _keep_for_next(ws, written[1], written[0])
     decision.target = decision.target.copy() if decision.target else None  # not the kept ones
     decision.also = [e.copy() for e in decision.also]
     entry = entry.copy() if entry is not None else None
@@ -242,6 +243,34 @@ def _read_regular(path) -> bytes | None:
         return None
     finally:
         os.close(fd)
+
+
+# A process stores the index after its first write to a workspace at once (a CLI call writes
+# once); after later writes only at its exit (`_flush`): dumping 5,000 entries' index costs ~13 ms,
+# which a long-lived process (the MCP server) would otherwise pay on every remember.
+_STORED: set[str] = set()
+_PENDING: dict[str, tuple[Workspace, bytes, MemoryFile]] = {}
+
+
+def _keep_for_next(ws: Workspace, data: bytes, mf: MemoryFile) -> None:
+    key = _key(ws)
+    if key not in _STORED:
+        _STORED.add(key)
+        _store_index(ws, data, _INDEXES[mf])
+        return
+    if not _PENDING:
+        atexit.register(_flush)
+    _PENDING[key] = (ws, data, mf)
+
+
+def _flush() -> None:
+    """Store the index of each workspace's last write (at the process's exit), when it is still
+    the index of those bytes' parse (a write that failed after indexing its entry is skipped)."""
+    while _PENDING:
+        _, (ws, data, mf) = _PENDING.popitem()
+        index = _INDEXES.get(mf)
+        if index is not None and [e.id for e in index.entries] == [e.id for e in mf.entries()]:
+            _store_index(ws, data, index)
 
 
 def _store_index(ws: Workspace, data: bytes, index: policy.Index) -> None:
