@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from giok.errors import InvalidInput
 from giok.store import refs, templates
 from giok.store.clock import today
-from giok.store.fsutil import atomic_write
+from giok.store.fsutil import atomic_write, read_regular
 from giok.store.layout import MEMO, MEMORY
 from giok.store.memoryfile import LAYERS
 from giok.store.workspace import default_user, tier1_rules
@@ -270,6 +270,7 @@ def _diary_items(ws, day: dt.date) -> dict[str, list[Item]]:
 
 CACHE = "boot-memory.json"  # in .giok/: MEMORY.md's boot lines, sorted and counted
 _CACHE_VERSION = 2  # 2: keyed on a digest of MEMORY.md's bytes
+CACHE_MAX = 64 << 20  # bytes: a larger file is not one boot wrote
 
 
 def _memory_items(ws, day: dt.date, user, thread, open_tasks: set[str]) -> dict[str, list[Item]]:
@@ -278,9 +279,10 @@ def _memory_items(ws, day: dt.date, user, thread, open_tasks: set[str]) -> dict[
     reader, open tasks, token counter): a command that boots again skips the parse."""
     key = _cache_key(ws, day, user, thread, open_tasks)
     path = ws.layout.derived(CACHE)  # not created here: a read-only boot writes nothing it must
+    raw = read_regular(path, CACHE_MAX) if key else None
     try:
-        data = json.loads(path.read_text("utf-8")) if key else None
-    except (OSError, ValueError, RecursionError):  # not JSON, or nested too deep to read
+        data = json.loads(raw) if raw is not None else None
+    except (ValueError, RecursionError):  # not JSON (UnicodeDecodeError is one), or nested too deep
         data = None
     if isinstance(data, dict) and data.get("key") == key:
         items = data.get("items") or {}
@@ -294,7 +296,7 @@ def _memory_items(ws, day: dt.date, user, thread, open_tasks: set[str]) -> dict[
             item.cost = cost if cost is not None else _tokens(counter, item.line) + 1
     if key:
         rows = {layer: [[i.line, i.id, i.cost] for i in items] for layer, items in out.items()}
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, InvalidInput):  # a cache: a planted link is not written through
             path.parent.mkdir(exist_ok=True)
             # ASCII JSON: its \\u escapes keep the lone surrogates of a line that is not UTF-8
             atomic_write(path, json.dumps({"key": key, "items": rows}).encode("ascii"))

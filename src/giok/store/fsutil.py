@@ -8,6 +8,7 @@ import fcntl
 import hashlib
 import os
 import re
+import stat
 import tempfile
 import time
 from pathlib import Path
@@ -31,6 +32,26 @@ def read_bytes(path: Path) -> bytes:
         return path.read_bytes()
     except FileNotFoundError:
         return b""
+
+
+def read_regular(path: Path, limit: int) -> bytes | None:
+    """A derived file's bytes (giok's own caches in .giok/, which others may write too): a
+    regular file only, not through a symlink, not beyond `limit` bytes; None otherwise (and
+    when it cannot be read), never an error. A FIFO or /dev/zero planted there cannot hang or
+    exhaust the reader."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        return os.read(fd, info.st_size + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def atomic_write(path: Path, data: bytes, expected_checksum: str | bytes | None = None) -> None:

@@ -10,15 +10,13 @@ import datetime as dt
 import functools
 import hashlib
 import json
-import os
 import re
-import stat
 import weakref
 
 from giok.errors import GiokError, InvalidInput, NotFound
 from giok.store import memoryfile, refs, trace
 from giok.store.clock import parse_date, today
-from giok.store.fsutil import atomic_write, clean_text
+from giok.store.fsutil import atomic_write, clean_text, read_regular
 from giok.store.layout import MEMORY
 from giok.store.memoryfile import ID_RE, LAYERS, MemoryEntry, MemoryFile, empty, new_id
 from giok.store.workspace import (
@@ -216,7 +214,7 @@ def _digest(data: bytes) -> str:
 
 def _stored_index(ws: Workspace, data: bytes, mf: MemoryFile) -> policy.Index | None:
     """The index kept in .giok/ for exactly these bytes of MEMORY.md, or None."""
-    raw = _read_regular(ws.layout.derived(INDEX_FILE))
+    raw = read_regular(ws.layout.derived(INDEX_FILE), _INDEX_MAX)
     try:
         stored = json.loads(raw) if raw is not None else None
     except (ValueError, RecursionError):  # not JSON (UnicodeDecodeError is one), or nested deep
@@ -226,23 +224,6 @@ def _stored_index(ws: Workspace, data: bytes, mf: MemoryFile) -> policy.Index | 
     if stored.get("digest") != _digest(data):
         return None
     return policy.Index.load(mf, stored.get("index"))
-
-
-def _read_regular(path) -> bytes | None:
-    """A regular file's bytes, not through a symlink, not beyond `_INDEX_MAX`; None otherwise."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > _INDEX_MAX:
-            return None
-        return os.read(fd, info.st_size + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 # A process stores the index after its first write to a workspace at once (a CLI call writes
