@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 
 import pytest
-from conftest import run_giok
 
+from conftest import run_giok
 from giok.lifecycle import boot
 from giok.write import remember
 
