@@ -11,11 +11,11 @@ import random
 import pytest
 
 from giok.store import memoryfile
-from giok.store.memoryfile import MemoryEntry, MemoryFile, new_id
+from giok.store.memoryfile import MemoryFile
 from giok.text import likeness
 from giok.write import policy
 from giok.write import remember as remember_mod
-from test_remember_scale import TODAY, _memory, _same, _statements, _variants
+from test_remember_scale import TODAY, _apply, _memory, _same, _statements, _variants
 
 
 def _round_trip(index: policy.Index, mf: MemoryFile) -> policy.Index:
@@ -71,13 +71,7 @@ def test_a_stored_index_kept_in_step_with_writes_decides_the_same():
         fast = policy.decide(mf, text, today=TODAY, index=index)
         assert _same(full, fast), (text, full, fast)
         actions.add(full.action)
-        if full.action in ("write", "supersede"):
-            entry = MemoryEntry(text=full.text, layer=rnd.choice(["M0", "M30"]), date=TODAY)
-            entry.fields = {"id": new_id(index.ids()), "scope": "workspace"}
-            for old in [full.target, *full.also] if full.action == "supersede" else []:
-                old.set("superseded_by", entry.id)
-            mf.add(entry)
-            index.add(entry)
+        if _apply(full, mf, index, rnd):
             index = _round_trip(index, mf)
     assert {"write", "supersede"} <= actions
 

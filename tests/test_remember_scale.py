@@ -111,13 +111,7 @@ def test_index_kept_in_step_with_writes_decides_the_same():
         fast = policy.decide(mf, text, today=TODAY, index=index)
         assert _same(full, fast), (text, full, fast)
         actions.add(full.action)
-        if full.action in ("write", "supersede"):
-            entry = MemoryEntry(text=full.text, layer=rnd.choice(["M0", "M30"]), date=TODAY)
-            entry.fields = {"id": new_id(index.ids()), "scope": "workspace"}
-            for old in [full.target, *full.also] if full.action == "supersede" else []:
-                old.set("superseded_by", entry.id)
-            mf.add(entry)
-            index.add(entry)
+        _apply(full, mf, index, rnd)
     assert {"write", "supersede", "duplicate"} <= actions
 
 
@@ -289,3 +283,17 @@ def test_word_and_near_indexes_never_miss_a_match():
         assert accepted <= near.candidates(mine), mine.text
         hits += len(accepted) - 1
     assert hits > 50  # pairs other than a text with itself were found
+
+
+def _apply(decision, mf, index, rnd) -> bool:
+    """Carry out a write or supersede `decision` in `mf` and `index`, as remember does; whether
+    it wrote."""
+    if decision.action not in ("write", "supersede"):
+        return False
+    entry = MemoryEntry(text=decision.text, layer=rnd.choice(["M0", "M30"]), date=TODAY)
+    entry.fields = {"id": new_id(index.ids()), "scope": "workspace"}
+    for old in [decision.target, *decision.also] if decision.action == "supersede" else []:
+        old.set("superseded_by", entry.id)
+    mf.add(entry)
+    index.add(entry)
+    return True
