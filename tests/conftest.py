@@ -136,3 +136,14 @@ def reopen_index(ws):
         index.close()
     Index._open.clear()
     return Index.for_workspace(ws)
+
+
+@pytest.fixture
+def fake_corpus(ws, giok_home):
+    """A few entries in English and Korean and a diary line, indexed with the fake embedder."""
+    giok_home.update(lambda c: c.update(embeddings={"provider": "fake"}))
+    ws.remember("Seojun drinks dark roast coffee every morning", layer="M90")
+    ws.remember("The billing service uses PostgreSQL for JSONB", layer="M365")
+    ws.remember("서준은 등산을 좋아하고 매달 북한산에 간다", layer="M90")
+    ws.diary("오늘 기억 검색 시스템을 설계했다")
+    return ws
