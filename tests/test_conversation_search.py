@@ -4,6 +4,9 @@ said; the line after a question is its answer and comes before it."""
 
 from __future__ import annotations
 
+from giok.retrieval import search
+from giok.text.terms import query_terms
+
 
 def _diary(ws, day: str, lines: list[str]) -> None:
     (ws.root / "memory" / f"{day}.md").write_text(f"# {day}\n\n" + "\n".join(lines) + "\n", "utf-8")
@@ -69,3 +72,18 @@ def test_of_two_named_speakers_the_subject_is_the_one_asked_about(ws):
     )
     found = [r.text for r in ws.search("What did Ana tell Ben about her trip to Lisbon?", k=3)]
     assert found and "hotel was right by the river" in found[0], found
+
+
+def test_a_label_opening_diary_lines_is_no_speaker():
+    rows = {
+        i: {"layer": "diary", "text": text}
+        for i, text in enumerate(
+            [
+                "09:00 Decision: standup moves to ten",
+                "11:00 Decision: the API is frozen",
+                "15:00 lunch with the team",
+            ]
+        )
+    }
+    query = "what decision did we make about the API"
+    assert search._named_speakers(query, query_terms(query), rows) == set()

@@ -81,3 +81,18 @@ def test_an_older_vector_that_is_no_float32_is_embedded_again(fake_corpus):
         2 * index.embedder.dim
     }
     assert _top(fake_corpus, "coffee") == before
+
+
+def test_two_processes_upgrading_at_once_convert_the_vectors_once(fake_corpus):
+    """Both read the old version before either took the lock: the second must not convert the
+    now-float16 vectors again (they would read as garbage, and stay cached as embedded)."""
+    index = Index.for_workspace(fake_corpus)
+    index.sync()
+    _, mat_before = index.matrix()
+    _as_old_schema(index, "4")
+    index._drop_derived("4")  # the first process
+    index._drop_derived("4")  # the second, which had read "4" too
+    index = reopen_index(fake_corpus)
+    assert index.sync()["embedded"] == 0
+    _, mat_after = index.matrix()
+    assert np.array_equal(mat_after, mat_before)

@@ -8,6 +8,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from giok.write import remember as remember_mod
 
 WRITER = r"""
@@ -18,7 +20,7 @@ ws = Workspace.open(sys.argv[1])
 path = ws.layout.derived(remember.INDEX_FILE)
 digests = []
 for i in range(3):
-    ws.remember(f"Server note {i}: the queue worker number {i} restarts nightly")
+    ws.remember(f"Server note {i}: the queue worker number {i} restarts nightly", layer=sys.argv[2])
     digests.append(json.loads(path.read_bytes())["digest"])
 print(json.dumps(digests))
 """
@@ -28,10 +30,11 @@ def _digest(ws) -> str:
     return remember_mod._digest((ws.root / "MEMORY.md").read_bytes())
 
 
-def test_a_long_lived_process_stores_the_index_after_its_first_write_and_at_exit(ws):
+@pytest.mark.parametrize("layer", ["M30", "M90"])  # M90: the new entry lands before M30's, not last
+def test_a_long_lived_process_stores_the_index_after_its_first_write_and_at_exit(ws, layer):
     ws.remember("The staging server moved to the second rack")
     seen = subprocess.run(
-        [sys.executable, "-c", WRITER, str(ws.root)], capture_output=True, text=True, check=True
+        [sys.executable, "-c", WRITER, str(ws.root), layer], capture_output=True, text=True, check=True
     )
     first, second, third = json.loads(seen.stdout)
     assert first == second == third  # stored once while it ran

@@ -197,6 +197,16 @@ def test_stray_temp_files_are_removed_everywhere(ws):
     assert not [s for s in strays if s.exists()]
 
 
+def test_a_cache_temp_file_a_killed_process_left_in_giok_dir_is_removed(ws):
+    """Boot's cache and the policy index are written outside the workspace lock: a process killed
+    in the middle leaves its temp file in .giok/, which the next write removes."""
+    ws.remember("The soak runs nightly")
+    stray = ws.root / ".giok" / ".policy-index.json.q1w2e3r4.tmp"
+    stray.write_text("half")
+    ws.remember("The soak writes four processes at once")
+    assert not stray.exists()
+
+
 def test_a_hand_edit_gets_its_own_commit_before_giok_writes(ws):
     memory = ws.root / "MEMORY.md"
     memory.write_text(memory.read_text() + "- 2026-01-01 Minji prefers tea\n")

@@ -7,6 +7,7 @@ Search judges vector evidence by the margin over that baseline, not by the raw c
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import io
 import json
@@ -154,6 +155,7 @@ _VECTORS: dict[str, Vectors] = {}  # the process's copy of each model's backgrou
 _VECTORS_LOCK = threading.Lock()
 
 
+@functools.cache
 def passages_hash() -> str:
     """A hash of every background sentence: a change of the set invalidates every cached file."""
     blob = json.dumps({"passage": PASSAGES, "query": QUERIES}, ensure_ascii=False, sort_keys=True)

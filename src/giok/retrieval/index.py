@@ -57,7 +57,6 @@ CREATE INDEX IF NOT EXISTS memories_path ON memories(path);
 CREATE INDEX IF NOT EXISTS memories_source ON memories(source);
 CREATE INDEX IF NOT EXISTS memories_hash ON memories(hash);
 CREATE TABLE IF NOT EXISTS embedding_cache (hash TEXT, model TEXT, vector BLOB, PRIMARY KEY (hash, model));
-DROP TABLE IF EXISTS baseline;
 CREATE VIEW IF NOT EXISTS memory_vectors AS
     SELECT m.*, c.vector AS embedding FROM memories m
     JOIN embedding_cache c ON c.hash = m.hash AND c.model = (SELECT value FROM meta WHERE key = 'model');
@@ -305,9 +304,15 @@ class Index:
         except ValueError:
             old = None
         self.db.execute("BEGIN IMMEDIATE")
+        still = self._meta_raw("schema") == version and (
+            why is None or self._meta_raw("terms") != TERMS_VERSION
+        )
+        if not still:  # another process changed it over while this one waited: converting twice garbles
+            self.db.execute("COMMIT")
+            return
         try:
             self.db.execute("DROP VIEW IF EXISTS memory_vectors")
-            for table in ("memories_vocab", "memories_fts", "memories", "files", "meta"):
+            for table in ("memories_vocab", "memories_fts", "memories", "files", "meta", "baseline"):
                 self.db.execute(f"DROP TABLE IF EXISTS {table}")
             if old is None or old > int(SCHEMA_VERSION):
                 self.db.execute("DROP TABLE IF EXISTS embedding_cache")

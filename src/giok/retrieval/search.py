@@ -556,8 +556,11 @@ def _named_speakers(query: str, terms: list[str], rows: dict) -> set[str]:
         who = _speaker(row)
         if who:
             said[who] = said.get(who, 0) + 1
+    speakers = {who for who, n in said.items() if n >= 2}
+    if len(speakers) < 2:  # no conversation: a label such as "Decision:" or "Note:" opens lines
+        return set()
     asked = set(terms)
-    named = {who for who, n in said.items() if n >= 2 and set(query_terms(who)) <= asked}
+    named = {who for who in speakers if set(query_terms(who)) <= asked}
     if len(named) < 2:
         return named
     low = query.lower()

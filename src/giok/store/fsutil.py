@@ -47,30 +47,24 @@ def read_regular(path: Path, limit: int) -> bytes | None:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
             return None
-        return os.read(fd, info.st_size + 1)
+        data = os.read(fd, info.st_size + 1)
+        return data if len(data) <= info.st_size else None  # grew while read: being written
     except OSError:
         return None
     finally:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes, expected_checksum: str | bytes | None = None) -> None:
-    """Write via temp file + fsync + rename. When expected_checksum is given (the checksum of
-    the bytes read, or those bytes themselves: compared whole, cheaper than hashing them),
-    refuse to replace a file whose bytes changed since they were read (someone edited it)."""
+def atomic_write(path: Path, data: bytes, expected_checksum: bytes | None = None) -> None:
+    """Write via temp file + fsync + rename. When expected_checksum is given (the bytes the
+    caller read: compared whole, cheaper than hashing them), refuse to replace a file whose
+    bytes changed since they were read (someone edited it)."""
     check_link(path, write=True)
     path.parent.mkdir(parents=True, exist_ok=True)
-    if expected_checksum is not None:
-        now = read_bytes(path)
-        same = (
-            now == expected_checksum
-            if isinstance(expected_checksum, bytes)
-            else checksum(now) == expected_checksum
+    if expected_checksum is not None and read_bytes(path) != expected_checksum:
+        raise DirtyFileError(
+            f"{path.name} changed on disk while giok was writing it; nothing was written, try again"
         )
-        if not same:
-            raise DirtyFileError(
-                f"{path.name} changed on disk while giok was writing it; nothing was written, try again"
-            )
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -84,6 +78,15 @@ def atomic_write(path: Path, data: bytes, expected_checksum: str | bytes | None 
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make a rename in `folder` durable (a file's fsync does not cover its directory entry)."""
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def append_write(path: Path, data: bytes, expected: bytes) -> None:
@@ -150,14 +153,16 @@ def check_link(path: Path, write: bool = False) -> None:
 
 
 def temp_files(root: Path) -> list[str]:
-    """The temp files killed writers left in the work tree (hidden folders such as .git and
-    .giok are skipped: giok's own writers there are not under the workspace lock), and the
-    journal's own, relative to root."""
+    """The temp files killed writers left in the work tree (hidden folders such as .git are
+    skipped), and those in .giok/ (the journal's, and the caches' — boot's and the policy
+    index's, written outside the workspace lock: a cache write whose temp file goes is only
+    not kept), relative to root."""
     found = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if not d.startswith(".") and d != "node_modules"]
         found += [os.path.relpath(os.path.join(folder, name), root) for name in files if TEMP_RE.match(name)]
-    return found + [p.relative_to(root).as_posix() for p in (root / ".giok").glob(".journal.json.*.tmp")]
+    derived = [p for p in (root / ".giok").glob(".*.tmp") if TEMP_RE.match(p.name) and p.is_file()]
+    return found + [p.relative_to(root).as_posix() for p in derived]
 
 
 def clean_temp_files(root: Path) -> list[str]:

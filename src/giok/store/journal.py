@@ -38,7 +38,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from giok.store import git
-from giok.store.fsutil import atomic_write, check_link
+from giok.store.fsutil import atomic_write, check_link, fsync_dir
 
 NAME = "journal.json"
 VERSION = 3  # 3: appends journaled by their added bytes; 2: the old bytes kept beside (journal-N.before)
@@ -110,6 +110,8 @@ def begin(
         "appends": grown,  # nor does one of version 2 here: an append it leaves is a hand edit then
     }
     atomic_write(path(root), json.dumps(data, ensure_ascii=False).encode("utf-8"))
+    if grown:  # an append changes the file in place: its journal must be on disk before it is
+        fsync_dir(path(root).parent)
     return previous
 
 

@@ -506,7 +506,7 @@ class MemoryFile:
         if hm:
             lm = _LAYER_RE.search(hm.title)
             return Heading(body, f"M{lm.group(1)}" if lm else None)
-        entry = parse_entry(body, layer)
+        entry = _parse_general(body, layer)  # the quick reading was tried above
         return entry if entry is not None else RawLine(body)
 
     def render(self) -> bytes:

@@ -27,7 +27,6 @@ from giok.store import git, journal, templates
 from giok.store.clock import parse_date, today
 from giok.store.fsutil import (
     atomic_write,
-    checksum,
     clean_text,
     file_lock,
     read_bytes,
@@ -404,11 +403,7 @@ class Workspace:
             if callable(writes):
                 writes = writes(lambda rel: read_bytes(self.root / rel))
             for rel in writes:
-                if (
-                    before
-                    and rel in before
-                    and checksum(read_bytes(self.root / rel)) != checksum(before[rel])
-                ):
+                if before and rel in before and read_bytes(self.root / rel) != before[rel]:
                     raise DirtyFileError(f"{rel} changed on disk while giok was writing; nothing was written")
             tx = Transaction(self.root, message)
             for rel, data in writes.items():

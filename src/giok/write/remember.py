@@ -87,6 +87,8 @@ def remember(
         if decision.action in ("refuse", "duplicate"):
             if before:
                 memoryfile.keep(_key(ws), before, mf)  # unchanged
+                if mf in _TO_STORE:  # the index a new process built, for the next one
+                    _keep_for_next(ws, before, mf)
             return before, (decision, None, None)
         find = mf.find if index is None else (lambda i: next(iter(index.with_id(i)), None))
         entry = MemoryEntry(text=decision.text, layer=layer, date=when, expires=expiry)
@@ -182,8 +184,9 @@ def _key(ws: Workspace) -> str:
 
 
 def _parsed(ws: Workspace, before: bytes) -> tuple[MemoryFile, policy.Index | None]:
-    """The parse of `before`, owned by this write, and its index: built when a parse is taken a
-    second time (a one-off remember compares every entry rather than index them all)."""
+    """The parse of `before`, owned by this write, and its index: the one kept with the parse,
+    else (a new process) the one .giok/ holds for these bytes, else a new one, which the write
+    keeps there for the next process (`_keep_for_next`)."""
     if not before:
         return MemoryFile.parse(empty("en")), None
     mf, kept = memoryfile.take_kept(_key(ws), before)
@@ -196,7 +199,6 @@ def _parsed(ws: Workspace, before: bytes) -> tuple[MemoryFile, policy.Index | No
             return mf, None  # an id twice (copied by hand): no index can name it, the full pass
         if index is None:
             index = policy.Index(mf)
-            _store_index(ws, before, index)  # kept even when nothing is written
         _INDEXES[mf] = index
         _TO_STORE.add(mf)
     return mf, index
@@ -230,27 +232,28 @@ def _stored_index(ws: Workspace, data: bytes, mf: MemoryFile) -> policy.Index | 
 # once); after later writes only at its exit (`_flush`): dumping 5,000 entries' index costs ~13 ms,
 # which a long-lived process (the MCP server) would otherwise pay on every remember.
 _STORED: set[str] = set()
-_PENDING: dict[str, tuple[Workspace, bytes, MemoryFile]] = {}
+_PENDING: dict[str, tuple[Workspace, bytes, MemoryFile, int]] = {}
 
 
 def _keep_for_next(ws: Workspace, data: bytes, mf: MemoryFile) -> None:
-    key = _key(ws)
+    key, index = _key(ws), _INDEXES[mf]
     if key not in _STORED:
         _STORED.add(key)
-        _store_index(ws, data, _INDEXES[mf])
+        _store_index(ws, data, index)
         return
     if not _PENDING:
         atexit.register(_flush)
-    _PENDING[key] = (ws, data, mf)
+    _PENDING[key] = (ws, data, mf, len(index.entries))
 
 
 def _flush() -> None:
-    """Store the index of each workspace's last write (at the process's exit), when it is still
-    the index of those bytes' parse (a write that failed after indexing its entry is skipped)."""
+    """Store the index of each workspace's last write (at the process's exit), when it still
+    indexes just those bytes' entries (a later write that failed after indexing its entry made
+    it another's: skipped)."""
     while _PENDING:
-        _, (ws, data, mf) = _PENDING.popitem()
+        _, (ws, data, mf, count) = _PENDING.popitem()
         index = _INDEXES.get(mf)
-        if index is not None and [e.id for e in index.entries] == [e.id for e in mf.entries()]:
+        if index is not None and len(index.entries) == count:
             _store_index(ws, data, index)
 
 
