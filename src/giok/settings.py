@@ -111,6 +111,12 @@ def tiktoken_cache() -> str:
     )
 
 
+def judgement_mode() -> str:
+    """$GIOK_JUDGEMENT: "rules" makes the write paths judge by the keyword rules alone, without
+    the shipped model (giok.write.judgement); anything else, or unset, uses the model."""
+    return os.environ.get("GIOK_JUDGEMENT", "").strip().lower()
+
+
 def embed_threads() -> str:
     """$GIOK_EMBED_THREADS, stripped ("" when unset): the threads a local embedding model uses."""
     return os.environ.get("GIOK_EMBED_THREADS", "").strip()

