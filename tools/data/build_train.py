@@ -1,7 +1,7 @@
 """Build tools/data/judgement_train.json and change_train.json from raw/*.txt.
 
 Raw judgement lines:  LAYER TYPE KIND | text     (TYPE '-' = null, for drop)
-Raw change lines:     T|F|D <TAB> old <TAB> new   (T change, F no change, D duplicate)
+Raw change lines:     T|F|D || old || new   (T change, F no change, D duplicate)
 Written by hand, independently of src/ (the keyword rules) and of the eval sets.
 """
 import glob, json, os, re, sys, collections
@@ -74,7 +74,7 @@ def build_change():
             line = line.rstrip("\n")
             if not line.strip() or line.startswith("#"):
                 continue
-            parts = line.split("\t")
+            parts = [x.strip() for x in line.split(" || ")]
             if len(parts) != 3 or parts[0] not in ("T", "F", "D"):
                 sys.exit(f"{path}:{n}: bad line {line!r}")
             flag, old, new = parts[0], parts[1].strip(), parts[2].strip()
