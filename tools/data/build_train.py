@@ -14,17 +14,17 @@ LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 
 
 def lang_of(text):
-    """Return (lang, mixed). lang is the language of the sentence's grammar."""
-    h = len(HANGUL.findall(text))
-    words = LATIN_WORD.findall(text)
-    if h == 0:
+    """Return (lang, mixed). lang is the language carrying the sentence's grammar:
+    whitespace tokens with Hangul (weighted 1.5, since Korean attaches particles and
+    endings to words) against purely Latin tokens."""
+    toks = text.split()
+    ko = sum(1 for t in toks if HANGUL.search(t))
+    en = sum(1 for t in toks if LATIN_WORD.search(t) and not HANGUL.search(t))
+    if ko == 0:
         return "en", False
-    if not words:
+    if en == 0:
         return "ko", False
-    latin = sum(len(w) for w in words)
-    # Korean grammar (endings, particles) dominates unless the latin part is most of it
-    lang = "ko" if h * 2 >= latin else "en"
-    return lang, True
+    return ("ko" if ko * 1.5 >= en else "en"), True
 
 
 def norm_type_kind(layer, typ, kind):
