@@ -103,7 +103,8 @@ J_ABOUT = ("Training data for giok's learned judgement classifier: keep/drop, me
            "importance come from meaning, not trigger words. lang is the language of the "
            "sentence's grammar; mixed=true marks Korean/English code-mixing. Rules and "
            "constraints are typed decision (kind constraint); style instructions are typed "
-           "preference (kind style); lessons are M90. Built by tools/data/build_train.py "
+           "preference (kind style); preferences carry a topic kind (food, music, tool, travel, hobby, "
+           "shopping); lessons are M90. Built by tools/data/build_train.py "
            "from tools/data/raw/.")
 C_ABOUT = ("Training pairs for giok's change detector: change=true when `new` gives a new value "
            "to the same subject+attribute (slot) as `old`, however phrased. change=false for "
