@@ -4,7 +4,14 @@ Raw judgement lines:  LAYER TYPE KIND | text     (TYPE '-' = null, for drop)
 Raw change lines:     T|F|D || old || new   (T change, F no change, D duplicate)
 Written by hand, independently of src/ (the keyword rules) and of the eval sets.
 """
-import glob, json, os, re, sys, collections
+
+import collections
+import glob
+import json
+import os
+from pathlib import Path
+import re
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TYPES = {"preference", "fact", "workflow", "episode", "lesson", "decision"}
@@ -42,7 +49,7 @@ def norm_type_kind(layer, typ, kind):
 def build_judgement():
     items, seen = [], set()
     for path in sorted(glob.glob(os.path.join(HERE, "raw", "j_*.txt"))):
-        for n, line in enumerate(open(path, encoding="utf-8"), 1):
+        for n, line in enumerate(Path(path).read_text("utf-8").splitlines(), 1):
             line = line.rstrip("\n")
             if not line.strip() or line.startswith("#"):
                 continue
@@ -70,7 +77,7 @@ def build_judgement():
 def build_change():
     items, seen = [], set()
     for path in sorted(glob.glob(os.path.join(HERE, "raw", "c_*.txt"))):
-        for n, line in enumerate(open(path, encoding="utf-8"), 1):
+        for n, line in enumerate(Path(path).read_text("utf-8").splitlines(), 1):
             line = line.rstrip("\n")
             if not line.strip() or line.startswith("#"):
                 continue
@@ -97,20 +104,24 @@ def dump(name, about, items):
         f.write("\n")
 
 
-J_ABOUT = ("Training data for giok's learned judgement classifier: keep/drop, memory layer "
-           "(drop, M30, M90, M365, M0) and type (preference, fact, workflow, episode, lesson, "
-           "decision; null for drop) of a sentence an agent might store. Hand-written to make "
-           "importance come from meaning, not trigger words. lang is the language of the "
-           "sentence's grammar; mixed=true marks Korean/English code-mixing. Rules and "
-           "constraints are typed decision (kind constraint); style instructions are typed "
-           "preference (kind style); preferences carry a topic kind (food, music, tool, travel, hobby, "
-           "shopping); lessons are M90. Built by tools/data/build_train.py "
-           "from tools/data/raw/.")
-C_ABOUT = ("Training pairs for giok's change detector: change=true when `new` gives a new value "
-           "to the same subject+attribute (slot) as `old`, however phrased. change=false for "
-           "homonyms, other people, other attributes, additions, temporary vs lasting states, "
-           "unrelated sentences sharing words; duplicate=true marks paraphrases of the same "
-           "value (not a change). Built by tools/data/build_train.py from tools/data/raw/.")
+J_ABOUT = (
+    "Training data for giok's learned judgement classifier: keep/drop, memory layer "
+    "(drop, M30, M90, M365, M0) and type (preference, fact, workflow, episode, lesson, "
+    "decision; null for drop) of a sentence an agent might store. Hand-written to make "
+    "importance come from meaning, not trigger words. lang is the language of the "
+    "sentence's grammar; mixed=true marks Korean/English code-mixing. Rules and "
+    "constraints are typed decision (kind constraint); style instructions are typed "
+    "preference (kind style); preferences carry a topic kind (food, music, tool, travel, hobby, "
+    "shopping); lessons are M90. Built by tools/data/build_train.py "
+    "from tools/data/raw/."
+)
+C_ABOUT = (
+    "Training pairs for giok's change detector: change=true when `new` gives a new value "
+    "to the same subject+attribute (slot) as `old`, however phrased. change=false for "
+    "homonyms, other people, other attributes, additions, temporary vs lasting states, "
+    "unrelated sentences sharing words; duplicate=true marks paraphrases of the same "
+    "value (not a change). Built by tools/data/build_train.py from tools/data/raw/."
+)
 
 if __name__ == "__main__":
     j = build_judgement()
@@ -127,4 +138,6 @@ if __name__ == "__main__":
     print("change", len(c))
     if c:
         print(" lang ", dict(C(i["lang"] for i in c)), "mixed", sum(1 for i in c if i.get("mixed")))
-        print(" change", dict(C(i["change"] for i in c)), "duplicate", sum(1 for i in c if i.get("duplicate")))
+        print(
+            " change", dict(C(i["change"] for i in c)), "duplicate", sum(1 for i in c if i.get("duplicate"))
+        )
