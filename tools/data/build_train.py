@@ -9,9 +9,9 @@ import collections
 import glob
 import json
 import os
-from pathlib import Path
 import re
 import sys
+from pathlib import Path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TYPES = {"preference", "fact", "workflow", "episode", "lesson", "decision"}
