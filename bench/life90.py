@@ -99,7 +99,7 @@ class Agent:
         self.flags: list[frozenset] = []  # one per contradiction flag, every night
         self.flag_text: dict[frozenset, list[str]] = {}  # a flagged pair → its texts that night
         self.flag_kinds = Counter()  # every kind of flag the nights raised
-        # (old id, new id) → (old text, new text), as seen in MEMORY.md (ids may be reused later)
+        # (old id, new id) → (old text, new text), as seen in MEMORY.md (kept, should an id come back)
         self.supersedes: dict[tuple[str, str], tuple[str, str]] = {}
         self.during = Counter()
         self.during_misses: list[str] = []
@@ -419,7 +419,8 @@ class Life:
     def m_supersedes(self, a: Agent) -> dict:
         """Every supersede giok made, sorted: a labelled change (old → new of one fact), a labelled
         contradiction resolved by replacing, a by-nature number replaced by the next reading, a
-        trivia line replaced; anything else is unexpected (a fact replaced by an unrelated line)."""
+        trivia line replaced by another; anything else is unexpected (a line replaced by an
+        unrelated one)."""
         key_of: dict[str, set[str]] = defaultdict(set)
         for k, ids in a.key_ids.items():
             for i in ids:
@@ -435,7 +436,7 @@ class Life:
                 kinds["contradiction"] += 1
             elif norm(to) in a.volatile and norm(tn) in a.volatile:
                 kinds["volatile"] += 1
-            elif self.is_trivia(a, to):
+            elif self.is_trivia(a, to) and self.is_trivia(a, tn):
                 kinds["trivia"] += 1
             else:
                 kinds["unexpected"] += 1
