@@ -72,6 +72,18 @@ def load(folder: Path = DATA) -> list[dict]:
         for key in ("agent", "lang", "user", "events", "changes", "important", "questions"):
             if key not in data:
                 raise SystemExit(f"{path}: missing key {key!r}")
+        keys = {e["key"] for e in data["events"] if "key" in e}
+        named = [st["key"] for c in data["changes"] for st in c["steps"]]
+        named += [k for c in data["changes"] for k in c["stale"]] + [i["key"] for i in data["important"]]
+        named += [k for h in data.get("homonyms", []) for k in (h["key"], h["not_replacing"])]
+        named += [k for c in data.get("contradictions", []) for k in c["keys"]]
+        facts = {c["fact"] for c in data["changes"]}
+        unknown = sorted(
+            {k for k in named if k not in keys}
+            | {q["fact"] for q in data["questions"] if q.get("fact", "") not in facts | {""}}
+        )
+        if unknown:
+            raise SystemExit(f"{path}: unknown keys or facts {unknown}")
         data["file"] = path.name
         out.append(data)
     return out
