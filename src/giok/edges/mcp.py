@@ -36,7 +36,8 @@ INSTRUCTIONS = (
     "start of a session. Before answering about past work, decisions, preferences or people, call "
     "memory_recall (it decides whether memory is needed and searches at most twice). Keep what must "
     "outlive the session with memory_remember / memory_decide / memory_lesson; track work with "
-    "memory_task and memory_state. Messages from sibling agents arrive in crossview_inbox."
+    "memory_task and memory_state. Messages from sibling agents arrive in crossview_inbox. To judge "
+    "the nightly distillation yourself, call memory_distill_plan, decide, then memory_distill_apply."
 )
 MAX_GET_LINES = 2000
 _ID_IN_TEXT = re.compile(r"\bm-[0-9a-f]{6,12}\b")
