@@ -274,11 +274,10 @@ class AgentPanel(judges.Panel):
         decided = len(self.judge.asked) - len(self.fallback)
         report.notes.append(f"the {self.judge.name} decided {decided} item(s)")
         if self.fallback:
-            shown = "; ".join(f"{f['key']} ({f['why']})" for f in report.fallback[:20])
-            more = f"; and {len(report.fallback) - 20} more" if len(report.fallback) > 20 else ""
+            left = sum(1 for f in report.fallback if f["why"] == "left out")
             report.notes.append(
                 f"the offline judge decided {len(report.fallback)} item(s) the {self.judge.name} "
-                f"left out or answered invalidly: {shown}{more}"
+                f"left out ({left}) or answered invalidly ({len(report.fallback) - left}): see fallback"
             )
         unknown = self.judge.unknown()
         if unknown:
