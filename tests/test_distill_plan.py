@@ -164,10 +164,15 @@ def test_a_partial_answer_falls_back_to_the_offline_judge_for_the_rest(night):
     answer["decisions"][by_text["hi"]["key"]] = "M7"  # not a choice: the offline judge decides
     answer["decisions"][by_text["The staging server runs on port 8443"]["key"]] = {"decision": "M30"}
     answer["decisions"]["diary:2026-03-05#99"] = "M90"  # not an item of the night
+    lesson = by_text["Lesson: write the decision down before the session ends"]["key"]
+    answer["decisions"][lesson] = {"reason": "forgot the decision"}
     report = distill_mod.apply(night, json.dumps(answer))
     fallback = {f["text"]: f for f in report.fallback}
     assert set(fallback) == set(AGENT_SAYS) - {"Seojun's daughter Haneul was born today"}
     assert fallback["Decided to use SQLite WAL for the index"]["why"] == "left out"
+    assert fallback["Lesson: write the decision down before the session ends"]["why"] == (
+        "invalid: no decision given"
+    )
     assert fallback["hi"]["why"].startswith("invalid: 'M7' is not one of drop, M30")
     assert fallback["The staging server runs on port 8443"]["why"].startswith("invalid: 'M30'")  # a demotion
     assert _layers(night) == {

@@ -230,7 +230,12 @@ class RecordedJudge(judges.Judge):
         row = raw if isinstance(raw, dict) else {"decision": raw}
         decision = judges.normal_decision(row.get("decision"))
         if decision not in item.choices():
-            self.why[item.key] = f"invalid: {row.get('decision')!r} is not one of {', '.join(item.choices())}"
+            given = row.get("decision")
+            self.why[item.key] = (
+                f"invalid: {given!r} is not one of {', '.join(item.choices())}"
+                if given is not None
+                else "invalid: no decision given"
+            )
             return None
         reason = " ".join(str(row.get("reason") or "").split())[:300] or f"decided by the {self.name}"
         return judges.Verdict(decision, reason, self.name)
