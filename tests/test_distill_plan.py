@@ -4,6 +4,7 @@ judge deciding what the answer left out or got wrong; a stale plan and a bad ans
 with one clear error."""
 
 import json
+import re
 
 import pytest
 
@@ -63,7 +64,7 @@ def test_plan_lists_the_nights_items_and_writes_nothing(night):
         "The staging server runs on port 8443",
     }
     diary = items["Decided to use SQLite WAL for the index"]
-    assert diary["key"] == f"diary:{DAY}#0"
+    assert re.fullmatch(rf"diary:{DAY}#0@[0-9a-f]{{6}}", diary["key"])  # its place, then its text
     assert diary["kind"] == "diary"
     assert diary["day"] == DAY
     assert diary["choices"] == ["drop", "M30", "M90", "M365", "M0", "lesson"]
@@ -193,6 +194,25 @@ def test_a_diary_line_written_after_the_plan_is_judged_offline_not_refused(night
     assert [f["text"] for f in report.fallback] == ["Seojun prefers short answers in the morning"]
     assert _layers(night)["Seojun prefers short answers in the morning"] == "M90"
     assert _layers(night)["Seojun's daughter Haneul was born today"] == "M0"
+
+
+def test_an_answer_never_lands_on_another_line_when_the_diary_was_edited(night):
+    plan = distill_mod.plan(night)
+    diary = night.root / night.diary_path()
+    text = diary.read_text()
+    diary.write_text(text.replace("- 10:00 hi\n", "- 10:00 hi\n- 10:00 Seojun sold the old car\n"))
+    report = distill_mod.apply(night, _answer(plan, AGENT_SAYS))
+    fallback = {f["text"]: f["why"] for f in report.fallback}
+    changed = "the diary changed at this place since the plan"
+    assert fallback == {
+        "Seojun sold the old car": changed,  # where the plan had the daughter's line
+        "Seojun's daughter Haneul was born today": changed,  # where it had the lesson
+        "Lesson: write the decision down before the session ends": "left out",  # a place it never saw
+    }
+    layers = _layers(night)
+    assert layers["Decided to use SQLite WAL for the index"] == "M365"  # before the edit: the agent's
+    assert layers["Seojun's daughter Haneul was born today"] == "M30"  # the offline judge's, not M0
+    assert "Seojun sold the old car" in layers
 
 
 def test_a_dry_run_apply_writes_nothing(night):

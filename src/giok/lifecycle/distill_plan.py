@@ -90,6 +90,16 @@ def stale_check(pid: str):
     return check
 
 
+def key_of(item: judges.Item) -> str:
+    """The key the agent answers by. A diary item's place in its day (`diary:DAY#N`) is followed
+    by a digest of its text (`@1a2b3c`), so an answer never lands on another line when the diary
+    was edited between the plan and the apply; an entry's id is enough (the plan id covers
+    MEMORY.md)."""
+    if item.kind != "diary":
+        return item.key
+    return f"{item.key}@{hashlib.sha256(item.text.encode('utf-8', 'surrogateescape')).hexdigest()[:6]}"
+
+
 # -- the plan -----------------------------------------------------------------------------------
 class CapturePanel(judges.Panel):
     """Records the items the night asks about and answers them as the offline judge would:
@@ -125,7 +135,7 @@ def render(ws, day: dt.date, snap, panel: CapturePanel, report) -> dict[str, Any
 
 def describe(item: judges.Item, suggestion: judges.Verdict) -> dict[str, Any]:
     """One item of the plan, as the agent reads it."""
-    out: dict[str, Any] = {"key": item.key, "kind": item.kind, "text": item.text, "day": item.day}
+    out: dict[str, Any] = {"key": key_of(item), "kind": item.kind, "text": item.text, "day": item.day}
     if item.kind == "entry":
         out["layer"] = item.layer
         out["type"] = item.type
@@ -159,7 +169,7 @@ def answer_schema(items: list[judges.Item]) -> dict[str, Any]:
             "plan": {"type": "string"},
             "decisions": {
                 "type": "object",
-                "properties": {i.key: decision for i in items},
+                "properties": {key_of(i): decision for i in items},
                 "additionalProperties": False,
             },
         },
@@ -216,16 +226,17 @@ class RecordedJudge(judges.Judge):
         """The recorded verdict of every item it holds a valid decision for."""
         out = {}
         for item in items:
-            self.asked.add(item.key)
+            self.asked.add(key_of(item))
             verdict = self._verdict(item)
             if verdict is not None:
                 out[item.key] = verdict
         return out
 
     def _verdict(self, item: judges.Item) -> judges.Verdict | None:
-        raw = self.decisions.get(item.key)
+        raw = self.decisions.get(key_of(item))
         if raw is None:
-            self.why[item.key] = "left out"
+            moved = any(k.startswith(item.key + "@") for k in self.decisions)
+            self.why[item.key] = "the diary changed at this place since the plan" if moved else "left out"
             return None
         row = raw if isinstance(raw, dict) else {"decision": raw}
         decision = judges.normal_decision(row.get("decision"))
@@ -265,7 +276,7 @@ class AgentPanel(judges.Panel):
             if item.key not in verdicts:
                 verdict = verdicts[item.key] = self.offline.one(item)
                 self.fallback[item.key] = {
-                    "key": item.key,
+                    "key": key_of(item),
                     "text": item.text,
                     "why": self.judge.why.get(item.key, "left out"),
                     "decision": verdict.decision,
