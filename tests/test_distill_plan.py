@@ -80,8 +80,12 @@ def test_plan_lists_the_nights_items_and_writes_nothing(night):
     assert entry["suggestion"]["decision"] == "M90"
     assert '"decisions"' in plan["instructions"]
     assert "M365" in plan["layers"]
-    schema = plan["answer_schema"]["properties"]["decisions"]
-    assert set(schema["properties"]) == {i["key"] for i in plan["items"]}
+    jsonschema = pytest.importorskip("jsonschema")
+    answer = _answer(plan, AGENT_SAYS)
+    answer["decisions"][items["hi"]["key"]] = "drop"  # a bare decision
+    jsonschema.validate(answer, plan["answer_schema"])
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"plan": plan["plan"], "decisions": {"x": "M7"}}, plan["answer_schema"])
     assert distill_mod.plan(night)["plan"] == plan["plan"]  # the same state, the same id
 
 

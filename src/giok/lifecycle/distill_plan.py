@@ -154,7 +154,8 @@ def describe(item: judges.Item, suggestion: judges.Verdict) -> dict[str, Any]:
 
 
 def answer_schema(items: list[judges.Item]) -> dict[str, Any]:
-    """The JSON schema of an answer to this plan."""
+    """The JSON schema of an answer to this plan (one entry for all keys, so a night of many
+    items does not repeat it per key)."""
     decision = {
         "type": "object",
         "properties": {
@@ -169,8 +170,8 @@ def answer_schema(items: list[judges.Item]) -> dict[str, Any]:
             "plan": {"type": "string"},
             "decisions": {
                 "type": "object",
-                "properties": {key_of(i): decision for i in items},
-                "additionalProperties": False,
+                "description": "item key → decision; the keys are the items' `key`",
+                "additionalProperties": {"oneOf": [decision, decision["properties"]["decision"]]},
             },
         },
         "required": ["plan", "decisions"],
