@@ -156,12 +156,11 @@ def describe(item: judges.Item, suggestion: judges.Verdict) -> dict[str, Any]:
 def answer_schema(items: list[judges.Item]) -> dict[str, Any]:
     """The JSON schema of an answer to this plan (one entry for all keys, so a night of many
     items does not repeat it per key)."""
+    allowed = {c for i in items for c in i.choices()} or {*judges.DIARY_CHOICES, *judges.ENTRY_CHOICES}
+    choice = {"type": "string", "enum": sorted(allowed, key=lambda c: (judges.RANK[c], c))}
     decision = {
         "type": "object",
-        "properties": {
-            "decision": {"type": "string", "enum": sorted({c for i in items for c in i.choices()})},
-            "reason": {"type": "string"},
-        },
+        "properties": {"decision": choice, "reason": {"type": "string"}},
         "required": ["decision"],
     }
     return {
@@ -171,7 +170,7 @@ def answer_schema(items: list[judges.Item]) -> dict[str, Any]:
             "decisions": {
                 "type": "object",
                 "description": "item key → decision; the keys are the items' `key`",
-                "additionalProperties": {"oneOf": [decision, decision["properties"]["decision"]]},
+                "additionalProperties": {"oneOf": [decision, choice]},
             },
         },
         "required": ["plan", "decisions"],
