@@ -13,7 +13,8 @@ files in the snapshot the night plans from, so an answer to a stale plan (a reme
 another distill since) is refused with ConflictError, never applied to entries it did not see.
 Diary lines appended since the plan do not make it stale (the diary is append-only and an
 agent's own session keeps writing it): they are items the answer does not cover, decided by the
-offline judge and named in the report's `fallback`.
+offline judge and named in the report's `fallback`. A diary item's key carries a digest of its
+text (`key_of`), so a decision never lands on another line after a hand edit of the diary.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ days, in total, links to other memories, closeness to your role 0..1). Choose fo
 of its `choices`:
 {chr(10).join(f"  {k}: {v}" for k, v in LAYERS.items())}
 An entry can only stay (keep) or move up. `suggestion` is the offline judge's rule-based answer:
-take it, or do better. Answer with one JSON object and nothing else:
+take it, or do better. Answer with one JSON object and nothing else, each item's `key` copied exactly:
   {{"plan": "<this plan's id>", "decisions": {{"<key>": {{"decision": "M90", "reason": "short"}}}}}}
 Give it to `giok distill --apply FILE` (or `-` for stdin) or the memory_distill_apply tool.
 Items you leave out, or answer with a choice they do not allow, are decided by the offline judge,
