@@ -9,6 +9,11 @@ A client is made from a small spec dict, as written in the home config:
     {"provider": "anthropic", "model": "claude-sonnet-4-5", "timeout": 60}
     {"provider": "openai", "base_url": "http://127.0.0.1:8080/v1", "model": "local"}
 
+`complete(system, prompt, schema=Schema(...))` asks for structured output — OpenAI's
+`response_format` json_schema, or an Anthropic tool the model must call — and returns that JSON
+as text; a server that refuses it (HTTP 400/422) is asked again in plain text, once, and then no
+more.
+
 Keys come from the environment only (`api_key_env`, default per provider), never from the
 config file. A rate limit (429), an overloaded server (529, 503) or a timeout is tried again
 with backoff (`"retries": 2` by default, see giok.providers.retry). Every failure (no key,
