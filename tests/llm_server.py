@@ -1,6 +1,12 @@
 """A local HTTP server that speaks the OpenAI chat-completions and Anthropic Messages wire
 formats, for testing the LLM judges and the flush summary at the seam. The model name picks
-the behaviour: good-<DECISION>, partial, garbage, slow, error, summary, empty."""
+the behaviour: good-<DECISION>, partial, garbage, slow, error, summary, empty; `recorded`
+answers from `FakeLLM.recorded` (a text fragment → the decision for the item holding it);
+`no-schema-<MODEL>` refuses (HTTP 400) a request for structured output, as servers without it
+do, and answers as MODEL otherwise.
+
+A request for structured output (OpenAI `response_format`, Anthropic a forced tool) is answered
+in kind: the bare JSON as the message content, or a `tool_use` block whose input is the answer."""
 
 from __future__ import annotations
 
@@ -14,19 +20,32 @@ from stand_in import Reply, StandIn
 class FakeLLM(StandIn):
     """The server; `url` ends in /v1, `spec(model)` is a judge spec that points at it."""
 
-    def __init__(self, slow_seconds: float = 2.0):
+    def __init__(self, slow_seconds: float = 2.0, recorded: dict[str, str] | None = None):
         self.slow_seconds = slow_seconds
+        self.recorded = dict(recorded or {})
         super().__init__(self._reply)
 
     def _reply(self, request: dict) -> Reply:
         body = request["body"]
         model = body["model"]
+        structured = "response_format" in body or "tools" in body
+        if model.startswith("no-schema-"):
+            if structured:
+                return Reply(b'{"error": {"message": "response_format is not supported"}}', status=400)
+            model = model[len("no-schema-") :]
         if model == "slow":
             time.sleep(self.slow_seconds)  # the client gives up waiting: that is the point
         if model == "error":
             return Reply(b'{"error": {"message": "overloaded"}}', status=500)
-        text = _answer(model, body["messages"][-1]["content"])
-        if request["path"].endswith("/messages"):  # Anthropic
+        prompt = body["messages"][-1]["content"]
+        text = _recorded(self.recorded, prompt) if model == "recorded" else _answer(model, prompt)
+        anthropic = request["path"].endswith("/messages")
+        if structured:
+            text = text.strip().removeprefix("```json").removesuffix("```").strip()
+            if anthropic and text.startswith("{"):
+                block = {"type": "tool_use", "id": "toolu_1", "name": body["tools"][0]["name"]}
+                return Reply({"type": "message", "content": [{**block, "input": json.loads(text)}]})
+        if anthropic:
             return Reply({"type": "message", "content": [{"type": "text", "text": text}]})
         return Reply({"choices": [{"message": {"role": "assistant", "content": text}}]})
 
@@ -44,8 +63,22 @@ class FakeLLM(StandIn):
         }
 
 
+def _items(prompt: str) -> list[tuple[str, str, str]]:
+    return re.findall(r"^(\d+)\. (.*?) — choose one of: (.*)$", prompt, re.M)
+
+
+def _recorded(recorded: dict[str, str], prompt: str) -> str:
+    rows = [
+        {"item": int(n), "decision": decision, "reason": f"recorded: {fragment}"}
+        for n, text, _ in _items(prompt)
+        for fragment, decision in recorded.items()
+        if fragment in text
+    ]
+    return json.dumps({"decisions": rows})
+
+
 def _answer(model: str, prompt: str) -> str:
-    items = re.findall(r"^(\d+)\. (.*?) — choose one of: (.*)$", prompt, re.M)
+    items = _items(prompt)
     if model.startswith("good-"):
         wanted = model[5:]
         rows = [

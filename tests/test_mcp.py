@@ -38,6 +38,8 @@ EXPECTED = {
     "crossview_send",
     "crossview_inbox",
     "crossview_ack",
+    "memory_distill_plan",
+    "memory_distill_apply",
 }
 READ_ONLY = {
     "memory_boot",
@@ -48,8 +50,9 @@ READ_ONLY = {
     "memory_task_list",
     "memory_state_show",
     "memory_heartbeat_list",
+    "memory_distill_plan",
 }
-DESTRUCTIVE = {"memory_forget", "memory_state", "memory_heartbeat"}
+DESTRUCTIVE = {"memory_forget", "memory_state", "memory_heartbeat", "memory_distill_apply"}
 
 
 @contextlib.asynccontextmanager
@@ -498,3 +501,35 @@ def test_get_hides_other_users_and_threads_entries(server):
     one = server.ok("memory_get", path="MEMORY.md", lines=1, **{"from": line})
     assert "Minji" not in one["text"]
     assert one["to"] == line
+
+
+def test_the_agent_judges_the_night_over_mcp(server):
+    """Last in the module: it distills the shared workspace."""
+    ws = server.ws
+    ws.diary("Decided to ship the MCP distill tools this week")
+    ws.diary("Seojun's favourite editor is Helix")
+    ws.diary("hi")
+    plan = server.ok("memory_distill_plan")
+    items = {i["text"]: i for i in plan["items"]}
+    assert {"Decided to ship the MCP distill tools this week", "hi"} <= set(items)
+    assert items["hi"]["suggestion"]["decision"] == "drop"
+    assert "decisions" in plan["instructions"]
+    ship, editor = (
+        items["Decided to ship the MCP distill tools this week"],
+        items["Seojun's favourite editor is Helix"],
+    )
+    decisions = {
+        ship["key"]: {"decision": "M365", "reason": "a milestone"},
+        editor["key"]: "M7",  # not a choice: the offline judge decides it
+    }
+    stale = plan["plan"].split(".")[0] + ".00000000000000000000"
+    assert "is stale" in server.error("memory_distill_apply", plan=stale, decisions=decisions)
+    assert "is not a plan id" in server.error("memory_distill_apply", plan="soon", decisions={})
+    assert "'decisions' is a required property" in server.error("memory_distill_apply", plan=plan["plan"])
+    report = server.ok("memory_distill_apply", plan=plan["plan"], decisions=decisions)
+    assert report["judges"] == ["agent"]
+    assert report["commit"]
+    assert editor["key"] in {f["key"] for f in report["fallback"]}
+    layers = {e.text: e.layer for e in ws.memory().entries()}
+    assert layers["Decided to ship the MCP distill tools this week"] == "M365"
+    assert "is stale" in server.error("memory_distill_apply", plan=plan["plan"], decisions=decisions)

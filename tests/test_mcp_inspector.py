@@ -112,6 +112,8 @@ def test_inspector_calls_every_tool_once(inspector, ws):
     assert sent["recipients"] == ["sion"]
     assert ok("crossview_inbox", unread=True)["messages"] == []
     assert ok("crossview_ack")["acked"] == []
+    plan = ok("memory_distill_plan")
+    assert ok("memory_distill_apply", plan=plan["plan"], decisions={})["judges"] == ["agent"]
     assert ok("memory_forget", id=entry["id"], reason="test over")["action"] == "removed"
     assert called == set(TOOLS)
     assert entry["id"] not in ws.read_text("MEMORY.md")

@@ -36,7 +36,8 @@ INSTRUCTIONS = (
     "start of a session. Before answering about past work, decisions, preferences or people, call "
     "memory_recall (it decides whether memory is needed and searches at most twice). Keep what must "
     "outlive the session with memory_remember / memory_decide / memory_lesson; track work with "
-    "memory_task and memory_state. Messages from sibling agents arrive in crossview_inbox."
+    "memory_task and memory_state. Messages from sibling agents arrive in crossview_inbox. To judge "
+    "the nightly distillation yourself, call memory_distill_plan, decide, then memory_distill_apply."
 )
 MAX_GET_LINES = 2000
 _ID_IN_TEXT = re.compile(r"\bm-[0-9a-f]{6,12}\b")
@@ -445,6 +446,61 @@ def _heartbeat(ws: Workspace, args: dict):
 )
 def _forget(ws: Workspace, args: dict):
     return ws.forget(args["id"], args["reason"]).to_dict()
+
+
+# -- the night ----------------------------------------------------------------------------
+_DATE = _str("Distill as of this day, YYYY-MM-DD (default today).", pattern=r"^\d{4}-\d{2}-\d{2}$")
+
+
+@tool(
+    "memory_distill_plan",
+    "Be the judge of tonight's distillation: lists, without writing, what the night would judge (new "
+    "diary lines, entries near a promotion) with each item's key, text, evidence, allowed choices and "
+    "the offline judge's suggestion, a plan id, and instructions. Decide each item, then call "
+    "memory_distill_apply with {plan, decisions}.",
+    {"date": _DATE},
+    read_only=True,
+    idempotent=True,
+)
+def _distill_plan(ws: Workspace, args: dict):
+    from giok.lifecycle import distill
+
+    return distill.plan(ws, args.get("date"))
+
+
+@tool(
+    "memory_distill_apply",
+    "Run tonight's distillation with your decisions on a plan from memory_distill_plan: adds the kept "
+    "items to MEMORY.md or the lessons, promotes, expires and merges, and commits once. Items you leave "
+    "out or answer invalidly are decided by the offline judge (the report's `fallback` names them); a "
+    "plan made before MEMORY.md changed is refused: make a new one.",
+    {
+        "plan": _str("The plan id memory_distill_plan returned.", minLength=1),
+        "decisions": {
+            "type": "object",
+            "description": 'Item key -> {"decision": one of the item\'s choices, "reason": short}; a bare '
+            "decision string is read too.",
+            "additionalProperties": {
+                "oneOf": [
+                    {"type": "string"},
+                    {
+                        "type": "object",
+                        "properties": {"decision": {"type": "string"}, "reason": {"type": "string"}},
+                        "required": ["decision"],
+                    },
+                ]
+            },
+        },
+        "dry_run": {"type": "boolean", "default": False, "description": "Judge and report, write nothing."},
+    },
+    required=("plan", "decisions"),
+    destructive=True,
+)
+def _distill_apply(ws: Workspace, args: dict):
+    from giok.lifecycle import distill
+
+    answer = {"plan": args["plan"], "decisions": args["decisions"]}
+    return distill.apply(ws, answer, dry_run=args.get("dry_run", False)).to_dict()
 
 
 # -- cross-view ---------------------------------------------------------------------------

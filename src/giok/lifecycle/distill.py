@@ -117,6 +117,7 @@ class Report:
     judges: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     changed: bool = False
+    fallback: list[dict] = field(default_factory=list)  # apply: items the offline judge decided
 
     def summary(self) -> str:
         """One line for the log and the report: days read, items judged, what was kept,
@@ -166,16 +167,54 @@ def distill(
     return report
 
 
-def _distill_files(ws, day: dt.date | str | None, panel: judges.Panel | None, dry_run: bool) -> Report:
-    """The run itself: plan, then one commit (retried when someone wrote meanwhile)."""
+def plan(ws, day: dt.date | str | None = None) -> dict:
+    """What the night as of `day` (default today) would judge, for the host agent to decide:
+    the items with their evidence, choices and the offline judge's suggestion, a plan id tied to
+    MEMORY.md and the ledger, and how to answer (giok.lifecycle.distill_plan). Writes nothing."""
+    from giok.lifecycle import distill_plan
+
+    day = _the_day(day)
+    snap = _Snapshot(ws)
+    panel = distill_plan.CapturePanel()
+    report, _ = _Run(ws, snap, day, panel, {}).plan()
+    return distill_plan.render(ws, day, snap, panel, report)
+
+
+def apply(ws, answer, dry_run: bool = False) -> Report:
+    """Run the night a plan described, judged by the agent's `answer` ({"plan": ID, "decisions":
+    {KEY: {"decision", "reason"}}}, as JSON text or parsed): items it left out or answered
+    invalidly are decided by the offline judge (report.fallback); a stale plan is a ConflictError."""
+    from giok.lifecycle import distill_plan
+
+    pid, decisions = distill_plan.read_answer(answer)
+    panel = distill_plan.AgentPanel(distill_plan.RecordedJudge(decisions))
+    report = _distill_files(ws, distill_plan.day_of(pid), panel, dry_run, check=distill_plan.stale_check(pid))
+    panel.account(report)
+    if report.commit and not dry_run:
+        send_report(ws, report)
+    return report
+
+
+def _the_day(day: dt.date | str | None) -> dt.date:
     day = parse_date(day) if isinstance(day, str) else (day or today())
     if day > today():
         raise InvalidInput(f"cannot distill {day}: it is in the future (today is {today()})")
+    return day
+
+
+def _distill_files(
+    ws, day: dt.date | str | None, panel: judges.Panel | None, dry_run: bool, check=None
+) -> Report:
+    """The run itself: plan, then one commit (retried when someone wrote meanwhile). `check`
+    sees each snapshot the run plans from and may refuse it (a stale agent plan)."""
+    day = _the_day(day)
     panel = panel or judges.from_config(ws)
     cache: dict[str, judges.Verdict] = {}
     for _ in range(3):
         snap = _Snapshot(ws)
         run = _Run(ws, snap, day, panel, cache)
+        if check:
+            check(snap)
         report, writes = run.plan()
         report.dry_run = dry_run
         if dry_run:
@@ -194,22 +233,28 @@ def _distill_files(ws, day: dt.date | str | None, panel: judges.Panel | None, dr
             return report
         except DirtyFileError:
             continue  # someone wrote meanwhile: plan again (verdicts are cached)
-    return _distill_locked(ws, day, panel, cache)
+    return _distill_locked(ws, day, panel, cache, check)
 
 
-def _distill_locked(ws, day: dt.date, panel, cache) -> Report:
+def _distill_locked(ws, day: dt.date, panel, cache, check=None) -> Report:
     """The last try, for a busy workspace: plan under the workspace lock, so nobody can write
     in between. Verdicts from the earlier tries are cached; only items that arrived since are
     judged while other writers wait."""
     planned: dict[str, Report] = {}
 
-    def plan(_read):
-        report, writes = _Run(ws, _Snapshot(ws), day, panel, cache).plan()
+    def plan_locked(_read):
+        snap = _Snapshot(ws)
+        run = _Run(ws, snap, day, panel, cache)
+        if check:
+            check(snap)
+        report, writes = run.plan()
         planned["report"] = report
         return writes
 
     commit = ws.write_files(
-        plan, lambda: f"nightly-distill: {day.isoformat()}\n\n{planned['report'].summary()}", also=OWN_PATHS
+        plan_locked,
+        lambda: f"nightly-distill: {day.isoformat()}\n\n{planned['report'].summary()}",
+        also=OWN_PATHS,
     )
     planned["report"].commit = commit
     return planned["report"]

@@ -9,6 +9,11 @@ A client is made from a small spec dict, as written in the home config:
     {"provider": "anthropic", "model": "claude-sonnet-4-5", "timeout": 60}
     {"provider": "openai", "base_url": "http://127.0.0.1:8080/v1", "model": "local"}
 
+`complete(system, prompt, schema=Schema(...))` asks for structured output — OpenAI's
+`response_format` json_schema, or an Anthropic tool the model must call — and returns that JSON
+as text; a server that refuses it (HTTP 400/422) is asked again in plain text, once, and then no
+more.
+
 Keys come from the environment only (`api_key_env`, default per provider), never from the
 config file. A rate limit (429), an overloaded server (529, 503) or a timeout is tried again
 with backoff (`"retries": 2` by default, see giok.providers.retry). Every failure (no key,
@@ -17,6 +22,7 @@ clear line."""
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -57,6 +63,7 @@ class ChatClient:
     retry: Retry = field(default_factory=Retry, compare=False)
     _http: httpx.Client | None = field(default=None, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    _no_schema: bool = field(default=False, repr=False, compare=False)  # the server refused one
 
     @property
     def wire(self) -> str:
@@ -70,11 +77,27 @@ class ChatClient:
             raise ProviderError(f"{self.name}: ${self.api_key_env} is not set")
         return value
 
-    def complete(self, system: str, prompt: str) -> str:
+    def complete(self, system: str, prompt: str, schema: Schema | None = None) -> str:
+        """The model's answer to `prompt`. With `schema`, structured output is asked for (OpenAI
+        `response_format` json_schema; Anthropic a forced tool whose input is the answer) and the
+        answer is that JSON as text. A server that refuses the request for it (HTTP 400/422) is
+        asked again without, once; the client then stops asking (the caller parses text)."""
+        if schema is not None and not self._no_schema:
+            try:
+                return self._complete(system, prompt, schema)
+            except _StatusError as exc:
+                if exc.status not in (400, 422):
+                    raise
+                self._no_schema = True
+        return self._complete(system, prompt, None)
+
+    def _complete(self, system: str, prompt: str, schema: Schema | None) -> str:
         if self.wire == "anthropic":
             url, headers, body = self._anthropic_request(system, prompt)
         else:
             url, headers, body = self._openai_request(system, prompt)
+        if schema is not None:
+            body.update(_anthropic_tool(schema) if self.wire == "anthropic" else _openai_format(schema))
         data = self._post(url, headers, body)
         text = _anthropic_text(data) if self.wire == "anthropic" else _openai_text(data)
         if not text or not text.strip():
@@ -119,7 +142,9 @@ class ChatClient:
         )
         if response.status_code >= 400:
             detail = " ".join(response.text.split())[:200]
-            raise ProviderError(f"{self.name}: HTTP {response.status_code} from {url}: {detail}")
+            raise _StatusError(
+                f"{self.name}: HTTP {response.status_code} from {url}: {detail}", response.status_code
+            )
         try:
             data = response.json()
         except ValueError:
@@ -127,6 +152,45 @@ class ChatClient:
         if not isinstance(data, dict):
             raise ProviderError(f"{self.name}: the answer is not a JSON object")
         return data
+
+
+@dataclass
+class Schema:
+    """A JSON schema the answer must follow: `name` (letters, digits, _ and -), what it is for,
+    and the schema itself (for OpenAI's strict mode: every property required, no others)."""
+
+    name: str
+    description: str
+    schema: dict[str, Any]
+
+
+class _StatusError(ProviderError):
+    """An HTTP error status from the endpoint."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status
+
+
+def _openai_format(schema: Schema) -> dict[str, Any]:
+    return {
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {
+                "name": schema.name,
+                "description": schema.description,
+                "strict": True,
+                "schema": schema.schema,
+            },
+        }
+    }
+
+
+def _anthropic_tool(schema: Schema) -> dict[str, Any]:
+    return {
+        "tools": [{"name": schema.name, "description": schema.description, "input_schema": schema.schema}],
+        "tool_choice": {"type": "tool", "name": schema.name},
+    }
 
 
 def _openai_text(data: dict) -> str | None:
@@ -140,9 +204,17 @@ def _openai_text(data: dict) -> str | None:
 
 
 def _anthropic_text(data: dict) -> str | None:
+    """The text blocks of a Messages answer; a forced tool's input (structured output) as JSON."""
     blocks = data.get("content")
     if not isinstance(blocks, list):
         return None
+    for block in blocks:
+        if (
+            isinstance(block, dict)
+            and block.get("type") == "tool_use"
+            and isinstance(block.get("input"), dict)
+        ):
+            return json.dumps(block["input"], ensure_ascii=False)
     return "".join(b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text")
 
 

@@ -199,7 +199,7 @@ def parse_answer(text: str, items: list[Item], judge: str) -> dict[str, Verdict]
         if not 1 <= index <= len(items):
             continue
         item = items[index - 1]
-        decision = _normal_decision(row.get("decision"))
+        decision = normal_decision(row.get("decision"))
         if decision in item.choices():
             out[item.key] = Verdict(decision, " ".join(str(row.get("reason") or "").split())[:300], judge)
     if not out:
@@ -219,7 +219,8 @@ def _json_in(text: str):
     return None
 
 
-def _normal_decision(value) -> str | None:
+def normal_decision(value) -> str | None:
+    """A decision as giok spells it ("m90" → "M90", "Drop." → "drop"); None when not a string."""
     if not isinstance(value, str):
         return None
     value = value.strip().strip(".").lower()
@@ -236,14 +237,41 @@ class LLMJudge(Judge):
 
     def decide(self, items: list[Item], context: dict) -> dict[str, Verdict]:
         """Ask the model about `items` in one request; its answer, item key → verdict."""
-        return parse_answer(self.client.complete(SYSTEM, _prompt(items, context)), items, self.name)
+        answer = self.client.complete(SYSTEM, _prompt(items, context), schema=answer_schema(items))
+        return parse_answer(answer, items, self.name)
 
     def synthesize(
         self, items: list[Item], opinions: dict[str, list[Verdict]], context: dict
     ) -> dict[str, Verdict]:
         """Decide `items` as the final judge, with the panel's `opinions` in the prompt."""
-        answer = self.client.complete(SYSTEM, _prompt(items, context, opinions))
+        answer = self.client.complete(SYSTEM, _prompt(items, context, opinions), schema=answer_schema(items))
         return parse_answer(answer, items, self.name)
+
+
+def answer_schema(items: list[Item]) -> llm.Schema:
+    """The structured output asked of an LLM judge: the shape `parse_answer` reads, with the
+    decisions these items allow (strict: every field required, no others)."""
+    choices = sorted({c for i in items for c in i.choices()}, key=lambda c: (RANK[c], c))
+    row = {
+        "type": "object",
+        "properties": {
+            "item": {"type": "integer", "description": "the item's number in the list"},
+            "decision": {"type": "string", "enum": choices},
+            "reason": {"type": "string", "description": "a short reason"},
+        },
+        "required": ["item", "decision", "reason"],
+        "additionalProperties": False,
+    }
+    return llm.Schema(
+        "record_decisions",
+        "Record one decision, with a short reason, for every numbered item.",
+        {
+            "type": "object",
+            "properties": {"decisions": {"type": "array", "items": row}},
+            "required": ["decisions"],
+            "additionalProperties": False,
+        },
+    )
 
 
 # -- the panel ----------------------------------------------------------------------------------

@@ -10,26 +10,54 @@ import click
 from giok.edges.cli import emit, json_option, main, open_workspace, workspace_option
 from giok.errors import GiokError, InvalidInput
 from giok.lifecycle import distill as distill_mod
+from giok.lifecycle import distill_plan, watchdog
 from giok.lifecycle import routines as routines_mod
-from giok.lifecycle import watchdog
 from giok.store.clock import parse_date
 
 
 @main.command()
 @click.option("--date", "date_", metavar="YYYY-MM-DD", help="Distill as of this day (default: today).")
 @click.option("--dry-run", is_flag=True, help="Judge and report, write nothing.")
+@click.option(
+    "--plan",
+    "make_plan",
+    is_flag=True,
+    help="Write nothing; print as JSON what the night would judge, for an agent to decide.",
+)
+@click.option(
+    "--apply",
+    "answer",
+    type=click.File("rb"),
+    metavar="FILE|-",
+    help="Run the night with an agent's decisions on a --plan (a JSON file, or - for stdin).",
+)
 @workspace_option()
 @json_option
-def distill(date_, dry_run, as_json):
+def distill(date_, dry_run, make_plan, answer, as_json):
     """Nightly distillation: judge new diary items, promote, expire, review, commit.
 
     Reads every diary day not yet distilled (memory/distilled.txt keeps track), asks the
     judges configured in the home config (the offline judge when none), moves expired
     entries to memory/archive/, merges duplicates, flags contradictions, and commits
     `nightly-distill: DATE` once. Running it again with nothing new changes nothing.
+
+    The host agent can be the judge: `--plan` prints the items with the offline judge's
+    suggestions and a plan id; the agent answers {"plan": ID, "decisions": {KEY:
+    {"decision": ..., "reason": ...}}} and `--apply FILE` runs the night with it (items left
+    out fall back to the offline judge; a stale plan is refused).
     """
+    if make_plan and answer:
+        raise click.UsageError("--plan and --apply go in two steps: plan first, then apply the answer")
+    if answer and date_:
+        raise click.UsageError("--apply takes the day from the plan: leave out --date")
     ws = open_workspace()
-    report = distill_mod.distill(ws, parse_date(date_) if date_ else None, dry_run=dry_run)
+    if make_plan:
+        emit(distill_mod.plan(ws, parse_date(date_) if date_ else None), True)
+        return
+    if answer:
+        report = distill_mod.apply(ws, answer.read(distill_plan.MAX_ANSWER + 1), dry_run=dry_run)
+    else:
+        report = distill_mod.distill(ws, parse_date(date_) if date_ else None, dry_run=dry_run)
     emit(report.to_dict(), as_json, _distill_text)
 
 
@@ -44,6 +72,7 @@ def _distill_text(d: dict) -> str:
     lines += [f"  ⇉ {m['id']} merged into {m['into']}" for m in d["merged"]]
     lines += [f"  ! {f['kind']}: {f['message']}" for f in d["flagged"]]
     lines += [f"  note: {n}" for n in d["notes"]]
+    lines += [f"  offline: {f['key']} → {f['decision']} ({f['why']})" for f in d.get("fallback", [])]
     if d.get("commit"):
         lines.append(f"commit {d['commit']}")
     return "\n".join(lines)

@@ -1,0 +1,123 @@
+"""LLM judges ask for structured output — OpenAI's `response_format` json_schema, Anthropic's
+forced tool — and read it; a server that refuses it is asked again in plain text, whose parser
+stays the fallback. The real HTTP client against the local stand-in server (tests/llm_server.py)."""
+
+import pytest
+
+from giok.lifecycle import distill as distill_mod
+from giok.providers import llm
+from giok.write import judges
+from giok.write.judges import Item, LLMJudge
+from llm_server import FakeLLM
+
+
+@pytest.fixture
+def server(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-openai-key")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-anthropic-key")
+    with FakeLLM(slow_seconds=1.0) as fake:
+        yield fake
+
+
+ITEMS = [
+    Item("d1", "diary", "Decided to use SQLite for the index", day="2026-03-01"),
+    Item("e1", "entry", "The staging server runs on port 8443", day="2026-02-01", layer="M90"),
+]
+
+
+def _decisions_schema(schema: dict) -> dict:
+    assert schema["required"] == ["decisions"]
+    assert schema["additionalProperties"] is False
+    return schema["properties"]["decisions"]["items"]
+
+
+def test_openai_judge_requests_a_json_schema_and_reads_the_answer(server):
+    verdicts = LLMJudge(llm.client(server.spec("good-M365"))).decide(ITEMS, {})
+    assert {k: v.decision for k, v in verdicts.items()} == {"d1": "M365", "e1": "M365"}
+    body = server.requests[-1]["body"]
+    form = body["response_format"]
+    assert form["type"] == "json_schema"
+    assert form["json_schema"]["name"] == "record_decisions"
+    assert form["json_schema"]["strict"] is True
+    row = _decisions_schema(form["json_schema"]["schema"])
+    assert row["required"] == ["item", "decision", "reason"]
+    assert row["additionalProperties"] is False
+    assert row["properties"]["item"]["type"] == "integer"
+    assert row["properties"]["decision"]["enum"] == ["drop", "keep", "M30", "lesson", "M90", "M365", "M0"]
+
+
+def test_anthropic_judge_forces_a_tool_and_reads_its_input(server):
+    verdicts = LLMJudge(llm.client(server.spec("good-drop", provider="anthropic"))).decide(ITEMS, {})
+    assert {k: v.decision for k, v in verdicts.items()} == {"d1": "drop", "e1": "keep"}
+    body = server.requests[-1]["body"]
+    (tool,) = body["tools"]
+    assert tool["name"] == "record_decisions"
+    assert body["tool_choice"] == {"type": "tool", "name": "record_decisions"}
+    _decisions_schema(tool["input_schema"])
+
+
+def test_llm_client_returns_a_tool_answer_as_json_text(server):
+    schema = llm.Schema("answer", "the answer", {"type": "object", "properties": {}})
+    text = llm.client(server.spec("summary", provider="anthropic")).complete("s", "p", schema=schema)
+    assert text.startswith("{") and '"pending": ["Benchmark on arm64"]' in text
+
+
+def test_a_server_without_structured_output_is_asked_in_text_once_refused(server):
+    judge = LLMJudge(llm.client(server.spec("no-schema-good-M30")))
+    verdicts = judge.decide(ITEMS[:1], {})
+    assert verdicts["d1"].decision == "M30"
+    first, second = server.bodies()[-2:]
+    assert "response_format" in first
+    assert "response_format" not in second  # the text parser read the fenced JSON
+    judge.decide(ITEMS[:1], {})
+    assert "response_format" not in server.bodies()[-1]  # the client stopped asking
+    assert len(server.requests) == 3
+
+
+def test_other_http_errors_are_not_retried_without_the_schema(server):
+    with pytest.raises(judges.ProviderError, match="HTTP 500"):
+        LLMJudge(llm.client(server.spec("error", retries=0))).decide(ITEMS, {})
+    assert len(server.requests) == 1
+
+
+def test_the_night_applies_the_models_recorded_answers(ws, server, monkeypatch):
+    server.recorded.update(
+        {
+            "SQLite": "M365",
+            "lunch": "drop",
+            "born": "M0",
+            "never deploy": "lesson",
+        }
+    )
+    monkeypatch.setenv("GIOK_NOW", "2026-03-01T10:00")
+    for line in (
+        "Decided to use SQLite for the index",
+        "Had a sandwich with the team for lunch near the office",
+        "Seojun's daughter Haneul was born today",
+        "Learned to never deploy on Friday evenings",
+    ):
+        ws.diary(line)
+    ws.home.update(
+        lambda c: c.update(
+            {
+                "judges": {
+                    "panel": [server.spec("recorded", name="gpt")],
+                    "synthesizer": server.spec("recorded", provider="anthropic", name="opus"),
+                }
+            }
+        )
+    )
+    monkeypatch.setenv("GIOK_NOW", "2026-03-01T23:00")
+    report = distill_mod.distill(ws)
+    assert {e.text: e.layer for e in ws.memory().entries()} == {
+        "Decided to use SQLite for the index": "M365",
+        "Seojun's daughter Haneul was born today": "M0",
+    }
+    assert "never deploy on Friday" in ws.read_text("compound/lessons.md")
+    assert report.decisions == {"M365": 1, "drop": 1, "M0": 1, "lesson": 1}
+    assert all(a["judge"] == "opus" and a["reason"].startswith("recorded: ") for a in report.added)
+    assert report.notes == []
+    openai, anthropic = server.requests
+    assert openai["body"]["response_format"]["type"] == "json_schema"
+    assert anthropic["body"]["tool_choice"]["name"] == "record_decisions"
+    assert "gpt says M0" in anthropic["body"]["messages"][-1]["content"]
