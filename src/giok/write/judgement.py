@@ -477,3 +477,36 @@ def change_score(new: str, old: str) -> Change | None:
     p = float(_sigmoid(pair_features(u, v, new, old) @ heads.pair_w + heads.pair_b))
     verdict = "change" if p >= heads.change_at else "unsure" if p >= heads.unsure_at else "none"
     return Change(p, verdict)
+
+
+# -- readings: a number that changes by nature -----------------------------------------------------
+_NUMBER = re.compile(r"(?<![\w#.-])\d+(?:[.,]\d+)*")  # 37, 72.5, 10,400; not #123, v2, 2026-03-05
+_IDENTIFIER = re.compile(r"#\d|\b[A-Za-z]+\d|\d+[-/.]\d+[-/.]\d+")  # #123, v2, A3, a date or a version
+
+
+def _masked(text: str) -> tuple[str, tuple[str, ...]]:
+    """The text's comparison key with each free-standing number replaced by one mark, and the
+    numbers."""
+    numbers = tuple(n.replace(",", "") for n in _NUMBER.findall(text))
+    return analysis.key(_NUMBER.sub(" 0 ", text)), numbers
+
+
+def volatile(new: str, old: str) -> bool:
+    """Is `new` a fresh reading of the quantity `old` measured ("Phone battery is at 30 %" after
+    "… 37 %", "Walked 10,400 steps", "몸무게는 71.8kg")? The only difference between the two is a
+    number, neither is negated nor says it changed, and no number is an identifier (#123, v2, a
+    date). Such a number changes by nature: the newer reading wins, silently; it is never a
+    contradiction. Where the pair head answers, it must not call them different slots."""
+    if _IDENTIFIER.search(new) or _IDENTIFIER.search(old):
+        return False
+    (key_new, numbers_new), (key_old, numbers_old) = _masked(new), _masked(old)
+    if not numbers_new or numbers_new == numbers_old or key_new != key_old:
+        return False
+    if len(numbers_new) != len(numbers_old) or analysis.positive(new)[1] or analysis.positive(old)[1]:
+        return False
+    from giok.write import policy  # the change words live with the policy
+
+    if policy.changes(new) or policy.changes(old):
+        return False
+    change = change_score(new, old)
+    return change is None or change.verdict != "none"

@@ -25,8 +25,9 @@ def distill(date_, dry_run, as_json):
 
     Reads every diary day not yet distilled (memory/distilled.txt keeps track), asks the
     judges configured in the home config (the offline judge when none), moves expired
-    entries to memory/archive/, merges duplicates, flags contradictions, and commits
-    `nightly-distill: DATE` once. Running it again with nothing new changes nothing.
+    entries to memory/archive/, merges duplicates, raises contradictions once into the review
+    queue (`giok review`), and commits `nightly-distill: DATE` once. Running it again with
+    nothing new changes nothing.
     """
     ws = open_workspace()
     report = distill_mod.distill(ws, parse_date(date_) if date_ else None, dry_run=dry_run)
@@ -42,7 +43,12 @@ def _distill_text(d: dict) -> str:
     lines += [f"  ↑ {p['id']} {p['from']}→{p['to']} {p['text']} ({p['reason']})" for p in d["promoted"]]
     lines += [f"  ⌛ {e['id']} expired {e['expires']} → {e['archive']}" for e in d["expired"]]
     lines += [f"  ⇉ {m['id']} merged into {m['into']}" for m in d["merged"]]
+    lines += [
+        f"  ⇢ {s['id']} superseded by {s['by']} ({s['kind']})" for s in d["review"].get("superseded", [])
+    ]
     lines += [f"  ! {f['kind']}: {f['message']}" for f in d["flagged"]]
+    if d["review"].get("open"):
+        lines.append(f"  review: {d['review']['open']} open item(s): `giok review`")
     lines += [f"  note: {n}" for n in d["notes"]]
     if d.get("commit"):
         lines.append(f"commit {d['commit']}")
