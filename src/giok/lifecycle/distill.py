@@ -116,9 +116,7 @@ class Report:
     expired: list[dict] = field(default_factory=list)
     merged: list[dict] = field(default_factory=list)
     flagged: list[dict] = field(default_factory=list)
-    review: dict = field(
-        default_factory=dict
-    )  # giok.lifecycle.review.Night: raised, closed, superseded, open
+    review: dict = field(default_factory=dict)  # review.Night: raised, closed, superseded, open
     refs_written: dict[str, int] = field(default_factory=dict)
     judges: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -135,7 +133,7 @@ class Report:
             f"flagged {len(self.flagged)}"
             + (
                 f"; review: {len(self.review['raised'])} new, {self.review['open']} open"
-                if self.review
+                if self.review.get("raised") or self.review.get("open")
                 else ""
             )
         )
