@@ -77,7 +77,7 @@ def test_the_opposite_claim_is_a_contradiction_in_both_languages():
 
 def test_the_judgement_decides_a_change_it_can_answer(monkeypatch):
     pair = ("Seojun lives in Busan", "Seojun moved to Seoul")
-    assert review.classify(*pair)[0] == "change"  # the model cannot answer: the rules decide
+    assert review.classify(*pair)[0] == "unsure-change"  # the rules alone never replace at night
     for verdict, kind in (("unsure", "unsure-change"), ("change", "change"), ("none", None)):
         monkeypatch.setattr(judgement, "change_score", lambda n, o, v=verdict: judgement.Change(0.5, v))
         found = review.classify(*pair)
@@ -235,6 +235,22 @@ def test_an_unsure_change_is_raised_once(ws, monkeypatch):
     at(monkeypatch, "2026-03-02T23:00")
     ws.diary("Nothing new about Seojun today, only code review")
     assert not distill(ws).flagged
+
+
+def test_a_change_both_judgements_agree_on_supersedes_and_keeps_the_deeper_layer(ws, monkeypatch):
+    monkeypatch.setattr(judgement, "change_score", lambda n, o: judgement.Change(0.9, "change"))
+    at(monkeypatch, "2026-03-01T09:00")
+    old = ws.remember("Seojun lives in Busan", layer="M0").entry.id
+    ws.diary("Seojun moved to Seoul")
+    at(monkeypatch, "2026-03-01T23:00")
+    report = distill(ws)
+    assert not report.flagged
+    ((done),) = report.review["superseded"]
+    assert (done["id"], done["kind"]) == (old, "change")
+    new = ws.memory().find(done["by"])
+    assert new.text == "Seojun moved to Seoul"
+    assert (new.layer, new.expires) == ("M0", None)  # the new value does not expire before the old
+    assert ws.memory().find(old).fields["superseded_by"] == new.id
 
 
 def test_the_queue_file_reads_back_the_same_and_keeps_hand_lines():

@@ -537,7 +537,7 @@ class _Run:
         flagged the night it is raised; open items whose entries are gone close."""
         self.queue = ReviewFile.parse(self.snap.text(REVIEW))
         pairs = _pairs(live, self.token_of, 0.2, min_tokens=2)
-        night = review.settle(self.queue, pairs, self.mf.entries(), self.day)
+        night = review.settle(self.mf, self.queue, pairs, self.day)
         self.touched_memory |= bool(night.superseded)
         self.review_changed = night.queue_changed
         self.report.review = night.to_dict()

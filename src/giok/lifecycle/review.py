@@ -35,7 +35,7 @@ from giok.errors import InvalidInput, NotFound
 from giok.store.clock import today
 from giok.store.fsutil import read_bytes
 from giok.store.layout import MEMORY, REVIEW
-from giok.store.memoryfile import MemoryEntry, MemoryFile
+from giok.store.memoryfile import LAYER_DAYS, LAYERS, MemoryEntry, MemoryFile
 from giok.store.reviewfile import Entry, Item, ReviewFile
 from giok.store.workspace import _one_line, check_id
 from giok.write import judgement, policy
@@ -44,7 +44,7 @@ CHOICES = ("newer", "both", "forget")
 RAISED = ("contradiction", "unsure-change")  # the kinds that go to the queue
 _WHY = {
     "reading": "the same statement with another number and no word of a change: a new reading",
-    "change": "the newer replaces the older by the write policy's rules",
+    "change": "the write policy's rules read the newer as replacing the older",
     "contradiction": "the same claim with the opposite polarity, and no word of a change",
     "backwards": "the older would replace the newer by the write policy's rules",
 }
@@ -53,21 +53,23 @@ _WHY = {
 # -- reading a pair ----------------------------------------------------------------------------
 def classify(old: str, new: str) -> tuple[str, str] | None:
     """What the pair (older text, newer text) is: ("reading" | "change" | "contradiction" |
-    "unsure-change", why), or None when they may both be true."""
+    "unsure-change", why), or None when they may both be true. A change needs the rules and
+    the learned judgement to agree; the rules alone (the model cannot answer) only raise it."""
     if judgement.volatile(new, old):
         return "reading", _WHY["reading"]
     if policy.opposed(new, old) and not policy.changes(new):
         return "contradiction", _WHY["contradiction"]
+    change = judgement.change_score(new, old)
     if policy.contradicts(new, old):
-        change = judgement.change_score(new, old)
-        if change is None or change.verdict == "change":
-            return "change", _WHY["change"]
+        if change is None:
+            return "unsure-change", f"{_WHY['change']}; no learned judgement confirmed it"
+        if change.verdict == "change":
+            return "change", f"{_WHY['change']}, and the judgement agrees (p = {change.p:.2f})"
         if change.verdict == "unsure":
             return "unsure-change", f"{_WHY['change']}, but the judgement is unsure (p = {change.p:.2f})"
         return None
     if policy.contradicts(old, new):
         return "unsure-change", _WHY["backwards"]
-    change = judgement.change_score(new, old)
     if change is not None and change.verdict in ("change", "unsure"):
         return "unsure-change", f"the judgement reads the newer as a new value (p = {change.p:.2f})"
     return None
@@ -81,13 +83,21 @@ def _entry(e: MemoryEntry) -> Entry:
     return Entry(e.id, e.date.isoformat() if e.date else None, _one_line(e.text))
 
 
-def supersede(old: MemoryEntry, new: MemoryEntry) -> None:
-    """Mark `old` superseded by `new` in their file (the fields `remember` writes)."""
+def supersede(mf: MemoryFile, old: MemoryEntry, new: MemoryEntry, day: dt.date) -> None:
+    """Mark `old` superseded by `new` in `mf` (the fields `remember` writes). Like `remember`'s
+    update, the newer entry takes the older one's layer when that is deeper (its expiry counted
+    from `day`), so a new value does not expire before the old one would have."""
     for e in (old, new):
         e.fields.setdefault("id", e.id)  # an adopted line's id is derived from its text: pin it
     old.set("superseded_by", new.id)
     if not new.fields.get("supersedes"):
         new.set("supersedes", old.id)
+    deeper, layer = old.layer or "M30", new.layer or "M30"
+    if deeper in LAYERS and layer in LAYERS and LAYERS.index(deeper) < LAYERS.index(layer):
+        mf.move(new.id, deeper)
+        days = LAYER_DAYS[deeper]
+        new.expires = day + dt.timedelta(days=days) if days else None
+        new.touch()
 
 
 # -- the nightly pass ----------------------------------------------------------------------------
@@ -114,14 +124,11 @@ class Night:
 
 
 def settle(
-    queue: ReviewFile,
-    pairs: Iterable[tuple[MemoryEntry, MemoryEntry]],
-    entries: Iterable[MemoryEntry],
-    day: dt.date,
+    mf: MemoryFile, queue: ReviewFile, pairs: Iterable[tuple[MemoryEntry, MemoryEntry]], day: dt.date
 ) -> Night:
-    """Read each pair of live entries (changing the entries of a reading or a change in place),
-    raise what needs a person into `queue`, close the open items whose entries are gone.
-    `entries`: every entry of MEMORY.md after the pass is read."""
+    """Read each pair of live entries of `mf` (superseding, in `mf`, the older entry of a reading
+    or a change), raise what needs a person into `queue`, close the open items whose entries
+    are gone."""
     night = Night()
     ordered = [(a, b) if _order(a) <= _order(b) else (b, a) for a, b in pairs]
     for old, new in sorted(ordered, key=lambda p: (_order(p[0]), _order(p[1]))):
@@ -135,9 +142,9 @@ def settle(
             if not queue.has_pair(old.id, new.id):
                 night.raised.append(queue.add(kind, [_entry(old), _entry(new)], why, day.isoformat()))
             continue
-        supersede(old, new)
+        supersede(mf, old, new, day)
         night.superseded.append({"id": old.id, "by": new.id, "kind": kind, "why": why})
-    night.closed = close_gone(queue, {e.id for e in entries if not e.superseded}, day)
+    night.closed = close_gone(queue, {e.id for e in mf.entries() if not e.superseded}, day)
     night.open = len(queue.open())
     return night
 
@@ -265,7 +272,7 @@ def _write(ws, item_id: str, choice: str | None, entry: str, reason: str | None 
         if choice == "newer":
             old, new = (mf.find(i) for i in item.ids[:2])
             assert old is not None and new is not None  # live: checked under the same lock
-            supersede(old, new)
+            supersede(mf, old, new, today())
             tx.write(MEMORY, mf.render(), expected=before)
             item.outcome = f"{day} newer: {new.id} supersedes {old.id}"
         elif choice == "both":
