@@ -269,3 +269,12 @@ def test_the_queue_file_reads_back_the_same_and_keeps_hand_lines():
     assert parsed.next_id() == "R-003"
     assert parsed.has_pair("m-aaaaa2", "m-aaaaa1")
     assert [i.id for i in parsed.open()] == ["R-001"]
+
+
+def test_resolving_an_item_whose_entry_is_gone_closes_it(ws, monkeypatch):
+    old, new = contradiction(ws, monkeypatch)
+    ws.forget(old, "wrong")
+    with pytest.raises(NotFound, match="R-001 is closed"):
+        review.resolve(ws, "R-001", "newer")
+    assert queue(ws).get("R-001").status == "closed"
+    assert ws.memory().find(new).fields.get("supersedes") is None

@@ -269,6 +269,7 @@ class _Run:
         self.archives: dict[str, MemoryFile] = {}
         self.lesson_blocks: list[str] = []
         self.touched_memory = False
+        self.queue = ReviewFile()  # state/review.md, read by the review pass
         self.review_changed = False
 
     def plan(self) -> tuple[Report, dict[str, bytes]]:

@@ -215,15 +215,17 @@ def resolve(
         raise InvalidInput("--forget needs the id of the entry to forget (one of the item's)")
     with ws.lock():
         item = _open_item(ws, item_id)
-        notes: list[str] = []
         if choice == "forget":
             entry = check_id(entry or "")
             if entry not in item.ids:
                 raise InvalidInput(f"{entry} is not an entry of {item.id} ({', '.join(item.ids)})")
-            notes = _forget(ws, entry, reason or f"review {item.id}: the other entry holds")
-        elif any(i not in _live(ws) for i in item.ids):
+        live = _live(ws)
+        if len(item.ids) < 2 or any(i not in live for i in item.ids):
             done = _write(ws, item.id, None, "")
             raise NotFound(f"{item.id} is closed: {done.item.outcome}; nothing else was changed")
+        notes: list[str] = []
+        if choice == "forget":
+            notes = _forget(ws, entry or "", reason or f"review {item.id}: the other entry holds")
         done = _write(ws, item.id, choice, entry or "", reason)
         done.notes = notes + done.notes
         return done
