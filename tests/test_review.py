@@ -60,6 +60,7 @@ def test_a_number_that_changes_by_nature_is_a_reading(old, new):
     [
         ("PR #123 merged", "PR #124 merged"),  # two events, not two readings
         ("Released v1 of the CLI", "Released v2 of the CLI"),
+        ("Harbor log 4: reviewed the tide tables", "Harbor log 6: reviewed the tide tables"),  # labels
         ("Battery at 37%", "Battery is now at 30%"),  # more than a number differs
         ("Seojun has 2 dogs", "Seojun has 3 cats"),
         ("We deploy on Fridays", "We do not deploy on Fridays"),

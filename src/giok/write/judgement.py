@@ -481,7 +481,8 @@ def change_score(new: str, old: str) -> Change | None:
 
 # -- readings: a number that changes by nature -----------------------------------------------------
 _NUMBER = re.compile(r"(?<![\w#.-])\d+(?:[.,]\d+)*")  # 37, 72.5, 10,400; not #123, v2, 2026-03-05
-_IDENTIFIER = re.compile(r"#\d|\b[A-Za-z]+\d|\d+[-/.]\d+[-/.]\d+")  # #123, v2, A3, a date or a version
+# #123, v2, A3, a date or a version, a label ("Log 4:", "Day 12:"; not a time, 09:30)
+_IDENTIFIER = re.compile(r"#\d|\b[A-Za-z]+\d|\d+[-/.]\d+[-/.]\d+|\d\s*:(?!\d)")
 
 
 def _masked(text: str) -> tuple[str, tuple[str, ...]]:
@@ -495,8 +496,9 @@ def volatile(new: str, old: str) -> bool:
     """Is `new` a fresh reading of the quantity `old` measured ("Phone battery is at 30 %" after
     "… 37 %", "Walked 10,400 steps", "몸무게는 71.8kg")? The only difference between the two is a
     number, neither is negated nor says it changed, and no number is an identifier (#123, v2, a
-    date). Such a number changes by nature: the newer reading wins, silently; it is never a
-    contradiction. Where the pair head answers, it must not call them different slots."""
+    date, the label of "Log 4:"). Such a number changes by nature: the newer reading wins,
+    silently; it is never a contradiction. Where the pair head answers, it must not call them
+    different slots."""
     if _IDENTIFIER.search(new) or _IDENTIFIER.search(old):
         return False
     (key_new, numbers_new), (key_old, numbers_old) = _masked(new), _masked(old)
