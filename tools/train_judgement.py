@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -34,6 +35,9 @@ from giok.write import judgement, policy  # noqa: E402
 LOCOMO = ROOT.parent / "shared" / "bench" / "locomo_dev.json"
 CACHE = ROOT / "tools" / ".cache" / "judgement-vectors.npz"
 KEPT = ("M30", "M90", "M365", "M0")
+LOCOMO_WEIGHT = float(
+    os.environ.get("LOCOMO_WEIGHT", "0.3")
+)  # a LoCoMo turn's weight beside a written sentence
 
 
 # -- vectors -------------------------------------------------------------------------------------
@@ -76,6 +80,12 @@ def model_text(text: str) -> str:
     """What the heads read of a sentence: its substance (judgement.substance), "" when the
     surface already refuses it."""
     return judgement.substance(text)[0]
+
+
+def parts(text: str) -> list[str]:
+    """The sentences of a text the heads read, as judgement.judge_many splits it."""
+    rest = model_text(text)
+    return [p for p in judgement.sentences(rest) if judgement.substance(p)[0]] or [rest]
 
 
 def locomo(holdout: set[str]) -> tuple[list[tuple[str, int]], list[str]]:
@@ -158,12 +168,13 @@ def dev_changes() -> list[dict]:
 
 # -- training --------------------------------------------------------------------------------------
 def fit(
-    x: np.ndarray, y: np.ndarray, classes: int, l2: float, steps: int = 400
+    x: np.ndarray, y: np.ndarray, classes: int, l2: float, steps: int = 400, sample: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Softmax regression (logistic for 2 classes) with balanced class weights, L2, Adam."""
+    """Softmax regression (logistic for 2 classes) with balanced class weights, L2, Adam;
+    `sample`: a weight per row (a source's share)."""
     n, d = x.shape
     counts = np.bincount(y, minlength=classes).astype(float)
-    weight = (n / (classes * np.maximum(counts, 1)))[y]
+    weight = (n / (classes * np.maximum(counts, 1)))[y] * (1.0 if sample is None else sample)
     k = 1 if classes == 2 else classes
     w, b = np.zeros((d, k)), np.zeros(k)
     m_w, v_w, m_b, v_b = (np.zeros_like(w), np.zeros_like(w), np.zeros_like(b), np.zeros_like(b))
@@ -189,16 +200,29 @@ def fit(
 def train(holdout: set[str], vectors: Vectors) -> dict[str, np.ndarray]:
     turns, events = locomo(holdout)
     mine = written()
-    keep_rows = turns + policy_set() + [(i["text"], int(i["layer"] != "drop")) for i in mine]
-    keep_rows += [(e, 1) for e in events]
-    keep_rows = [(model_text(t), y) for t, y in keep_rows if model_text(t)]
-    kx = vectors.of([t for t, _ in keep_rows])
-    keep_w, keep_b = fit(kx, np.array([y for _, y in keep_rows]), 2, l2=1e-3)
+    ours = policy_set() + [(i["text"], int(i["layer"] != "drop")) for i in mine] + [(e, 1) for e in events]
+    keep_rows = [(model_text(t), y, LOCOMO_WEIGHT) for t, y in turns if model_text(t)]
+    keep_rows += [(model_text(t), y, 1.0) for t, y in ours if model_text(t)]
+    kx = vectors.of([t for t, *_ in keep_rows])
+    keep_w, keep_b = fit(
+        kx, np.array([y for _, y, _ in keep_rows]), 2, l2=1e-3, sample=np.array([w for *_, w in keep_rows])
+    )
 
-    layer_rows = [(i["text"], KEPT.index(i["layer"])) for i in mine if i["layer"] in KEPT]
-    layer_rows += [(e, KEPT.index("M365")) for e in events]
-    lx = vectors.of([t for t, _ in layer_rows])
-    layer_w, layer_b = fit(lx, np.array([y for _, y in layer_rows]), 4, l2=1e-3)
+    # one head over drop and the four layers: written sentences, the policy set's refusals,
+    # LoCoMo's life events (M365) and, lightly, its uncited turns (drop)
+    layer_rows = [(i["text"], judgement.LAYERS.index(i["layer"]), 1.0) for i in mine]
+    layer_rows += [(t, 0, 1.0) for t, y in policy_set() if not y]
+    layer_rows += [(e, judgement.LAYERS.index("M365"), 1.0) for e in events]
+    layer_rows += [(t, 0, LOCOMO_WEIGHT) for t, y in turns if not y]
+    layer_rows = [(model_text(t), y, w) for t, y, w in layer_rows if model_text(t)]
+    lx = vectors.of([t for t, *_ in layer_rows])
+    layer_w, layer_b = fit(
+        lx,
+        np.array([y for _, y, _ in layer_rows]),
+        len(judgement.LAYERS),
+        l2=1e-3,
+        sample=np.array([w for *_, w in layer_rows]),
+    )
 
     type_rows = [
         (i["text"], judgement.TYPES.index(i["type"])) for i in mine if i.get("type") in judgement.TYPES
@@ -233,9 +257,9 @@ def tune(weights: dict[str, np.ndarray], vectors: Vectors) -> None:
     heads = judgement.Heads(weights)
     dev = [i for i in dev_sentences() if model_text(i["text"])]
     if dev:
-        p = np.array([heads.keep_p(v) for v in vectors.of([model_text(i["text"]) for i in dev])])
+        p = np.array([max(heads.keep_p(v) for v in vectors.of(parts(i["text"]))) for i in dev])
         y = np.array([bool(i["keep"]) for i in dev])
-        best = max(np.arange(0.2, 0.81, 0.02), key=lambda t: (np.mean((p >= t) == y), -abs(t - 0.5)))
+        best = max(np.arange(0.2, 0.96, 0.02), key=lambda t: (np.mean((p >= t) == y), -abs(t - 0.5)))
         weights["keep_at"] = np.float32(best)
         print(f"keep_at {best:.2f}: dev accuracy (model part) {np.mean((p >= best) == y):.3f} on {len(dev)}")
     changes = dev_changes()

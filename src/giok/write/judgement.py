@@ -266,12 +266,17 @@ def judge_many(
             ask.append(n)
     if ask:
         heads = _heads()
-        vectors = vectors_of([rests[n] for n in ask]) if heads is not None else None
-        for row, n in enumerate(ask):
-            if heads is not None and vectors is not None:
-                out[n] = heads.verdict(vectors[row], types[n])
-            else:
+        if heads is None:
+            for n in ask:
                 out[n] = _rules(texts[n], types[n])
+        else:
+            parts = {n: [p for p in sentences(rests[n]) if substance(p)[0]] or [rests[n]] for n in ask}
+            vectors = vectors_of([p for n in ask for p in parts[n]])
+            row = 0
+            for n in ask:
+                mine = vectors[row : row + len(parts[n])]
+                row += len(parts[n])
+                out[n] = heads.verdict(mine, types[n])
     return [j for j in out if j is not None]
 
 
@@ -291,11 +296,22 @@ class Heads:
         self.unsure_at = float(data["unsure_at"])
 
     def keep_p(self, v: np.ndarray) -> float:
-        return float(_sigmoid(v @ self.keep_w + self.keep_b))
+        """How likely the sentence is worth keeping: the keep head and the layer head (1 − its
+        P(drop)) averaged."""
+        return 0.5 * (float(_sigmoid(v @ self.keep_w + self.keep_b)) + 1.0 - float(self.layers(v)[0]))
 
-    def verdict(self, v: np.ndarray, type: str | None = None) -> Judgement:
-        p = self.keep_p(v)
-        layers = _softmax(v @ self.layer_w + self.layer_b)  # M30, M90, M365, M0
+    def layers(self, v: np.ndarray) -> np.ndarray:
+        """P(drop), P(M30), P(M90), P(M365), P(M0)."""
+        return _softmax(v @ self.layer_w + self.layer_b)
+
+    def verdict(self, vectors: np.ndarray, type: str | None = None) -> Judgement:
+        """The verdict on a text from its sentences' vectors: the sentence most worth keeping
+        speaks for the text ("Hey Mel! Good to see you! I'm swamped with the kids & work.")."""
+        keep = [self.keep_p(v) for v in vectors]
+        best_row = int(np.argmax(keep))
+        p, v = keep[best_row], vectors[best_row]
+        layers = self.layers(v)[1:]  # M30, M90, M365, M0
+        layers = layers / layers.sum()
         kind_of = type or TYPES[int(np.argmax(v @ self.type_w + self.type_b))]
         importance = float(layers @ np.array([0.1, 0.4, 0.75, 1.0]))
         if p < self.keep_at:

@@ -30,7 +30,7 @@ from typing import Any
 
 from giok.errors import GiokError, InvalidInput, ProviderError
 from giok.providers import llm
-from giok.write import policy
+from giok.write import judgement, policy
 
 DIARY_CHOICES = ("drop", "M30", "M90", "M365", "M0", "lesson")
 ENTRY_CHOICES = ("keep", "M90", "M365", "M0")
@@ -98,36 +98,11 @@ class Judge:
 
 
 # -- the offline judge ------------------------------------------------------------------------
-_TAG_RE = re.compile(r"(?:#|\[)(m0|core|m365|m90|m30|drop)\b\]?", re.I)
-_GREETING_RE = re.compile(
-    r"^(hi|hello|hey|thanks|thank you|ok|okay|good (morning|night)|bye|lol)\b"
-    r"|^(안녕|고마워|감사|ㅋㅋ|ㅎㅎ|네|응|굿모닝|잘 자)",
-    re.I,
-)
-_KEYWORDS = {
-    "lesson": (
-        r"\b(lessons?|learned|learnt|mistakes?|never again|next time|should have|root cause|post-?mortem)\b"
-        r"|교훈|배웠|배운 점|실수|다음부터|다음엔"
-    ),
-    "milestone": (
-        r"\b(launched|released|shipped|started|founded|milestone|joined|married|moved to|graduated)\b"
-        r"|출시|시작했|런칭|창업|이사했|합류"
-    ),
-    "decision": (
-        r"\b(decided|decides|decision|chose|going with|agreed|settled on|will use)\b"
-        r"|결정|하기로|정했"
-    ),
-    "preference": r"\b(prefers?|likes?|dislikes?|hates?|always|never|wants?)\b|선호|좋아한|싫어한|항상|절대",
-    "trivial": r"\b(lunch|coffee|weather|breakfast|dinner|snack|nap)\b|점심|커피|날씨|아침밥|저녁밥|간식",
-    "failure": r"\b(failed|fails|error|broke|broken|bug|crash(ed)?|regression)\b|실패|에러|오류|버그|깨졌",
-}
-_KW_RE = {k: re.compile(v, re.I) for k, v in _KEYWORDS.items()}
-
-
 def guess_type(text: str) -> str:
-    """The memory type a diary line most likely is: the write policy's one keyword list
-    (policy.classify: preference, fact, workflow, episode, lesson, decision)."""
-    return policy.classify(text)
+    """The memory type a diary line most likely is, by the one judgement (giok.write.judgement;
+    the keyword rules of policy.classify where the model cannot answer)."""
+    judged = judgement.judge(text)
+    return judged.type if judged.judge == "model" else policy.classify(text)
 
 
 class OfflineJudge(Judge):
@@ -136,39 +111,28 @@ class OfflineJudge(Judge):
     name = "offline"
 
     def decide(self, items: list[Item], context: dict) -> dict[str, Verdict]:
-        """The rule-based verdict of every item (`context` is not used)."""
-        return {item.key: self.one(item) for item in items}
+        """The verdict of every item (`context` is not used): diary lines judged in one batch."""
+        diary = [i for i in items if i.kind == "diary"]
+        judged = dict(zip((i.key for i in diary), judgement.judge_many([i.text for i in diary]), strict=True))
+        return {
+            item.key: Verdict(*self._diary(judged[item.key]), self.name)
+            if item.kind == "diary"
+            else Verdict(*self._entry(item), self.name)
+            for item in items
+        }
 
     def one(self, item: Item) -> Verdict:
-        """The rule-based verdict of one item: a diary line by its tags and wording, an entry by its
-        layer, references and links."""
-        decision, reason = self._diary(item.text) if item.kind == "diary" else self._entry(item)
-        return Verdict(decision, reason, self.name)
+        """The verdict of one item: a diary line by the one judgement (giok.write.judgement, the
+        same answer `remember` gets), an entry by its layer, references and links."""
+        return self.decide([item], {})[item.key]
 
-    def _diary(self, text: str) -> tuple[str, str]:
-        tag = _TAG_RE.search(text)
-        if tag:
-            value = tag.group(1).lower()
-            layer = {"core": "M0", "drop": "drop"}.get(value, value.upper())
-            return layer, f"tagged #{value}"
-        words = text.split()
-        if _GREETING_RE.search(text) or len(text) < 8:
-            return "drop", "greeting or too short to matter"
-        if text.rstrip().endswith("?"):
-            return "drop", "a question, not a fact"
-        if _KW_RE["lesson"].search(text):
+    @staticmethod
+    def _diary(judged: judgement.Judgement) -> tuple[str, str]:
+        if not judged.keep:
+            return "drop", judged.reason
+        if judged.type == "lesson" and judged.layer != "M0":
             return "lesson", "a lesson learned from a mistake"
-        if _KW_RE["milestone"].search(text):
-            return "M365", "a milestone worth a year"
-        if _KW_RE["decision"].search(text):
-            return "M90", "a decision: keep it for 90 days"
-        if _KW_RE["preference"].search(text):
-            return "M90", "a standing preference"
-        if _KW_RE["trivial"].search(text):
-            return "drop", "everyday trivia"
-        if len(words) >= 4 or re.search(r"\d", text) or re.search(r"[가-힣]{2,}.*\s.*[가-힣]{2,}", text):
-            return "M30", "a fact of the day: keep it for 30 days"
-        return "drop", "too little substance"
+        return judged.layer, judged.reason
 
     def _entry(self, item: Item) -> tuple[str, str]:
         linked = item.links >= 2 or item.role >= 0.34

@@ -25,36 +25,13 @@ from typing import Any, NamedTuple
 from giok.store.memoryfile import MemoryEntry, MemoryFile
 from giok.text import analysis, likeness
 from giok.text import terms as tokenize
+from giok.write import judgement
 
 LOW_CONFIDENCE = 0.5  # speculation is kept only when marked with a type and at most this
 NEAR_DUPLICATE = likeness.NEAR_DUPLICATE  # similarity at or above which a new entry updates an old one
 
-# -- should_write -----------------------------------------------------------------------------
-_GREETING = re.compile(
-    r"^(hi|hello|hey|yo|good (morning|afternoon|evening|night)|morning|bye|goodbye|see you|ok(ay)?|"
-    r"sure|cool|great|nice|lol|haha+|thanks?( you)?( so much| a lot)?|thx|ty|you'?re welcome|no problem|np|"
-    r"안녕(하세요|하십니까)?|반가워(요)?|반갑습니다|고마워(요)?|감사(합니다|해요)?|수고(하셨습니다|했어|하세요)?|"
-    r"잘 ?자|좋은 아침|네|넵|응|ㅇㅋ|오케이|알겠(어|습니다|어요)|ㅋ+|ㅎ+)"
-    r"([\s,!.~^;:)(\-]*(there|everyone|all|guys|zeon|buddy|friend|다들|여러분))?[\s,!.~^;:)(\-ㅋㅎ]*$",
-    re.I,
-)
-_GREETING_WORDS = re.compile(r"^(hi|hello|hey|thanks|thank you|안녕|고마워|감사합니다)\b[\s,!.]*", re.I)
-_QUESTION_START = re.compile(
-    r"^(what|who|whom|whose|when|where|why|how|which|is|are|am|do|does|did|can|could|would|will|should|"
-    r"shall|may|have|has|had|isn'?t|aren'?t|don'?t|doesn'?t|won'?t|wouldn'?t)\b",
-    re.I,
-)
-_QUESTION_KO = re.compile(
-    r"(까|나요|니|냐|는지|을까요|할까|인가요|인가|어때|뭐야|뭐지|어디야|언제야)[\s?.!~]*$"
-)
-_SPECULATION = re.compile(
-    r"\b(maybe|perhaps|probably|possibly|presumably|apparently|i think|i guess|i suppose|i believe|"
-    r"i assume|i'?m not sure|not sure|might be|might have|may be|could be|seems? (like|to)|it seems|"
-    r"likely|unlikely|i suspect|my guess|guessing|supposedly|i wonder)\b"
-    r"|아마|추측|것 ?같(다|아|은|습니다|네|음|아요)|듯(하다|해|합니다|싶다)?$|듯하|일지도|ㄹ지도|"
-    r"지도 몰라|모르겠|인가 봐|나 봐|싶기도",
-    re.I,
-)
+# -- should_write: asked of the one judgement (giok.write.judgement) -----------------------------
+_SPECULATION = judgement._SPECULATION  # the flush's cue for a guess (lifecycle.watchdog)
 
 
 @dataclass
@@ -71,6 +48,9 @@ class Decision:
     also: list[MemoryEntry] = field(default_factory=list)  # older entries the new one replaces too
     redactions: list[str] = field(default_factory=list)
     forced: bool = False
+    layer: str | None = None  # the judgement's layer for a kept text (None: refused)
+    importance: float = 0.0
+    judge: str = ""  # what judged it: surface, model, rules, tag
 
     def to_dict(self) -> dict:
         """The decision as JSON-ready data."""
@@ -83,38 +63,18 @@ class Decision:
             "target": self.target.id if self.target else None,
             "redactions": list(self.redactions),
             "forced": self.forced,
+            "layer": self.layer,
+            "importance": round(self.importance, 3),
+            "judge": self.judge,
         }
 
 
 def should_write(text: str, type: str | None = None, confidence: float | None = None) -> tuple[bool, str]:
-    """(True, why) for text worth keeping; (False, why) for greetings, thanks, questions and
-    guesses. A guess passes only when the caller marks it with a type and low confidence."""
-    body = text.strip()
-    if _GREETING.match(body):
-        return False, "greeting or small talk: nothing to remember"
-    rest = _GREETING_WORDS.sub("", body)
-    if rest != body and len(_words(rest)) < 2:
-        return False, "greeting or small talk: nothing to remember"
-    if _is_question(body):
-        return False, "a question, not a fact: answer it or search memory instead"
-    if _SPECULATION.search(body):
-        if type and confidence is not None and confidence <= LOW_CONFIDENCE:
-            return True, f"speculation kept as a low-confidence {type} ({confidence:g})"
-        return False, (
-            "speculation, not a fact: store it only with an explicit --type and a "
-            f"--confidence of {LOW_CONFIDENCE:g} or less"
-        )
-    return True, "worth keeping"
-
-
-def _is_question(body: str) -> bool:
-    if body.endswith(("?", "？")):
-        return True
-    if "?" in body:
-        return False  # a fact that quotes a question
-    if _QUESTION_KO.search(body) and not re.search(r"(다|요|음|함|됨|임)[.!]?$", body):
-        return True
-    return bool(_QUESTION_START.match(body)) and len(_words(body)) <= 12 and not body.endswith(".")
+    """(True, why) for text worth keeping; (False, why) for greetings, thanks, questions,
+    guesses, filler and trivia (giok.write.judgement). A guess passes only when the caller marks
+    it with a type and low confidence."""
+    verdict = judgement.judge(text, type=type, confidence=confidence)
+    return verdict.keep, verdict.reason if not verdict.keep else "worth keeping"
 
 
 # -- type and scope ----------------------------------------------------------------------------
@@ -743,7 +703,27 @@ def compare(
                 best, best_score = entry, score
     if best is not None:
         return "supersede", best, f"near-duplicate of {best.id} (similarity {best_score:.2f})"
-    return "new", None, ""
+    return _learned_change(look, text, mine)
+
+
+LEARNED_CANDIDATES = 12  # live entries the pair head reads for one new text, newest first
+
+
+def _learned_change(look: _Everything | _Indexed, text: str, mine: Statement | None) -> tuple[str, Any, str]:
+    """The pair head's reading (giok.write.judgement.change_score) where the rules found no
+    change: among live entries that share a word or the subject with the text, the one whose
+    slot the text most likely fills with a new value ("Seojun started at Kakao" replaces
+    "Seojun works at Naver"). ("new", None, "") when none reaches the head's threshold."""
+    if not judgement.available():
+        return "new", None, ""
+    best, best_p = None, 0.0
+    for entry in look.learned_candidates(text, mine)[:LEARNED_CANDIDATES]:
+        found = judgement.change_score(text, entry.text)
+        if found is not None and found.verdict == "change" and found.p > best_p:
+            best, best_p = entry, found.p
+    if best is None:
+        return "new", None, ""
+    return "supersede", best, f"replaces {best.id} (the same slot with a new value; judged {best_p:.2f})"
 
 
 def _is_live(entry: MemoryEntry, scope: str, today=None) -> bool:
@@ -943,6 +923,27 @@ class _Everything:
     def subject_candidates(self, mine: Statement) -> list[MemoryEntry]:
         return self.live
 
+    def learned_candidates(self, text: str, mine: Statement | None) -> list[MemoryEntry]:
+        return _sharing(self.live[::-1], text, mine)
+
+
+@functools.lru_cache(maxsize=8192)
+def _stems(text: str) -> frozenset[str]:
+    return analysis.content_words(text)
+
+
+def _sharing(entries: Iterable[MemoryEntry], text: str, mine: Statement | None) -> list[MemoryEntry]:
+    """The entries that share a content word with the text, or its subject, newest first."""
+    words = _stems(text)
+    speaker = mine is not None and not mine.who
+    out = []
+    for entry in entries:
+        if words & _stems(entry.text):
+            out.append(entry)
+        elif speaker and (other := subject(entry.text)) is not None and not other.who:
+            out.append(entry)  # both about the speaker ("I switched to coffee" / "I prefer tea")
+    return out
+
 
 class _Indexed:
     """`compare` over the entries an `Index` names, live ones only, in file order."""
@@ -975,6 +976,12 @@ class _Indexed:
 
     def subject_candidates(self, mine: Statement) -> list[MemoryEntry]:
         return self._live(self.index.in_order(self.index.same_subject(mine)))
+
+    def learned_candidates(self, text: str, mine: Statement | None) -> list[MemoryEntry]:
+        serials = self.index.near(likeness.features(text)) | self.index.same_claim(text)
+        if mine:
+            serials |= self.index.same_subject(mine)
+        return _sharing(self._live(self.index.in_order(serials))[::-1], text, mine)
 
 
 class _LastById:
@@ -1025,18 +1032,36 @@ def decide(
     force: bool = False,
     today=None,
     index: Index | None = None,
+    explicit: bool = False,
 ) -> Decision:
     """The whole write policy for one text against the current MEMORY.md (`index`: an `Index`
-    of it, kept by the caller, for the same decision sooner)."""
+    of it, kept by the caller, for the same decision sooner). Keep or refuse, type and layer
+    come from the one judgement (giok.write.judgement); `explicit`: the caller chose a layer
+    or type, so what the model finds trivial is kept (greetings, questions and guesses are
+    still refused)."""
     text = normalize(text)
     text, redactions = redact(text)
-    ok, why = should_write(text, type, confidence)
+    judged = judgement.judge(text, type=type, confidence=confidence)
+    ok = judged.keep or (explicit and judged.kind == "trivia")
+    why = "worth keeping" if judged.keep else judged.reason
+    if ok and not judged.keep:
+        why = f"kept as asked ({judged.reason})"
     conf = None if confidence is None else f"{float(confidence):g}"
-    kind = type or classify(text)
+    kind = type or (judged.type if judged.judge == "model" else classify(text))
 
     def made(action: str, reason: str, **more: Any) -> Decision:
         return Decision(
-            action, reason, text=text, type=kind, scope=scope, confidence=conf, redactions=redactions, **more
+            action,
+            reason,
+            text=text,
+            type=kind,
+            scope=scope,
+            confidence=conf,
+            redactions=redactions,
+            layer=judged.layer if judged.keep else None,
+            importance=judged.importance,
+            judge=judged.judge,
+            **more,
         )
 
     if not ok and not force:

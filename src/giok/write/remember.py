@@ -66,8 +66,7 @@ def remember(
     if source:  # every field is redacted, not only the text: source lands in MEMORY.md, the trace and git
         source = policy.redact(source)[0]
     asked = check_layer(layer) if layer is not None else None
-    layer = asked or "M30"
-    expiry = ws._expiry(layer, expires)
+    ws._expiry(asked or "M30", expires)  # a bad expiry is refused before anything is read
     when = _event_date(date)
     if type is not None and type not in TYPES:
         raise InvalidInput(f"invalid type {type!r}: choose one of {', '.join(TYPES)}")
@@ -77,7 +76,15 @@ def remember(
     def change(before: bytes):
         mf, index = _parsed(ws, before)
         decide = functools.partial(
-            policy.decide, mf, text, type, scope, None if conf is None else float(conf), force, today()
+            policy.decide,
+            mf,
+            text,
+            type,
+            scope,
+            None if conf is None else float(conf),
+            force,
+            today(),
+            explicit=asked is not None or type is not None,
         )
         try:
             decision = decide(index=index)
@@ -91,7 +98,8 @@ def remember(
                     _keep_for_next(ws, before, mf)
             return before, (decision, None, None)
         find = mf.find if index is None else (lambda i: next(iter(index.with_id(i)), None))
-        entry = MemoryEntry(text=decision.text, layer=layer, date=when, expires=expiry)
+        layer = asked or decision.layer or "M30"  # the judgement's layer unless the caller chose
+        entry = MemoryEntry(text=decision.text, layer=layer, date=when, expires=ws._expiry(layer, expires))
         fields = {
             "id": new_id(mf.ids() if index is None else index.ids()),
             "type": decision.type,
@@ -152,7 +160,7 @@ def remember(
             refs.record(ws, [i for i in cited if i in live], "cite")
         if decision.action == "supersede":
             notes.append(f"{decision.target.id} is now superseded by {entry.id}")
-            if entry.layer != layer:
+            if entry.layer != (asked or decision.layer or "M30"):
                 notes.append(
                     f"kept layer {entry.layer} of {decision.target.id} (give --layer to choose another)"
                 )

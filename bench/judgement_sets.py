@@ -1,0 +1,163 @@
+"""The one judgement (giok.write.judgement) on sets written apart from it, through the real paths.
+
+    .venv/bin/python bench/judgement_sets.py [--split test] [--json] [--rules]
+
+Sets: bench/data/judgement/ (written by an author with no access to the rules; see its README),
+and `fresh/` beside it when present (written after the rules were done, never tuned on).
+Tune on dev, report test and fresh. `--rules` answers with the keyword rules alone
+($GIOK_JUDGEMENT=rules), the baseline of the same run.
+
+1. keep / refuse (sentences.json): `remember`'s decision (policy.decide on an empty
+   MEMORY.md) and the nightly distill's (the offline judge on the same line as a diary item),
+   their agreement, and the layer (exact, and within one step).
+2. changes (changes.json): does `remember` of `new` supersede `old` (policy.decide against a
+   MEMORY.md holding `old`)? Accuracy, changes found, and false supersedes on the traps.
+3. cost: CPU to judge one day's diary (the sentences as diary items) by the offline judge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "bench" / "data" / "judgement"
+
+
+def load(name: str, split: str) -> list[dict]:
+    if split == "fresh":
+        path = DATA / "fresh" / name
+        return json.loads(path.read_text("utf-8"))["items"] if path.exists() else []
+    return [i for i in json.loads((DATA / name).read_text("utf-8"))["items"] if i["split"] == split]
+
+
+def keep_refuse(items: list[dict]) -> dict:
+    from giok.store.memoryfile import MemoryFile, empty
+    from giok.write import judges, policy
+
+    offline = judges.OfflineJudge()
+    right = defaultdict(int)
+    total = defaultdict(int)
+    misses = []
+    for n, item in enumerate(items):
+        decision = policy.decide(MemoryFile.parse(empty("en")), item["text"])
+        kept = decision.action != "refuse"
+        verdict = offline.one(judges.Item(key=str(n), kind="diary", text=policy.redact(item["text"])[0]))
+        nightly = verdict.decision != "drop"
+        layer = decision.layer or "drop"
+        for group in ("all", item["lang"]):
+            total[group] += 1
+            right[f"remember {group}"] += kept == item["keep"]
+            right[f"distill {group}"] += nightly == item["keep"]
+        right["agree"] += kept == nightly
+        right["layer"] += layer == item["layer"]
+        order = ["drop", "M30", "M90", "M365", "M0"]
+        right["layer±1"] += abs(order.index(layer) - order.index(item["layer"])) <= 1
+        if kept != item["keep"]:
+            misses.append(f"{'kept' if kept else 'refused'} [{item['layer']}] {item['text']}")
+    n = max(1, total["all"])
+    out = {
+        "n": total["all"],
+        "remember": right["remember all"] / n,
+        "distill": right["distill all"] / n,
+        "agree": right["agree"] / n,
+        "layer": right["layer"] / n,
+        "layer_within_one": right["layer±1"] / n,
+        "misses": misses,
+    }
+    for lang in ("ko", "en"):
+        out[f"remember_{lang}"] = right[f"remember {lang}"] / max(1, total[lang])
+    return out
+
+
+def changes(items: list[dict]) -> dict:
+    from giok.store.memoryfile import MemoryEntry, MemoryFile, empty
+    from giok.write import policy
+
+    found = traps = wrong_traps = right = true = hit = 0
+    misses = []
+    for item in items:
+        mf = MemoryFile.parse(empty("en"))
+        mf.add(MemoryEntry(policy.normalize(item["old"]), layer="M90", fields={"id": "m-000001"}))
+        decision = policy.decide(mf, item["new"], force=True)
+        superseded = decision.action == "supersede"
+        right += superseded == item["change"]
+        if item["change"]:
+            true += 1
+            hit += superseded
+        else:
+            traps += 1
+            wrong_traps += superseded
+        if superseded != item["change"]:
+            misses.append(
+                f"{'superseded' if superseded else 'missed'} [{item['kind']}] {item['old']} → {item['new']}"
+            )
+        found += superseded
+    return {
+        "n": len(items),
+        "accuracy": right / max(1, len(items)),
+        "changes_found": hit / max(1, true),
+        "false_supersedes": wrong_traps / max(1, traps),
+        "misses": misses,
+    }
+
+
+def cost(items: list[dict]) -> dict:
+    from giok.write import judgement, judges, policy
+
+    lines = [policy.redact(i["text"])[0] for i in items][:40]
+    offline = judges.OfflineJudge()
+    batch = [judges.Item(key=str(n), kind="diary", text=t) for n, t in enumerate(lines)]
+    offline.decide(batch[:1], {})  # the model loads once per process, as in a long-lived server
+    judgement._CACHE.clear()  # the sentences are new to it, as a night's diary is
+    start = time.process_time()
+    offline.decide(batch, {})
+    return {"lines": len(lines), "cpu_ms": 1000 * (time.process_time() - start)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--split", choices=("dev", "test", "fresh"), default="test")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--rules", action="store_true", help="the keyword rules alone (baseline)")
+    parser.add_argument("--misses", type=int, default=0, help="print this many misses of each set")
+    args = parser.parse_args()
+    if args.rules:
+        os.environ["GIOK_JUDGEMENT"] = "rules"
+    sys.path.insert(0, str(ROOT / "src"))
+    result = {
+        "split": args.split,
+        "judge": "rules" if args.rules else "model",
+        "keep": keep_refuse(load("sentences.json", args.split)),
+        "changes": changes(load("changes.json", args.split)),
+        "cost": cost(load("sentences.json", args.split)),
+    }
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=1))
+        return
+    k, c = result["keep"], result["changes"]
+    print(f"split {args.split}, judge {result['judge']}")
+    print(
+        f"keep/refuse  n={k['n']}  remember {k['remember']:.3f} (ko {k['remember_ko']:.3f}, en "
+        f"{k['remember_en']:.3f})  distill {k['distill']:.3f}  agree {k['agree']:.3f}  "
+        f"layer {k['layer']:.3f} (±1 {k['layer_within_one']:.3f})"
+    )
+    print(
+        f"changes      n={c['n']}  accuracy {c['accuracy']:.3f}  found {c['changes_found']:.3f}  "
+        f"false supersedes on traps {c['false_supersedes']:.3f}"
+    )
+    print(
+        f"cost         {result['cost']['lines']} diary lines judged in {result['cost']['cpu_ms']:.0f} ms CPU"
+    )
+    for name in ("keep", "changes"):
+        for line in result[name]["misses"][: args.misses]:
+            print(f"  {name} miss: {line}")
+
+
+if __name__ == "__main__":
+    main()
