@@ -19,6 +19,13 @@ from giok.write import judgement
 DEPLOY = ("We deploy on Fridays", "We do not deploy on Fridays")
 
 
+@pytest.fixture(autouse=True)
+def rules(monkeypatch):
+    """The lexical evidence alone (the learned pair head, where it ships, is put in by the tests
+    that need an answer from it)."""
+    monkeypatch.setenv("GIOK_JUDGEMENT", "rules")
+
+
 def at(monkeypatch, stamp: str) -> None:
     monkeypatch.setenv("GIOK_NOW", stamp)
 
@@ -83,6 +90,7 @@ def test_the_judgement_decides_a_change_it_can_answer(monkeypatch):
         monkeypatch.setattr(judgement, "change_score", lambda n, o, v=verdict: judgement.Change(0.5, v))
         found = review.classify(*pair)
         assert (found[0] if found else None) == kind, verdict
+        assert review.classify("Seojun likes tea", "Seojun drinks tea at 4pm") is None  # no rule: nothing
 
 
 # -- nights ------------------------------------------------------------------------------------

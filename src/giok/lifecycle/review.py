@@ -53,12 +53,15 @@ _WHY = {
 # -- reading a pair ----------------------------------------------------------------------------
 def classify(old: str, new: str) -> tuple[str, str] | None:
     """What the pair (older text, newer text) is: ("reading" | "change" | "contradiction" |
-    "unsure-change", why), or None when they may both be true. A change needs the rules and
-    the learned judgement to agree; the rules alone (the model cannot answer) only raise it."""
+    "unsure-change", why), or None when they may both be true. The write policy's rules find
+    the candidates; the learned judgement, where it answers, refines them: a change needs both
+    to agree, the rules alone (no model) only raise it, and the judgement alone raises nothing."""
     if judgement.volatile(new, old):
         return "reading", _WHY["reading"]
     if policy.opposed(new, old) and not policy.changes(new):
         return "contradiction", _WHY["contradiction"]
+    if not (policy.contradicts(new, old) or policy.contradicts(old, new)):
+        return None
     change = judgement.change_score(new, old)
     if policy.contradicts(new, old):
         if change is None:
@@ -68,11 +71,9 @@ def classify(old: str, new: str) -> tuple[str, str] | None:
         if change.verdict == "unsure":
             return "unsure-change", f"{_WHY['change']}, but the judgement is unsure (p = {change.p:.2f})"
         return None
-    if policy.contradicts(old, new):
+    if policy.contradicts(old, new) and (change is None or change.verdict != "none"):
         return "unsure-change", _WHY["backwards"]
-    if change is not None and change.verdict in ("change", "unsure"):
-        return "unsure-change", f"the judgement reads the newer as a new value (p = {change.p:.2f})"
-    return None
+    return None  # the learned judgement alone raises nothing: it weighs the rules' evidence
 
 
 def _order(entry: MemoryEntry) -> tuple[dt.date, int]:
