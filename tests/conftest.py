@@ -16,9 +16,18 @@ from giok.settings import Settings
 from stand_in import FakeTelegram
 
 
+# The write paths judge by the keyword rules (giok.write.judgement's fallback), as the index
+# embeds with the fake provider: a test of files, git or search does not hang on the learned
+# model's opinion of a placeholder sentence. Set for the whole session (module fixtures and
+# subprocesses too); the model's own tests (marked judgement_model) run it, and bench/ measures it.
+os.environ["GIOK_JUDGEMENT"] = "rules"
+
+
 @pytest.fixture(autouse=True)
-def giok_home(tmp_path, monkeypatch):
+def giok_home(tmp_path, monkeypatch, request):
     home = tmp_path / "home"
+    if request.node.get_closest_marker("judgement_model") is not None:
+        monkeypatch.delenv("GIOK_JUDGEMENT")
     monkeypatch.setenv("GIOK_HOME", str(home))
     monkeypatch.delenv("GIOK_WORKSPACE", raising=False)
     monkeypatch.delenv("GIOK_NOW", raising=False)

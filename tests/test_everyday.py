@@ -157,7 +157,7 @@ def _git(ws, *args) -> str:
 
 
 def test_edit_keeps_the_id_goes_through_the_policy_and_keeps_history(ws, cli):
-    mid = ws.remember("Seojun prefers tea over coffee", type="preference").entry.id
+    mid = ws.remember("Seojun prefers tea over coffee", type="preference", layer="M30").entry.id
     r = json.loads(
         cli(
             "-w",

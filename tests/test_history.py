@@ -59,6 +59,7 @@ def timeline(tmp_path_factory) -> Timeline:
         ids: dict[str, str] = {}
 
         def remember(role: str, text: str, **kw) -> None:
+            kw.setdefault("layer", "M30")  # the timeline counts on the 30-day expiry
             result = ws.remember(text, **kw)
             assert result.entry is not None, result
             ids[role] = result.entry.id

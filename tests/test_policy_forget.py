@@ -77,7 +77,7 @@ def test_forget_errors(ws):
 
 def test_purge_reports_history_and_rewrite_history_removes_every_byte(ws, cli):
     entry = ws.remember("Seojun's passport number is M12345678 kept here").entry
-    ws.remember("An unrelated fact about lunch")
+    ws.remember("An unrelated fact about the build server")
     out = cli("-w", "zeon", "forget", entry.id, "--reason", "delete everywhere", "--purge", "--json")
     data = json.loads(out.output)
     assert any("git history: " in n and "--rewrite-history" in n for n in data["notes"])
@@ -103,7 +103,7 @@ def test_purge_reports_history_and_rewrite_history_removes_every_byte(ws, cli):
     assert "(rewritten)" in out.output
     assert "M12345678" not in _all_git_bytes(ws)
     assert not history_report(ws, ["M12345678"])["commits"]
-    assert "An unrelated fact about lunch" in (ws.root / "MEMORY.md").read_text()
+    assert "An unrelated fact about the build server" in (ws.root / "MEMORY.md").read_text()
     assert git(ws, "status", "--porcelain") == ""
 
 

@@ -241,6 +241,7 @@ def test_markdown_notes_redact_secrets_and_make_tasks_and_diary_days(target):
     assert {o.reason.split(":")[0] for o in report.outcomes if o.action == "refused"} == {
         "greeting or small talk",
         "a question, not a fact",
+        "a secret",  # a line that was nothing but a password: redacted, nothing is left to keep
     }
 
 

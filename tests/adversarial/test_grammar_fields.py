@@ -78,7 +78,7 @@ def test_cli_source_cannot_set_the_scope(ws, payload):
     assert len(ws.memory().entries()) == 1
     assert not ws.memory().problems
     shown = run_giok("-w", ws.root, "show", "--json")
-    [entry] = json.loads(shown.stdout)["layers"]["M30"]["entries"]
+    [entry] = [e for layer in json.loads(shown.stdout)["layers"].values() for e in layer["entries"]]
     assert (entry["scope"], entry["source"]) == ("user:minji", payload.strip())
 
 
@@ -99,7 +99,7 @@ def test_text_reads_back_exactly(ws, cli, giok_home, text):
     stored = ws.get(result.entry.id)
     assert stored.text == text
     shown = json.loads(cli("-w", ws.root, "show", "--json").output)
-    assert [e["text"] for e in shown["layers"]["M30"]["entries"]] == [text]
+    assert [e["text"] for layer in shown["layers"].values() for e in layer["entries"]] == [text]
     hits = ws.search(TEXTS[text], k=3)
     assert text in [h.text for h in hits]
 

@@ -115,16 +115,24 @@ def is_filler(text: str) -> bool:
     if len(words) > 1:
         return False
     word = words[0]
-    return len(word) <= (5 if re.search(r"[가-힣]", word) else 12) and not re.search(r"\d", word)
+    if re.search(r"\d", word) or analysis.is_cjk(word):
+        return len(word) < 3  # a Han or Kana run is a whole sentence without spaces
+    return len(word) <= (5 if analysis.is_hangul(word) else 12)
 
 
 def only_secret(text: str) -> bool:
     """A sentence whose substance was a secret: once redacted, only its frame is left ("The
-    staging API key is [REDACTED]")."""
+    staging API key is [REDACTED]"). A clause that says something else keeps the text
+    ("Seojun prefers green tea; api_key=[REDACTED]")."""
     if not _REDACTED.search(text):
         return False
-    rest = _REDACTED.sub(" ", text)
-    return len(analysis.key_words(rest)) <= 6 and not re.search(r"\d", rest)
+    for clause in re.split(r"[;,\n]|\s[-–]\s", text):
+        rest = _REDACTED.sub(" ", clause)
+        if not analysis.key_words(rest):
+            continue
+        if not _REDACTED.search(clause) or len(analysis.key_words(rest)) > 6 or re.search(r"\d", rest):
+            return False
+    return True
 
 
 def tag(text: str) -> str | None:
@@ -432,6 +440,7 @@ def _rules(text: str, type: str | None) -> Judgement:
         return Judgement(layer != "drop", layer, kind_of, importance, reason, kind, "rules")
 
     if _RULE_RE["lesson"].search(text):
+        kind_of = type or "lesson"
         return verdict("M90", "a lesson learned from a mistake", "lesson")
     if _RULE_RE["milestone"].search(text):
         return verdict("M365", "a milestone worth a year", "life-event")
