@@ -15,7 +15,6 @@ from giok.edges.cli import main
 from giok.settings import Settings
 from stand_in import FakeTelegram
 
-
 # The write paths judge by the keyword rules (giok.write.judgement's fallback), as the index
 # embeds with the fake provider: a test of files, git or search does not hang on the learned
 # model's opinion of a placeholder sentence. Set for the whole session (module fixtures and
