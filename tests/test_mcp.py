@@ -202,7 +202,8 @@ def test_review_queue_lists_and_resolves(server):
     new = server.ok("memory_remember", text="The nightly backup does not run on the NAS")["entry"]["id"]
     distill(server.ws)  # the night raises the pair once
     listed = server.ok("memory_review")
-    (item,) = [i for i in listed["items"] if [e["id"] for e in i["entries"]] == [old, new]]
+    (item,) = [i for i in listed["items"] if {e["id"] for e in i["entries"]} == {old, new}]
+    old, new = (e["id"] for e in item["entries"])  # oldest first (one day: the order in MEMORY.md)
     assert item["kind"] == "contradiction"
     assert item["status"] == "open"
     assert "forget needs" in server.error("memory_review_resolve", id=item["id"], choice="forget")

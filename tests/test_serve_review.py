@@ -23,7 +23,7 @@ def test_list_then_resolve_through_the_api(srv):
     with srv.client(srv.tokens["zeon-read"]) as c:
         listed = c.get("/api/w/zeon/review").json()
         assert listed["open"] == 1
-        assert [(i["id"], [e["id"] for e in i["entries"]]) for i in listed["items"]] == [(item, [old, new])]
+        assert [(i["id"], {e["id"] for e in i["entries"]}) for i in listed["items"]] == [(item, {old, new})]
         head = git.head_id(srv.workspaces["zeon"].root)
         refused = c.post("/api/w/zeon/review", json={"id": item, "choice": "both"})
         assert refused.status_code == 403
