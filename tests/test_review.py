@@ -77,6 +77,19 @@ def test_not_a_reading(old, new):
     assert not judgement.volatile(new, old)
 
 
+def test_lines_that_differ_only_in_a_label_raise_nothing():
+    assert review.classify("Sync notes for the crawler (#12-3)", "Sync notes for the crawler (#40-5)") is None
+    assert (
+        review.classify("Harbor log 4: reviewed the tide tables", "Harbor log 6: reviewed the tide tables")
+        is None
+    )
+    # a date is no label: a new date of one slot is for the rules (alone, they only raise it)
+    assert (
+        review.classify("The passport expiry date is 2026-07-14", "The passport expiry date is 2036-05-20")[0]
+        == "unsure-change"
+    )
+
+
 def test_the_opposite_claim_is_a_contradiction_in_both_languages():
     assert review.classify(*DEPLOY)[0] == "contradiction"
     assert review.classify("배포는 금요일에 한다", "배포는 금요일에 하지 않는다")[0] == "contradiction"

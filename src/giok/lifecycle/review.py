@@ -58,6 +58,8 @@ def classify(old: str, new: str) -> tuple[str, str] | None:
     to agree, the rules alone (no model) only raise it, and the judgement alone raises nothing."""
     if judgement.volatile(new, old):
         return "reading", _WHY["reading"]
+    if judgement.labels_only(new, old):
+        return None  # two labelled things ("sync (#12)" / "sync (#14)"): both hold
     if policy.opposed(new, old) and not policy.changes(new):
         return "contradiction", _WHY["contradiction"]
     if not (policy.contradicts(new, old) or policy.contradicts(old, new)):

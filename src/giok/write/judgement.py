@@ -506,8 +506,8 @@ def change_score(new: str, old: str) -> Change | None:
 
 # -- readings: a number that changes by nature -----------------------------------------------------
 _NUMBER = re.compile(r"(?<![\w#.-])\d+(?:[.,]\d+)*")  # 37, 72.5, 10,400; not #123, v2, 2026-03-05
-# #123, v2, A3, a date or a version, a label ("Log 4:", "Day 12:"; not a time, 09:30)
-_IDENTIFIER = re.compile(r"#\d|\b[A-Za-z]+\d|\d+[-/.]\d+[-/.]\d+|\d\s*:(?!\d)")
+_LABEL = re.compile(r"#\d|\b[A-Za-z]+\d|\d\s*:(?!\d)")  # #123, v2, A3, "Log 4:" (not a time, 09:30)
+_DATE_OR_VERSION = re.compile(r"\d+[-/.]\d+[-/.]\d+")  # 2026-03-05, 1.2.3
 
 
 def _masked(text: str) -> tuple[str, tuple[str, ...]]:
@@ -517,14 +517,23 @@ def _masked(text: str) -> tuple[str, tuple[str, ...]]:
     return analysis.key(_NUMBER.sub(" 0 ", text)), numbers
 
 
+def labels_only(new: str, old: str) -> bool:
+    """Do the two texts differ only in their numbers, and are those labels ("Sync notes (#12)" /
+    "(#14)", "Log 4:" / "Log 6:", "v2" / "v3")? Then they name two things, and both hold."""
+    every = re.compile(r"\d+")
+    if not (_LABEL.search(new) or _LABEL.search(old)) or every.findall(new) == every.findall(old):
+        return False
+    return analysis.key(every.sub(" 0 ", new)) == analysis.key(every.sub(" 0 ", old))
+
+
 def volatile(new: str, old: str) -> bool:
     """Is `new` a fresh reading of the quantity `old` measured ("Phone battery is at 30 %" after
     "… 37 %", "Walked 10,400 steps", "몸무게는 71.8kg")? The only difference between the two is a
     number, neither is negated nor says it changed, and no number is an identifier (#123, v2, a
-    date, the label of "Log 4:"). Such a number changes by nature: the newer reading wins,
-    silently; it is never a contradiction. Where the pair head answers, it must not call them
-    different slots."""
-    if _IDENTIFIER.search(new) or _IDENTIFIER.search(old):
+    date or a version, the label of "Log 4:"). Such a number changes by nature: the newer
+    reading wins, silently; it is never a contradiction. Where the pair head answers, it must
+    not call them different slots."""
+    if any(rx.search(t) for rx in (_LABEL, _DATE_OR_VERSION) for t in (new, old)):
         return False
     (key_new, numbers_new), (key_old, numbers_old) = _masked(new), _masked(old)
     if not numbers_new or numbers_new == numbers_old or key_new != key_old:
