@@ -55,6 +55,8 @@ def contradiction(ws, monkeypatch) -> tuple[str, str]:
         ("Walked 8,200 steps today", "Walked 10,400 steps today"),
         ("몸무게는 72.5kg이다", "몸무게는 71.8kg이다"),
         ("The office is at 23C", "The office is at 21.5C"),
+        ("Resting heart rate is 62 bpm", "Resting heart rate is 58 bpm"),
+        ("Standup is at 10:00 every weekday", "Standup is at 09:30 every weekday"),
     ],
 )
 def test_a_number_that_changes_by_nature_is_a_reading(old, new):
@@ -70,6 +72,8 @@ def test_a_number_that_changes_by_nature_is_a_reading(old, new):
         ("Harbor log 4: reviewed the tide tables", "Harbor log 6: reviewed the tide tables"),  # labels
         ("Battery at 37%", "Battery is now at 30%"),  # more than a number differs
         ("Seojun has 2 dogs", "Seojun has 3 cats"),
+        ("Standing fact number 3 about the parser", "Standing fact number 12 about the parser"),  # names
+        ("Room 301 is booked for Monday", "Room 302 is booked for Monday"),
         ("We deploy on Fridays", "We do not deploy on Fridays"),
     ],
 )
