@@ -62,10 +62,8 @@ def classify(old: str, new: str) -> tuple[str, str] | None:
         return None  # two labelled things ("sync (#12)" / "sync (#14)"): both hold
     if policy.opposed(new, old) and not policy.changes(new):
         return "contradiction", _WHY["contradiction"]
-    if not (policy.contradicts(new, old) or policy.contradicts(old, new)):
-        return None
-    change = judgement.change_score(new, old)
     if policy.contradicts(new, old):
+        change = judgement.change_score(new, old)
         if change is None:
             return "unsure-change", f"{_WHY['change']}; no learned judgement confirmed it"
         if change.verdict == "change":
@@ -73,7 +71,7 @@ def classify(old: str, new: str) -> tuple[str, str] | None:
         if change.verdict == "unsure":
             return "unsure-change", f"{_WHY['change']}, but the judgement is unsure (p = {change.p:.2f})"
         return None
-    if policy.contradicts(old, new) and (change is None or change.verdict != "none"):
+    if policy.contradicts(old, new):  # e.g. a reversion ("다시 화요일로 돌아갔다") after the change
         return "unsure-change", _WHY["backwards"]
     return None  # the learned judgement alone raises nothing: it weighs the rules' evidence
 
