@@ -6,9 +6,9 @@
    entries whose references, links and role relevance make them candidates for promotion;
 3. expires what is past its date into memory/archive/YYYY-MM.md (searchable, never injected);
 4. review pass: merges duplicates (the copy goes to the archive, marked merged_into); a new
-   reading of a number (battery, steps) or a change supersedes the older entry; contradictions
-   and unsure changes are raised once into the review queue state/review.md (giok.lifecycle.review);
-   stale workflow state is flagged;
+   reading of a number (battery, steps) or a change the rules and the judgement agree on
+   supersedes the older entry; contradictions and unsure changes are raised once into the
+   review queue state/review.md (giok.lifecycle.review); stale workflow state is flagged;
 5. writes the reference totals into the entries, a report line into the diary, the ledger
    memory/distilled.txt, and makes ONE commit `nightly-distill: YYYY-MM-DD`.
 
