@@ -7,12 +7,13 @@ words (`settle`), and reads each pair, older then newer (`classify`):
   battery is at 30 %" after "… 37 %"; judgement.volatile). A number that changes by nature:
   the newer supersedes the older, silently.
 - a **change**: the write policy's rules say the newer replaces the older (a move, a switch, a
-  new value with a change word; policy.contradicts), and the pair head agrees or cannot answer
+  new value with a change word; policy.contradicts), and the learned pair head agrees
   (judgement.change_score). The newer supersedes the older, as `remember` would have done.
 - a **contradiction**: the same claim with the opposite polarity and no word of a change
   ("We deploy on Fridays" / "We do not deploy on Fridays"; policy.opposed). Raised.
-- an **unsure change**: the pair head is unsure the newer replaces the older, or the rules read
-  the pair backwards (the older would replace the newer). Raised.
+- an **unsure change**: the rules see a change the pair head is unsure of or cannot judge (no
+  model), or the rules read the pair backwards (the older would replace the newer). Raised.
+- two lines that differ only in a label ("#12", "Log 4:") and everything else: both hold.
 
 A raised pair becomes one block of `state/review.md` (giok.store.reviewfile) with a stable id
 R-001…, once: raising a pair the queue already holds, whatever its status, does nothing. An
@@ -252,10 +253,21 @@ def _forget(ws, entry_id: str, reason: str) -> list[str]:
     return [f"forgot {entry_id}"]
 
 
+def _apply(mf: MemoryFile, item: Item, choice: str, entry: str) -> str:
+    """Carry out `choice` on the parsed MEMORY.md (newer) and say what was done."""
+    if choice == "newer":
+        old, new = (mf.find(i) for i in item.ids[:2])
+        assert old is not None and new is not None  # live: checked under the same lock
+        supersede(mf, old, new, today())
+        return f"newer: {new.id} supersedes {old.id}"
+    if choice == "both":
+        return "both: both kept; this pair is not raised again"
+    return f"forget: {entry} forgotten"
+
+
 def _write(ws, item_id: str, choice: str | None, entry: str, reason: str | None = None) -> Resolved:
     """One transaction: the choice into MEMORY.md (newer) and the item's new status into the
     queue, with every other open item whose entries are gone closed too. choice None: only close."""
-    day = today().isoformat()
     planned: dict = {}
 
     def message() -> str:
@@ -272,18 +284,10 @@ def _write(ws, item_id: str, choice: str | None, entry: str, reason: str | None 
         mf = MemoryFile.parse(before)
         item = queue.get(item_id)
         assert item is not None  # read under the same lock by the caller
-        if choice == "newer":
-            old, new = (mf.find(i) for i in item.ids[:2])
-            assert old is not None and new is not None  # live: checked under the same lock
-            supersede(mf, old, new, today())
-            tx.write(MEMORY, mf.render(), expected=before)
-            item.outcome = f"{day} newer: {new.id} supersedes {old.id}"
-        elif choice == "both":
-            item.outcome = f"{day} both: both kept; this pair is not raised again"
-        elif choice == "forget":
-            item.outcome = f"{day} forget: {entry} forgotten"
         if choice:
-            item.status = "resolved"
+            item.status, item.outcome = "resolved", f"{today().isoformat()} {_apply(mf, item, choice, entry)}"
+        if choice == "newer":
+            tx.write(MEMORY, mf.render(), expected=before)
         live = {e.id for e in mf.entries() if not e.superseded}
         close_gone(queue, live, today())
         planned["item"] = item
