@@ -40,6 +40,8 @@ EXPECTED = {
     "crossview_ack",
     "memory_distill_plan",
     "memory_distill_apply",
+    "memory_review",
+    "memory_review_resolve",
 }
 READ_ONLY = {
     "memory_boot",
@@ -51,8 +53,15 @@ READ_ONLY = {
     "memory_state_show",
     "memory_heartbeat_list",
     "memory_distill_plan",
+    "memory_review",
 }
-DESTRUCTIVE = {"memory_forget", "memory_state", "memory_heartbeat", "memory_distill_apply"}
+DESTRUCTIVE = {
+    "memory_forget",
+    "memory_state",
+    "memory_heartbeat",
+    "memory_distill_apply",
+    "memory_review_resolve",
+}
 
 
 @contextlib.asynccontextmanager
@@ -193,6 +202,28 @@ def test_remember_get_and_forget(server):
     assert refused["action"] == "refused"
     assert refused["entry"] is None
     assert refused["reason"]
+
+
+def test_review_queue_lists_and_resolves(server):
+    from giok.lifecycle.distill import distill
+
+    old = server.ok("memory_remember", text="The nightly backup runs on the NAS")["entry"]["id"]
+    new = server.ok("memory_remember", text="The nightly backup does not run on the NAS")["entry"]["id"]
+    distill(server.ws)  # the night raises the pair once
+    listed = server.ok("memory_review")
+    (item,) = [i for i in listed["items"] if {e["id"] for e in i["entries"]} == {old, new}]
+    old, new = (e["id"] for e in item["entries"])  # oldest first (one day: the order in MEMORY.md)
+    assert item["kind"] == "contradiction"
+    assert item["status"] == "open"
+    assert "forget needs" in server.error("memory_review_resolve", id=item["id"], choice="forget")
+    done = server.ok("memory_review_resolve", id=item["id"], choice="newer", reason="the NAS was retired")
+    assert done["item"]["status"] == "resolved"
+    assert done["item"]["outcome"].endswith(f"newer: {new} supersedes {old}")
+    assert server.ws.memory().find(old).fields["superseded_by"] == new
+    assert item["id"] not in [i["id"] for i in server.ok("memory_review")["items"]]
+    again = server.ok("memory_review", all=True)["items"]
+    assert [i["status"] for i in again if i["id"] == item["id"]] == ["resolved"]
+    assert "already resolved" in server.error("memory_review_resolve", id=item["id"], choice="both")
 
 
 def test_tool_errors_carry_the_cli_message(server):

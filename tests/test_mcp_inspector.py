@@ -14,6 +14,7 @@ import pytest
 
 from giok import Workspace
 from giok.edges.mcp import TOOLS
+from giok.lifecycle.distill import distill
 
 ROOT = Path(__file__).resolve().parents[1]
 INSPECTOR = ROOT / ".tools" / "node_modules" / ".bin" / "mcp-inspector"
@@ -114,6 +115,11 @@ def test_inspector_calls_every_tool_once(inspector, ws):
     assert ok("crossview_ack")["acked"] == []
     plan = ok("memory_distill_plan")
     assert ok("memory_distill_apply", plan=plan["plan"], decisions={})["judges"] == ["agent"]
+    ok("memory_remember", text="The release train leaves on Mondays")
+    ok("memory_remember", text="The release train does not leave on Mondays")
+    distill(ws)
+    (item,) = ok("memory_review")["items"]
+    assert ok("memory_review_resolve", id=item["id"], choice="both")["item"]["status"] == "resolved"
     assert ok("memory_forget", id=entry["id"], reason="test over")["action"] == "removed"
     assert called == set(TOOLS)
     assert entry["id"] not in ws.read_text("MEMORY.md")

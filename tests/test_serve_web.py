@@ -118,6 +118,21 @@ def test_mark_a_task_done_and_the_other_tabs(page):
     assert page.locator("#commits li").count() >= 3
 
 
+def test_review_tab_resolves_an_item(page, srv):
+    from giok.lifecycle.distill import distill
+
+    zeon = srv.workspaces["zeon"]
+    zeon.remember("The weekly demo is recorded")
+    zeon.remember("The weekly demo is not recorded")
+    distill(zeon)
+    page.click("#tabs button[data-tab=review]")
+    item = page.locator("#review li[data-item]", has_text="weekly demo")
+    item.wait_for()
+    item.locator("button.resolve[data-choice=both]").click()
+    page.locator("#review li.muted", has_text="nothing to review").wait_for()
+    assert "(resolved)" in zeon.path("state/review.md").read_text()
+
+
 def test_a_wrong_token_shows_the_sign_in_form(browser, srv):
     context = browser.new_context()
     pg = context.new_page()

@@ -37,7 +37,8 @@ INSTRUCTIONS = (
     "memory_recall (it decides whether memory is needed and searches at most twice). Keep what must "
     "outlive the session with memory_remember / memory_decide / memory_lesson; track work with "
     "memory_task and memory_state. Messages from sibling agents arrive in crossview_inbox. To judge "
-    "the nightly distillation yourself, call memory_distill_plan, decide, then memory_distill_apply."
+    "the nightly distillation yourself, call memory_distill_plan, decide, then memory_distill_apply. "
+    "Memories that disagree wait in memory_review until the user says which holds."
 )
 MAX_GET_LINES = 2000
 _ID_IN_TEXT = re.compile(r"\bm-[0-9a-f]{6,12}\b")
@@ -501,6 +502,43 @@ def _distill_apply(ws: Workspace, args: dict):
 
     answer = {"plan": args["plan"], "decisions": args["decisions"]}
     return distill.apply(ws, answer, dry_run=args.get("dry_run", False)).to_dict()
+# -- the review queue (giok.lifecycle.review) ----------------------------------------------
+@tool(
+    "memory_review",
+    "The review queue: pairs of memories that may disagree (a contradiction, or a change giok is unsure "
+    "of), raised once by the nightly distill and kept in state/review.md until resolved. Each item has an "
+    "id (R-001), its two entries (id, date, text, oldest first) and why it was raised. Ask the user which "
+    "holds, then resolve it with memory_review_resolve.",
+    {"all": {"type": "boolean", "description": "Also list resolved and closed items (default: open ones)."}},
+    read_only=True,
+    idempotent=True,
+)
+def _review(ws: Workspace, args: dict):
+    from giok.lifecycle import review
+
+    return review.listing(ws, bool(args.get("all")))
+
+
+@tool(
+    "memory_review_resolve",
+    "Resolve an open item of memory_review: choice=newer (the newer entry supersedes the older one), "
+    "both (both are true; the pair is never raised again) or forget (forget `entry`, one of the item's "
+    "two, for good; the other stays). Only when the user said which holds, or the conversation makes it "
+    "plain.",
+    {
+        "id": _str("The item id, R-001.", pattern=r"^[Rr]-\d{3,}$"),
+        "choice": _str("newer, both or forget.", enum=["newer", "both", "forget"]),
+        "entry": _str("The entry to forget (with choice=forget), m-xxxxxx.", pattern=r"^m-[0-9a-f]{6,12}$"),
+        "reason": _str("Why (kept in the commit message; the forget's reason with choice=forget)."),
+    },
+    required=("id", "choice"),
+    destructive=True,
+)
+def _review_resolve(ws: Workspace, args: dict):
+    from giok.lifecycle import review
+
+    done = review.resolve(ws, args["id"], args["choice"], entry=args.get("entry"), reason=args.get("reason"))
+    return done.to_dict()
 
 
 # -- cross-view ---------------------------------------------------------------------------
@@ -669,7 +707,7 @@ async def _answer_unparseable(source, sink, write) -> None:
 
 # Tools that read or change the search index: they wait for the warm-up and run one at a time,
 # so that no two threads drive the index's one SQLite connection at once.
-INDEXED = frozenset({"memory_search", "memory_recall", "memory_forget"})
+INDEXED = frozenset({"memory_search", "memory_recall", "memory_forget", "memory_review_resolve"})
 
 
 class WarmUp:

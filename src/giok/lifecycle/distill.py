@@ -5,8 +5,10 @@
 2. asks the judges about each new diary item (drop, M30, M90, M365, M0, lesson) and about the
    entries whose references, links and role relevance make them candidates for promotion;
 3. expires what is past its date into memory/archive/YYYY-MM.md (searchable, never injected);
-4. review pass: merges duplicates (the copy goes to the archive, marked merged_into), flags
-   contradictions and stale workflow state without touching them;
+4. review pass: merges duplicates (the copy goes to the archive, marked merged_into); a new
+   reading of a number (battery, steps) or a change the rules and the judgement agree on
+   supersedes the older entry; contradictions and unsure changes are raised once into the
+   review queue state/review.md (giok.lifecycle.review); stale workflow state is flagged;
 5. writes the reference totals into the entries, a report line into the diary, the ledger
    memory/distilled.txt, and makes ONE commit `nightly-distill: YYYY-MM-DD`.
 
@@ -29,22 +31,23 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from giok.errors import DirtyFileError, GiokError, InvalidInput
-from giok.lifecycle import crossview
+from giok.lifecycle import crossview, review
 from giok.providers import llm
 from giok.retrieval.chunks import OWN_MARK, is_own_line, is_turn_log
 from giok.store import layout, refs
 from giok.store.clock import now, parse_date, today
 from giok.store.fsutil import read_bytes
 from giok.store.memoryfile import LAYER_DAYS, Heading, MemoryEntry, MemoryFile, RawLine, empty, new_id
+from giok.store.reviewfile import ReviewFile
 from giok.store.sections import parse_diary
 from giok.store.workspace import LESSONS, MEMO, MEMORY
 from giok.text import analysis, likeness
 from giok.write import judges, policy
 
 LEDGER = layout.LEDGER
+REVIEW = layout.REVIEW
 ARCHIVE_DIR = layout.ARCHIVE_DIR
-OWN_PATHS = layout.OWN_PATHS  # MEMORY.md, lessons, and memory/: diaries, ledger and archive
-MAX_FLAGS = 50
+OWN_PATHS = layout.OWN_PATHS  # MEMORY.md, lessons, memory/ (diaries, ledger, archive), the review queue
 
 
 # -- small text tools ------------------------------------------------------------------------
@@ -113,6 +116,7 @@ class Report:
     expired: list[dict] = field(default_factory=list)
     merged: list[dict] = field(default_factory=list)
     flagged: list[dict] = field(default_factory=list)
+    review: dict = field(default_factory=dict)  # review.Night: raised, closed, superseded, open
     refs_written: dict[str, int] = field(default_factory=dict)
     judges: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -128,6 +132,11 @@ class Report:
             f"{self.decisions['lesson']} lesson(s), {self.decisions['drop']} dropped; "
             f"promoted {len(self.promoted)}, expired {len(self.expired)}, merged {len(self.merged)}, "
             f"flagged {len(self.flagged)}"
+            + (
+                f"; review: {len(self.review['raised'])} new, {self.review['open']} open"
+                if self.review.get("raised") or self.review.get("open")
+                else ""
+            )
         )
 
     def to_dict(self) -> dict:
@@ -305,6 +314,8 @@ class _Run:
         self.archives: dict[str, MemoryFile] = {}
         self.lesson_blocks: list[str] = []
         self.touched_memory = False
+        self.queue = ReviewFile()  # state/review.md, read by the review pass
+        self.review_changed = False
 
     def plan(self) -> tuple[Report, dict[str, bytes]]:
         self._write_back_refs()
@@ -567,21 +578,25 @@ class _Run:
             self.report.merged.append({"id": entry.id, "into": keep_id, "text": entry.text})
 
     def _flag_contradictions(self, live: list[MemoryEntry]) -> None:
-        found = 0
-        for a, b in _pairs(live, self.token_of, 0.2, min_tokens=2):
-            if a.scope != b.scope or not disagree(a.text, b.text):
-                continue
-            found += 1
-            if found <= MAX_FLAGS:
-                self.report.flagged.append(
-                    {
-                        "kind": "contradiction",
-                        "ids": [a.id, b.id],
-                        "message": f"{a.id} and {b.id} may disagree: {a.text!r} / {b.text!r}",
-                    }
-                )
-        if found > MAX_FLAGS:
-            self.report.notes.append(f"{found} possible contradictions; the first {MAX_FLAGS} are listed")
+        """The review queue (giok.lifecycle.review): a new reading or a change supersedes the
+        older entry; a contradiction or an unsure change is raised into state/review.md once and
+        flagged the night it is raised; open items whose entries are gone close."""
+        self.queue = ReviewFile.parse(self.snap.text(REVIEW))
+        pairs = _pairs(live, self.token_of, 0.2, min_tokens=2)
+        night = review.settle(self.mf, self.queue, pairs, self.day)
+        self.touched_memory |= bool(night.superseded)
+        self.review_changed = night.queue_changed
+        self.report.review = night.to_dict()
+        for item in night.raised:
+            self.report.flagged.append(
+                {
+                    "kind": item.kind,
+                    "ids": item.ids,
+                    "item": item.id,
+                    "message": f"{item.id}: {' / '.join(repr(e.text) for e in item.entries)} may disagree "
+                    f"({item.why}); `giok review resolve {item.id} --newer|--both|--forget ID`",
+                }
+            )
 
     def _flag_stale(self, live: list[MemoryEntry]) -> None:
         cutoff = self.day - dt.timedelta(days=14)
@@ -607,10 +622,12 @@ class _Run:
     # -- output -------------------------------------------------------------------------------
     def _writes(self) -> dict[str, bytes]:
         r = self.report
-        if not (r.days or self.touched_memory or self.lesson_blocks):
+        if not (r.days or self.touched_memory or self.lesson_blocks or self.review_changed):
             return {}
         r.changed = True
         writes: dict[str, bytes] = {rel: mf.render() for rel, mf in sorted(self.archives.items())}
+        if self.review_changed:
+            writes[REVIEW] = self.queue.render()
         if self.lesson_blocks:
             base = self.snap.text(LESSONS) or f"# lessons.md : {self.ws.name}\n"
             base = base if base.endswith("\n") else base + "\n"

@@ -27,6 +27,7 @@ DECISIONS = "state/decisions.md"
 TASKS = "state/tasks.md"
 MEMO = "state/memo.md"
 TRACE = "state/trace.jsonl"
+REVIEW = "state/review.md"  # the review queue: contradictions and unsure changes until resolved
 DIARY_DIR = "memory"
 ARCHIVE_DIR = "memory/archive"
 LEDGER = "memory/distilled.txt"
@@ -40,13 +41,14 @@ READ_ONLY = (LEDGER, TRACE)  # and everything under ARCHIVE_DIR: distillation's 
 # OpenClaw's templates own these (`openclaw setup` writes them); `giok init --openclaw` leaves them alone
 OPENCLAW_FILES = (SOUL, AGENTS, USER, TOOLS, HEARTBEAT)
 LOGGED = (MEMORY, "memory", "compound", "state", HEARTBEAT, AGENTS, SOUL, USER)  # what `giok log` shows
-OWN_PATHS = (MEMORY, "memory", LESSONS)  # what distillation writes (diaries, ledger, archive under memory/)
+# what distillation writes (diaries, ledger, archive under memory/; the review queue)
+OWN_PATHS = (MEMORY, "memory", LESSONS, REVIEW)
 
 DIARY_RE = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")  # group 1: the day
 ARCHIVE_RE = re.compile(r"^memory/archive/[^/]+\.md$")
 # the memory files forget may edit (by id or by match)
 FORGETTABLE_RE = re.compile(
-    r"^(MEMORY\.md|compound/lessons\.md|state/trace\.jsonl|memory/\d{4}-\d{2}-\d{2}\.md"
+    r"^(MEMORY\.md|compound/lessons\.md|state/trace\.jsonl|state/review\.md|memory/\d{4}-\d{2}-\d{2}\.md"
     r"|memory/archive/[^/]+\.md)$"
 )
 
@@ -55,6 +57,7 @@ SKIP_DIRS = frozenset({".giok", ".git", "node_modules", "__pycache__"})
 SKIP_FILES = frozenset(
     {
         CONTEXT,  # its points are in the diary
+        REVIEW,  # copies of MEMORY.md entries' texts, queued for a person: not memory itself
         "BOOTSTRAP.md",  # OpenClaw's first-run ritual: instructions, not memory
         "skills",  # OpenClaw's workspace skills (a folder, matched at the root)
     }

@@ -3,13 +3,14 @@ memory files, the search index (chunks, vectors, embedding cache), the derived c
 .giok/ and, when asked, git history.
 
 - By id: the lines carrying that id go: its MEMORY.md entry, its copy in memory/archive/, the
-  state/trace.jsonl events about it, and the diary lines it came from (lines of
-  memory/YYYY-MM-DD.md holding its whole text, when that text has at least MIN_MATCH
-  characters). Nothing else is touched: not state/decisions.md, lessons, drafts or the
-  identity files, even when they mention the same words.
+  state/trace.jsonl events about it, its line in the review queue state/review.md, and the
+  diary lines it came from (lines of memory/YYYY-MM-DD.md holding its whole text, when that
+  text has at least MIN_MATCH characters). Nothing else is touched: not state/decisions.md,
+  lessons, drafts or the identity files, even when they mention the same words.
 - By match: the lines holding TEXT (case-insensitive, at least MIN_MATCH characters) in the
-  memory files only: MEMORY.md, memory/archive/, the diaries, compound/lessons.md and
-  state/trace.jsonl. Decisions, tasks, drafts and identity files are the user's to edit.
+  memory files only: MEMORY.md, memory/archive/, the diaries, compound/lessons.md,
+  state/trace.jsonl and state/review.md. Decisions, tasks, drafts and identity files are the
+  user's to edit.
 - Under the workspace lock: every file is read once (line numbers and checksums come from
   the same bytes), the repository and the git identity are checked before anything is
   written, and when a write or the commit fails every file gets its previous bytes back.
@@ -38,8 +39,9 @@ from giok import settings
 from giok.errors import GiokError, GitError, InvalidInput, NotFound
 from giok.store import git, history
 from giok.store.fsutil import atomic_write, clean_text, read_bytes
-from giok.store.layout import ARCHIVE_RE, FORGETTABLE_RE, LESSONS, MEMORY, TRACE, diary_day
+from giok.store.layout import ARCHIVE_RE, FORGETTABLE_RE, LESSONS, MEMORY, REVIEW, TRACE, diary_day
 from giok.store.memoryfile import MemoryEntry, MemoryFile
+from giok.store.reviewfile import entry_line
 from giok.store.workspace import Workspace, _short, check_id
 
 _SKIP_DERIVED = (".db", ".sqlite", ".sqlite3", "-wal", "-shm", "lock", ".key")
@@ -171,6 +173,13 @@ def _by_id(ws: Workspace, files: _Files, entry_id: str, reason: str) -> Forgotte
             {"path": TRACE, "line": no}
             for no, line in enumerate(files.lines(TRACE), 1)
             if _trace_target(line) == entry_id
+        ]
+    if REVIEW in scoped:  # the review queue's copy of the entry (its item then closes)
+        named = entry_line(entry_id)
+        done.removed += [
+            {"path": REVIEW, "line": no}
+            for no, line in enumerate(files.lines(REVIEW), 1)
+            if named.match(line)
         ]
     done.removed += _diary_sources(files, scoped, entry)
     return done

@@ -502,3 +502,72 @@ def change_score(new: str, old: str) -> Change | None:
     p = float(_sigmoid(pair_features(u, v, new, old) @ heads.pair_w + heads.pair_b))
     verdict = "change" if p >= heads.change_at else "unsure" if p >= heads.unsure_at else "none"
     return Change(p, verdict)
+
+
+# -- readings: a number that changes by nature -----------------------------------------------------
+_NUMBER = re.compile(r"(?<![\w#.:-])\d+(?:[.,]\d+)*(?::\d\d)?")  # 37, 72.5, 10,400, 09:30; not #1, v2
+_LABEL = re.compile(r"#\d|\b[A-Za-z]+\d|\d\s*:(?!\d)")  # #123, v2, A3, "Log 4:" (not a time, 09:30)
+_DATE_OR_VERSION = re.compile(r"\d+[-/.]\d+[-/.]\d+")  # 2026-03-05, 1.2.3
+
+
+_UNIT_AFTER = re.compile(r"\s?[%°]|[A-Za-z가-힣]")  # 37%, 23°, 72.5kg, 8047보
+_WORD_AFTER = re.compile(r"\s+([A-Za-z]+)\b")
+
+
+def _quantities(text: str) -> bool:
+    """Is every free-standing number of the text a measured quantity: a unit or a per cent
+    after it ("37%", "72.5kg", "8047보"), a time ("10:00"), or a short unit or counted things as the next
+    word ("72.5 kg", "62 bpm", "8,200 steps", "3 GPUs")? A number before any other word names
+    something ("fact number 3 about …", "Room 301 is …", "Sprint 12 retro")."""
+    for found in _NUMBER.finditer(text):
+        rest = text[found.end() :]
+        if ":" in found.group() or _UNIT_AFTER.match(rest):  # a time of day is a value too
+            continue
+        word = _WORD_AFTER.match(rest)
+        unit = word and word.group(1)
+        if not unit or unit.lower() in analysis.STOP_WORDS:
+            return False
+        if not (len(unit) <= 3 or (unit.islower() and unit.endswith("s")) or unit.endswith(("s", "S"))):
+            return False
+    return True
+
+
+def _masked(text: str) -> tuple[str, tuple[str, ...]]:
+    """The text's comparison key with each free-standing number replaced by one mark, and the
+    numbers."""
+    numbers = tuple(n.replace(",", "") for n in _NUMBER.findall(text))
+    return analysis.key(_NUMBER.sub(" 0 ", text)), numbers
+
+
+def labels_only(new: str, old: str) -> bool:
+    """Do the two texts differ only in their numbers, and are those labels ("Sync notes (#12)" /
+    "(#14)", "Log 4:" / "Log 6:", "v2" / "v3")? Then they name two things, and both hold."""
+    every = re.compile(r"\d+")
+    if not (_LABEL.search(new) or _LABEL.search(old)) or every.findall(new) == every.findall(old):
+        return False
+    return analysis.key(every.sub(" 0 ", new)) == analysis.key(every.sub(" 0 ", old))
+
+
+def volatile(new: str, old: str) -> bool:
+    """Is `new` a fresh reading of the quantity `old` measured ("Phone battery is at 30 %" after
+    "… 37 %", "Walked 10,400 steps", "몸무게는 71.8kg")? The only difference between the two is a
+    number, every number is a measured quantity (a unit or counted things after it), neither
+    text is negated nor says it changed, and no number is an identifier (#123, v2, a date or
+    a version, the label of "Log 4:"). Such a number changes by nature: the newer
+    reading wins, silently; it is never a contradiction. Where the pair head answers, it must
+    not call them different slots."""
+    if any(rx.search(t) for rx in (_LABEL, _DATE_OR_VERSION) for t in (new, old)):
+        return False
+    if not (_quantities(new) and _quantities(old)):
+        return False
+    (key_new, numbers_new), (key_old, numbers_old) = _masked(new), _masked(old)
+    if not numbers_new or numbers_new == numbers_old or key_new != key_old:
+        return False
+    if len(numbers_new) != len(numbers_old) or analysis.positive(new)[1] or analysis.positive(old)[1]:
+        return False
+    from giok.write import policy  # the change words live with the policy
+
+    if policy.changes(new) or policy.changes(old):
+        return False
+    change = change_score(new, old)
+    return change is None or change.verdict != "none"

@@ -39,6 +39,7 @@ COMMAND_MODULES = {
     "search": ("search", "recall", "index"),
     "boot": ("boot", "history", "trace"),
     "routines": ("distill", "watch", "flush", "wake", "schedule"),
+    "review": ("review",),
     "agents": ("crossview", "mcp"),
     "porting": ("export", "import", "doctor"),
     "hooks": ("hook",),

@@ -38,8 +38,9 @@ def distill(date_, dry_run, make_plan, answer, as_json):
 
     Reads every diary day not yet distilled (memory/distilled.txt keeps track), asks the
     judges configured in the home config (the offline judge when none), moves expired
-    entries to memory/archive/, merges duplicates, flags contradictions, and commits
-    `nightly-distill: DATE` once. Running it again with nothing new changes nothing.
+    entries to memory/archive/, merges duplicates, raises contradictions once into the review
+    queue (`giok review`), and commits `nightly-distill: DATE` once. Running it again with
+    nothing new changes nothing.
 
     The host agent can be the judge: `--plan` prints the items with the offline judge's
     suggestions and a plan id; the agent answers {"plan": ID, "decisions": {KEY:
@@ -70,7 +71,12 @@ def _distill_text(d: dict) -> str:
     lines += [f"  ↑ {p['id']} {p['from']}→{p['to']} {p['text']} ({p['reason']})" for p in d["promoted"]]
     lines += [f"  ⌛ {e['id']} expired {e['expires']} → {e['archive']}" for e in d["expired"]]
     lines += [f"  ⇉ {m['id']} merged into {m['into']}" for m in d["merged"]]
+    lines += [
+        f"  ⇢ {s['id']} superseded by {s['by']} ({s['kind']})" for s in d["review"].get("superseded", [])
+    ]
     lines += [f"  ! {f['kind']}: {f['message']}" for f in d["flagged"]]
+    if d["review"].get("open"):
+        lines.append(f"  review: {d['review']['open']} open item(s): `giok review`")
     lines += [f"  note: {n}" for n in d["notes"]]
     lines += [f"  offline: {f['key']} → {f['decision']} ({f['why']})" for f in d.get("fallback", [])]
     if d.get("commit"):

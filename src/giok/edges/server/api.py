@@ -1,6 +1,6 @@
 """The JSON API of `giok serve`, under /api. Each route calls the library function the CLI
 command calls; where an MCP tool exists (boot, recall, search, remember, decide, task, state,
-heartbeat, forget, crossview) the route runs that tool through giok.edges.mcp.call, so the
+heartbeat, forget, crossview, review) the route runs that tool through giok.edges.mcp.call, so the
 arguments, checks and results are the tool's. A route either reads (any token reaching the
 workspace) or writes (a write token); errors are one JSON line `{"error": "..."}`:
 400 bad input, 401 no or bad token, 403 not this token's workspace or scope, 404 unknown,
@@ -310,6 +310,7 @@ def routes(served: Served) -> list[Route]:
         read("/state", _tool(served, "memory_state_show")),
         read("/heartbeat", _tool(served, "memory_heartbeat_list")),
         read("/crossview", _tool(served, "crossview_inbox", ints=("limit",), bools=("unread",))),
+        read("/review", _tool(served, "memory_review", bools=("all",))),
         write("/remember", _tool(served, "memory_remember")),
         write("/forget", _tool(served, "memory_forget")),
         write("/diary", _diary_write),
@@ -318,4 +319,5 @@ def routes(served: Served) -> list[Route]:
         write("/state", _tool(served, "memory_state")),
         write("/heartbeat", _tool(served, "memory_heartbeat")),
         write("/crossview", _tool(served, "crossview_send")),
+        write("/review", _tool(served, "memory_review_resolve")),
     ]

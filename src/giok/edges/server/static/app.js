@@ -297,4 +297,29 @@ loaders.distill = async () => {
     : [el("li", { class: "muted" }, "no distillation yet (giok distill)")]);
 };
 
+// -- the review queue (state/review.md) ----------------------------------------------------------
+function resolveButton(item, label, body) {
+  return el("button", { class: "resolve", "data-choice": body.choice, onclick: () => guarded(async () => {
+    if (body.choice === "forget") {
+      const reason = prompt(`Forget ${body.entry} for good? Why (kept in git history):`);
+      if (reason === null) return;
+      body.reason = reason;
+    }
+    await api(ws("/review"), { id: item.id, ...body });
+    await loaders.review();
+  }) }, label);
+}
+
+loaders.review = async () => {
+  const data = await api(ws("/review"));
+  fill("review", data.items.length ? data.items.map((item) => el("li", { "data-item": item.id },
+    el("b", {}, item.id), ` ${item.kind} · raised ${item.raised}`,
+    el("ol", {}, ...item.entries.map((e) => el("li", {}, el("span", { class: "meta" }, `${e.id} [${e.date || "?"}] `), e.text,
+      writable() ? resolveButton(item, "forget this", { choice: "forget", entry: e.id }) : null))),
+    item.why ? el("div", { class: "meta" }, item.why) : null,
+    writable() ? el("div", {}, resolveButton(item, "newer wins", { choice: "newer" }), " ",
+      resolveButton(item, "keep both", { choice: "both" })) : null))
+    : [el("li", { class: "muted" }, "nothing to review")]);
+};
+
 start();
