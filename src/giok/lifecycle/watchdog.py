@@ -1,10 +1,15 @@
 """The context watchdog: given the tokens used and the window, say ok, soft (≥ 70 %, the seed's
 105,000 of 150,000: flush a summary, then start a fresh session) or hard (≥ 86.5 %: flush now,
-whatever you are doing). `flush` writes the conversation's gist — constraints, preferences,
-decisions, discoveries, pending work, failures — append-only to today's diary and the state
-memo; every constraint, preference and decision also goes into MEMORY.md through the write
-policy (`Workspace.remember`, M90; a duplicate is not written again), and the gist replaces
-compound/context.md, the session context the next boot injects.
+whatever you are doing).
+
+`flush` keeps what a person would keep from the conversation, each item in one place, so the
+next boot injects it once: constraints, preferences (style instructions too), decisions and
+facts (dated ones with their days resolved to ISO dates) go into MEMORY.md through the write
+policy (`Workspace.remember`; a duplicate is not written again); pending work, discoveries and
+failures into the state memo. Today's diary and compound/context.md get a line saying where
+they went. Which sentences count is judgement's answer (`giok.write.judgement.judge`: no
+greeting, question, guess or trivia), sorted by the flush's cue set (`_CUES`, `_CONSTRAINT_RE`,
+`_PREFERENCE_RE`, documented in docs/routines.md).
 
 One flush per crossing: state per session lives in .giok/watchdog.json (derived, local). A
 session that already flushed at a level does nothing when asked again at that level; a higher
@@ -486,6 +491,7 @@ _IMPERATIVE = re.compile(_LEAD + r"(don'?t|do not|never|always|make sure|avoid|s
 # What the user asks of the agent is kept even when judgement's model, trained on facts, calls
 # it trivia ("앞으로 존댓말 써 주세요"); a decision, failure or finding is kept only when judgement keeps it.
 _INSTRUCTIONS = ("constraints", "preferences", "pending")
+_BY_TYPE = {"decision": "decisions", "preference": "preferences", "workflow": "pending"}
 _REFUSED = ("greeting", "question", "speculation", "filler", "secret")
 
 
@@ -529,8 +535,9 @@ def classify_sentence(
     kept. Then the flush's cue set sorts what is left: rules and likings count only when the
     user said them (or the speaker is unknown): an agent repeating a rule back is not a new one;
     decisions, failures, discoveries and pending work from anyone. A sentence of the user with
-    none of these cues is a fact when it names a day ("away next Monday"), asks to be
-    remembered, or when judgement's model keeps it — not when judgement calls it trivia."""
+    none of these cues is a fact when it names a day ("away next Monday") or asks to be
+    remembered; where judgement's model answers, whatever it keeps, sorted by the type it gives
+    (a decision, a preference, pending work, else a fact) — never what it calls trivia."""
     verdict = verdict or judgement.judge(_probe(sentence))
     if verdict.kind in _REFUSED:
         return None
@@ -547,9 +554,11 @@ def classify_sentence(
         return "facts"
     if not verdict.keep:
         return None  # trivia, by judgement
-    if dates.dated(sentence, day or today()) or verdict.judge == "model":
+    if dates.dated(sentence, day or today()):
         return "facts"
-    return "facts" if verdict.kind in ("life-event", "lasting") else None
+    if verdict.judge == "model":  # the model's type, where no cue spoke; a fact needs some words
+        return _BY_TYPE.get(verdict.type, "facts") if len(analysis.key_words(sentence)) >= 3 else None
+    return "facts" if verdict.kind in ("life-event", "lasting") else None  # the rules' milestones
 
 
 def _probe(sentence: str) -> str:
