@@ -561,6 +561,11 @@ def classify_sentence(
     return "facts" if verdict.kind in ("life-event", "lasting") else None  # the rules' milestones
 
 
+def _agent_cue(sentence: str) -> bool:
+    """Whether an agent's sentence reports a decision, failure, finding or pending work."""
+    return any(_CUE_RE[c].search(sentence) for c in ("decisions", "failures", "discoveries", "pending"))
+
+
 def _probe(sentence: str) -> str:
     """The text judgement reads: an imperative without its full stop gets one."""
     if _IMPERATIVE.match(sentence) and not sentence.endswith(("?", "？", ".", "!")):
@@ -602,9 +607,10 @@ def extract(
         speaker, text = _speaker(role, text, agent)
         for sentence in _turn(text):
             clean = policy.redact(policy.normalize(sentence))[0]
-            if clean.lower() not in seen:
-                seen.add(clean.lower())
-                said.append((speaker, clean))
+            if clean.lower() in seen or (speaker == "assistant" and not _agent_cue(clean)):
+                continue  # the agent's own talk (most of a transcript) is judged only when it reports
+            seen.add(clean.lower())
+            said.append((speaker, clean))
     verdicts = judgement.judge_many([_probe(s) for _, s in said])
     found = [
         (classify_sentence(s, speaker, v, day), s) for (speaker, s), v in zip(said, verdicts, strict=True)
