@@ -107,7 +107,7 @@ def flush(session, level, as_json):
             [f"{d['action']} ({d['level']}, session {d['session']}, summary: {d['summary_by']})"]
             + d["lines"]
             + [
-                f"memory: {m['action']} {m['id'] or ''} {m['kind']}: {m['text']}"
+                f"memory: {m['action']} {m['id'] or ''} ({m['layer']}) {m['text']}"
                 for m in d.get("memories", [])
             ]
             + [f"note: {n}" for n in d["notes"]]
