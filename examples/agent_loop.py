@@ -31,5 +31,5 @@ for message in ["We decided to ship the memory essay on Friday.",
     status = dog.update(used=len(system + str(transcript)) // 3,  # 4. your token count
                         conversation=lambda: "\n".join(m["content"] for m in transcript))
     print(f"{found.decision:6} {found.answer:10} {status.level:4} | {message}")
-    if status.level != "ok":                           # flushed into diary + state memo
+    if status.level != "ok":                           # flushed into MEMORY.md + state memo
         break  # start a fresh session here: boot again with the new memo

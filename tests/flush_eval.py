@@ -7,12 +7,19 @@ category (and in either of the two); false positives: constraint/preference item
 match no label of the case; decisions likewise."""
 
 import json
+import re
 import sys
 from pathlib import Path
 
 from giok.lifecycle.watchdog import extract
 
 SET = Path(__file__).parent / "data" / "flush_set.json"
+_ISO = re.compile(r" ?\((week of )?\d{4}-\d{2}(-\d{2})?\)")  # a resolved date the flush adds
+
+
+def _said(items: list[str]) -> list[str]:
+    """The items as said: the labels quote the sentence, not the flush's resolved dates."""
+    return [_ISO.sub("", x) for x in items]
 
 
 def evaluate(split: str) -> dict:
@@ -32,6 +39,7 @@ def evaluate(split: str) -> dict:
     }
     for case in cases:
         gist = extract("\n".join(json.dumps(m, ensure_ascii=False) for m in case["messages"]))
+        gist = {c: _said(items) for c, items in gist.items()}
         kept = {"constraint": gist["constraints"], "preference": gist["preferences"]}
         either = kept["constraint"] + kept["preference"]
         for kind in ("constraint", "preference"):

@@ -150,7 +150,8 @@ def test_precompact_never_blocks_the_compaction(ws, tmp_path):
     assert out.returncode == 0
     assert out.stdout == ""
     assert "flushed" in out.stderr
-    assert "SQLite with FTS5" in ws.read_text(ws.diary_path())
+    assert "SQLite with FTS5" in ws.read_text("MEMORY.md")  # a decision's one home
+    assert "context-flush: hard" in ws.read_text(ws.diary_path())
 
 
 def test_stop_writes_one_short_diary_line_per_turn(ws, tmp_path):

@@ -377,7 +377,7 @@ def test_flush_updates_the_state_memos_updated_stamp(ws, cli, monkeypatch):
     ws.state_set("phase", "writing the essay")
     assert "updated 2026-03-04 10:15" in ws.read_text("state/memo.md").splitlines()[0]
     monkeypatch.setenv("GIOK_NOW", "2026-03-04T16:40:00")
-    cli("-w", "zeon", "flush", "--session", "s2", input="We decided to ship the essay on Friday.\n")
+    cli("-w", "zeon", "flush", "--session", "s2", input="Next step: ship the essay on Friday.\n")
     title = ws.read_text("state/memo.md").splitlines()[0]
     assert "updated 2026-03-04 16:40" in title
     assert title.count("updated") == 1

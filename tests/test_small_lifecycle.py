@@ -59,6 +59,8 @@ SPAN = "\n".join(
 
 
 def test_flush_writes_the_session_context_and_boot_injects_it(ws, monkeypatch):
+    """The session context says where the flushed gist went; the items themselves are injected
+    from their one home (MEMORY.md, the state memo), once each."""
     from giok.lifecycle import boot
     from giok.lifecycle.watchdog import flush
 
@@ -66,12 +68,14 @@ def test_flush_writes_the_session_context_and_boot_injects_it(ws, monkeypatch):
     flush(ws, SPAN, "s1", level="soft")
     context = ws.read_text("compound/context.md")
     assert context.startswith("# context.md : session context\n")
-    assert "- constraint: 절대 main에 직접 푸시하지 마." in context
-    assert "- pending: Next step: add the arm64 fallback." in context
+    assert "1 constraint, 1 preference in MEMORY.md (m-" in context
+    assert "1 pending in the state memo" in context
+    assert "절대" not in context and "arm64" not in context
     monkeypatch.setenv("GIOK_NOW", "2026-03-07T09:00")  # a new session, two days on
     booted = boot.build(ws)
     assert "## Session context (compound/context.md)" in booted.text
-    assert "- constraint: 절대 main에 직접 푸시하지 마." in booted.text
+    assert booted.text.count("constraint: 절대 main에 직접 푸시하지 마.") == 1
+    assert booted.text.count("pending: Next step: add the arm64 fallback.") == 1
     assert "context" in [s["name"] for s in booted.to_dict()["sections"]]
     assert "절대" not in boot.build(ws, context="group").text  # a group chat sees no private context
 
@@ -83,8 +87,8 @@ def test_a_later_flush_replaces_the_session_context(ws, monkeypatch):
     flush(ws, SPAN, "s1", level="soft")
     flush(ws, "user: We decided to ship on Monday.", "s2", level="soft")
     context = ws.read_text("compound/context.md")
-    assert "ship on Monday" in context
-    assert "arm64" not in context
+    assert "1 decision in MEMORY.md" in context
+    assert "constraint" not in context and "pending" not in context
     assert "session s2" in context
     assert len(git.log(ws.root, ["compound/context.md"], 5)) == 3  # init + two flushes: history keeps each
 

@@ -106,19 +106,27 @@ def test_flush_is_append_only_to_diary_and_memo(ws, monkeypatch):
     result = flush(ws, CONVERSATION, "s1", level="soft")
     diary, memo = ws.read_text("memory/2026-03-05.md"), ws.read_text("state/memo.md")
     assert diary.startswith(diary_before)
-    assert "- 14:00 decision: Let's go with SQLite WAL for the index." in diary
-    assert "- 14:00 found: I found that FTS5 trigram handles Korean well." in diary
-    assert "- 14:00 failure: The build failed on arm64 because of AVX2." in diary
-    assert "- 14:00 pending: Next step: add a fallback for arm64." in diary
-    assert "sk-abcdefghijklmnopqrstuvwx" not in diary + memo
-    assert "5000 lines" not in diary
+    # the diary points to where the gist went; the text lives in one file only
+    (line,) = diary[len(diary_before) :].splitlines()
+    decision = result.memories[0]["id"]
+    assert line == (
+        f"- 14:00 [giok] context-flush: soft, session s1 — 1 decision in MEMORY.md ({decision}); "
+        "1 found, 1 pending, 1 failure in the state memo"
+    )
+    assert "decision: Let's go with SQLite WAL for the index." in ws.read_text("MEMORY.md")
+    assert "SQLite WAL" not in memo  # a decision's home is MEMORY.md
+    assert "found: I found that FTS5 trigram handles Korean well." in memo
+    assert "failure: The build failed on arm64 because of AVX2." in memo
+    assert "pending: Next step: add a fallback for arm64." in memo
+    assert "sk-abcdefghijklmnopqrstuvwx" not in diary + memo + ws.read_text("MEMORY.md")
+    assert "5000 lines" not in diary + memo
     assert "Write the parser tests" in memo
     assert memo.count("\n") > memo_before.count("\n")
     state = ws.state()
     assert "fallback for arm64" in state["next-step"]
     assert "Write the parser tests" in state["next-step"]
     assert "AVX2" in state["failure-modes"]
-    assert "SQLite WAL" in state["last-done"]
+    assert "FTS5 trigram" in state["last-done"]
     (commit,) = [c for c in git.log(ws.root, ["."], 5) if c["message"].startswith("watchdog:")]
     assert set(commit["files"]) == {"memory/2026-03-05.md", "state/memo.md", "compound/context.md"}
     assert result.summary_by == "extractive"
@@ -243,5 +251,6 @@ def test_flush_survives_a_writer_that_gets_the_lock_first(ws, monkeypatch):
     assert result.action == "flushed"
     diary = ws.read_text("memory/2026-03-05.md")
     assert "Written by another process meanwhile" in diary
-    assert "decision: Let's go with SQLite WAL" in diary
+    assert "context-flush: soft, session s1 — 1 decision in MEMORY.md" in diary
+    assert "found: I found that FTS5 trigram handles Korean well." in ws.read_text("state/memo.md")
     assert not git.run(ws.root, "status", "--porcelain").stdout.strip()

@@ -1,10 +1,15 @@
 """The context watchdog: given the tokens used and the window, say ok, soft (≥ 70 %, the seed's
 105,000 of 150,000: flush a summary, then start a fresh session) or hard (≥ 86.5 %: flush now,
-whatever you are doing). `flush` writes the conversation's gist — constraints, preferences,
-decisions, discoveries, pending work, failures — append-only to today's diary and the state
-memo; every constraint, preference and decision also goes into MEMORY.md through the write
-policy (`Workspace.remember`, M90; a duplicate is not written again), and the gist replaces
-compound/context.md, the session context the next boot injects.
+whatever you are doing).
+
+`flush` keeps what a person would keep from the conversation, each item in one place, so the
+next boot injects it once: constraints, preferences (style instructions too), decisions and
+facts (dated ones with their days resolved to ISO dates) go into MEMORY.md through the write
+policy (`Workspace.remember`; a duplicate is not written again); pending work, discoveries and
+failures into the state memo. Today's diary and compound/context.md get a line saying where
+they went. Which sentences count is judgement's answer (`giok.write.judgement.judge`: no
+greeting, question, guess or trivia), sorted by the flush's cue set (`_CUES`, `_CONSTRAINT_RE`,
+`_PREFERENCE_RE`, documented in docs/routines.md).
 
 One flush per crossing: state per session lives in .giok/watchdog.json (derived, local). A
 session that already flushed at a level does nothing when asked again at that level; a higher
@@ -15,6 +20,7 @@ Summary: an LLM when `"summarizer": {provider, model, ...}` is configured, else 
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from dataclasses import dataclass, field
@@ -29,40 +35,49 @@ from giok.store.clock import now, today
 from giok.store.fsutil import atomic_write, check_binary, file_lock, read_bytes
 from giok.store.sections import Doc, append_item
 from giok.store.workspace import MEMO
+from giok.text import analysis, dates
 from giok.text.analysis import has_hangul
-from giok.write import policy
+from giok.write import judgement, policy
 
 LEVELS = ("ok", "soft", "hard")
-CATEGORIES = ("constraints", "preferences", "decisions", "discoveries", "pending", "failures")
-KEPT = {"constraints": "preference", "preferences": "preference", "decisions": "decision"}  # → memory type
-KEPT_LAYER = "M90"
+CATEGORIES = ("constraints", "preferences", "decisions", "facts", "discoveries", "pending", "failures")
+# The one home of each kind: rules, likings (style), decisions and facts are memory entries
+# (MEMORY.md, written through the write policy); the rest is working state in the state memo.
+KEPT = {"constraints": "preference", "preferences": "preference", "decisions": "decision", "facts": "fact"}
+KEPT_LAYER = "M90"  # constraints, preferences, decisions; a fact goes to the layer judgement gives it
 MAX_KEPT = 50  # per kept category and flush: a guard, not a summary
 CONTEXT = "compound/context.md"
 MAX_CONVERSATION = 50 * 1024 * 1024
+# The flush's cue set: which of its categories a sentence that judgement keeps belongs to.
 _CUES = {
-    "decisions": r"\b(decided|decide to|decision|we('ll| will) (go with|use)|let's (go with|use)"
-    r"|chose|agreed|settled on|going with)\b"
-    r"|결정|하기로|기로 ?(했|하자|합의|정했)|정했",
+    "decisions": r"\b(decided|decide to|decision|we('ll| will) (go with|use)"
+    r"|let's (go with|use|keep|stick with)|chose|agreed|settled on|going with"
+    r"|we're (dropping|switching|moving|going)|we are (dropping|switching))\b"
+    r"|결정|하기로|기로 ?(했|하자|합의|정했)|정했|확정",
     "failures": r"\b(failed|fails|failing|error|exception|broke|broken|doesn't work|didn't work"
     r"|crash(ed|es)?|bug|timed? out)\b"
     r"|실패|에러|오류|안 ?됨|버그|깨졌|깨짐",
     "discoveries": r"\b(found|turns out|discovered|realized|realised|learned|noticed|the cause|root cause)\b"
     r"|발견|알고 보니|알게|원인",
-    "pending": r"\b(todo|to do|next step|pending|still need|need to|needs to|remaining|left to|follow up"
-    r"|tomorrow)\b"
-    r"|다음에|해야|남은|나중에|할 일|내일",
+    "pending": r"\b(todo|to do|next step|pending|still need|need to|needs to|have to|has to|remaining|left to"
+    r"|follow up|remind me|tomorrow)\b"
+    r"|다음에|해야|야 ?(해|돼|한다|된다|합니다|해요)(?=$|[\s.!,~])|남은|나중에|(^|\s)할 일|내일|아직 못",
+    # a fact the user asks to be kept; what a person can't or won't eat; contact details
+    "facts": r"\b(remember|don't forget|allerg\w*|address|phone number|birthday"
+    r"|(can'?t|cannot|doesn'?t|does not|won'?t) (have|eat|drink|do))\b"
+    r"|기억해|잊지 ?마|알레르기|응급실|못 먹|안 먹|주소|전화번호|생일|생신",
 }
 _CUE_RE = {k: re.compile(v, re.I) for k, v in _CUES.items()}
 _LABEL = {
     "constraints": "constraint",
     "preferences": "preference",
     "decisions": "decision",
+    "facts": "fact",
     "discoveries": "found",
     "pending": "pending",
     "failures": "failure",
 }
 _MEMO_KEY = {
-    "decisions": "last-done",
     "discoveries": "last-done",
     "pending": "next-step",
     "failures": "failure-modes",
@@ -253,8 +268,8 @@ def flush(ws, conversation: str, session: str | None = None, level: str | None =
 
 
 def _write_flush(ws, conversation: str, session: str, level: str) -> FlushResult:
-    gist, by, notes = summarize(ws, conversation)
     stamp = now()
+    gist, by, notes = summarize(ws, conversation, stamp.date())
     diary_rel = ws.diary_path(stamp.date())
     planned: dict = {}
     memories = keep(ws, gist, session)
@@ -263,27 +278,22 @@ def _write_flush(ws, conversation: str, session: str, level: str) -> FlushResult
         """Called under the workspace lock, on the bytes as they are now: a writer that got
         the lock first is neither lost nor a conflict."""
         diary, memo = (read(rel).decode("utf-8", "surrogateescape") for rel in (diary_rel, MEMO))
-        points = [
-            (c, text) for c in CATEGORIES for text in gist[c] if f"{_LABEL[c]}: {text}\n" not in diary + memo
+        memo_points = [
+            (c, text) for c in _MEMO_KEY for text in gist.get(c, []) if f"{_LABEL[c]}: {text}\n" not in memo
         ]
+        where = _where(memories, memo_points)
         head = f"- {stamp:%H:%M} {OWN_MARK} context-flush: {level}, session {session} — " + (
-            ", ".join(f"{sum(1 for k, _ in points if k == c)} {c}" for c in CATEGORIES)
-            if points
-            else "nothing new to keep"
+            "; ".join(where) if where else "nothing new to keep"
         )
-        planned["head"], planned["lines"] = (
-            head,
-            [head] + [f"- {stamp:%H:%M} {_LABEL[c]}: {text}" for c, text in points],
-        )
+        planned["head"], planned["lines"] = head, [head]
         old = diary or f"# {stamp.date().isoformat()}\n\n"
         old = old if old.endswith("\n") else old + "\n"
-        writes = {diary_rel: (old + "\n".join(planned["lines"]) + "\n").encode("utf-8", "surrogateescape")}
-        memo_points = [(c, text) for c, text in points if c in _MEMO_KEY]
+        writes = {diary_rel: (old + head + "\n").encode("utf-8", "surrogateescape")}
         if memo_points:
             writes[MEMO] = _memo_with(memo, memo_points, stamp).encode("utf-8", "surrogateescape")
         if any(gist.values()):
             writes[CONTEXT] = _context(
-                read(CONTEXT).decode("utf-8", "surrogateescape"), gist, session, level, stamp
+                read(CONTEXT).decode("utf-8", "surrogateescape"), where, session, level, stamp
             ).encode("utf-8")
         return writes
 
@@ -293,55 +303,84 @@ def _write_flush(ws, conversation: str, session: str, level: str) -> FlushResult
     return FlushResult("flushed", level, session, gist, planned["lines"], by, commit, notes, memories)
 
 
-def keep(ws, gist: dict[str, list[str]], session: str) -> list[dict]:
-    """Each constraint, preference and decision of the gist into MEMORY.md through the write
-    policy: asked first (policy.decide), so a duplicate or a refusal writes nothing, not even
-    a trace; the rest is `Workspace.remember`ed in M90 with the flush as its source. The text
-    is the diary's gist line (`constraint: …`), so the night's distill finds the diary line
-    already in memory instead of adding it twice."""
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _where(memories: list[dict], memo_points: list[tuple[str, str]]) -> list[str]:
+    """Where the flush put what it kept, without the text: each item lives in one file only,
+    and boot injects that file (the diary and the session context only point to it)."""
+    written = [m for m in memories if m["action"] not in ("duplicate", "refuse")]
     out = []
-    for category, kind in KEPT.items():
-        for said in gist.get(category, []):
-            text = f"{_LABEL[category]}: {said}"  # as the diary has it: distill sees the same text
-            decision = policy.decide(ws.memory(), text, kind, "workspace", today=today())
-            if decision.action in ("duplicate", "refuse"):
-                out.append(
-                    {
-                        "kind": _LABEL[category],
-                        "text": text,
-                        "action": decision.action,
-                        "id": decision.target.id if decision.target else None,
-                        "reason": decision.reason,
-                    }
-                )
-                continue
-            result = ws.remember(text, layer=KEPT_LAYER, type=kind, source=f"flush:{session}", via="watchdog")
-            out.append(
-                {
-                    "kind": _LABEL[category],
-                    "text": text,
-                    "action": result.action,
-                    "id": result.entry.id if result.entry else None,
-                    "reason": result.reason,
-                }
-            )
+    if written:
+        kinds = [
+            _count(sum(1 for m in written if m["kind"] == k), k)
+            for k in dict.fromkeys(m["kind"] for m in written)
+        ]
+        out.append(f"{', '.join(kinds)} in MEMORY.md ({', '.join(m['id'] for m in written if m['id'])})")
+    if memo_points:
+        kinds = [
+            _count(sum(1 for c, _ in memo_points if c == k), _LABEL[k])
+            for k in dict.fromkeys(c for c, _ in memo_points)
+        ]
+        out.append(f"{', '.join(kinds)} in the state memo")
     return out
 
 
-def _context(old: str, gist: dict[str, list[str]], session: str, level: str, stamp) -> str:
-    """compound/context.md: the working context of the last flushed session, whole (the
-    previous one stays in git history). The file's title line is kept."""
+def keep(ws, gist: dict[str, list[str]], session: str) -> list[dict]:
+    """Each constraint, preference, decision and fact of the gist into MEMORY.md through the
+    write policy: asked first (policy.decide), so a duplicate or a refusal writes nothing, not
+    even a trace; the rest is `Workspace.remember`ed with the flush as its source — rules,
+    likings and decisions in M90, a fact in the layer judgement gives it (M30 a fact of the
+    day, M365 a life event, M0 a lasting truth). The text says its kind (`constraint: …`), so
+    the agent sees at boot that it is a rule; a fact is the sentence as said, its dates resolved."""
+    out = []
+    for category, kind in KEPT.items():
+        for said in gist.get(category, []):
+            text = said if category == "facts" else f"{_LABEL[category]}: {said}"
+            layer = _fact_layer(said) if category == "facts" else KEPT_LAYER
+            decision = policy.decide(ws.memory(), text, kind, "workspace", today=today())
+            if decision.action in ("duplicate", "refuse"):
+                target = decision.target.id if decision.target else None
+                out.append(_kept(category, text, decision.action, target, decision.reason, layer))
+                continue
+            result = ws.remember(text, layer=layer, type=kind, source=f"flush:{session}", via="watchdog")
+            entry = result.entry.id if result.entry else None
+            out.append(_kept(category, text, result.action, entry, result.reason, layer))
+    return out
+
+
+def _kept(category: str, text: str, action: str, id: str | None, reason: str, layer: str) -> dict:
+    return {
+        "kind": _LABEL[category],
+        "text": text,
+        "action": action,
+        "id": id,
+        "reason": reason,
+        "layer": layer,
+    }
+
+
+def _fact_layer(text: str) -> str:
+    verdict = judgement.judge(text, type="fact")
+    return verdict.layer if verdict.keep and verdict.layer != "drop" else "M30"
+
+
+def _context(old: str, where: list[str], session: str, level: str, stamp) -> str:
+    """compound/context.md: where the last flushed session's gist went (the previous one stays
+    in git history). It names the files, never repeats their text: boot injects those files,
+    so each kept item reaches the next session once. The file's title line is kept."""
     title = next(
         (line for line in old.splitlines() if line.startswith("# ")), "# context.md : session context"
     )
     lang = "ko" if has_hangul(title) else "en"  # the workspace's language, from its template
     intro = (
-        f"{session} 세션의 {level} 플러시 ({stamp:%Y-%m-%d %H:%M}): 다음 세션이 이어받을 맥락."
+        f"{session} 세션의 {level} 플러시 ({stamp:%Y-%m-%d %H:%M}): 이어받을 내용은 아래 파일에 한 번씩 있다."
         if lang == "ko"
         else f"Carried from session {session}, {level} flush at {stamp:%Y-%m-%d %H:%M}: "
-        "the context the next session picks up."
+        "what the next session picks up is in these files, once each."
     )
-    lines = [f"- {_LABEL[c]}: {text}" for c in CATEGORIES for text in gist.get(c, [])]
+    lines = [f"- {line}" for line in where] or ["- nothing new to keep"]
     return f"{title}\n\n{intro}\n\n" + "\n".join(lines) + "\n"
 
 
@@ -404,15 +443,18 @@ _SPEAKER_RE = re.compile(
 )
 _AGENT_ROLES = ("assistant", "agent", "ai", "bot", "claude", "model", "에이전트", "어시스턴트", "비서")
 # What the user states as a rule for the work (constraint) or as a liking (preference).
+_LEAD = r"^((please|and|also|so|oh|ok|okay|btw|but|then|yes|wait)[,.]?\s+)*"
 _CONSTRAINT_RE = re.compile(
-    r"^(please\s+|and\s+|also\s+|so\s+|(from now on|going forward|in future|in the future|next time),?\s+)?"
-    r"(never|don'?t|do not|always|only|make sure|ensure|avoid|stop)\b"
+    _LEAD + r"(never|don'?t|do not|always|only|make sure|ensure|avoid|stop)\b"
     r"|^(from now on|going forward|in future|in the future),?\s+(?!(i|we|it|that|this|they|he|she)\b)\w"
     r"|\b(you|we)\s+(must|mustn'?t|must not|should never|should always|shouldn'?t|are not allowed to|may not|"
     r"have to always|always have to)\b"
+    r"|\b(must|mustn'?t)\b|\b(general|new|house|hard) (rule|cap|limit)\b|\brule:"
+    r"|\bnever\b(?!\s+(\w+ed|been|had|was|were|did|knew|saw|got|thought|heard)\b)"
+    r"|" + _LEAD + r"no\s+(?!(one|idea|problem|worries|way|thanks|rush)\b)[a-z]\w+"
     r"|\b(not allowed|forbidden|under no circumstances|without (my|our) (review|approval|ok|sign-off))\b"
     r"|절대|반드시|무조건|금지|(^|\s)꼭\s|항상"
-    r"|(?<!걱정하)(?<!신경 쓰)(?<!신경쓰)지 ?마(라|세요|요|십시오)?(?=$|[\s.!,~])|지 말(자|고|것|아)"
+    r"|(?<!걱정하)(?<!신경 쓰)(?<!신경쓰)지 ?마(라|세요|요|십시오)?(?=$|[\s.!,~ㅋ])|지 말(자|고|것|아)"
     r"|(면|으면) 안 ?(돼|된다|됩니다|되요|돼요)",
     re.I,
 )
@@ -422,20 +464,35 @@ _STANDING_KO = re.compile(
 )
 # "…해야 해" is a rule unless it is today's to-do ("내일 테스트를 더 해야 한다": pending).
 _MUST_KO = re.compile(r"야 ?(해|한다|합니다|돼|된다|해요)(?=$|[\s.!,~])")
-_WHEN = re.compile(r"내일|오늘|이따|나중에|다음 ?주|이번 ?주|모레|\b(today|tomorrow|later|tonight)\b", re.I)
+_WHEN = re.compile(
+    r"내일|오늘|이따|나중에|다음 ?(주|달)|이번 ?(주|달)|모레|까지|월말|주말"
+    r"|\b(today|tomorrow|later|tonight|by|before|until)\b",
+    re.I,
+)
 _PREFERENCE_RE = re.compile(
     r"\b(i|we)\s+(really\s+|much\s+)?(prefer|like|love|want|hate|dislike|enjoy)\b"
     r"|\bi'?d\s+(prefer|rather|like)\b|\bi would (prefer|rather|like)\b|\bmy (favou?rite|preferred)\b"
-    r"|\b(call|address) me\b"
+    r"|\b(call|address) me\b|\bcan'?t stand\b"
     r"|^(please\s+)?(reply|answer|respond|talk|speak|write to me)\b.*\bin (korean|english|\w+ish)\b"
     r"|선호|(?<!^)좋아(해|한다|요|합니다)?(?=$|[\s.!,~])|더 좋|싫어|편해|편하다|편합니다|좋겠"
     r"|불러 ?(줘|주세요|줘요)"
     r"|(으로|로) (답해|대답해|말해|얘기해)",
     re.I,
 )
+# A request to the agent about how to work ("숫자 비교는 표로 해주고", "링크 같이 줘", "부탁드려요"):
+# a liking, when it is no standing rule.
+_REQUEST_KO = re.compile(r"(줘|주세요|주고|줘요|주실래요|부탁(해|드려|합니다|드립니다)(요)?)[.!~ㅋㅎ\s]*$")
 _NOT_A_RULE = re.compile(
     r"^(don'?t|do not) (worry|mind|bother)\b|^i (don'?t|do not) (care|know|mind)\b", re.I
 )
+# An imperative reads as a question to the surface test when it has no full stop ("don't use
+# bullet points with me"): it is judged with one.
+_IMPERATIVE = re.compile(_LEAD + r"(don'?t|do not|never|always|make sure|avoid|stop)\b", re.I)
+# What the user asks of the agent is kept even when judgement's model, trained on facts, calls
+# it trivia ("앞으로 존댓말 써 주세요"); a decision, failure or finding is kept only when judgement keeps it.
+_INSTRUCTIONS = ("constraints", "preferences", "pending")
+_BY_TYPE = {"decision": "decisions", "preference": "preferences", "workflow": "pending"}
+_REFUSED = ("greeting", "question", "speculation", "filler", "secret")
 
 
 def _speaker(role: str, text: str, agent: str | None = None) -> tuple[str, str]:
@@ -453,45 +510,116 @@ def _speaker(role: str, text: str, agent: str | None = None) -> tuple[str, str]:
     return ("assistant" if role in _AGENT_ROLES else "user" if role in ("user", "human") else "text"), text
 
 
-def classify_sentence(sentence: str, speaker: str = "user") -> str | None:
-    """constraints | preferences | decisions | failures | discoveries | pending | None. Rules
-    and likings count only when the user said them (or the speaker is unknown): an agent
-    repeating a rule back, a question, a guess, is not a new one."""
-    question = sentence.rstrip().endswith(("?", "？"))
-    guess = bool(policy._SPECULATION.search(sentence))
-    if speaker != "assistant" and not question and not guess and not _NOT_A_RULE.search(sentence):
-        if _CONSTRAINT_RE.search(sentence) or (_MUST_KO.search(sentence) and not _WHEN.search(sentence)):
-            return "constraints"
-        if _PREFERENCE_RE.search(sentence):
-            return "preferences"
-        if _STANDING_KO.search(sentence):
-            return "constraints"
-    if question:
+def _rule_or_liking(sentence: str) -> str | None:
+    if _NOT_A_RULE.search(sentence):
         return None
-    for category in ("decisions", "failures", "discoveries", "pending"):
-        if _CUE_RE[category].search(sentence):
-            return category
+    if _CONSTRAINT_RE.search(sentence) or (_MUST_KO.search(sentence) and not _WHEN.search(sentence)):
+        return "constraints"
+    if _PREFERENCE_RE.search(sentence):
+        return "preferences"
+    if _STANDING_KO.search(sentence):
+        return "constraints"
+    if _REQUEST_KO.search(sentence):
+        return "preferences"
     return None
 
 
-def extract(conversation: str, per_category: int = 5, agent: str | None = None) -> dict[str, list[str]]:
-    """The extractive gist: sentences with constraint / preference / decision / discovery /
-    pending / failure cues, secrets redacted. Every constraint, preference and decision is
-    kept (up to MAX_KEPT each), in the order said; of the others the latest `per_category`."""
-    gist: dict[str, list[str]] = {c: [] for c in CATEGORIES}
+def classify_sentence(
+    sentence: str,
+    speaker: str = "user",
+    verdict: judgement.Judgement | None = None,
+    day: dt.date | None = None,
+) -> str | None:
+    """The flush category of one sentence, or None. Judgement decides first (`judgement.judge`,
+    the one every write path asks): a greeting, question, guess, filler or bare secret is never
+    kept. Then the flush's cue set sorts what is left: rules and likings count only when the
+    user said them (or the speaker is unknown): an agent repeating a rule back is not a new one;
+    decisions, failures, discoveries and pending work from anyone. A sentence of the user with
+    none of these cues is a fact when it names a day ("away next Monday") or asks to be
+    remembered; where judgement's model answers, whatever it keeps, sorted by the type it gives
+    (a decision, a preference, pending work, else a fact) — never what it calls trivia."""
+    verdict = verdict or judgement.judge(_probe(sentence))
+    if verdict.kind in _REFUSED:
+        return None
+    user = speaker != "assistant"
+    category = _rule_or_liking(sentence) if user else None
+    for cue in ("decisions", "failures", "discoveries", "pending"):
+        if category is None and _CUE_RE[cue].search(sentence):
+            category = cue
+    if category in _INSTRUCTIONS or (category and verdict.keep):
+        return category
+    if category or not user:
+        return None  # a failure or a finding that judgement calls trivia ("the coffee machine broke")
+    if _CUE_RE["facts"].search(sentence):
+        return "facts"
+    if not verdict.keep:
+        return None  # trivia, by judgement
+    if dates.dated(sentence, day or today()):
+        return "facts"
+    if verdict.judge == "model":  # the model's type, where no cue spoke; a fact needs some words
+        return _BY_TYPE.get(verdict.type, "facts") if len(analysis.key_words(sentence)) >= 3 else None
+    return "facts" if verdict.kind in ("life-event", "lasting") else None  # the rules' milestones
+
+
+def _agent_cue(sentence: str) -> bool:
+    """Whether an agent's sentence reports a decision, failure, finding or pending work."""
+    return any(_CUE_RE[c].search(sentence) for c in ("decisions", "failures", "discoveries", "pending"))
+
+
+def _probe(sentence: str) -> str:
+    """The text judgement reads: an imperative without its full stop gets one."""
+    if _IMPERATIVE.match(sentence) and not sentence.endswith(("?", "？", ".", "!")):
+        return sentence + "."
+    return sentence
+
+
+def _turn(text: str) -> list[str]:
+    """A turn's sentences, cleaned; a fragment ("plain paragraphs.", "빼줘", "이번 주 안에 해야
+    돼") is read with the sentence before it in the same turn, unless that one is a greeting, a
+    question or a guess."""
+    out: list[str] = []
+    for part in judgement.sentences(text):
+        part = " ".join(part.split()).lstrip("-*• ").strip()
+        if not part:
+            continue
+        if out and _fragment(part) and not judgement.substance(out[-1])[1]:
+            out[-1] = f"{out[-1]} {part}"
+        else:
+            out.append(part)
+    return out
+
+
+def _fragment(sentence: str) -> bool:
+    return len(analysis.key_words(sentence)) <= 3 or (has_hangul(sentence) and len(sentence) <= 14)
+
+
+def extract(
+    conversation: str, per_category: int = 5, agent: str | None = None, today: dt.date | None = None
+) -> dict[str, list[str]]:
+    """The extractive gist: the sentences judgement keeps, sorted into the flush's categories,
+    secrets redacted and dates resolved against `today` ("next Monday" → "next Monday
+    (2026-03-09)"). Every constraint, preference, decision and fact is kept (up to MAX_KEPT
+    each), in the order said; of the others the latest `per_category`."""
+    day = today or now().date()
+    said: list[tuple[str, str]] = []
     seen = set()
-    for role, text in reversed(messages(conversation)):
+    for role, text in messages(conversation):
         speaker, text = _speaker(role, text, agent)
-        for sentence in reversed(re.split(r"(?<=[.!?。])\s+|\n+", text)):
-            sentence = " ".join(sentence.split()).lstrip("-*• ").strip()
-            if len(sentence) < 8 or sentence.lower() in seen:
-                continue
-            category = classify_sentence(sentence, speaker)
-            limit = MAX_KEPT if category in KEPT else per_category
-            if category and len(gist[category]) < limit:
-                gist[category].insert(0, _clip(policy.redact(policy.normalize(sentence))[0]))
-                seen.add(sentence.lower())
-    return gist
+        for sentence in _turn(text):
+            clean = policy.redact(policy.normalize(sentence))[0]
+            if clean.lower() in seen or (speaker == "assistant" and not _agent_cue(clean)):
+                continue  # the agent's own talk (most of a transcript) is judged only when it reports
+            seen.add(clean.lower())
+            said.append((speaker, clean))
+    verdicts = judgement.judge_many([_probe(s) for _, s in said])
+    found = [
+        (classify_sentence(s, speaker, v, day), s) for (speaker, s), v in zip(said, verdicts, strict=True)
+    ]
+    gist: dict[str, list[str]] = {c: [] for c in CATEGORIES}
+    for category, sentence in found:
+        if category:
+            gist[category].append(_clip(dates.resolve(sentence, day)))
+    return {c: items[:MAX_KEPT] if c in KEPT else items[-per_category:] for c, items in gist.items()}
 
 
 def _clip(text: str, width: int = 240) -> str:
@@ -500,24 +628,30 @@ def _clip(text: str, width: int = 240) -> str:
 
 SUMMARY_SYSTEM = """Summarise this agent conversation for its long-term memory. Keep only what a
 future session needs: every constraint or rule the user set (word for word), every preference
-the user stated, decisions (and why), discoveries, pending work, failures (and dead ends).
-Short sentences, at most 5 per list except constraints, preferences and decisions (all of
-them), no secrets. Answer with JSON only:
-{"constraints": [], "preferences": [], "decisions": [], "discoveries": [], "pending": [], "failures": []}"""
+the user stated (style instructions too), decisions (and why), facts worth keeping (dated
+facts with their day, life events, allergies), discoveries, pending work, failures (and dead
+ends). Short sentences, at most 5 per list except constraints, preferences, decisions and facts
+(all of them), no secrets. Answer with JSON only:
+{"constraints": [], "preferences": [], "decisions": [], "facts": [], "discoveries": [], "pending": [],
+ "failures": []}"""
 
 
-def summarize(ws, conversation: str) -> tuple[dict[str, list[str]], str, list[str]]:
+def summarize(
+    ws, conversation: str, day: dt.date | None = None
+) -> tuple[dict[str, list[str]], str, list[str]]:
     """(gist, who summarised, notes): the configured LLM, or the extractive summary. The
-    LLM's constraints, preferences and decisions are completed by the extractive ones it
-    left out (none similar to its own), so a terse summary drops no rule."""
+    LLM's constraints, preferences, decisions and facts are completed by the extractive ones
+    it left out (none similar to its own), so a terse summary drops no rule. Dates are
+    resolved against `day` (the flush's) either way."""
     spec = llm.configured(ws, "summarizer")
-    rules = extract(conversation, agent=ws.name)
+    day = day or now().date()
+    rules = extract(conversation, agent=ws.name, today=day)
     if not spec:
         return rules, "extractive", []
     try:
         chat = llm.client(spec, "summarizer")
         answer = chat.complete(SUMMARY_SYSTEM, conversation[-60000:])
-        gist = _parse_gist(answer, chat.name)
+        gist = _parse_gist(answer, chat.name, day)
     except GiokError as exc:
         return rules, "extractive", [f"LLM summary failed, used the extractive one: {exc}"]
     notes = []
@@ -535,7 +669,7 @@ def _as_list(value: object) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _parse_gist(answer: str, name: str) -> dict[str, list[str]]:
+def _parse_gist(answer: str, name: str, day: dt.date) -> dict[str, list[str]]:
     from giok.errors import ProviderError
     from giok.write.judges import _json_in
 
@@ -544,7 +678,9 @@ def _parse_gist(answer: str, name: str) -> dict[str, list[str]]:
         raise ProviderError(f"{name}: the summary is not the JSON asked for")
     return {
         c: [
-            _clip(policy.redact(policy.normalize(str(x)))[0]) for x in _as_list(data.get(c)) if str(x).strip()
+            _clip(dates.resolve(policy.redact(policy.normalize(str(x)))[0], day))
+            for x in _as_list(data.get(c))
+            if str(x).strip()
         ][: MAX_KEPT if c in KEPT else 5]
         for c in CATEGORIES
     }

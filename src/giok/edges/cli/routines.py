@@ -126,11 +126,11 @@ def watch(used, window, session, exit_code, as_json):
 @workspace_option()
 @json_option
 def flush(session, level, as_json):
-    """Write the gist of the conversation on stdin (JSONL messages or plain text) to today's
-    diary and the state memo: constraints, preferences, decisions, discoveries, pending work,
-    failures; constraints, preferences and decisions also into MEMORY.md (M90, through the
-    write policy); the gist becomes compound/context.md. Append-only; once per crossing and
-    session."""
+    """Keep the gist of the conversation on stdin (JSONL messages or plain text), each item in
+    one place: constraints, preferences (style), decisions and facts (dated ones with ISO dates)
+    in MEMORY.md through the write policy; pending work, discoveries and failures in the state
+    memo. Today's diary and compound/context.md get a line saying where they went. Append-only;
+    once per crossing and session."""
     ws = open_workspace()
     if sys.stdin.isatty():
         raise InvalidInput("pipe the conversation on stdin: `... | giok flush --session ID`")
@@ -142,7 +142,7 @@ def flush(session, level, as_json):
             [f"{d['action']} ({d['level']}, session {d['session']}, summary: {d['summary_by']})"]
             + d["lines"]
             + [
-                f"memory: {m['action']} {m['id'] or ''} {m['kind']}: {m['text']}"
+                f"memory: {m['action']} {m['id'] or ''} ({m['layer']}) {m['text']}"
                 for m in d.get("memories", [])
             ]
             + [f"note: {n}" for n in d["notes"]]
