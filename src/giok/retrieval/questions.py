@@ -7,13 +7,15 @@ keyword term, and the question words (뭘, 어디, 누구, 언제, 얼마) are t
 the score sank under the floor. `Question.of(query)` gives:
 
 - `past`: the query asks about the past (`asks_past`);
-- `alternatives`: for each keyword term of a Korean predicate in a question form, the terms of
+- `forms`: for each keyword term of a Korean predicate in a question form, the terms of
   the written forms of the same verb (살지 → 살다, 산다, 살고, 삽니다, 살았다; 마셔 → 마신다,
   마셨다), found by taking the question ending off at the level of the letters (jamo: 사니 is
   살 + 니 with the ㄹ dropped, 마셔 is 마시 + 어 contracted) and conjugating the stem again; a
   keyword hit counts the term present when any of its alternatives is (`search._keyword_evidence`);
+- `stems`: the stem term of such a predicate (살았지 → 살), counted within the word's term;
 - `asking`: the question words, and in a question about the past the words that say so (예전에,
-  before), which leave the keyword terms (the vector side keeps them).
+  before): they weigh nothing in the keyword share (`search.ASKING_WEIGHT`); the vector side
+  embeds them as asked.
 
 Nothing here is a list of verbs: the endings and the conjugation are Korean grammar, so an
 unseen verb is handled as a seen one.
@@ -51,12 +53,12 @@ def asks_past(query: str) -> bool:
     return bool(_PAST_TENSE_EN.search(query) or any(_PAST_TENSE_KO.search(w) for w in words(query)))
 
 
+_PAST_CUE_WORD = re.compile(r"^(예전|옛날|원래|이전|처음|전에|전엔)")
+
+
 def _says_past(word: str) -> bool:
     """A word of a past question that says when, not what (예전에, 원래, before, previously)."""
     return bool(_PAST_ALONE.fullmatch(word) or _PAST_CLAUSE.fullmatch(word) or _PAST_CUE_WORD.match(word))
-
-
-_PAST_CUE_WORD = re.compile(r"^(예전|옛날|원래|이전|처음|전에|전엔)")
 
 
 # -- Hangul letters ------------------------------------------------------------------------------
@@ -215,33 +217,34 @@ class Question:
     query: str
     past: bool = False
     asking: frozenset[str] = frozenset()
-    alternatives: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    merged: frozenset[str] = frozenset()  # a predicate's stem, counted within its word's term
+    forms: dict[str, tuple[str, ...]] = field(default_factory=dict)  # a predicate's term → its written forms
+    stems: dict[str, str] = field(default_factory=dict)  # a predicate's stem term → the word's term
 
     @classmethod
     def of(cls, query: str) -> Question:
         found = words(query)
         past = asks_past(query)
         asking = frozenset(t for w in found if _asking(w) or (past and _says_past(w)) for t in terms(w))
-        alternatives: dict[str, tuple[str, ...]] = {}
-        merged: set[str] = set()
+        forms: dict[str, tuple[str, ...]] = {}
+        stems: dict[str, str] = {}
         for n, word in enumerate(found):
             if not is_hangul(word) or _asking(word):
                 continue
             own = terms(word)
-            forms = [
+            written = [
                 t
                 for stem in sorted(_stems(word, n == len(found) - 1))
                 for f in _forms(stem)
                 for t in terms(f)
             ]
-            extra = tuple(dict.fromkeys(t for t in forms if t not in own))
-            if own and extra:  # one term for the word: its stem and written forms count as it
-                alternatives[own[0]] = (*own[1:], *extra)
-                merged.update(own[1:])
-        return cls(query, past, asking, alternatives, frozenset(merged - set(alternatives)))
+            extra = tuple(dict.fromkeys(t for t in written if t not in own))
+            if own and extra:
+                forms[own[0]] = extra
+                stems.update((t, own[0]) for t in own[1:] if t != own[0])
+        return cls(query, past, asking, forms, stems)
 
     def groups(self, query_terms: list[str]) -> dict[str, tuple[str, ...]]:
-        """Each keyword term of the query (question words left out) with the terms that count
-        as it: itself first, then for a predicate in a question form its written forms."""
-        return {t: (t, *self.alternatives.get(t, ())) for t in query_terms if t not in self.merged}
+        """Each keyword term of the query with the terms that count as it: itself first, then
+        for a predicate in a question form its written forms (`search._predicates` keeps those
+        the store holds and counts the word's stem within it)."""
+        return {t: (t, *self.forms.get(t, ())) for t in query_terms}

@@ -427,7 +427,7 @@ def _score(index: Index, ws_name: str, query: str, o: Options, *, root=None) -> 
     near = sorted(set(candidates) | {c + d for c in candidates for d in (-1, 1)})
     rows = index.rows(near, reader)
     names = _name_terms(o.user, terms)
-    kw = _keyword_evidence(index, groups, rows, kw_hits, o.prefix, dated, names, question.asking)
+    kw = _keyword_evidence(index, groups, rows, kw_hits, o.prefix, dated, names, question)
     vec = _vector_evidence(index, ids, cos_all, rows, language(query), qvec)
     on_dates = {cid for day_ids in dated.values() for cid in day_ids}
     asked_of = _named_speakers(undated, terms, rows)
@@ -723,7 +723,7 @@ def _keyword_evidence(
     prefix: bool,
     dated: dict[str, list[int]],
     names: Collection[str] = (),
-    asking: Collection[str] = (),
+    question: Question | None = None,
 ) -> dict[int, float]:
     """IDF-weighted share of query terms present, times a mild BM25-rank factor. A term is
     present when any of its alternatives is (a question's predicate and its written forms,
@@ -735,12 +735,10 @@ def _keyword_evidence(
     df, total = index.doc_freq(list(dict.fromkeys(a for alts in groups.values() for a in alts)))
     if dated and not total:
         total = index.db.execute("SELECT count(*) FROM memories").fetchone()[0]
-    groups = {
-        t: (t, *(a for a in alts[1:] if df.get(a))) for t, alts in groups.items()
-    }  # forms the store holds
+    groups = _predicates(groups, df, question)
     idf = {
         t: math.log(1 + (total + 1) / (min(total, sum(df.get(a, 0) for a in alts)) + 0.5))
-        * _weight(t, alts, names, asking)
+        * _weight(t, alts, names, question.asking if question else ())
         for t, alts in groups.items()
     }
     on_day = {d: set(day_ids) for d, day_ids in dated.items()}
@@ -756,6 +754,24 @@ def _keyword_evidence(
         hit = sum(w for t, w in idf.items() if _present(t, groups[t], have, prefix))
         hit += sum(w for d, w in day_idf.items() if cid in on_day[d])
         out[cid] = (hit / whole) * (1.0 - 0.15 * min(rank.get(cid, 20), 20) / 20)
+    return out
+
+
+def _predicates(
+    groups: dict[str, tuple[str, ...]], df: dict, question: Question | None
+) -> dict[str, tuple[str, ...]]:
+    """The query's terms as keyword evidence counts them: a predicate in a question form whose
+    written forms the store holds is one term (the word, its stem and those forms); any other
+    word keeps its terms as they were (a noun that merely looks like a verb, 회의는, is unchanged)."""
+    if question is None:
+        return groups
+    held = {t: tuple(a for a in alts[1:] if df.get(a)) for t, alts in groups.items()}
+    out: dict[str, tuple[str, ...]] = {}
+    for t in groups:
+        if held[t]:
+            out[t] = (t, *(s for s, word in question.stems.items() if word == t), *held[t])
+        elif not held.get(question.stems.get(t, ""), ()):
+            out[t] = (t,)
     return out
 
 
