@@ -452,8 +452,7 @@ def _score(index: Index, ws_name: str, query: str, o: Options, *, root=None) -> 
         have = set((row["terms"] or "").split())
         evidence = {"vector": vec.get(cid, 0.0), "keyword": kw.get(cid, 0.0), "status": status(row)}
         evidence["shared"] = any(have.intersection(alts) for alts in content)
-        out.append(_result(row, ws_name, score * standing(row, question.past), evidence))
-        out[-1].relevance = score
+        out.append(_result(row, ws_name, score * standing(row, question.past), evidence, relevance=score))
         langs.append("ko" if row["lang"] == "ko" else "en")
     if o.mode != "keyword":
         _by_lead(out, langs)
@@ -462,7 +461,7 @@ def _score(index: Index, ws_name: str, query: str, o: Options, *, root=None) -> 
     return out
 
 
-def _result(row: dict, ws_name: str, score: float, evidence: dict) -> Result:
+def _result(row: dict, ws_name: str, score: float, evidence: dict, relevance: float | None = None) -> Result:
     return Result(
         row["key"],
         ws_name,
@@ -476,6 +475,7 @@ def _result(row: dict, ws_name: str, score: float, evidence: dict) -> Result:
         row["source"],
         row["priority"] or 0,
         evidence,
+        relevance,
     )
 
 
