@@ -18,7 +18,8 @@ The checks judge what a user would expect, from giok's documented rules only:
   returned by a search/recall is gone from MEMORY.md after the distill of day D+31;
 - used-promoted: an M30 entry returned by searches/recalls >= 3 times within 14 days is above
   M30 after that night's distill (the seed's rule, distill.py / judges.OfflineJudge); "returned"
-  means among the first refs.TOP_HITS MEMORY.md hits of a search, the hits that count as used;
+  means among the first refs.TOP_HITS MEMORY.md hits of a search and one its answer rests on
+  (`search.used`: a confident hit sharing a content word), the hits that count as used;
 - boot-not-promoted: an entry never returned by a search/recall (only injected at boot) stays
   in the layer it was written to;
 - superseded-hidden: once a scripted change replaces a value, the old text is neither in any
@@ -292,13 +293,16 @@ class Simulation:
             query = spec["search"]
             results = a.ws.search(query, user=user)
         when = self.now()
+        from giok.retrieval.search import used
         from giok.store import refs
 
-        # What the agent uses: the first MEMORY.md hits, as many as one search may count
-        # (refs.TOP_HITS; docs/distill.md, "What counts as a reference").
-        hits = [r.source for r in results if r.path == "MEMORY.md" and r.source]
-        for entry_id in hits[: refs.TOP_HITS]:
-            a.uses[entry_id].append(when)
+        # What the agent uses: of the first MEMORY.md hits, as many as one search may count
+        # (refs.TOP_HITS), those its answer rests on (search.used; docs/distill.md, "What counts
+        # as a reference").
+        hits = [r for r in results if r.path == "MEMORY.md" and r.source]
+        for r in hits[: refs.TOP_HITS]:
+            if used(r) and r.source:
+                a.uses[r.source].append(when)
         self.check_results(a, day, user, query, results)
         expect = spec.get("expect")
         if expect:

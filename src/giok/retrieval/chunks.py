@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from giok.store.grammar import TIME_RE, heading
-from giok.store.layout import DECISIONS, LESSONS, MEMORY, diary_day
+from giok.store.layout import ARCHIVE_DIR, DECISIONS, LESSONS, MEMORY, diary_day
 from giok.store.memoryfile import MemoryFile
 from giok.store.sections import parse_diary
 from giok.store.workspace import DECISION_RE
@@ -206,6 +207,30 @@ def _decision_chunks(rel: str, text: str) -> list[Chunk]:
             chunk.source = m.group(1)
             chunk.superseded = chunk.source in superseded
     return [c for c in chunks if c.source]
+
+
+def successors(root: Path) -> dict[str, str]:
+    """Entry id → the id of the entry that replaced it, read from a workspace's files: the
+    `superseded_by` of MEMORY.md's and the archive's entries, and each decision's `supersedes`
+    line (the supersede chain search answers questions about the past from)."""
+    out: dict[str, str] = {}
+    for path in [root / MEMORY, *sorted((root / ARCHIVE_DIR).glob("*.md"))]:
+        text = _read(path)
+        for e in MemoryFile.parse(text).entries() if text else ():
+            if e.fields.get("superseded_by"):
+                out[e.id] = str(e.fields["superseded_by"])
+    decisions = _read(root / DECISIONS)
+    for _start, _end, head, body in _sections(decisions, 2) if decisions else ():
+        if m := DECISION_RE.match(head):
+            out.update((old, m.group(1)) for old in _SUPERSEDES_RE.findall("\n".join(body)))
+    return out
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text("utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def _cap(chunk: Chunk) -> list[Chunk]:

@@ -942,7 +942,7 @@ class Index:
             marks = ",".join("?" * len(part))
             cur = self.db.execute(
                 "SELECT m.id, m.key, m.path, m.start_line, m.end_line, m.text, m.layer, m.scope, m.lang,"
-                " m.date, m.expires, m.superseded, m.source, m.priority, f.terms"
+                " m.date, m.expires, m.superseded, m.source, m.priority, m.category, f.terms"
                 f" FROM memories m JOIN memories_fts f ON f.rowid = m.id"
                 f" WHERE m.id IN ({marks}) AND {where}",
                 [*part, *args],

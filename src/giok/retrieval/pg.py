@@ -52,6 +52,9 @@ def _sig(t: str = "") -> str:
     terms another analysis made are written again."""
     parts = [f"'{TERMS_VERSION}'", f"{t}hash", f"{t}path", f"{t}start_line", f"{t}superseded"]
     parts.append(f"coalesce({t}scope, '')")
+    parts.append(
+        f"coalesce({t}category, '')"
+    )  # the entry type (search's standing): rows from before it are written again
     return " || ':' || ".join(parts)
 
 
@@ -71,6 +74,7 @@ _COLUMNS = (
     "source",
     "priority",
     "terms",
+    "category",
 )
 
 
@@ -235,6 +239,7 @@ class PgIndex:
             superseded BOOLEAN NOT NULL DEFAULT FALSE, source TEXT, priority INT, terms TEXT, sig TEXT,
             reader TEXT NOT NULL DEFAULT '*',
             tsv TSVECTOR, ntok INT, embedding HALFVEC({dim}), PRIMARY KEY (ws, id));
+            ALTER TABLE {t} ADD COLUMN IF NOT EXISTS category TEXT;
             CREATE INDEX IF NOT EXISTS {t}_tsv ON {t} USING gin (tsv);
             CREATE INDEX IF NOT EXISTS {t}_hnsw ON {t} USING hnsw (embedding halfvec_ip_ops);"""
         )
@@ -311,7 +316,7 @@ class PgIndex:
         rows = self.local.db.execute(
             f"SELECT {_sig('m.')}, m.id, m.key, m.path, m.start_line, m.end_line, m.text, m.layer, m.scope,"
             f" m.lang, m.date, m.expires, m.superseded, m.source, m.priority, f.terms, f.grams, c.vector,"
-            f" m.reader"
+            f" m.reader, m.category"
             f" FROM memories m"
             f" JOIN memories_fts f ON f.rowid = m.id LEFT JOIN embedding_cache c ON c.hash = m.hash"
             f" AND c.model = ? WHERE m.id IN ({marks})",
@@ -331,6 +336,7 @@ class PgIndex:
                     *_tsvector((r[14] or "").split(), (r[15] or "").split()),
                     vec,
                     r[17],
+                    r[18],
                 )
             )
         with self.conn.cursor() as cur:
@@ -338,9 +344,9 @@ class PgIndex:
             cur.executemany(
                 f"INSERT INTO {self.table} (ws, id, key, path, start_line, end_line, text, layer, scope,"
                 " lang, date, expires, superseded, source, priority, terms, sig, tsv, ntok, embedding,"
-                " reader)"
+                " reader, category)"
                 " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
-                " CAST(%s AS tsvector), %s, %s, %s)",
+                " CAST(%s AS tsvector), %s, %s, %s, %s)",
                 out,
             )
 

@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from giok.errors import InvalidInput, PermissionDenied
-from giok.retrieval.chunks import is_own_line
+from giok.retrieval.chunks import is_own_line, successors
 from giok.retrieval.index import Index, Reader
+from giok.retrieval.questions import Question
 from giok.store import refs
 from giok.store.clock import today
 from giok.store.fsutil import check_binary
@@ -126,6 +127,25 @@ MODES = ("hybrid", "keyword", "vector")
 DATE_MISS = 0.6  # factor on a diary line of another date than the one(s) the query names
 SPEAKER_MISS = 0.8  # factor on a diary line said by someone the query does not name, when it names a speaker
 DATE_POOL = 400  # at most this many rows of a date the query names join the candidates
+# Standing: what an entry is, beside what it says (`standing`, one factor on every score). At
+# equal relevance a live entry outranks an archived (expired) or superseded one, a lasting layer
+# a passing one and a fact an episode; the layer and type factors are small, so they reorder
+# near-ties only. A question about the past (`questions.asks_past`) sets the status factors
+# aside and is answered from the supersede chain (`_by_chain`).
+STATUS = {"live": 1.0, "archived": 0.8, "superseded": 0.7}
+LAYER_WEIGHT = {"M0": 1.0, "M365": 0.985, "M90": 0.97, "decision": 0.97, "lesson": 0.97, "M30": 0.955}
+LAYER_OTHER = 0.94  # diary lines, the archive, other files
+TYPE_WEIGHT = {"workflow": 0.985, "episode": 0.97}  # fact, preference, decision, lesson: 1.0
+# A predicate asked in a spoken form weighs this share of its IDF: met through its written
+# forms (산다 for 살지), a verb alone says less than a noun ("어느 은행 쓰니" is not "안경을 쓴다").
+PREDICATE_WEIGHT = 0.5
+# Question words (뭘, 무슨, 얼마, 몇, 어디서; `questions.Question.asking`) no memory holds: no
+# weight, so a fact is not marked down for lacking them.
+ASKING_WEIGHT = 0.0
+CHAIN_STEP = 1e-4  # how far the second of a chained pair sits below the first
+# A returned hit counts as used (a reference, for promotion) only when the answer plausibly rests
+# on it: a score of at least CONFIDENT and a content term of the query in its text.
+CONFIDENT = 0.5
 _MONTHS = {
     m: i + 1
     for i, names in enumerate(
@@ -174,6 +194,11 @@ class Result:
     source: str | None
     priority: int = 0
     evidence: dict = field(default_factory=dict)
+    relevance: float | None = None  # the score before `standing`: what the noise floor judges
+
+    @property
+    def relevant(self) -> float:
+        return self.score if self.relevance is None else self.relevance
 
     def to_dict(self) -> dict:
         return {
@@ -324,13 +349,19 @@ def search_full(ws, query: str, k: int = 5, **opts) -> Response:
         index.sync()
         response.notes += index.notes
         index.notes = []
-        ranked += _score(index, target.name, query, o)
+        ranked += _score(index, target.name, query, o, root=target.root)
     ranked.sort(key=lambda r: (-round(r.score, 6), -r.priority, r.workspace, r.path, r.start_line))
     kept = _cut(ranked, o, response, bool(_name_terms(o.user, query_terms(query))))
     response.results = kept[: o.k]
     if o.record:
         _record(ws, response.results, o.record)
     return response
+
+
+def used(result: Result) -> bool:
+    """Whether an answer plausibly rests on this hit: it scored CONFIDENT or more and holds a
+    content word of the query (not only the user's name or a generic word)."""
+    return result.score >= CONFIDENT and bool(result.evidence.get("shared"))
 
 
 def search(ws, query: str, k: int = 5, **opts) -> list[Result]:
@@ -343,7 +374,7 @@ def floor_of(ranked: list[Result], o: Options, named: bool = False) -> float:
     when the store is big enough to have a typical score."""
     if o.relative is None or len(ranked) < STORE_MIN:
         return o.min_score
-    scores = sorted(r.score for r in ranked)
+    scores = sorted(r.relevant for r in ranked)
     typical = scores[int(STORE_QUANTILE * (len(scores) - 1))]
     margin = max(o.relative, min(1.0, NAMED_RELATIVE * o.relative / RELATIVE_FLOOR)) if named else o.relative
     return max(o.min_score, typical + margin)
@@ -351,7 +382,7 @@ def floor_of(ranked: list[Result], o: Options, named: bool = False) -> float:
 
 def _cut(ranked: list[Result], o: Options, response: Response, named: bool = False) -> list[Result]:
     floor = floor_of(ranked, o, named)
-    kept = [r for r in ranked if r.score >= floor]
+    kept = [r for r in ranked if r.relevant >= floor]
     response.cut_noise = len(ranked) - len(kept)
     response.cut_noise_top = min(o.k, len(ranked)) - min(o.k, len(kept))
     if o.gap:
@@ -367,18 +398,20 @@ def _cut(ranked: list[Result], o: Options, response: Response, named: bool = Fal
 def _record(ws, results: list[Result], kind: str) -> None:
     from giok.store.workspace import Workspace
 
-    by_ws: dict[str, list[str]] = {}
+    by_ws: dict[str, list[Result]] = {}
     for r in results:
         if r.path == "MEMORY.md" and r.source:
-            by_ws.setdefault(r.workspace, []).append(r.source)
-    for name, ids in by_ws.items():
+            by_ws.setdefault(r.workspace, []).append(r)
+    for name, hits in by_ws.items():
         target = ws if name == ws.name else Workspace.open(name, home=ws.home)
-        refs.record(target, ids, kind)
+        refs.record(target, [r.source for r in hits], kind, used=[used(r) for r in hits])
 
 
-def _score(index: Index, ws_name: str, query: str, o: Options) -> list[Result]:
+def _score(index: Index, ws_name: str, query: str, o: Options, *, root=None) -> list[Result]:
     dates, undated = query_dates(query)
-    terms = query_terms(undated)
+    question = Question.of(undated)
+    groups = question.groups(query_terms(undated))
+    terms = list(groups)
     reader = Reader(o.user, o.thread, o.all_scopes)  # the scope rule in SQL: unseen rows are never read
     ids, _ = index.matrix()
     if not len(ids):
@@ -388,21 +421,25 @@ def _score(index: Index, ws_name: str, query: str, o: Options) -> list[Result]:
         qvec = index.embedder.embed([_without_user(undated, o.user) or query], "query")[0]
         cos_all = index.cosines(qvec, reader)
     if o.mode != "vector" and terms:
-        kw_hits = index.keyword_search(quote_fts(terms, prefix=o.prefix), POOL, reader)
+        kw_hits = index.keyword_search(_fts(groups, o.prefix), POOL, reader)
     dated = _date_rows(index, dates, reader) if dates and o.mode != "vector" else {}
     candidates = _candidates(ids, cos_all, kw_hits, dated)
     near = sorted(set(candidates) | {c + d for c in candidates for d in (-1, 1)})
     rows = index.rows(near, reader)
-    kw = _keyword_evidence(index, terms, rows, kw_hits, o.prefix, dated, _name_terms(o.user, terms))
+    names = _name_terms(o.user, terms)
+    kw = _keyword_evidence(index, groups, rows, kw_hits, o.prefix, dated, names, question)
     vec = _vector_evidence(index, ids, cos_all, rows, language(query), qvec)
     on_dates = {cid for day_ids in dated.values() for cid in day_ids}
     asked_of = _named_speakers(undated, terms, rows)
     own = {cid: _fuse(vec.get(cid, 0.0), kw.get(cid, 0.0), o.mode) for cid in rows}
+    content = [
+        alts for t, alts in groups.items() if t not in GENERIC and t not in names and t not in question.asking
+    ]
     out: list[Result] = []
     langs: list[str] = []
     for cid in candidates:
         row = rows.get(cid)
-        if row is None or not _visible(row, o):
+        if row is None or not _visible(row, o, question.past):
             continue
         prior = o.identity if row["path"] in IDENTITY_FILES else 1.0
         if not prior:
@@ -412,26 +449,85 @@ def _score(index: Index, ws_name: str, query: str, o: Options) -> list[Result]:
             score *= DATE_MISS
         if asked_of and _speaker(row) not in asked_of | {None}:
             score *= SPEAKER_MISS
-        out.append(
-            Result(
-                row["key"],
-                ws_name,
-                row["path"],
-                row["start_line"],
-                row["end_line"],
-                row["layer"],
-                row["date"],
-                score,
-                row["text"],
-                row["source"],
-                row["priority"] or 0,
-                {"vector": vec.get(cid, 0.0), "keyword": kw.get(cid, 0.0)},
-            )
-        )
+        have = set((row["terms"] or "").split())
+        evidence = {"vector": vec.get(cid, 0.0), "keyword": kw.get(cid, 0.0), "status": status(row)}
+        evidence["shared"] = any(have.intersection(alts) for alts in content)
+        out.append(_result(row, ws_name, score * standing(row, question.past), evidence, relevance=score))
         langs.append("ko" if row["lang"] == "ko" else "en")
     if o.mode != "keyword":
         _by_lead(out, langs)
+    if root is not None and (question.past or o.include_superseded):
+        _by_chain(out, successors(root), past=question.past)
     return out
+
+
+def _result(row: dict, ws_name: str, score: float, evidence: dict, relevance: float | None = None) -> Result:
+    return Result(
+        row["key"],
+        ws_name,
+        row["path"],
+        row["start_line"],
+        row["end_line"],
+        row["layer"],
+        row["date"],
+        score,
+        row["text"],
+        row["source"],
+        row["priority"] or 0,
+        evidence,
+        relevance,
+    )
+
+
+def _fts(groups: dict[str, tuple[str, ...]], prefix: bool) -> str:
+    """The FTS5 query of the keyword terms: the query's own terms (as prefixes on recall's second
+    attempt) and the written forms of its predicates (`questions.Question`), exact."""
+    extra = [a for t, alts in groups.items() for a in alts if a != t and a not in groups]
+    own = quote_fts(list(groups), prefix=prefix)
+    return " OR ".join(x for x in (own, quote_fts(list(dict.fromkeys(extra)))) if x)
+
+
+def status(row: dict) -> str:
+    """live, archived (in the archive, or past its expiry and not moved there yet) or superseded."""
+    if row["superseded"]:
+        return "superseded"
+    expires = row.get("expires")
+    if row["layer"] == "archive" or (
+        expires and row["layer"] in LAYER_WEIGHT and expires < today().isoformat()
+    ):
+        return "archived"
+    return "live"
+
+
+def standing(row: dict, past: bool = False) -> float:
+    """The factor of what an entry is: its status (set aside for a question about the past),
+    its layer and its type (STATUS, LAYER_WEIGHT, TYPE_WEIGHT)."""
+    factor = 1.0 if past else STATUS[status(row)]
+    layer = row["layer"] if row["layer"] != "archive" else None
+    return (
+        factor * LAYER_WEIGHT.get(layer or "", LAYER_OTHER) * TYPE_WEIGHT.get(row.get("category") or "", 1.0)
+    )
+
+
+def _by_chain(results: list[Result], successors: dict[str, str], past: bool) -> None:
+    """Pairs a superseded entry with the live entry that replaced it, both scoring the better
+    of the two: for a question about the past the replaced entry first and the current one
+    CHAIN_STEP after it; otherwise (include_superseded) the current one first, then what it
+    replaced. A pair's relevance is the question's to either end: "where did he live before he
+    moved?" finds the current address and, through it, the one before."""
+    by_source = {r.source: r for r in results if r.source}
+    for old in results:
+        new = by_source.get(successors.get(old.source or "", ""))
+        if (
+            old.evidence.get("status") != "superseded"
+            or new is None
+            or new.evidence.get("status") == "superseded"
+        ):
+            continue
+        top, relevance = max(old.score, new.score), max(old.relevant, new.relevant)
+        first, second = (old, new) if past else (new, old)
+        first.score, second.score = top, top - CHAIN_STEP
+        old.relevance = new.relevance = relevance
 
 
 def _by_lead(results: list[Result], langs: list[str]) -> None:
@@ -455,6 +551,7 @@ def _by_lead(results: list[Result], langs: list[str]) -> None:
     (high, high_lead), (low, low_lead) = sorted(tops, key=lambda t: -t[0].score)
     if LEAD * (low_lead - high_lead) > high.score - low.score:
         low.score, high.score = high.score, high.score - 1e-4
+        low.relevance = max(low.relevant, high.relevant)
 
 
 def query_dates(query: str) -> tuple[list[str], str]:
@@ -620,25 +717,29 @@ def _name_terms(user: str | None, terms: list[str]) -> set[str]:
 
 def _keyword_evidence(
     index: Index,
-    terms: list[str],
+    groups: dict[str, tuple[str, ...]],
     rows: dict,
     kw_hits,
     prefix: bool,
     dated: dict[str, list[int]],
     names: Collection[str] = (),
+    question: Question | None = None,
 ) -> dict[int, float]:
-    """IDF-weighted share of query terms present, times a mild BM25-rank factor. A date the
-    query names counts as one more term, present in the rows of that date; the user's name
-    weighs like a generic word (most of a user's memories name them)."""
+    """IDF-weighted share of query terms present, times a mild BM25-rank factor. A term is
+    present when any of its alternatives is (a question's predicate and its written forms,
+    `questions.Question`; its document frequency is theirs together). A date the query names
+    counts as one more term, present in the rows of that date; the user's name weighs like a
+    generic word (most of a user's memories name them)."""
     if not kw_hits and not dated:
         return {}
-    df, total = index.doc_freq(terms)
+    df, total = index.doc_freq(list(dict.fromkeys(a for alts in groups.values() for a in alts)))
     if dated and not total:
         total = index.db.execute("SELECT count(*) FROM memories").fetchone()[0]
+    groups = _predicates(groups, df, question)
     idf = {
-        t: math.log(1 + (total + 1) / (df.get(t, 0) + 0.5))
-        * (GENERIC_WEIGHT if t in GENERIC or t in names else 1.0)
-        for t in terms
+        t: math.log(1 + (total + 1) / (min(total, sum(df.get(a, 0) for a in alts)) + 0.5))
+        * _weight(t, alts, names, question.asking if question else ())
+        for t, alts in groups.items()
     }
     on_day = {d: set(day_ids) for d, day_ids in dated.items()}
     day_idf = {d: math.log(1 + (total + 1) / (len(day_ids) + 0.5)) for d, day_ids in on_day.items()}
@@ -650,10 +751,46 @@ def _keyword_evidence(
         if row is None:
             continue
         have = set((row["terms"] or "").split())
-        hit = sum(w for t, w in idf.items() if t in have or (prefix and any(h.startswith(t) for h in have)))
+        hit = sum(w for t, w in idf.items() if _present(t, groups[t], have, prefix))
         hit += sum(w for d, w in day_idf.items() if cid in on_day[d])
         out[cid] = (hit / whole) * (1.0 - 0.15 * min(rank.get(cid, 20), 20) / 20)
     return out
+
+
+def _predicates(
+    groups: dict[str, tuple[str, ...]], df: dict, question: Question | None
+) -> dict[str, tuple[str, ...]]:
+    """The query's terms as keyword evidence counts them: a predicate in a question form whose
+    written forms the store holds is one term (the word, its stem and those forms); any other
+    word keeps its terms as they were (a noun that merely looks like a verb, 회의는, is unchanged)."""
+    if question is None:
+        return groups
+    held = {t: tuple(a for a in alts[1:] if df.get(a)) for t, alts in groups.items()}
+    out: dict[str, tuple[str, ...]] = {}
+    for t in groups:
+        if held[t]:
+            out[t] = (t, *(s for s, word in question.stems.items() if word == t), *held[t])
+        elif not held.get(question.stems.get(t, ""), ()):
+            out[t] = (t,)
+    return out
+
+
+def _weight(
+    term: str, alternatives: tuple[str, ...], names: Collection[str], asking: Collection[str]
+) -> float:
+    """A query term's share of its IDF: a generic word or the user's name GENERIC_WEIGHT, a
+    question word ASKING_WEIGHT, a predicate met through its written forms PREDICATE_WEIGHT."""
+    if term in asking:
+        return ASKING_WEIGHT
+    if term in GENERIC or term in names:
+        return GENERIC_WEIGHT
+    return PREDICATE_WEIGHT if len(alternatives) > 1 else 1.0
+
+
+def _present(term: str, alternatives: tuple[str, ...], have: set[str], prefix: bool) -> bool:
+    if prefix and any(h.startswith(term) for h in have):
+        return True
+    return any(a in have for a in alternatives)
 
 
 def _fuse(v: float, k: float, mode: str) -> float:
@@ -678,11 +815,12 @@ def default_user(ws) -> str | None:
     return from_user_md(ws.read_text("USER.md"))
 
 
-def _visible(row: dict, o: Options) -> bool:
+def _visible(row: dict, o: Options, past: bool = False) -> bool:
     """Scopes by default: a user's entry only for that user (o.user, resolved to USER.md's
     user when not given), a thread's only in that thread; `workspace` and `task:` entries
-    for everyone (a task scope says when boot injects, not who may read). all_scopes: all."""
-    if row["superseded"] and not o.include_superseded:
+    for everyone (a task scope says when boot injects, not who may read). all_scopes: all.
+    Superseded entries with include_superseded, or for a question about the past."""
+    if row["superseded"] and not (o.include_superseded or past):
         return False
     if not o.include_system and _system(row):
         return False

@@ -6,8 +6,9 @@ referenced 3+ times in 14 days moves to M90) and writes the totals back into the
 What counts as a reference (docs/distill.md, "What counts as a reference"): the agent *using*
 a memory, not being shown everything. Each logged event carries a weight `w`:
 
-- search / recall: the top TOP_HITS MEMORY.md entries a search returned count 1 each; lower
-  hits are logged with weight 0;
+- search / recall: the top TOP_HITS MEMORY.md entries a search returned count 1 each when the
+  search judged them used (`used`: a confident hit sharing a content word with the query,
+  `retrieval.search.used`); lower or unused hits are logged with weight 0;
 - get: an entry read on purpose (memory_get of a few lines, at most CITE_MAX entries) counts 1;
   reading the whole file is logged with weight 0;
 - duplicate: the user stated a memory again (`remember` found it already there) counts 1;
@@ -25,6 +26,7 @@ import datetime as dt
 import json
 import os
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 from giok.store.clock import now
@@ -40,26 +42,34 @@ def _path(ws) -> Path:
     return ws.layout.refs
 
 
-def weights(ids: list[str], kind: str) -> list[int]:
-    """The weight of each id of one batch, in the caller's (rank) order."""
+def weights(ids: list[str], kind: str, used: Sequence[bool] | None = None) -> list[int]:
+    """The weight of each id of one batch, in the caller's (rank) order; `used` (per id) marks
+    the search hits an answer rests on, the others weigh 0."""
     base = WEIGHT.get(kind, 1)
     if kind in ("search", "recall"):
-        return [base if n < TOP_HITS else 0 for n in range(len(ids))]
+        return [base if n < TOP_HITS and (used is None or used[n]) else 0 for n in range(len(ids))]
     if kind == "get" and len(ids) > CITE_MAX:
         return [0] * len(ids)
     return [base] * len(ids)
 
 
-def record(ws, ids, kind: str) -> None:
+def record(ws, ids, kind: str, used: Sequence[bool] | None = None) -> None:
     """Note that entries `ids` (best first) were referenced (kind: boot, search, recall,
-    duplicate, get, cite); each event gets its weight (see the module's docstring)."""
-    ids = [i for i in dict.fromkeys(ids) if i]
+    duplicate, get, cite); each event gets its weight (see the module's docstring). `used`:
+    for a search, whether each hit was one the answer rests on (default: all)."""
+    ids = list(ids)
+    first: dict[str, bool] = {}
+    for i, u in zip(ids, [True] * len(ids) if used is None else used, strict=True):
+        if i and i not in first:
+            first[i] = bool(u)
+    ids = list(first)
     if not ids:
         return
+    used = None if used is None else list(first.values())
     stamp = now().isoformat(timespec="seconds")
     payload = "".join(
         json.dumps({"id": i, "kind": kind, "at": stamp, "w": w}) + "\n"
-        for i, w in zip(ids, weights(ids, kind), strict=True)
+        for i, w in zip(ids, weights(ids, kind, used), strict=True)
     ).encode()
     fd = os.open(_path(ws), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:

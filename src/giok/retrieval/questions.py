@@ -1,0 +1,250 @@
+"""What a question's form says, apart from what it is about: whether it asks about the past,
+and, for a colloquial Korean question, the written forms its predicate takes in a memory.
+
+A memory is written in the plain declarative (`서준은 부산에 산다`, `아메리카노를 마신다`); a
+question asks in the spoken forms (`어디 살지?`, `사니?`, `사냐?`, `뭘 마셔?`). Those share no
+keyword term, and the question words (뭘, 어디, 누구, 언제, 얼마) are terms no memory holds, so
+the score sank under the floor. `Question.of(query)` gives:
+
+- `past`: the query asks about the past (`asks_past`);
+- `forms`: for each keyword term of a Korean predicate in a question form, the terms of
+  the written forms of the same verb (살지 → 살다, 산다, 살고, 삽니다, 살았다; 마셔 → 마신다,
+  마셨다), found by taking the question ending off at the level of the letters (jamo: 사니 is
+  살 + 니 with the ㄹ dropped, 마셔 is 마시 + 어 contracted) and conjugating the stem again; a
+  keyword hit counts the term present when any of its alternatives is (`search._keyword_evidence`);
+- `stems`: the stem term of such a predicate (살았지 → 살), counted within the word's term;
+- `asking`: the question words, and in a question about the past the words that say so (예전에,
+  before): they weigh nothing in the keyword share (`search.ASKING_WEIGHT`); the vector side
+  embeds them as asked.
+
+Nothing here is a list of verbs: the endings and the conjugation are Korean grammar, so an
+unseen verb is handled as a seen one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from giok.text.analysis import is_hangul, words
+from giok.text.terms import terms
+
+# -- the past ------------------------------------------------------------------------------------
+# Cues that say "the past" on their own, and cues that also make time clauses ("before bed",
+# "자기 전에"): those count only with a verb in the past tense ("before he moved", "전에 살았지").
+_PAST_ALONE = re.compile(
+    r"\b(used to|did\b.*\buse to|previously|formerly|originally|no longer|any ?more|in the past|back then|"
+    r"at first)\b|"
+    r"예전|옛날|원래|이전에|처음엔|처음에는|그 전에|그전에",
+    re.I,
+)
+_PAST_CLAUSE = re.compile(r"\b(before|earlier|prior)\b|전에|전엔", re.I)
+_PAST_TENSE_EN = re.compile(r"\b(did|was|were|had|used|\w{3,}ed)\b", re.I)
+_PAST_TENSE_KO = re.compile(r"[았었였했셨났갔왔췄웠렸혔켰쳤]")
+
+
+def asks_past(query: str) -> bool:
+    """Whether the query asks what was true before ("where did he live before he moved?",
+    "what did I use to drink?", "예전에 어디 살았지?", "원래 뭐 마셨어?")."""
+    if _PAST_ALONE.search(query):
+        return True
+    if not _PAST_CLAUSE.search(query):
+        return False
+    return bool(_PAST_TENSE_EN.search(query) or any(_PAST_TENSE_KO.search(w) for w in words(query)))
+
+
+_PAST_CUE_WORD = re.compile(r"^(예전|옛날|원래|이전|처음|전에|전엔)")
+
+
+def _says_past(word: str) -> bool:
+    """A word of a past question that says when, not what (예전에, 원래, before, previously)."""
+    return bool(_PAST_ALONE.fullmatch(word) or _PAST_CLAUSE.fullmatch(word) or _PAST_CUE_WORD.match(word))
+
+
+# -- Hangul letters ------------------------------------------------------------------------------
+_BASE = 0xAC00
+_NONE, _N, _L, _B, _SS = 0, 4, 8, 17, 20  # final consonants: none, ㄴ, ㄹ, ㅂ, ㅆ
+_T = 7  # ㄷ as a final
+_A, _AE, _EO, _YEO, _O, _WA, _WAE, _OE, _U, _WO, _EU, _I = 0, 1, 4, 6, 8, 9, 10, 11, 13, 14, 18, 20
+_BRIGHT = {_A, _O, _WA}  # a stem with these vowels takes 아/았, the others 어/었
+
+
+def _split(syllable: str) -> tuple[int, int, int] | None:
+    code = ord(syllable) - _BASE
+    if not 0 <= code < 11172:
+        return None
+    return code // 588, (code % 588) // 28, code % 28
+
+
+def _join(initial: int, vowel: int, final: int) -> str:
+    return chr(_BASE + initial * 588 + vowel * 28 + final)
+
+
+def _with_final(syllable: str, final: int) -> str:
+    parts = _split(syllable)
+    return _join(parts[0], parts[1], final) if parts else syllable
+
+
+# -- question endings ----------------------------------------------------------------------------
+# Endings that follow a verb stem whole (살+지, 먹+니, 듣+냐, 마시+니까); those that open with ㄴ
+# drop a stem's final ㄹ (사+니 is 살다's as well as 사다's).
+def _list(text: str) -> list[str]:
+    return text.split()
+
+
+_ENDINGS = tuple(
+    sorted(
+        [
+            *_list("지 니 냐 나 니까 냐고 나요 지요 죠 는지 는데 던 던가 더라 세요 시니 시지 시냐 고"),
+            *_list("았지 었지 였지 았어 었어 였어 았니 었니 였니 았냐 었냐 였냐 았나 었나"),
+            *_list("았어요 었어요 았더라 었더라 는 을까 을래 어 아 어요 아요"),
+        ],
+        key=len,
+        reverse=True,
+    )
+)
+# A spoken ending glued onto the stem's last syllable as its final consonant: 살까 (사+ㄹ까),
+# 갈래, 할지; and the contracted 아/어 of a vowel stem (마셔 = 마시+어, 배워 = 배우+어, 해 = 하+여),
+# optionally with 요 or, with ㅆ, the past (마셨어, 배웠지).
+_GLUED = {"까": _L, "래": _L, "지": _L}
+_UNCONTRACT = {_YEO: (_I,), _WO: (_U,), _WA: (_O,), _WAE: (_OE,), _EO: (_EU, _EO), _A: (_A,)}
+_AFTER_CONTRACTED = ("", "요", "서", "도")
+_PAST_AFTER = tuple(_list("다 어 어요 지 니 냐 나 더라"))
+
+# Question words: no memory holds them, so they leave the keyword terms (the vector side keeps
+# them: "어디" says a place is asked for). A word is one when it is one of these with at most a
+# particle or a copula after it (어디서, 누구랑, 언제냐, 뭐였지, 몇이야).
+_ASKING = (
+    "뭘",
+    "뭐",
+    "무엇",
+    "무슨",
+    "어디",
+    "어느",
+    "어떤",
+    "언제",
+    "누구",
+    "누가",
+    "얼마",
+    "몇",
+    "왜",
+    "어떻게",
+)
+_ASKING_TAIL = frozenset(
+    [
+        "",
+        *_list("야 냐 지 니 요 죠 서 로 에 에서 에서는 랑 를 을 까 였지 였어 였더라 이었지 나 가 든"),
+        *_list("이냐 이야 이지 인지 일까 으로 라고 이라고 나요 야요 예요 에요"),
+    ]
+)
+
+
+def _asking(word: str) -> bool:
+    return any(word.startswith(q) and word[len(q) :] in _ASKING_TAIL for q in _ASKING)
+
+
+def _stems(word: str, last: bool) -> set[str]:
+    """The verb stems a word in a question form may be (none for a word in no such form)."""
+    out: set[str] = set()
+    for ending in _ENDINGS:
+        if len(word) > len(ending) and word.endswith(ending):
+            stem = word[: -len(ending)]
+            out.add(stem)
+            head = _split(stem[-1])
+            if head and not head[2] and ending[0] in "니냐나는":  # 사니: 살 with ㄹ dropped
+                out.add(stem[:-1] + _with_final(stem[-1], _L))
+            if head and head[2] == _L and ending[0] in "어아었았":  # 들어: 듣 (ㄷ irregular)
+                out.add(stem[:-1] + _with_final(stem[-1], _T))
+            break
+    if len(word) >= 2 and word[-1] in _GLUED:  # 살까 / 갈래 / 할지: ㄹ on the syllable before
+        before = _split(word[-2])
+        if before and before[2] == _GLUED[word[-1]]:
+            out.add(word[:-2] + _with_final(word[-2], _NONE))
+            out.add(word[:-2] + word[-2])  # 살까 may be 살다's too
+    if last:
+        out |= _uncontracted(word)
+    return {s for s in out if s and is_hangul(s)}
+
+
+def _uncontracted(word: str) -> set[str]:
+    """Stems of a predicate whose 아/어 fused with the stem's vowel (마셔, 배워, 봐, 해, 써; with
+    ㅆ the past: 마셨어, 했지), read at each of the word's last three syllables."""
+    out: set[str] = set()
+    for i in range(len(word) - 1, max(-1, len(word) - 4), -1):
+        parts = _split(word[i])
+        if parts is None:
+            break
+        after = word[i + 1 :]
+        initial, vowel, final = parts
+        if (final == _NONE and after in _AFTER_CONTRACTED) or (final == _SS and after in _PAST_AFTER):
+            if word[i] in "해했":
+                out.add(word[:i] + "하")
+            out.update(word[:i] + _join(initial, v, _NONE) for v in _UNCONTRACT.get(vowel, ()))
+    return out
+
+
+def _forms(stem: str) -> list[str]:
+    """The written forms of a verb stem: the dictionary form, the plain present (산다, 먹는다),
+    the connective (살고), the formal present (삽니다, 먹습니다) and the past (살았다, 마셨다)."""
+    parts = _split(stem[-1])
+    if parts is None:
+        return []
+    initial, vowel, final = parts
+    body, last = stem[:-1], stem[-1]
+    out = [stem + "다", stem + "고", stem + "는"]
+    if final in (_NONE, _L):  # 마시 → 마신다, 마십니다; 살 → 산다, 삽니다, 사는
+        out += [body + _join(initial, vowel, _N) + "다", body + _join(initial, vowel, _B) + "니다"]
+        if final == _L:
+            out.append(body + _join(initial, vowel, _NONE) + "는")
+    else:  # 먹 → 먹는다, 먹습니다
+        out += [stem + "는다", stem + "습니다"]
+    if final == _NONE:
+        out += [body + _join(initial, v, _SS) + "다" for v in _contracted(last, vowel)]
+    else:
+        out.append(stem + ("았다" if vowel in _BRIGHT else "었다"))
+    return out
+
+
+def _contracted(syllable: str, vowel: int) -> tuple[int, ...]:
+    """The vowel of a vowel stem's last syllable fused with 았/었 (마시 → 마셨, 배우 → 배웠)."""
+    if syllable == "하":
+        return (_AE,)
+    return {_I: (_YEO,), _U: (_WO,), _O: (_WA,), _EU: (_EO,), _OE: (_WAE,)}.get(vowel, (vowel,))
+
+
+@dataclass
+class Question:
+    query: str
+    past: bool = False
+    asking: frozenset[str] = frozenset()
+    forms: dict[str, tuple[str, ...]] = field(default_factory=dict)  # a predicate's term → its written forms
+    stems: dict[str, str] = field(default_factory=dict)  # a predicate's stem term → the word's term
+
+    @classmethod
+    def of(cls, query: str) -> Question:
+        found = words(query)
+        past = asks_past(query)
+        asking = frozenset(t for w in found if _asking(w) or (past and _says_past(w)) for t in terms(w))
+        forms: dict[str, tuple[str, ...]] = {}
+        stems: dict[str, str] = {}
+        for n, word in enumerate(found):
+            if not is_hangul(word) or _asking(word):
+                continue
+            own = terms(word)
+            written = [
+                t
+                for stem in sorted(_stems(word, n == len(found) - 1))
+                for f in _forms(stem)
+                for t in terms(f)
+            ]
+            extra = tuple(dict.fromkeys(t for t in written if t not in own))
+            if own and extra:
+                forms[own[0]] = extra
+                stems.update((t, own[0]) for t in own[1:] if t != own[0])
+        return cls(query, past, asking, forms, stems)
+
+    def groups(self, query_terms: list[str]) -> dict[str, tuple[str, ...]]:
+        """Each keyword term of the query with the terms that count as it: itself first, then
+        for a predicate in a question form its written forms (`search._predicates` keeps those
+        the store holds and counts the word's stem within it)."""
+        return {t: (t, *self.forms.get(t, ())) for t in query_terms}

@@ -1,0 +1,204 @@
+"""Ranking that knows what an entry is (docs/search.md, "Standing"): live before archived and
+superseded, questions about the past answered from the supersede chain, only hits an answer
+rests on counted as references, and colloquial Korean questions finding their facts."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import stocked_workspace
+from giok import Home, Workspace
+from giok.retrieval.questions import Question, asks_past
+from giok.retrieval.search import CONFIDENT, recall, search, search_full, used
+from giok.store import refs
+from giok.text.terms import query_terms
+
+MEMORY = """# MEMORY
+
+## 🔮 M0 : core memory (permanent)
+- I am Zeon, the first agent of Seojun. <!-- id: m-self01 -->
+
+## 📚 M90 : 90-day memory
+- [2026-02-01] Seojun lives in Haeundae, Busan. <!-- id: m-live01; type: fact; supersedes: m-old001 -->
+- [2025-06-01] Seojun lives in Mapo, Seoul. <!-- id: m-old001; type: fact; superseded_by: m-live01 -->
+- [2026-01-05] These days Seojun's morning drink is an iced americano. <!-- id: m-live02; type: preference -->
+
+## 📝 M30 : 30-day memory
+- [2026-03-01] Said good morning to Seojun; he asked about the move. <!-- id: m-triv01; type: episode -->
+- [2026-03-02] Seojun's team ships the billing release on Fridays. <!-- id: m-rel001; type: fact -->
+"""
+ARCHIVE = """# Archive 2026-01
+
+- [2025-10-01] Seojun drinks a hot latte every morning. <!-- expires: 2026-01-01; id: m-arch01 -->
+"""
+
+
+@pytest.fixture(scope="module")
+def life(tmp_path_factory):
+    home = Home(tmp_path_factory.mktemp("rankhome"))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GIOK_HOME", str(home.path))
+        ws, _ = Workspace.init(
+            tmp_path_factory.mktemp("rank") / "zeon", name="zeon", user="Seojun", home=home
+        )
+        (ws.root / "MEMORY.md").write_text(MEMORY, "utf-8")
+        (ws.root / "memory" / "archive").mkdir(parents=True, exist_ok=True)
+        (ws.root / "memory" / "archive" / "2026-01.md").write_text(ARCHIVE, "utf-8")
+        ws.search("warm up", record=None)
+        yield ws
+
+
+@pytest.fixture
+def at_home(life, monkeypatch):
+    monkeypatch.setenv("GIOK_HOME", str(life.home.path))
+    return life
+
+
+def test_a_live_entry_outranks_the_archived_one_it_replaced(at_home):
+    found = search(at_home, "What does Seojun drink every morning?", k=3, record=None)
+    assert found and found[0].id == "m-live02", [(r.id, round(r.score, 3)) for r in found]
+    archived = [r for r in found if r.id == "m-arch01"]
+    assert not archived or archived[0].score < found[0].score
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["Where did Seojun live before he moved?", "Where did Seojun use to live?"],
+)
+def test_a_question_about_the_past_is_answered_from_the_supersede_chain(at_home, query):
+    found = [r.id for r in search(at_home, query, k=3, record=None)]
+    assert found[:2] == ["m-old001", "m-live01"], found
+
+
+def test_a_present_question_answers_with_the_live_entry_and_hides_the_old_one(at_home):
+    found = [r.id for r in search(at_home, "Where does Seojun live?", k=3, record=None)]
+    assert found and found[0] == "m-live01" and "m-old001" not in found, found
+
+
+def test_include_superseded_puts_what_was_replaced_right_after_its_successor(at_home):
+    found = [
+        r.id for r in search(at_home, "Where does Seojun live?", k=3, record=None, include_superseded=True)
+    ]
+    assert found[:2] == ["m-live01", "m-old001"], found
+
+
+def test_a_wrong_low_hit_is_logged_but_not_counted_as_a_reference(at_home):
+    before = len(refs.events(at_home))
+    # nothing stored is about the weather: with the floors off, what comes back is a wrong low hit
+    response = search_full(
+        at_home, "Will it rain in Busan tomorrow?", k=3, min_score=0.0, relative=None, gap=None
+    )
+    assert response.results and not any(used(r) for r in response.results)
+    logged = refs.events(at_home)[before:]
+    assert logged and all(refs.weight(e) == 0 for e in logged), logged
+
+
+def test_a_confident_hit_sharing_a_word_of_the_question_counts(at_home):
+    before = len(refs.events(at_home))
+    found = search(at_home, "Which day does the billing release ship?", k=3)
+    assert found[0].id == "m-rel001" and found[0].score >= CONFIDENT
+    counted = [e["id"] for e in refs.events(at_home)[before:] if refs.weight(e)]
+    assert counted == ["m-rel001"], counted
+
+
+def test_recall_counts_only_its_answer(at_home):
+    before = len(refs.events(at_home))
+    result = recall(at_home, "Which day does the billing release ship?")
+    assert result.results and result.results[0].id == "m-rel001"
+    counted = {e["id"] for e in refs.events(at_home)[before:] if refs.weight(e)}
+    assert counted == {"m-rel001"}, counted
+
+
+def test_reference_weights_follow_the_used_flags():
+    assert refs.weights(["a", "b", "c", "d"], "search", [True, False, True, True]) == [1, 0, 1, 0]
+    assert refs.weights(["a", "b"], "search") == [1, 1]
+
+
+SEOJUN = [
+    "서준은 부산 해운대에 산다.",
+    "서준은 아침마다 아이스 아메리카노를 마신다.",
+    "서준의 여동생 민지는 부산에서 간호사로 일한다.",
+    "서준은 화요일과 목요일에 헬스장에 간다.",
+    "서준의 강아지 보리는 진돗개다.",
+    "서준은 매운 음식을 잘 못 먹는다.",
+    "서준은 다음 달에 제주도로 가족 여행을 간다.",
+    "서준은 자기 전에 재즈를 듣는다.",
+]
+
+
+@pytest.fixture(scope="module")
+def korean(tmp_path_factory):
+    for ws in stocked_workspace(tmp_path_factory, SEOJUN, prefix="q", name="seo", user="서준", lang="ko"):
+        with (ws.root / "MEMORY.md").open("a", encoding="utf-8") as f:  # where 서준 lived before 해운대
+            f.write("- 서준은 서울 마포에 산다. <!-- id: q-old001; superseded_by: q-000000 -->\n")
+        ws.search("warm up", record=None)
+        yield ws
+
+
+@pytest.mark.parametrize(
+    ("query", "answer"),
+    [
+        ("서준이 어디 살지?", "해운대"),
+        ("서준이 어디 사니?", "해운대"),
+        ("서준이 어디 사냐?", "해운대"),
+        ("서준이 아침에 뭘 마셔?", "아메리카노"),
+        ("서준이 자기 전에 뭘 들어?", "재즈"),
+    ],
+)
+def test_a_colloquial_korean_question_finds_its_fact(korean, monkeypatch, query, answer):
+    monkeypatch.setenv("GIOK_HOME", str(korean.home.path))
+    result = recall(korean, query, record=None)
+    assert result.answer == "found" and answer in result.results[0].text, result.to_dict()
+
+
+@pytest.mark.parametrize("query", ["서준은 예전에 어디 살았지?", "서준이 전에 어디 살았어?"])
+def test_a_korean_question_about_the_past_is_answered_from_the_chain(korean, monkeypatch, query):
+    monkeypatch.setenv("GIOK_HOME", str(korean.home.path))
+    found = [r.id for r in search(korean, query, k=3, record=None)]
+    assert found[:2] == ["q-old001", "q-000000"], found
+    assert "q-old001" not in [r.id for r in search(korean, "서준이 어디 살지?", k=3, record=None)]
+
+
+def test_the_written_forms_of_a_spoken_predicate():
+    groups = Question.of("서준이 어디 살지?").groups(query_terms("서준이 어디 살지?"))
+    assert {"산다", "살다", "삽니다"} <= set(groups["살지"])
+    assert "마신다" in Question.of("뭘 마셔?").groups(["마셔"])["마셔"]
+    assert "듣는다" in Question.of("뭘 들어?").groups(["들어"])["들어"]
+    assert "몬다" in Question.of("무슨 차 모니?").groups(["모니"])["모니"]
+    assert "뭘" in Question.of("뭘 마셔?").asking
+
+
+@pytest.mark.parametrize(
+    ("query", "past"),
+    [
+        ("Where did he live before he moved?", True),
+        ("What did I use to drink?", True),
+        ("Who was my manager previously?", True),
+        ("서준은 예전에 어디 살았지?", True),
+        ("원래 뭐 마셨어?", True),
+        ("이사하기 전에 어디 살았어?", True),
+        ("What does he do before bed?", False),
+        ("자기 전에 뭘 들어?", False),
+        ("Where does Seojun live?", False),
+    ],
+)
+def test_questions_about_the_past(query, past):
+    assert asks_past(query) is past
+
+
+def _row(layer, category=None, superseded=0, expires=None):
+    return {"layer": layer, "category": category, "superseded": superseded, "expires": expires}
+
+
+def test_standing_orders_layers_types_and_status():
+    from giok.retrieval.search import standing
+
+    layers = [standing(_row(layer, "fact")) for layer in ("M0", "M365", "M90", "M30", "diary")]
+    assert layers == sorted(layers, reverse=True) and len(set(layers)) == len(layers)
+    assert standing(_row("M30", "episode")) < standing(_row("M30", "fact"))
+    assert standing(_row("archive", "fact")) < standing(_row("diary"))
+    assert standing(_row("M90", "fact", expires="2000-01-01")) < standing(
+        _row("M90", "fact")
+    )  # expired, not moved yet
+    assert standing(_row("M90", "fact", superseded=1)) < standing(_row("M90", "fact"))
+    assert standing(_row("M90", "fact", superseded=1), past=True) == standing(_row("M90", "fact"), past=True)
