@@ -35,9 +35,9 @@ from giok.write import judgement, policy  # noqa: E402
 LOCOMO = ROOT.parent / "shared" / "bench" / "locomo_dev.json"
 CACHE = ROOT / "tools" / ".cache" / "judgement-vectors.npz"
 KEPT = ("M30", "M90", "M365", "M0")
-LOCOMO_WEIGHT = float(
-    os.environ.get("LOCOMO_WEIGHT", "0.3")
-)  # a LoCoMo turn's weight beside a written sentence
+# a LoCoMo turn's weight beside a written sentence, and the heads' L2 penalty
+LOCOMO_WEIGHT = float(os.environ.get("LOCOMO_WEIGHT", "0.1"))
+L2 = float(os.environ.get("JUDGEMENT_L2", "0"))
 
 
 # -- vectors -------------------------------------------------------------------------------------
@@ -205,7 +205,7 @@ def train(holdout: set[str], vectors: Vectors) -> dict[str, np.ndarray]:
     keep_rows += [(model_text(t), y, 1.0) for t, y in ours if model_text(t)]
     kx = vectors.of([t for t, *_ in keep_rows])
     keep_w, keep_b = fit(
-        kx, np.array([y for _, y, _ in keep_rows]), 2, l2=1e-3, sample=np.array([w for *_, w in keep_rows])
+        kx, np.array([y for _, y, _ in keep_rows]), 2, l2=L2, sample=np.array([w for *_, w in keep_rows])
     )
 
     # one head over drop and the four layers: written sentences, the policy set's refusals,
@@ -220,7 +220,7 @@ def train(holdout: set[str], vectors: Vectors) -> dict[str, np.ndarray]:
         lx,
         np.array([y for _, y, _ in layer_rows]),
         len(judgement.LAYERS),
-        l2=1e-3,
+        l2=L2,
         sample=np.array([w for *_, w in layer_rows]),
     )
 
@@ -229,7 +229,7 @@ def train(holdout: set[str], vectors: Vectors) -> dict[str, np.ndarray]:
     ]
     if type_rows:
         tx = vectors.of([t for t, _ in type_rows])
-        type_w, type_b = fit(tx, np.array([y for _, y in type_rows]), len(judgement.TYPES), l2=1e-3)
+        type_w, type_b = fit(tx, np.array([y for _, y in type_rows]), len(judgement.TYPES), l2=L2)
     else:
         type_w, type_b = np.zeros((kx.shape[1], len(judgement.TYPES))), np.zeros(len(judgement.TYPES))
 

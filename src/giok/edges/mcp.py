@@ -502,6 +502,8 @@ def _distill_apply(ws: Workspace, args: dict):
 
     answer = {"plan": args["plan"], "decisions": args["decisions"]}
     return distill.apply(ws, answer, dry_run=args.get("dry_run", False)).to_dict()
+
+
 # -- the review queue (giok.lifecycle.review) ----------------------------------------------
 @tool(
     "memory_review",

@@ -31,7 +31,7 @@ from giok.store.clock import today
 from giok.store.fsutil import check_binary
 from giok.text.analysis import has_hangul, romanize
 from giok.text.terms import language, query_terms, quote_fts
-from giok.write import policy
+from giok.write import judgement, policy
 
 MIN_SCORE = 0.35
 DYNAMIC_GAP = 0.15
@@ -855,14 +855,6 @@ __all__ = [
 
 
 # -- agentic recall ------------------------------------------------------------------------------
-_GREETING = re.compile(
-    r"^(hi|hello|hey|yo|thanks|thank you|thx|ok(ay)?|cool|nice|great|bye|good (morning|night|evening|"
-    r"afternoon)|"
-    r"how are you|what'?s up|lol|haha|안녕|안녕하세요|고마워|고맙습니다|감사합니다|감사해요|ㅎㅎ|ㅋㅋ|"
-    r"좋은 아침|잘 ?자|반가워|수고|네|응|그래)"
-    r"( there| everyone| all| guys)?[\s!.?~ㅎㅋ요]*$",
-    re.I,
-)
 # Personal: the asker's or the user's own things, people, plans, preferences and past events.
 # Any of these means search, whatever else the question looks like.
 _MEMORY_CUE = re.compile(
@@ -937,7 +929,7 @@ def needs_memory(query: str) -> tuple[bool, str]:
     general knowledge, how-to, weather, news or math skips; anything else searches, because a
     wasted search costs less than a forgotten memory (docs/search.md, "When recall searches")."""
     q = query.strip()
-    if _GREETING.match(q):
+    if judgement.is_greeting(q):  # the one greeting list (giok.write.judgement)
         return False, "greeting or small talk"
     if _MEMORY_CUE.search(q):
         return True, "a personal question (the user's or our own things, people, plans or past)"

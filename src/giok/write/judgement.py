@@ -64,8 +64,15 @@ _QUESTION_START = re.compile(
     r"shall|may|have|has|had|isn'?t|aren'?t|don'?t|doesn'?t|won'?t|wouldn'?t)\b",
     re.I,
 )
+# -ㄹ지 / -ㄹ까: the ㄹ sits in the syllable before (살지, 갈까), so it is matched by the syllable
+_RIEUL = "".join(chr(c) for c in range(0xAC00 + 8, 0xD7A4, 28))
+_KO_WONDER = re.compile(f"[{_RIEUL}](지|지요|지\\s?몰라)[\\s?.!~]*$")
+_IMPERATIVE = re.compile(
+    r"^(don'?t|do not|do|never|always|please)\s+(?!(you|we|i|they|he|she|it|u)\b)\w", re.I
+)
 _QUESTION_KO = re.compile(
-    r"(까|나요|니|냐|는지|을까요|할까|인가요|인가|어때|뭐야|뭐지|어디야|언제야|ㄹ지|을지|를지|는데요\?)[\s?.!~]*$"
+    r"(까|나요|니|냐|는지|을까요|할까|인가요|인가|어때|뭐야|뭐지|어디야|언제야|ㄹ지|을지|를지|려나|으려나|는데요\?)"
+    r"[\s?.!~]*$"
 )
 _SPECULATION = re.compile(
     r"\b(maybe|perhaps|probably|possibly|presumably|apparently|i think|i guess|i suppose|i believe|"
@@ -97,6 +104,10 @@ def is_question(text: str) -> bool:
         return False  # a fact that quotes a question
     if _QUESTION_KO.search(body) and not re.search(r"(다|요|음|함|됨|임)[.!]?$", body):
         return True
+    if _KO_WONDER.search(body):
+        return True  # "서준이 어디 살지", "뭘 할지": a syllable ending in ㄹ, then 지
+    if _IMPERATIVE.match(body):
+        return False  # "don't use bullet points with me", "do keep it short": instructions
     return (
         bool(_QUESTION_START.match(body)) and len(analysis.key_words(body)) <= 12 and not body.endswith(".")
     )
@@ -425,7 +436,6 @@ _RULE_WORDS = {
         r"\b(decided|decides|decision|chose|going with|agreed|settled on|will use)\b|결정|하기로|정했"
     ),
     "preference": r"\b(prefers?|likes?|dislikes?|hates?|always|never|wants?)\b|선호|좋아한|싫어한|항상|절대",
-    "trivial": r"\b(lunch|coffee|weather|breakfast|dinner|snack|nap)\b|점심|커피|날씨|아침밥|저녁밥|간식",
 }
 _RULE_RE = {k: re.compile(v, re.I) for k, v in _RULE_WORDS.items()}
 
@@ -448,8 +458,6 @@ def _rules(text: str, type: str | None) -> Judgement:
         return verdict("M90", "a decision: keep it for 90 days", "standing")
     if _RULE_RE["preference"].search(text):
         return verdict("M90", "a standing preference", "standing")
-    if _RULE_RE["trivial"].search(text):
-        return verdict("drop", "everyday trivia", "trivia")
     return verdict("M30", "a fact of the day: keep it for 30 days", "fact")
 
 

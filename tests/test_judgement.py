@@ -1,0 +1,107 @@
+"""The one judgement (giok.write.judgement) with the shipped model: what a user sees through
+`remember` and the nightly distill. Figures on held-out sets are in bench/judgement_sets.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from giok.lifecycle.distill import distill
+from giok.write import judgement, judges
+
+pytestmark = pytest.mark.judgement_model
+
+LAYERS = ("M30", "M90", "M365", "M0")
+
+
+def at(monkeypatch, when: str) -> None:
+    monkeypatch.setenv("GIOK_NOW", when)
+
+
+def test_the_shipped_model_answers():
+    assert judgement.available()
+    assert judgement.judge("Seojun is allergic to peanuts").judge == "model"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["우리 딸 오늘 태어났어, 3.2kg", "Dad passed away last night", "My passport expires on 2027-03-02"],
+)
+def test_a_life_event_is_kept_for_at_least_a_year(ws, text):
+    result = ws.remember(text)
+    assert result.action == "written", result
+    assert LAYERS.index(result.entry.layer) >= LAYERS.index("M365")
+
+
+@pytest.mark.parametrize("text", ["택배 3개 왔음", "Traffic was bad this morning", "hi!", "x", "음", "test"])
+def test_trivia_greetings_and_filler_are_refused(ws, text):
+    assert ws.remember(text).action == "refused"
+    assert ws.memory().entries() == []
+
+
+def test_trivia_is_kept_when_the_caller_chooses_a_layer(ws):
+    result = ws.remember("택배 3개 왔음", layer="M30")
+    assert result.action == "written"
+    assert result.entry.layer == "M30"
+
+
+def test_a_preference_lands_in_the_90_day_layer(ws):
+    assert ws.remember("Seojun takes his coffee black, no sugar, always").entry.layer == "M90"
+
+
+def test_a_redacted_secret_alone_is_refused_but_a_sentence_around_it_is_kept(ws):
+    refused = ws.remember("The staging API key is sk-abcdef1234567890abcdef1234567890")
+    assert refused.action == "refused"
+    assert "secret" in refused.reason
+    kept = ws.remember("Seojun prefers green tea; api_key=sk-abcdef1234567890abcdef1234567890")
+    assert kept.action == "written"
+    assert "sk-abcdef" not in ws.read_text("MEMORY.md")
+
+
+def test_greetings_and_questions_around_a_fact_do_not_hide_it():
+    text = "Hey Mel! Good to see you! I got the job at Naver, I start in March. How are you?"
+    rest = judgement.substance(text)[0]
+    assert "I got the job at Naver" in rest
+    assert "How are you" not in rest
+    assert judgement.judge(text).keep
+
+
+def test_remember_and_the_nightly_distill_give_one_answer(ws, monkeypatch):
+    lines = [
+        "우리 딸 오늘 태어났어, 3.2kg",
+        "택배 3개 왔음",
+        "Seojun takes his coffee black, no sugar, always",
+        "Traffic was bad this morning",
+        "서준이 아마 이사 갈 것 같아, 잘 모르겠어",
+    ]
+    offline = judges.OfflineJudge()
+    items = [judges.Item(key=str(n), kind="diary", text=t) for n, t in enumerate(lines)]
+    nightly = offline.decide(items, {})
+    for n, text in enumerate(lines):
+        written = ws.remember(text).action == "written"
+        assert written == (nightly[str(n)].decision != "drop"), text
+    at(monkeypatch, "2026-03-05T10:00")
+    for text in lines:
+        ws.diary(text)
+    at(monkeypatch, "2026-03-05T23:00")
+    report = distill(ws)
+    assert sorted(a["text"] for a in report.added) == []  # each kept line was remembered already
+    assert len(report.dropped) == 3
+
+
+def test_keyword_rules_answer_where_the_model_is_turned_off(monkeypatch):
+    monkeypatch.setenv("GIOK_JUDGEMENT", "rules")
+    assert judgement.judge("Seojun is allergic to peanuts").judge == "rules"
+
+
+def test_an_instruction_is_no_question():
+    assert not judgement.is_question("don't use bullet points with me")
+    assert judgement.is_question("do you like tea")
+    assert judgement.is_question("서준이 어디 살지")
+    assert judgement.is_question("주차 되려나")
+
+
+def test_change_score_reads_a_pair():
+    found = judgement.change_score("Seojun moved to Seoul last month", "Seojun lives in Busan")
+    assert found is not None
+    assert 0.0 <= found.p <= 1.0
+    assert found.verdict in ("change", "unsure", "none")
