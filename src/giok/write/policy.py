@@ -688,7 +688,7 @@ def compare(
     changed = bool(_CHANGE_WORDS.search(text))
     best, best_score = None, 0.0
     for entry in look.newest_first(text, mine, changed):
-        if mine and contradicts(text, entry.text):
+        if mine and contradicts(text, entry.text) and _confirmed(text, entry.text):
             return (
                 "supersede",
                 entry,
@@ -704,6 +704,15 @@ def compare(
     if best is not None:
         return "supersede", best, f"near-duplicate of {best.id} (similarity {best_score:.2f})"
     return _learned_change(look, text, mine)
+
+
+def _confirmed(new: str, old: str) -> bool:
+    """Does the learned judgement agree that the rules' change is one? Yes where it cannot
+    answer (the rules alone, as before); no where it is unsure or disagrees ("차를 테슬라로
+    바꿨다" is no change of a tea preference): both stay, and the nightly review raises an
+    unsure pair once (giok.lifecycle.review), as it does for the same pair in the diary."""
+    found = judgement.change_score(new, old)
+    return found is None or found.verdict == "change"
 
 
 LEARNED_CANDIDATES = 12  # live entries the pair head reads for one new text, newest first
@@ -1006,7 +1015,11 @@ def also_replaced(
     if not mine:
         return []
     look = _Everything(memory, scope, today) if index is None else _Indexed(index, scope, today)
-    return [e for e in look.subject_candidates(mine) if e is not target and contradicts(text, e.text)]
+    return [
+        e
+        for e in look.subject_candidates(mine)
+        if e is not target and contradicts(text, e.text) and _confirmed(text, e.text)
+    ]
 
 
 def _reversion(look: _Everything | _Indexed, wanted: str):
