@@ -105,3 +105,18 @@ def test_change_score_reads_a_pair():
     assert found is not None
     assert 0.0 <= found.p <= 1.0
     assert found.verdict in ("change", "unsure", "none")
+
+
+def test_a_change_is_kept_even_in_words_the_model_finds_everyday(ws, monkeypatch):
+    tea = ws.remember("I prefer tea", layer="M90").entry  # the caller chose to keep it
+    coffee = ws.remember("I now prefer coffee")
+    assert coffee.action == "superseded", coffee
+    assert ws.get(tea.id).superseded
+    assert coffee.entry.layer == "M90"  # the layer of the memory it changes
+
+
+def test_a_homonym_does_not_replace_a_preference(ws):
+    tea = ws.remember("서준은 녹차를 좋아한다").entry
+    car = ws.remember("서준이 차를 테슬라로 바꿨다")
+    assert car.action == "written", car
+    assert not ws.get(tea.id).superseded

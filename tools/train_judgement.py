@@ -37,7 +37,7 @@ CACHE = ROOT / "tools" / ".cache" / "judgement-vectors.npz"
 KEPT = ("M30", "M90", "M365", "M0")
 # a LoCoMo turn's weight beside a written sentence, and the heads' L2 penalty
 LOCOMO_WEIGHT = float(os.environ.get("LOCOMO_WEIGHT", "0.1"))
-L2 = float(os.environ.get("JUDGEMENT_L2", "0"))
+L2 = float(os.environ.get("JUDGEMENT_L2", "1e-3"))
 
 
 # -- vectors -------------------------------------------------------------------------------------
@@ -200,9 +200,10 @@ def fit(
 def train(holdout: set[str], vectors: Vectors) -> dict[str, np.ndarray]:
     turns, events = locomo(holdout)
     mine = written()
-    ours = policy_set() + [(i["text"], int(i["layer"] != "drop")) for i in mine] + [(e, 1) for e in events]
+    ours = policy_set() + [(i["text"], int(i["layer"] != "drop")) for i in mine]
     keep_rows = [(model_text(t), y, LOCOMO_WEIGHT) for t, y in turns if model_text(t)]
     keep_rows += [(model_text(t), y, 1.0) for t, y in ours if model_text(t)]
+    keep_rows += [(model_text(e), 1, LOCOMO_WEIGHT) for e in events if model_text(e)]
     kx = vectors.of([t for t, *_ in keep_rows])
     keep_w, keep_b = fit(
         kx, np.array([y for _, y, _ in keep_rows]), 2, l2=L2, sample=np.array([w for *_, w in keep_rows])
@@ -212,7 +213,8 @@ def train(holdout: set[str], vectors: Vectors) -> dict[str, np.ndarray]:
     # LoCoMo's life events (M365) and, lightly, its uncited turns (drop)
     layer_rows = [(i["text"], judgement.LAYERS.index(i["layer"]), 1.0) for i in mine]
     layer_rows += [(t, 0, 1.0) for t, y in policy_set() if not y]
-    layer_rows += [(e, judgement.LAYERS.index("M365"), 1.0) for e in events]
+    # LoCoMo's "events" include outings and errands, not only life events: light, like its turns
+    layer_rows += [(e, judgement.LAYERS.index("M365"), LOCOMO_WEIGHT) for e in events]
     layer_rows += [(t, 0, LOCOMO_WEIGHT) for t, y in turns if not y]
     layer_rows = [(model_text(t), y, w) for t, y, w in layer_rows if model_text(t)]
     lx = vectors.of([t for t, *_ in layer_rows])
@@ -236,7 +238,12 @@ def train(holdout: set[str], vectors: Vectors) -> dict[str, np.ndarray]:
     pairs = change_pairs()
     px = np.stack([judgement.pair_features(*vectors.of([new, old]), new, old) for new, old, _ in pairs])
     pair_w, pair_b = fit(px, np.array([y for *_, y in pairs]), 2, l2=1e-2)
+    near = [(model_text(i["text"]), judgement.LAYERS.index(i["layer"])) for i in mine]
+    near += [(model_text(t), 0) for t, y in policy_set() if not y]
+    near = [(t, y) for t, y in near if t]
     return {
+        "near_x": vectors.of([t for t, _ in near]).astype(np.float16),
+        "near_y": np.array([y for _, y in near], dtype=np.int8),
         "keep_w": keep_w.astype(np.float32),
         "keep_b": np.float32(keep_b),
         "layer_w": layer_w.astype(np.float32),

@@ -42,7 +42,7 @@ from giok.store.reviewfile import ReviewFile
 from giok.store.sections import parse_diary
 from giok.store.workspace import LESSONS, MEMO, MEMORY
 from giok.text import analysis, likeness
-from giok.write import judges, policy
+from giok.write import judgement, judges, policy
 
 LEDGER = layout.LEDGER
 REVIEW = layout.REVIEW
@@ -440,7 +440,7 @@ class _Run:
         index = _DupIndex(self.mf)
         lessons_text = self.snap.text(LESSONS)
         for item in items:
-            verdict = decided[item.key]
+            verdict = self._in_context(item, decided[item.key])
             self.report.judged += 1
             if verdict.decision == "drop":
                 self.report.dropped.append({"day": item.day, "text": item.text, "reason": verdict.reason})
@@ -456,6 +456,17 @@ class _Run:
                     continue
                 index.add(self._add_entry(item, verdict))
             self.report.decisions[verdict.decision] += 1
+
+    def _in_context(self, item: judges.Item, verdict: judges.Verdict) -> judges.Verdict:
+        """A line dropped as trivia that changes a kept memory is kept, in that memory's layer,
+        as `remember` keeps it (policy.decide): "I now prefer coffee" after "I prefer tea". The
+        review pass then settles the pair."""
+        if verdict.decision != "drop" or verdict.reason != judgement.TRIVIA:
+            return verdict
+        found, target, _ = policy.compare(self.mf, policy.normalize(item.text), "workspace", self.day)
+        if found != "supersede" or target is None:
+            return verdict
+        return judges.Verdict(target.layer or "M30", f"kept: it changes {target.id}", verdict.judge)
 
     def _add_entry(self, item: judges.Item, verdict: judges.Verdict) -> MemoryEntry:
         date = dt.date.fromisoformat(item.day)

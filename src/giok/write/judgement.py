@@ -247,6 +247,7 @@ def surface(text: str, *, type: str | None = None, confidence: float | None = No
 
 
 LOW_CONFIDENCE = 0.5
+TRIVIA = "everyday trivia: not worth a memory"
 
 
 def judge(text: str, *, type: str | None = None, confidence: float | None = None) -> Judgement:
@@ -309,6 +310,9 @@ class Heads:
         self.layer_w, self.layer_b = data["layer_w"], data["layer_b"]
         self.type_w, self.type_b = data["type_w"], data["type_b"]
         self.pair_w, self.pair_b = data["pair_w"], data["pair_b"]
+        # the written training sentences (vectors and layers) the nearest-neighbour vote reads
+        self.near_x = data["near_x"].astype(np.float32) if "near_x" in data else None
+        self.near_y = np.eye(len(LAYERS))[data["near_y"]] if "near_y" in data else None
         self.keep_at = float(data["keep_at"])
         self.m0_at = float(data["m0_at"])
         self.change_at = float(data["change_at"])
@@ -320,8 +324,21 @@ class Heads:
         return 0.5 * (float(_sigmoid(v @ self.keep_w + self.keep_b)) + 1.0 - float(self.layers(v)[0]))
 
     def layers(self, v: np.ndarray) -> np.ndarray:
-        """P(drop), P(M30), P(M90), P(M365), P(M0)."""
-        return _softmax(v @ self.layer_w + self.layer_b)
+        """P(drop), P(M30), P(M90), P(M365), P(M0): the linear head and the vote of the nearest
+        written sentences, averaged. The vote keeps the head from reaching far from what it
+        was shown ("17477 steps today" sits among step counts, not among life events)."""
+        linear = _softmax(v @ self.layer_w + self.layer_b)
+        if self.near_x is None or self.near_y is None:
+            return linear
+        return 0.5 * linear + 0.5 * self.vote(v)
+
+    def vote(self, v: np.ndarray) -> np.ndarray:
+        """The layers of the NEAR nearest written sentences, weighted by how near they are."""
+        assert self.near_x is not None and self.near_y is not None
+        sims = self.near_x @ v
+        near = np.argpartition(-sims, NEAR)[:NEAR]
+        w = np.exp((sims[near] - sims[near].max()) / NEAR_TEMPERATURE)
+        return (w[:, None] * self.near_y[near]).sum(axis=0) / w.sum()
 
     def verdict(self, vectors: np.ndarray, type: str | None = None) -> Judgement:
         """The verdict on a text from its sentences' vectors: the sentence most worth keeping
@@ -361,6 +378,8 @@ def _softmax(x: np.ndarray) -> np.ndarray:
 
 
 WEIGHTS = "judgement.npz"
+NEAR = 10  # written sentences that vote
+NEAR_TEMPERATURE = 0.02  # cosine gap that weighs a voter e times less
 
 
 @functools.lru_cache(maxsize=1)

@@ -1071,16 +1071,21 @@ def decide(
             scope=scope,
             confidence=conf,
             redactions=redactions,
-            layer=judged.layer if judged.keep else None,
+            layer=judged.layer if judged.keep else (target.layer if ok and target is not None else None),
             importance=judged.importance,
             judge=judged.judge,
             **more,
         )
 
+    verdict, target, because = compare(memory, text, scope, today, index) if ok or force else ("", None, "")
+    if not ok and not force and judged.kind == "trivia":
+        # in context: what changes a kept memory is worth keeping ("I now prefer coffee")
+        verdict, target, because = compare(memory, text, scope, today, index)
+        if verdict == "supersede" and target is not None:
+            ok, why = True, f"kept: it changes {target.id} ({judged.reason})"
     if not ok and not force:
         return made("refuse", why)
     forced = not ok and force
-    verdict, target, because = compare(memory, text, scope, today, index)
     if verdict == "duplicate":
         return made("duplicate", f"exact duplicate: {because}; not written again", target=target)
     if forced:
