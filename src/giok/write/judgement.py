@@ -346,8 +346,8 @@ class Heads:
         keep = [self.keep_p(v) for v in vectors]
         best_row = int(np.argmax(keep))
         p, v = keep[best_row], vectors[best_row]
-        layers = self.layers(v)[1:]  # M30, M90, M365, M0
-        layers = layers / layers.sum()
+        full = self.layers(v)
+        layers = full[1:] / full[1:].sum()  # M30, M90, M365, M0
         kind_of = type or TYPES[int(np.argmax(v @ self.type_w + self.type_b))]
         importance = float(layers @ np.array([0.1, 0.4, 0.75, 1.0]))
         if p < self.keep_at:
@@ -356,7 +356,7 @@ class Heads:
                 "drop",
                 kind_of,
                 importance * p,
-                "everyday trivia: not worth a memory",
+                TRIVIA,
                 "trivia",
                 "model",
             )
