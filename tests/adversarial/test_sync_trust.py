@@ -118,6 +118,20 @@ def test_sync_refuses_a_tracked_journal_and_nothing_outside_is_touched(team, div
     assert (tmp_path / "elsewhere" / "victim.txt").read_bytes() == VICTIM
 
 
+def test_sync_refuses_a_giok_folder_pushed_as_a_symlink(team):
+    mine, theirs, _ = team
+    git(theirs, "pull", "-q", "origin", "main")
+    (theirs / ".GIOK").symlink_to("../elsewhere")  # another case: a case-insensitive disk's .giok
+    git(theirs, "add", "-f", ".GIOK")
+    git(theirs, "commit", "-q", "-m", "notes")
+    git(theirs, "push", "-q", "origin", "HEAD:main")
+    head = git(mine.root, "rev-parse", "HEAD")
+    with pytest.raises(ConflictError, match=r"tracks \.GIOK: .*git rm -r --cached \.GIOK"):
+        remote.sync(mine)
+    assert git(mine.root, "rev-parse", "HEAD") == head
+    assert not (mine.root / ".GIOK").exists()
+
+
 def test_giok_sync_prints_one_clear_error(team):
     mine, theirs, tmp_path = team
     push_hostile_journal(theirs, tmp_path)

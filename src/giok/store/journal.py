@@ -45,6 +45,7 @@ import os
 import re
 from collections.abc import Collection
 from pathlib import Path
+from typing import NoReturn
 
 from giok.errors import WorkspaceError
 from giok.store import git
@@ -261,7 +262,7 @@ def confined(root: Path, rel: object) -> str | None:
     if not isinstance(rel, str) or not rel or any(c in rel for c in "\0\\"):
         return "not a plain relative path"
     if rel.startswith(("/", ":")) or os.path.isabs(rel):
-        return "an absolute path"
+        return "an absolute path or a git pathspec"
     parts = rel.split("/")
     if any(part in ("", ".", "..") for part in parts):
         return "not a plain relative path (.. or an empty part)"
@@ -302,7 +303,7 @@ def _well_formed(f: object) -> bool:
     )
 
 
-def _reject(root: Path, why: str) -> None:
+def _reject(root: Path, why: str) -> NoReturn:
     """Move a journal that names something outside the workspace aside, act on none of it."""
     aside = root / ".giok" / REJECTED
     os.replace(path(root), aside)
