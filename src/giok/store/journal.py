@@ -25,7 +25,14 @@ and settles it with `recover`:
 
 Rolled back, not forward: the killed process never said it succeeded, so its caller retries
 it; a write rolled forward as well would then happen twice (a diary line, a decision, a
-second entry)."""
+second entry).
+
+Nothing that names the journal's files can steer a write out of the workspace: `.giok/` is
+giok's own and never comes from git (giok sync refuses commits that track it: giok.store.remote),
+a `.giok/` that git tracks here is refused (`untrusted`), and a journal naming anything but a
+plain relative path inside the workspace (absolute, `..`, through a symlink leading out, under
+`.git/` or `.giok/`) is refused whole: moved aside to `.giok/journal.rejected.json`, never
+acted on (`confined`)."""
 
 from __future__ import annotations
 
@@ -33,10 +40,14 @@ import base64
 import contextlib
 import datetime as dt
 import json
+import logging
 import os
+import re
 from collections.abc import Collection
 from pathlib import Path
+from typing import NoReturn
 
+from giok.errors import WorkspaceError
 from giok.store import git
 from giok.store.fsutil import atomic_write, check_link, fsync_dir
 
@@ -44,6 +55,10 @@ NAME = "journal.json"
 VERSION = 3  # 3: appends journaled by their added bytes; 2: the old bytes kept beside (journal-N.before)
 PAGE = 4096  # an append that stays inside one page of the file is seen whole or not at all
 WINDOW = 1024  # the old bytes kept of an appended file: those just before the added ones
+REJECTED = "journal.rejected.json"  # a journal naming a path outside the workspace, moved aside
+_KEPT_RE = re.compile(r"^journal-[0-9]{1,6}\.before$")
+_PRIVATE = (".git", ".giok")  # no journal names a file under these
+log = logging.getLogger(__name__)
 
 
 def path(root: Path) -> Path:
@@ -191,10 +206,18 @@ def committed(root: Path, data: dict) -> bool:
 
 def recover(root: Path) -> dict | None:
     """Settle a journal a killed writer left (the caller holds the workspace lock). Returns
-    {message, committed, restored, kept} or None when there was none."""
+    {message, committed, restored, kept} or None when there was none. Raises WorkspaceError,
+    acting on nothing, for a journal giok did not write: `.giok/` tracked by git (`untrusted`),
+    or one naming a path outside the workspace (`confined`; moved aside first)."""
     data = load(root)
     if data is None:
         return None
+    why = untrusted(root)
+    if why:
+        raise WorkspaceError(f"refused to recover the interrupted-write journal of {root}: {why}")
+    bad = outside(root, data)
+    if bad:
+        _reject(root, bad)
     done = {
         "message": data.get("message", ""),
         "committed": committed(root, data),
@@ -213,6 +236,85 @@ def recover(root: Path) -> dict | None:
             done["restored"], done["kept"] = roll_back(root, data["files"])
     end(root)
     return done
+
+
+def untrusted(root: Path) -> str | None:
+    """Why the journal in `root` cannot be giok's own (None: it can): `.giok` is a symlink, or
+    git tracks something under it (it came from a commit, so anyone with push access wrote it)."""
+    data_dir = root / ".giok"
+    if data_dir.is_symlink():
+        return ".giok is a symlink; giok keeps its own state there and writes nothing through it"
+    tracked = git.run(root, "ls-files", "-z", "--", ".giok", check=False).stdout.split("\0")
+    tracked = [t for t in tracked if t]
+    if tracked:
+        return (
+            f"git tracks {tracked[0]}{f' and {len(tracked) - 1} more' if len(tracked) > 1 else ''}, "
+            f"and giok never acts on what a commit can write. Untrack it (`git -C {root} rm -r "
+            f"--cached .giok && git -C {root} commit -m 'untrack .giok'`) and push that"
+        )
+    return None
+
+
+def confined(root: Path, rel: object) -> str | None:
+    """Why `rel` is no path a journal may name (None: it may): it must be a plain relative
+    path inside the workspace, not under .git/ or .giok/, not reached through a symlinked
+    folder that leads outside."""
+    if not isinstance(rel, str) or not rel or any(c in rel for c in "\0\\"):
+        return "not a plain relative path"
+    if rel.startswith(("/", ":")) or os.path.isabs(rel):
+        return "an absolute path or a git pathspec"
+    parts = rel.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        return "not a plain relative path (.. or an empty part)"
+    if any(part.lower() in _PRIVATE for part in parts):
+        return "under .git/ or .giok/"
+    real_root = os.path.realpath(root)
+    parent = os.path.realpath(os.path.join(root, *parts[:-1]))
+    if parent != real_root and not parent.startswith(real_root + os.sep):
+        return "reached through a symlink that leads outside the workspace"
+    return None
+
+
+def outside(root: Path, data: dict) -> str | None:
+    """The first thing in a loaded journal that is not giok's to act on, described (None: all is)."""
+    for rel, f in data["files"].items():
+        why = confined(root, rel)
+        if why is None and not _well_formed(f):
+            why = "a record giok does not write"
+        if why:
+            return f"it names {rel!r}: {why}"
+    return None
+
+
+def _well_formed(f: object) -> bool:
+    if not isinstance(f, dict):
+        return False
+    if "append" in f:
+        r = f["append"]
+        return (
+            isinstance(r, dict)
+            and isinstance(r.get("size"), int)
+            and r["size"] >= 0
+            and all(isinstance(r.get(k), str) for k in ("window", "added"))
+        )
+    kept = f.get("kept")
+    return (kept is None or (isinstance(kept, str) and bool(_KEPT_RE.match(kept)))) and all(
+        f.get(k) is None or isinstance(f.get(k), str) for k in ("before", "after")
+    )
+
+
+def _reject(root: Path, why: str) -> NoReturn:
+    """Move a journal that names something outside the workspace aside, act on none of it."""
+    aside = root / ".giok" / REJECTED
+    os.replace(path(root), aside)
+    _drop_kept(root)
+    message = (
+        f"refused the interrupted-write journal of {root}: {why}. giok writes no such journal, so "
+        f"nothing in it was undone or redone; it was moved to {aside} (read it, then delete it). "
+        "Run the command again"
+    )
+    log.warning(message)
+    raise WorkspaceError(message)
 
 
 def _state(root: Path, rel: str, f: dict) -> str:
@@ -299,6 +401,9 @@ def describe(root: Path) -> str | None:
     data = load(root)
     if data is None:
         return None
+    why = untrusted(root) or outside(root, data)
+    if why:
+        return f"a journal giok did not write is waiting ({why}); the next giok write refuses it"
     subject = (data.get("message") or "").split("\n", 1)[0] or "?"
     if committed(root, data):
         return f"an interrupted write ({subject!r}) was committed; the next write clears its journal"

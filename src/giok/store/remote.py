@@ -10,6 +10,9 @@ merge driver (giok.store.merge) for the memory files so two machines' writes nev
   lines); then push. A push the remote refused because it moved meanwhile is retried after
   another fetch and merge (3 times). A conflict outside the driver's files aborts the merge
   and names the files: nothing is lost, the workspace is as before the sync.
+- Nothing that arrives can steer giok's own writes: incoming commits whose tree tracks
+  anything under `.giok/` (giok's journal, lock, index: never committed by giok) are refused
+  before the merge or fast-forward, so they are never checked out (`_refuse_private`).
 - Which write is later, for an item both machines changed: the newest commit on each side,
   since their merge base, whose diff names the item's id (`git log -G`).
 """
@@ -30,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from giok.errors import ConflictError, GitError, InvalidInput, NotFound
 from giok.store import clock, git
+from giok.store.layout import DATA_DIR
 from giok.store.merge import PATTERNS
 
 if TYPE_CHECKING:
@@ -167,6 +171,7 @@ def _pull(ws: Workspace, report: SyncReport) -> None:
     ours = _rev(ws, "HEAD") or ""
     if _is_ancestor(ws, theirs, ours):
         return
+    _refuse_private(ws, theirs, report)
     report.fetched += _count(ws, f"HEAD..{theirs}")
     _incoming_forgets(ws, theirs, report)
     if _is_ancestor(ws, ours, theirs):
@@ -189,6 +194,24 @@ def _incoming_forgets(ws: Workspace, theirs: str, report: SyncReport) -> None:
             (ws.root / "MEMORY.md").read_bytes() if (ws.root / "MEMORY.md").exists() else b""
         )
         report.forgotten.update({i: e.text for i in ids if (e := here.find(i)) is not None})
+
+
+def _refuse_private(ws: Workspace, theirs: str, report: SyncReport) -> None:
+    """Refuse a remote whose tree tracks giok's own folder (.giok/, in any case): a journal
+    there would be acted on by this machine's next write. Checked before anything is merged."""
+    top = git.run(ws.root, "ls-tree", "-z", "--name-only", theirs, check=False).stdout.split("\0")
+    private = [name for name in top if name.lower() == DATA_DIR]
+    if not private:
+        return
+    listed = git.run(ws.root, "ls-tree", "-r", "-z", "--name-only", theirs, "--", *private, check=False)
+    found = [name for name in listed.stdout.split("\0") if name] or private
+    more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+    raise ConflictError(
+        f"{report.remote}/{report.branch} tracks {', '.join(found[:3])}{more}: {DATA_DIR}/ is giok's private "
+        "state (journal, lock, index) and is never committed, so this sync merged nothing. Untrack "
+        f"it on the remote, from any clone: `git rm -r --cached {private[0]} && git commit -m "
+        f"'untrack {private[0]}' && git push`, then `giok sync` again"
+    )
 
 
 def _refuse_split(ws: Workspace, report: SyncReport) -> None:
