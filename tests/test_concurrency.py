@@ -62,6 +62,11 @@ def test_writer_killed_mid_write_leaves_valid_files(ws):
     assert written > 0
     result = ws.remember("written after the crashes", layer="M90")
     assert result.entry.id in ws.memory().ids()
-    assert len(ws.memory().entries()) == written + 1
+    # the next write's recovery rolls a killed write back, or completes it when its bytes were all
+    # written before the kill (giok.store.journal): one entry more than HEAD had, or two
+    assert len(ws.memory().entries()) in (written + 1, written + 2)
+    assert len(MemoryFile.parse(git(ws, "show", "HEAD:MEMORY.md").encode()).entries()) == len(
+        ws.memory().entries()
+    )
     assert git(ws, "status", "--porcelain") == ""
     assert not list(ws.root.glob(".MEMORY.md.*.tmp"))
