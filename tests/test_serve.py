@@ -191,7 +191,10 @@ def test_tasks_state_heartbeat_decisions_diary(srv):
 
 
 def test_log_with_diffs_boot_and_distills(srv):
-    with srv.client(srv.tokens["zeon-read"]) as c:
+    with srv.client(srv.tokens["zeon-read"]) as c:  # the history names every user's entries
+        assert "owner token" in _one_line_error(c.get("/api/w/zeon/log"), 403)["error"]
+        _one_line_error(c.get("/api/w/zeon/distills"), 403)
+    with srv.client(srv.tokens["zeon-owner"]) as c:
         commits = c.get("/api/w/zeon/log", params={"limit": "5"}).json()["commits"]
         assert commits and all("message" in x for x in commits)
         diff = c.get(f"/api/w/zeon/log/{commits[-1]['commit']}").json()["diff"]
@@ -203,7 +206,7 @@ def test_log_with_diffs_boot_and_distills(srv):
 
 
 def test_cross_workspace_reads_follow_the_allow_list(srv):
-    with srv.client(srv.tokens["zeon-read"]) as c:
+    with srv.client(srv.tokens["both-write"]) as c:  # a token that reaches both
         hits = c.get("/api/w/zeon/search", params={"q": "marketing calendar", "workspaces": "mira"}).json()
         assert any(r["workspace"] == "mira" for r in hits["results"])
         srv.home.update(lambda cfg: cfg["workspaces"]["mira"].update({"private": True}))
