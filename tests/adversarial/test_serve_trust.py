@@ -19,6 +19,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from giok.edges.server.tokens import Tokens
+from giok.store.layout import REVIEW
+from giok.store.reviewfile import Entry, Item, ReviewFile
 from giok.workspace import Workspace
 from serve_support import make_home, serving
 
@@ -38,6 +40,10 @@ def srv(tmp_path_factory):
         home, workspaces = make_home(root)
         zeon = workspaces["zeon"]
         alice = zeon.remember(ALICE, layer="M90", scope="user:Alice").entry
+        queue = ReviewFile(
+            items=[Item("R-001", "contradiction", raised="2026-12-01", entries=[Entry(alice.id, "", ALICE)])]
+        )
+        zeon.path(REVIEW).write_bytes(queue.render())  # a copy of her entry, as the night queues it
         zeon.remember(SEOJUN, layer="M90", scope="user:Seojun")
         foreign = root / "c"  # a whole workspace, taken out of the home: registered nowhere
         Workspace.init(foreign, name="c", user="Seojun", home=home)[0].remember(FOREIGN, layer="M90")
@@ -150,9 +156,25 @@ def test_a_token_for_seojun_reads_nothing_of_alices_over_mcp(srv, tool, argument
 
 
 def test_the_review_queue_over_mcp_needs_an_owner_token(srv):
-    result = mcp_call(srv, "seojun", "memory_review", {"all": True})
-    assert result.is_error and "owner token" in result.content[0].text
-    assert not mcp_call(srv, "owner", "memory_review", {"all": True}).is_error
+    for tool, arguments in [("memory_review", {"all": True}), ("memory_get", {"path": REVIEW})]:
+        result = mcp_call(srv, "seojun", tool, arguments)
+        assert result.is_error and "owner token" in result.content[0].text
+        assert HERS not in result.content[0].text
+        assert HERS in mcp_call(srv, "owner", tool, arguments).content[0].text
+
+
+def test_a_write_token_neither_writes_into_nor_forgets_alices_entries(srv):
+    memory = srv.workspaces["zeon"].path("MEMORY.md")
+    before = memory.read_bytes()
+    with srv.client(srv.tokens["zeon-write"]) as c:
+        r = c.post(
+            "/api/w/zeon/remember",
+            json={"text": "Alice moved her passport to the safe", "scope": "user:Alice"},
+        )
+        assert r.status_code == 403, r.text
+        r = c.post("/api/w/zeon/forget", json={"id": srv.alice_id, "reason": "not mine"})
+        assert r.status_code == 404 and HERS not in r.text
+    assert memory.read_bytes() == before
 
 
 def test_the_owner_token_reads_as_anyone_and_sees_the_history(srv):

@@ -34,10 +34,11 @@ from starlette.types import Receive, Scope, Send
 from giok.edges import mcp as giok_mcp
 from giok.edges.server.tokens import Token, Tokens, token_from
 from giok.errors import InvalidInput, NotFound, PermissionDenied
+from giok.store import layout
 from giok.store.home import Home
 from giok.store.workspace import default_user
 from giok.workspace import Workspace
-from giok.write.policy import scope_name
+from giok.write.policy import scope_name, visible
 
 STATIC = Path(__file__).parent / "static"
 
@@ -105,9 +106,10 @@ class Served:
         return giok_mcp.call(ws, name, args)
 
 
-# Tools that show entries of every user side by side (the review queue, the distill plan):
-# over HTTP, for an owner token only.
-OWNER_TOOLS = frozenset({"memory_review", "memory_distill_plan"})
+# Tools over entries of every user side by side (the review queue, the distill plan): over
+# HTTP, for an owner token only.
+OWNER_TOOLS = frozenset({"memory_review", "memory_review_resolve", "memory_distill_plan"})
+OWNER_FILES = frozenset({layout.REVIEW})  # memory_get: copies of every user's entries
 
 
 def reader(token: Token, ws: Workspace) -> str | None:
@@ -153,8 +155,8 @@ def bind(token: Token, home: Home, ws: Workspace, spec: giok_mcp.Tool, args: dic
     """A tool's arguments as this token may give them: `user` is the token's (another one is
     refused), `workspaces` only names the token reaches; an owner-only tool needs an owner."""
     args = dict(args or {})
-    if spec.name in OWNER_TOOLS and not token.owner:
-        raise PermissionDenied(f"{spec.name} shows every user's entries: it needs an owner token")
+    if not token.owner:
+        _others(token, ws, spec.name, args)
     props = spec.schema["properties"]
     if "workspaces" in props and args.get("workspaces") is not None:
         args["workspaces"] = reachable(token, home, args["workspaces"])
@@ -164,6 +166,22 @@ def bind(token: Token, home: Home, ws: Workspace, spec: giok_mcp.Tool, args: dic
         if user:
             args["user"] = user
     return args
+
+
+def _others(token: Token, ws: Workspace, tool: str, args: dict) -> None:
+    """Refuse what would show or touch another user's entries to a token that is no owner's."""
+    if tool in OWNER_TOOLS:
+        raise PermissionDenied(f"{tool} shows every user's entries: it needs an owner token")
+    if tool == "memory_get" and giok_mcp.memory_path(ws, str(args.get("path", ""))) in OWNER_FILES:
+        raise PermissionDenied(f"{args['path']} holds every user's entries: it needs an owner token")
+    user = reader(token, ws)
+    scope = str(args.get("scope") or "")
+    if tool == "memory_remember" and scope.startswith("user:") and not visible(scope, user):
+        raise PermissionDenied(f"this token writes for {user or 'no named user'}, not into {scope}")
+    if tool == "memory_forget" and isinstance(args.get("id"), str):
+        entry = ws.memory().find(args["id"])
+        if entry is not None and not entry.scope.startswith("task:") and not visible(entry.scope, user, None):
+            raise NotFound(f"no entry {args['id']} in MEMORY.md")
 
 
 def token_of(conn: HTTPConnection) -> Token | None:
