@@ -108,6 +108,13 @@ def test_token_cli_prints_once_lists_and_revokes(tmp_path, ws):
     listed = run_giok("token", "list")
     assert "laptop" in listed.stdout and "write" in listed.stdout and secret not in listed.stdout
     assert Tokens(ws.home).verify(secret) is not None
+    bound = run_giok("token", "create", "--workspace", "zeon", "--user", "Minji", "--name", "minji")
+    owner = run_giok("token", "create", "--workspace", "zeon", "--owner", "--name", "mine")
+    assert "for Minji" in bound.stderr and "owner" in owner.stderr
+    assert Tokens(ws.home).verify(bound.stdout.strip()).user == "Minji"
+    assert Tokens(ws.home).verify(owner.stdout.strip()).owner is True
+    listed = run_giok("token", "list").stdout
+    assert "user Minji" in listed and "owner" in listed
     assert run_giok("token", "revoke", "laptop").returncode == 0
     assert Tokens(ws.home).verify(secret) is None
     bad = run_giok("token", "create", "--workspace", "nobody", "--scope", "read")

@@ -53,6 +53,7 @@ def srv(tmp_path_factory):
             tokens = Tokens(home)
             running.tokens["seojun"] = tokens.create(["zeon"], "read", user="Seojun")[0]
             running.tokens["owner"] = tokens.create(["zeon"], "read", owner=True)[0]
+            running.tokens["minji"] = tokens.create(["zeon"], "read", user="Minji")[0]
             running.alice_id = alice.id  # type: ignore[attr-defined]
             running.foreign = foreign  # type: ignore[attr-defined]
             yield running
@@ -175,6 +176,19 @@ def test_a_write_token_neither_writes_into_nor_forgets_alices_entries(srv):
         r = c.post("/api/w/zeon/forget", json={"id": srv.alice_id, "reason": "not mine"})
         assert r.status_code == 404 and HERS not in r.text
     assert memory.read_bytes() == before
+
+
+def test_a_token_for_minji_reads_for_minji_not_for_the_user_md_user(srv):
+    with srv.client(srv.tokens["minji"]) as c:
+        for params in ({"q": "garage level"}, {"q": "garage level", "user": "Minji"}):
+            r = c.get("/api/w/zeon/search", params=params)
+            assert r.status_code == 200 and "level B2" not in r.text  # Seojun's entry
+        r = c.get("/api/w/zeon/search", params={"q": "garage level", "user": "Seojun"})
+        assert r.status_code == 403 and "Minji" in r.json()["error"] and "level B2" not in r.text
+        assert "level B2" not in c.get("/api/w/zeon/show").text
+        assert "level B2" not in c.get("/api/w/zeon/boot").text
+    with srv.client(srv.tokens["seojun"]) as c:
+        assert "level B2" in c.get("/api/w/zeon/show").text
 
 
 def test_the_owner_token_reads_as_anyone_and_sees_the_history(srv):
