@@ -65,6 +65,7 @@ def serving(home: Home, workspaces: dict[str, Workspace]) -> Iterator[Running]:
         "zeon-write": tokens.create(["zeon"], "write")[0],
         "mira-write": tokens.create(["mira"], "write")[0],
         "both-write": tokens.create(["zeon", "mira"], "write")[0],
+        "zeon-owner": tokens.create(["zeon"], "write", owner=True)[0],  # the git history, review
     }
     try:
         yield running

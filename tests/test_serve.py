@@ -108,6 +108,13 @@ def test_token_cli_prints_once_lists_and_revokes(tmp_path, ws):
     listed = run_giok("token", "list")
     assert "laptop" in listed.stdout and "write" in listed.stdout and secret not in listed.stdout
     assert Tokens(ws.home).verify(secret) is not None
+    bound = run_giok("token", "create", "--workspace", "zeon", "--user", "Minji", "--name", "minji")
+    owner = run_giok("token", "create", "--workspace", "zeon", "--owner", "--name", "mine")
+    assert "for Minji" in bound.stderr and "owner" in owner.stderr
+    assert Tokens(ws.home).verify(bound.stdout.strip()).user == "Minji"
+    assert Tokens(ws.home).verify(owner.stdout.strip()).owner is True
+    listed = run_giok("token", "list").stdout
+    assert "user Minji" in listed and "owner" in listed
     assert run_giok("token", "revoke", "laptop").returncode == 0
     assert Tokens(ws.home).verify(secret) is None
     bad = run_giok("token", "create", "--workspace", "nobody", "--scope", "read")
@@ -191,7 +198,10 @@ def test_tasks_state_heartbeat_decisions_diary(srv):
 
 
 def test_log_with_diffs_boot_and_distills(srv):
-    with srv.client(srv.tokens["zeon-read"]) as c:
+    with srv.client(srv.tokens["zeon-read"]) as c:  # the history names every user's entries
+        assert "owner token" in _one_line_error(c.get("/api/w/zeon/log"), 403)["error"]
+        _one_line_error(c.get("/api/w/zeon/distills"), 403)
+    with srv.client(srv.tokens["zeon-owner"]) as c:
         commits = c.get("/api/w/zeon/log", params={"limit": "5"}).json()["commits"]
         assert commits and all("message" in x for x in commits)
         diff = c.get(f"/api/w/zeon/log/{commits[-1]['commit']}").json()["diff"]
@@ -203,7 +213,7 @@ def test_log_with_diffs_boot_and_distills(srv):
 
 
 def test_cross_workspace_reads_follow_the_allow_list(srv):
-    with srv.client(srv.tokens["zeon-read"]) as c:
+    with srv.client(srv.tokens["both-write"]) as c:  # a token that reaches both
         hits = c.get("/api/w/zeon/search", params={"q": "marketing calendar", "workspaces": "mira"}).json()
         assert any(r["workspace"] == "mira" for r in hits["results"])
         srv.home.update(lambda cfg: cfg["workspaces"]["mira"].update({"private": True}))

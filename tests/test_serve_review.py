@@ -20,10 +20,12 @@ def _raised(srv) -> tuple[str, str, str]:
 
 def test_list_then_resolve_through_the_api(srv):
     old, new, item = _raised(srv)
-    with srv.client(srv.tokens["zeon-read"]) as c:
+    with srv.client(srv.tokens["zeon-owner"]) as c:
         listed = c.get("/api/w/zeon/review").json()
         assert listed["open"] == 1
         assert [(i["id"], {e["id"] for e in i["entries"]}) for i in listed["items"]] == [(item, {old, new})]
+    with srv.client(srv.tokens["zeon-read"]) as c:  # the queue shows every user's entries
+        assert c.get("/api/w/zeon/review").status_code == 403
         head = git.head_id(srv.workspaces["zeon"].root)
         refused = c.post("/api/w/zeon/review", json={"id": item, "choice": "both"})
         assert refused.status_code == 403
@@ -31,7 +33,7 @@ def test_list_then_resolve_through_the_api(srv):
         assert git.head_id(srv.workspaces["zeon"].root) == head
     with srv.client(srv.tokens["mira-write"]) as c:
         assert c.post("/api/w/zeon/review", json={"id": item, "choice": "both"}).status_code == 403
-    with srv.client(srv.tokens["zeon-write"]) as c:
+    with srv.client(srv.tokens["zeon-owner"]) as c:
         bad = c.post("/api/w/zeon/review", json={"id": item, "choice": "later"})
         assert bad.status_code == 400, bad.text
         assert c.post("/api/w/zeon/review", json={"id": "R-042", "choice": "both"}).status_code == 404

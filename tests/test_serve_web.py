@@ -48,7 +48,7 @@ def page(browser, srv):
     context = browser.new_context()
     pg = context.new_page()
     pg.set_default_timeout(15_000)
-    pg.goto(f"{srv.url}/#token={srv.tokens['zeon-write']}")
+    pg.goto(f"{srv.url}/#token={srv.tokens['zeon-owner']}")  # as `giok web` makes: an owner's
     pg.locator("section.layer").first.wait_for()
     yield pg
     context.close()
@@ -146,6 +146,8 @@ def test_a_wrong_token_shows_the_sign_in_form(browser, srv):
     pg.locator("section.layer").first.wait_for()
     assert pg.locator("#remember-form").is_hidden()  # a read token: no write controls
     assert pg.locator("button.forget").count() == 0
+    assert pg.locator('#tabs button[data-tab="timeline"]').is_hidden()  # the history: owner tokens only
+    assert pg.locator('#tabs button[data-tab="review"]').is_hidden()
     context.close()
 
 

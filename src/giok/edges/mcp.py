@@ -805,12 +805,14 @@ KEYWORD_WHILE_WARMING = frozenset({"memory_search", "memory_recall"})
 def build_server(
     ws: Workspace | None,
     warm: WarmUp | None = None,
-    resolve: Callable[[object, Tool], tuple[Workspace, WarmUp | None]] | None = None,
+    resolve: Callable[[object, Tool, dict | None], tuple[Workspace, WarmUp | None, dict | None]]
+    | None = None,
     shown: Callable[[object, Tool], bool] | None = None,
 ):
     """An `mcp` lowlevel Server whose tools run `call()` in a worker thread. With `resolve`
-    (giok serve), each call's workspace and warm-up come from resolve(request context, tool),
-    which raises a GiokError (a tool error) for a caller that may not make that call; with
+    (giok serve), each call's workspace, warm-up and arguments come from resolve(request
+    context, tool, arguments), which raises a GiokError (a tool error) for a caller that may
+    not make that call; with
     `shown`, tools/list names only the tools shown(request context, tool) allows."""
     anyio, types, Server, _ = _sdk()
     from giok import __version__
@@ -834,13 +836,17 @@ def build_server(
         if params.name not in TOOLS:
             raise unknown_tool(params.name)
         try:
-            target, warmed = resolve(ctx, TOOLS[params.name]) if resolve else (ws, warm)
+            target, warmed, arguments = (
+                resolve(ctx, TOOLS[params.name], params.arguments)
+                if resolve
+                else (ws, warm, params.arguments)
+            )
             if warmed is not None and params.name in INDEXED:
                 result, text = await anyio.to_thread.run_sync(
-                    warmed.run, call, target, params.name, params.arguments
+                    warmed.run, call, target, params.name, arguments
                 )
             else:
-                result, text = await anyio.to_thread.run_sync(call, target, params.name, params.arguments)
+                result, text = await anyio.to_thread.run_sync(call, target, params.name, arguments)
         except GiokError as exc:
             return types.CallToolResult(content=[types.TextContent(text=f"Error: {exc}")], is_error=True)
         except Exception as exc:  # a bug, not bad input: say so, keep serving

@@ -62,7 +62,8 @@ def web(host, port, read_only, no_open):
 
     The token (scope write unless --read-only, every workspace of the home, valid 12 hours)
     rides in the URL's #fragment, which the browser never sends to a server; the page keeps
-    it in sessionStorage and drops it from the address bar."""
+    it in sessionStorage and drops it from the address bar. It is an owner token: whoever runs
+    the home sees every user's entries and the git history, as the files show them."""
     app = _server_deps()
     home = Home()
     from giok.edges.server.tokens import Tokens
@@ -71,7 +72,11 @@ def web(host, port, read_only, no_open):
     if not names:
         raise InvalidInput("this home has no workspaces yet: `giok init PATH --name NAME` first")
     secret, _ = Tokens(home).create(
-        names, "read" if read_only else "write", name="web", ttl=dt.timedelta(hours=WEB_TOKEN_HOURS)
+        names,
+        "read" if read_only else "write",
+        name="web",
+        ttl=dt.timedelta(hours=WEB_TOKEN_HOURS),
+        owner=True,
     )
     _host_warning(host)
     url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/#token={secret}"
@@ -98,18 +103,37 @@ def token():
 @click.option("--scope", type=click.Choice(["read", "write"]), default="read", show_default=True)
 @click.option("--name", default=None, help="A name to recognise it by in `giok token list`.")
 @click.option("--hours", type=click.IntRange(1, None), default=None, help="Expires after this many hours.")
+@click.option(
+    "--user",
+    default=None,
+    metavar="NAME",
+    help="The user it reads for (default: the name in each workspace's USER.md).",
+)
+@click.option(
+    "--owner", is_flag=True, help="The owner's token: reads as any user, sees the git history and review."
+)
 @json_option
-def token_create(workspaces, scope, name, hours, as_json):
-    """Create a token and print it, once: it cannot be shown again."""
+def token_create(workspaces, scope, name, hours, user, owner, as_json):
+    """Create a token and print it, once: it cannot be shown again.
+
+    A token reads for one user: their scoped entries and the workspace's, never another
+    user's (a request naming another user is refused). Only an --owner token reads as anyone."""
     from giok.edges.server.tokens import Tokens
 
     secret, record = Tokens(Home()).create(
-        list(workspaces), scope, name=name, ttl=dt.timedelta(hours=hours) if hours else None
+        list(workspaces),
+        scope,
+        name=name,
+        ttl=dt.timedelta(hours=hours) if hours else None,
+        user=user,
+        owner=owner,
     )
     emit({**record.to_dict(), "token": secret}, as_json, lambda d: d["token"])
     if not as_json:
         click.echo(
-            f"token {record.id} ({record.scope}, {', '.join(record.workspaces)}): shown once, keep it safe",
+            f"token {record.id} ({record.scope}, {', '.join(record.workspaces)}, "
+            f"{'owner' if record.owner else 'for ' + (record.user or 'the USER.md user')}): "
+            "shown once, keep it safe",
             err=True,
         )
 
@@ -127,6 +151,7 @@ def token_list(as_json):
             return "no tokens (giok token create --workspace NAME --scope read|write)"
         return "\n".join(
             f"{t['id']}  {t['scope']:<5}  {','.join(t['workspaces'])}  {t['name']}"
+            + ("  owner" if t["owner"] else f"  user {t['user']}" if t["user"] else "")
             + (f"  expires {t['expires']}" if t["expires"] else "")
             for t in rows
         )

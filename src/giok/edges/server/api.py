@@ -2,7 +2,9 @@
 command calls; where an MCP tool exists (boot, recall, search, remember, decide, task, state,
 heartbeat, forget, crossview, review) the route runs that tool through giok.edges.mcp.call, so the
 arguments, checks and results are the tool's. A route either reads (any token reaching the
-workspace) or writes (a write token); errors are one JSON line `{"error": "..."}`:
+workspace) or writes (a write token), always for the token's user (app.bind: a route that
+takes `user=` refuses another name; show and entry leave other users' and threads' entries
+out); the git history and the review queue need an owner token. Errors are one JSON line `{"error": "..."}`:
 400 bad input, 401 no or bad token, 403 not this token's workspace or scope, 404 unknown,
 409 a conflict (a lock held, a file edited meanwhile), 500 a bug.
 """
@@ -21,7 +23,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from giok.edges.server.app import Refused, Served, authorize, refusal
+from giok.edges.server.app import Refused, Served, authorize, check_user, refusal
+from giok.edges.server.tokens import Token
 from giok.errors import ConflictError, GiokError, InvalidInput, NotFound, PermissionDenied
 from giok.retrieval.search import can_read
 from giok.store import git, history, layout, trace
@@ -31,12 +34,14 @@ from giok.store.memoryfile import MemoryEntry, MemoryFile
 from giok.store.sections import parse_diary
 from giok.store.workspace import MEMORY
 from giok.workspace import Workspace
+from giok.write.policy import visible
 
 DIARY_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 COMMIT_RE = re.compile(r"^[0-9a-f]{4,40}$")
 MAX_BODY = 1_000_000
 
-Handler = Callable[[Workspace, dict], object]
+Handler = Callable[[Workspace, dict, Token], object]
+Plain = Callable[[Workspace, dict], object]
 
 
 def _status(exc: GiokError) -> int:
@@ -76,11 +81,11 @@ def _endpoint(served: Served, handler: Handler, write: bool) -> Callable[[Reques
     async def endpoint(request: Request) -> Response:
         try:
             name = request.path_params["ws"]
-            authorize(request, name, write)
+            token = authorize(request, name, write)
             args = await _arguments(request)
             args.update({k: v for k, v in request.path_params.items() if k != "ws"})
             ws = served.workspace(name)
-            result = await anyio.to_thread.run_sync(handler, ws, args)
+            result = await anyio.to_thread.run_sync(handler, ws, args, token)
         except Refused as exc:
             return refusal(exc.status, str(exc))
         except GiokError as exc:
@@ -103,7 +108,7 @@ def _tool(
     """A handler that runs MCP tool `name`: query strings become the integers the schema wants,
     `rename` maps query names to the tool's (q → query)."""
 
-    def handler(ws: Workspace, args: dict) -> object:
+    def handler(ws: Workspace, args: dict, token: Token) -> object:
         for old, new in (rename or {}).items():
             if old in args:
                 args[new] = args.pop(old)
@@ -118,7 +123,7 @@ def _tool(
                 args[key] = args[key].lower() in ("1", "true", "yes")
         if isinstance(args.get("workspaces"), str):
             args["workspaces"] = [w for w in args["workspaces"].split(",") if w]
-        result, _ = served.call(ws, name, args)
+        result, _ = served.call(ws, name, args, token)
         return result
 
     return handler
@@ -129,13 +134,13 @@ def _past(handler: Handler) -> Handler:
     """A read that takes `at=DATE`: the handler runs over the workspace as it was then (the
     files of the commit at that moment, the clock frozen there); the result says which commit."""
 
-    def run(ws: Workspace, args: dict) -> object:
+    def run(ws: Workspace, args: dict, token: Token) -> object:
         when = args.pop("at", None)
         if not when:
-            return handler(ws, args)
+            return handler(ws, args, token)
         point = history.point_at(ws, when)
         with history.at(ws, point) as then:  # the facade over the files of then
-            result = handler(Workspace(then.root, name=then.name, home=then.home), args)
+            result = handler(Workspace(then.root, name=then.name, home=then.home), args, token)
         if isinstance(result, dict):
             result = {**result, "at": point.to_dict()}
         return result
@@ -158,13 +163,48 @@ def _age(entry: dict, day: dt.date) -> dict:
     return entry
 
 
-def _show(ws: Workspace, args: dict) -> dict:
+# -- what a token sees --------------------------------------------------------------------
+def _owner(handler: Plain) -> Handler:
+    """A raw view (git history: commit messages and diffs name every user's entries): an
+    owner token's only."""
+
+    def run(ws: Workspace, args: dict, token: Token) -> object:
+        if not token.owner:
+            raise PermissionDenied(
+                "the git history and the review queue show every user's entries: they need an owner "
+                "token (giok token create --owner)"
+            )
+        return handler(ws, args)
+
+    return run
+
+
+def _any(handler: Plain) -> Handler:
+    """A read with nothing scoped in it (diary, tasks, decisions): every token reaching the workspace."""
+    return lambda ws, args, token: handler(ws, args)
+
+
+def _seen(ws: Workspace, args: dict, token: Token) -> Callable[[dict], bool]:
+    """Which entries (as dicts) this token sees: its user's and the workspace's, the thread's
+    it names; an owner token every entry."""
+    if token.owner:
+        return lambda e: True
+    user = check_user(token, ws, args.get("user"))
+    thread = args.get("thread") or None
+    return lambda e: (
+        str(e.get("scope") or "workspace").startswith("task:") or visible(e.get("scope"), user, thread)
+    )
+
+
+def _show(ws: Workspace, args: dict, token: Token) -> dict:
     data = ws.show()
     day = dt.date.fromisoformat(data["today"])
+    seen = _seen(ws, args, token)
     for layer in data["layers"].values():
-        layer["entries"] = [_age(e, day) for e in layer["entries"]]
-    data["expiring_soon"] = [_age(e, day) for e in data["expiring_soon"]]
-    data["expired"] = [_age(e, day) for e in data["expired"]]
+        layer["entries"] = [_age(e, day) for e in layer["entries"] if seen(e)]
+        layer["count"] = len(layer["entries"])
+    data["expiring_soon"] = [_age(e, day) for e in data["expiring_soon"] if seen(e)]
+    data["expired"] = [_age(e, day) for e in data["expired"] if seen(e)]
     return data
 
 
@@ -183,9 +223,11 @@ def _all_entries(ws: Workspace) -> dict[str, tuple[str, MemoryEntry]]:
     return found
 
 
-def _entry(ws: Workspace, args: dict) -> dict:
-    """One entry and its supersede chain, oldest first (MEMORY.md and the archive)."""
-    entries = _all_entries(ws)
+def _entry(ws: Workspace, args: dict, token: Token) -> dict:
+    """One entry and its supersede chain, oldest first (MEMORY.md and the archive); an entry
+    the token does not see is not there (404), nor in a chain."""
+    seen = _seen(ws, args, token)
+    entries = {i: (rel, e) for i, (rel, e) in _all_entries(ws).items() if seen(e.to_dict())}
     start = args["id"]
     if start not in entries:
         raise NotFound(f"no entry {start} in MEMORY.md or the archive")
@@ -267,7 +309,7 @@ def _decisions(ws: Workspace, args: dict) -> dict:
 
 
 def routes(served: Served) -> list[Route]:
-    def read(path: str, handler: Handler) -> Route:
+    def read(path: str, handler: Handler) -> Route:  # the handler decides what the token sees
         return Route(f"/w/{{ws}}{path}", _endpoint(served, handler, write=False), methods=["GET"])
 
     def write(path: str, handler: Handler) -> Route:
@@ -285,7 +327,13 @@ def routes(served: Served) -> list[Route]:
         ]
         return _json(
             {
-                "token": {"id": token.id, "name": token.name, "scope": token.scope},
+                "token": {
+                    "id": token.id,
+                    "name": token.name,
+                    "scope": token.scope,
+                    "user": token.user,
+                    "owner": token.owner,
+                },
                 "workspaces": listed,
                 "features": {"history": True},
             }
@@ -298,14 +346,14 @@ def routes(served: Served) -> list[Route]:
         read("/entry/{id}", _entry),
         read("/boot", _past(_tool(served, "memory_boot", ints=("budget",)))),
         read("/search", _past(_tool(served, "memory_search", ints=("k",), rename=q))),
-        read("/diff", _diff),
+        read("/diff", _owner(_diff)),
         read("/recall", _tool(served, "memory_recall", ints=("k",), rename=q)),
-        read("/log", _log),
-        read("/log/{commit}", _commit),
-        read("/distills", _distills),
-        read("/diary", _diary_days),
-        read("/diary/{day}", _diary_day),
-        read("/decisions", _decisions),
+        read("/log", _owner(_log)),
+        read("/log/{commit}", _owner(_commit)),
+        read("/distills", _owner(_distills)),
+        read("/diary", _any(_diary_days)),
+        read("/diary/{day}", _any(_diary_day)),
+        read("/decisions", _any(_decisions)),
         read("/tasks", _tool(served, "memory_task_list")),
         read("/state", _tool(served, "memory_state_show")),
         read("/heartbeat", _tool(served, "memory_heartbeat_list")),
@@ -313,7 +361,7 @@ def routes(served: Served) -> list[Route]:
         read("/review", _tool(served, "memory_review", bools=("all",))),
         write("/remember", _tool(served, "memory_remember")),
         write("/forget", _tool(served, "memory_forget")),
-        write("/diary", _diary_write),
+        write("/diary", _any(_diary_write)),
         write("/decide", _tool(served, "memory_decide")),
         write("/task", _tool(served, "memory_task")),
         write("/state", _tool(served, "memory_state")),

@@ -7,7 +7,9 @@
 
 Every request but the page's static files carries `Authorization: Bearer <token>`. The
 SDK's BearerAuthBackend reads the header and asks our verifier (giok.edges.server.tokens);
-a token reaches only its workspaces, and a read token makes no change.
+a token reaches only its workspaces, and a read token makes no change. A token also reads
+for one user (`bind`): a request may not name another user, nor a workspace outside the
+token's (`workspaces=`); only an owner token reads as anyone and sees the raw views.
 """
 
 from __future__ import annotations
@@ -31,9 +33,12 @@ from starlette.types import Receive, Scope, Send
 
 from giok.edges import mcp as giok_mcp
 from giok.edges.server.tokens import Token, Tokens, token_from
-from giok.errors import NotFound, PermissionDenied
+from giok.errors import InvalidInput, NotFound, PermissionDenied
+from giok.store import layout
 from giok.store.home import Home
+from giok.store.workspace import default_user
 from giok.workspace import Workspace
+from giok.write.policy import scope_name, visible
 
 STATIC = Path(__file__).parent / "static"
 
@@ -92,11 +97,91 @@ class Served:
                 self._warm[ws.name] = giok_mcp.WarmUp(ws).start()
             return self._warm[ws.name]
 
-    def call(self, ws: Workspace, name: str, args: dict | None) -> tuple[object, str]:
-        """Run an MCP tool as stdio does: indexed tools one at a time, after the warm-up."""
+    def call(self, ws: Workspace, name: str, args: dict | None, token: Token) -> tuple[object, str]:
+        """Run an MCP tool as stdio does (indexed tools one at a time, after the warm-up), with
+        the arguments bound to the token (`bind`)."""
+        args = bind(token, self.home, ws, giok_mcp.TOOLS[name], args) if name in giok_mcp.TOOLS else args
         if name in giok_mcp.INDEXED:
             return self.warm(ws).run(giok_mcp.call, ws, name, args)
         return giok_mcp.call(ws, name, args)
+
+
+# Tools over entries of every user side by side (the review queue, the distill plan): over
+# HTTP, for an owner token only.
+OWNER_TOOLS = frozenset({"memory_review", "memory_review_resolve", "memory_distill_plan"})
+OWNER_FILES = frozenset({layout.REVIEW})  # memory_get: copies of every user's entries
+
+
+def reader(token: Token, ws: Workspace) -> str | None:
+    """The user a token reads for in `ws`: its own, else the name in ws's USER.md."""
+    return token.reads_as(default_user(ws.read_text("USER.md")))
+
+
+def check_user(token: Token, ws: Workspace, asked: object) -> str | None:
+    """The user a request reads for: the token's. Naming another one is refused (an owner
+    token may name anyone)."""
+    if asked is not None and not isinstance(asked, str):
+        raise InvalidInput("user must be a name")
+    if token.owner and asked:
+        return asked
+    own = reader(token, ws)
+    if asked and (own is None or scope_name(asked).casefold() != scope_name(own).casefold()):
+        raise PermissionDenied(
+            f"this token reads for {own or 'no named user'}: it may not read as {asked!r} "
+            "(a token for another user: giok token create --user NAME)"
+        )
+    return own
+
+
+def reachable(token: Token, home: Home, names: object) -> list[str]:
+    """`workspaces=` over the server: names of the home's workspaces that the token reaches,
+    never a path (the local CLI takes paths; a token does not)."""
+    known = home.workspaces()
+    allowed = ", ".join(sorted(n for n in known if token.reaches(n))) or "none"
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise InvalidInput(f"workspaces must be a list of workspace names (this token reaches: {allowed})")
+    for name in names:
+        if name not in known:
+            raise InvalidInput(
+                f"workspaces takes names of this home's workspaces that the token reaches ({allowed}), "
+                f"not {name!r}"
+            )
+        if not token.reaches(name):
+            raise PermissionDenied(f"this token does not reach workspace {name!r} (it reaches: {allowed})")
+    return names
+
+
+def bind(token: Token, home: Home, ws: Workspace, spec: giok_mcp.Tool, args: dict | None) -> dict:
+    """A tool's arguments as this token may give them: `user` is the token's (another one is
+    refused), `workspaces` only names the token reaches; an owner-only tool needs an owner."""
+    args = dict(args or {})
+    if not token.owner:
+        _others(token, ws, spec.name, args)
+    props = spec.schema["properties"]
+    if "workspaces" in props and args.get("workspaces") is not None:
+        args["workspaces"] = reachable(token, home, args["workspaces"])
+    if "user" in props:
+        user = check_user(token, ws, args.get("user"))
+        args.pop("user", None)
+        if user:
+            args["user"] = user
+    return args
+
+
+def _others(token: Token, ws: Workspace, tool: str, args: dict) -> None:
+    """Refuse what would show or touch another user's entries to a token that is no owner's."""
+    if tool in OWNER_TOOLS:
+        raise PermissionDenied(f"{tool} shows every user's entries: it needs an owner token")
+    if tool == "memory_get" and giok_mcp.memory_path(ws, str(args.get("path", ""))) in OWNER_FILES:
+        raise PermissionDenied(f"{args['path']} holds every user's entries: it needs an owner token")
+    user = reader(token, ws)
+    scope = str(args.get("scope") or "")
+    if tool == "memory_remember" and scope.startswith("user:") and not visible(scope, user):
+        raise PermissionDenied(f"this token writes for {user or 'no named user'}, not into {scope}")
+    if tool == "memory_forget" and isinstance(args.get("id"), str):
+        entry = ws.memory().find(args["id"])
+        if entry is not None and not entry.scope.startswith("task:") and not visible(entry.scope, user, None):
+            raise NotFound(f"no entry {args['id']} in MEMORY.md")
 
 
 def token_of(conn: HTTPConnection) -> Token | None:
@@ -142,7 +227,9 @@ class WorkspaceGate:
 
 
 def mcp_resolver(served: Served):
-    def resolve(ctx, spec: giok_mcp.Tool) -> tuple[Workspace, giok_mcp.WarmUp | None]:
+    def resolve(
+        ctx, spec: giok_mcp.Tool, args: dict | None
+    ) -> tuple[Workspace, giok_mcp.WarmUp | None, dict]:
         request = getattr(ctx, "request", None)
         token = token_of(request) if request is not None else None
         workspace = request.path_params.get("workspace", "") if request is not None else ""
@@ -153,7 +240,7 @@ def mcp_resolver(served: Served):
                 f"this token is read-only: {spec.name} makes a change; nothing was written"
             )
         ws = served.workspace(workspace)
-        return ws, served.warm(ws)
+        return ws, served.warm(ws), bind(token, served.home, ws, spec, args)
 
     return resolve
 

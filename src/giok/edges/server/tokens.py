@@ -1,6 +1,8 @@
-"""Access tokens for `giok serve`: each names the workspaces it reaches and a scope (read or
-write). The home keeps only a SHA-256 of each token, in `tokens.json` (mode 0600, written
-atomically under the home lock); the token itself is shown once, when it is created.
+"""Access tokens for `giok serve`: each names the workspaces it reaches, a scope (read or
+write) and the user it reads for: `user` (None: the name in each workspace's USER.md), or an
+owner token, which may read as any user and sees the raw views (git history, distill reports).
+The home keeps only a SHA-256 of each token, in `tokens.json` (mode 0600, written atomically
+under the home lock); the token itself is shown once, when it is created.
 
 A token looks like `giok_<id>_<secret>`: the id lets `giok token revoke` name it and is
 stored in clear; the secret (32 random bytes) is what the hash guards.
@@ -34,6 +36,12 @@ class Token:
     scope: str
     created: str
     expires: str | None = None
+    user: str | None = None  # whom it reads for; None: the workspace's USER.md user
+    owner: bool = False  # the workspace owner's token: any user's scope, the raw views
+
+    def reads_as(self, user_md_user: str | None) -> str | None:
+        """The user this token reads for in a workspace whose USER.md names `user_md_user`."""
+        return self.user or user_md_user
 
     def reaches(self, workspace: str) -> bool:
         return workspace in self.workspaces or "*" in self.workspaces
@@ -54,6 +62,8 @@ class Token:
             "scope": self.scope,
             "created": self.created,
             "expires": self.expires,
+            "user": self.user,
+            "owner": self.owner,
         }
 
 
@@ -69,6 +79,8 @@ def token_from(record: dict) -> Token:
         scope=record.get("scope", "read"),
         created=record.get("created", ""),
         expires=record.get("expires"),
+        user=record.get("user") or None,
+        owner=record.get("owner") is True,
     )
 
 
@@ -115,10 +127,16 @@ class Tokens:
         scope: str,
         name: str | None = None,
         ttl: dt.timedelta | None = None,
+        *,
+        user: str | None = None,
+        owner: bool = False,
     ) -> tuple[str, Token]:
-        """A new token: (the secret text, shown once; its record)."""
+        """A new token: (the secret text, shown once; its record). `user`: whom it reads for
+        (default: each workspace's USER.md user); `owner`: it may read as anyone."""
         if scope not in SCOPES:
             raise InvalidInput(f"invalid scope {scope!r}: use read or write")
+        if user is not None and not user.strip():
+            raise InvalidInput("--user needs a name")
         if not workspaces:
             raise InvalidInput("a token needs at least one workspace (--workspace NAME)")
         known = self.home.workspaces()
@@ -135,6 +153,8 @@ class Tokens:
             "scope": scope,
             "created": now.isoformat(),
             "expires": (now + ttl).isoformat() if ttl else None,
+            "user": user.strip() if user else None,
+            "owner": owner,
             "sha256": _digest(secret),
         }
 

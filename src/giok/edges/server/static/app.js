@@ -8,6 +8,7 @@ const LAYERS = ["M0", "M365", "M90", "M30"];
 const $ = (id) => document.getElementById(id);
 let current = null; // the chosen workspace
 let scope = "read";
+const OWNER_TABS = ["timeline", "distill", "review"];
 let at = ""; // time travel: a past date, when the server has giok.store.history
 
 function el(tag, attrs, ...children) {
@@ -96,8 +97,12 @@ async function start() {
   $("login").hidden = true;
   $("app").hidden = false;
   $("logout").hidden = false;
-  $("who").textContent = `token ${data.token.name} · ${scope}`;
+  const reader = data.token.owner ? "owner" : `for ${data.token.user || "USER.md's user"}`;
+  $("who").textContent = `token ${data.token.name} · ${scope} · ${reader}`;
   document.querySelectorAll(".write").forEach((f) => { f.hidden = !writable(); });
+  // the git history, distill reports and review queue name every user's entries: owner tokens only
+  for (const name of OWNER_TABS) document.querySelector(`#tabs button[data-tab="${name}"]`).hidden = !data.token.owner;
+  if (!data.token.owner && OWNER_TABS.includes(tab)) tab = "memory";
   if (data.features && data.features.history) timeTravel();
   fill("workspaces", data.workspaces.map((w) =>
     el("button", { "data-ws": w.name, onclick: () => choose(w.name) }, w.name)));
