@@ -95,7 +95,12 @@ def _case(src: Path, tmp: Path, chunked: bool, body_mb: int) -> dict:
         auth = f"Authorization: Bearer {token}\r\nHost: 127.0.0.1:{port}\r\n"
         while True:  # the old code prints its URL before it listens: poll
             try:
-                _request(port, f"GET /api/workspaces HTTP/1.1\r\n{auth}Connection: close\r\n\r\n".encode(), 0, False)
+                _request(
+                    port,
+                    f"GET /api/workspaces HTTP/1.1\r\n{auth}Connection: close\r\n\r\n".encode(),
+                    0,
+                    False,
+                )
                 break
             except ConnectionRefusedError:
                 if server.poll() is not None:
@@ -115,14 +120,26 @@ def _case(src: Path, tmp: Path, chunked: bool, body_mb: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=int, default=200, help="body size, MB (default 200)")
-    parser.add_argument("--before", metavar="COMMIT", help="also measure this commit's code, in a git worktree")
+    parser.add_argument(
+        "--before", metavar="COMMIT", help="also measure this commit's code, in a git worktree"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="giok-bench-body-") as tmp_dir:
         tmp = Path(tmp_dir)
         codes = [("this tree", REPO / "src")]
         if args.before:
             subprocess.run(
-                ["git", "-C", str(REPO), "worktree", "add", "--detach", "-q", str(tmp / "before"), args.before],
+                [
+                    "git",
+                    "-C",
+                    str(REPO),
+                    "worktree",
+                    "add",
+                    "--detach",
+                    "-q",
+                    str(tmp / "before"),
+                    args.before,
+                ],
                 check=True,
             )
             codes.insert(0, (f"before {args.before[:10]}", tmp / "before" / "src"))
@@ -134,13 +151,17 @@ def main() -> None:
                     case = tmp / f"{label.split()[0]}-{'chunked' if chunked else 'length'}"
                     case.mkdir()
                     got = _case(src, case, chunked, args.mb)
+                    body = "chunked" if chunked else "Content-Length"
                     print(
-                        f"{label:<18} {'chunked' if chunked else 'Content-Length':<16} "
-                        f"{got['sent'] / MB:>8.1f} {got['seconds']:>8.1f} {got['growth'] / MB:>14.1f}  {got['answer']}"
+                        f"{label:<18} {body:<16} {got['sent'] / MB:>8.1f} {got['seconds']:>8.1f} "
+                        f"{got['growth'] / MB:>14.1f}  {got['answer']}"
                     )
         finally:
             if args.before:
-                subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(tmp / "before")], check=False)
+                subprocess.run(
+                    ["git", "-C", str(REPO), "worktree", "remove", "--force", str(tmp / "before")],
+                    check=False,
+                )
 
 
 if __name__ == "__main__":

@@ -253,7 +253,9 @@ def test_giok_web_prints_a_signed_in_url_and_serves(ws, tmp_path):
         port, secret = found.groups()
         # printed once the socket listens: no retry
         r = httpx.get(
-            f"http://127.0.0.1:{port}/api/workspaces", headers={"Authorization": f"Bearer {secret}"}, timeout=60
+            f"http://127.0.0.1:{port}/api/workspaces",
+            headers={"Authorization": f"Bearer {secret}"},
+            timeout=60,
         )
         assert r.status_code == 200 and r.json()["token"]["scope"] == "write"
         assert [w["name"] for w in r.json()["workspaces"]] == ["zeon"]

@@ -85,3 +85,20 @@ def test_giok_web_revokes_its_token_when_it_stops(ws, stop):
     assert proc.returncode == 0, proc.stderr.read()  # type: ignore[union-attr]
     assert Tokens(ws.home).list() == []  # the URL's token no longer opens anything
     assert Tokens(ws.home).verify(secret) is None
+
+
+@pytest.mark.parametrize(
+    ("serve", "said"),
+    [
+        ({"header_timeout": "soon"}, "serve.header_timeout in the home config must be a positive number"),
+        ({"max_body": 0}, "serve.max_body in the home config must be a positive number"),
+        ({"allowed_hosts": "memory.example.org"}, "serve.allowed_hosts in the home config must be a list"),
+        ({"body_timout": 5}, "unknown key(s) in the home config's serve: body_timout"),
+    ],
+)
+def test_a_bad_serve_setting_stops_the_start_with_one_line(ws, serve, said):
+    ws.home.update(lambda c: c.update({"serve": serve}))
+    proc = giok("serve", "--port", "0")
+    out, err = proc.communicate(timeout=FAILED)
+    assert proc.returncode == 2
+    assert len(err.strip().splitlines()) == 1 and said in err and "listening" not in out + err

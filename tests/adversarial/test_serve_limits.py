@@ -120,7 +120,9 @@ def connect(server: Server) -> socket.socket:
     return socket.create_connection(("127.0.0.1", server.port), timeout=FAILED)
 
 
-def head(server: Server, method: str, path: str, token: str | None = None, host: str | None = None, **extra) -> bytes:
+def head(
+    server: Server, method: str, path: str, token: str | None = None, host: str | None = None, **extra
+) -> bytes:
     lines = [f"{method} {path} HTTP/1.1", f"Host: {host or f'127.0.0.1:{server.port}'}"]
     if token:
         lines.append(f"Authorization: Bearer {server.tokens[token]}")
@@ -180,7 +182,9 @@ def send_until_refused(sock: socket.socket, total: int, chunked: bool = False) -
     except (BrokenPipeError, ConnectionResetError):
         pass
     except TimeoutError:
-        raise AssertionError(f"the server stopped reading but kept the connection open for {FAILED:g} s") from None
+        raise AssertionError(
+            f"the server stopped reading but kept the connection open for {FAILED:g} s"
+        ) from None
     return sent
 
 
@@ -276,7 +280,9 @@ def test_a_loopback_server_refuses_another_host_by_default(srv, host):
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "[::1]", "LOCALHOST"])
 def test_a_loopback_server_answers_to_loopback_names(srv, host):
     with connect(srv) as sock:
-        sock.sendall(head(srv, "GET", "/api/workspaces", "write", host=f"{host}:{srv.port}", Connection="close"))
+        sock.sendall(
+            head(srv, "GET", "/api/workspaces", "write", host=f"{host}:{srv.port}", Connection="close")
+        )
         assert status(until_closed(sock)) == 200
 
 
@@ -302,22 +308,30 @@ def test_headers_trickled_a_byte_at_a_time_do_not_keep_the_connection(slow_srv):
     """A deadline, not an idle timer: a byte every 0.1 s would take 30 s for these headers."""
     request = head(slow_srv, "GET", "/api/workspaces", "write", host="memory.example.org", X_Pad="p" * 200)
     with connect(slow_srv) as sock:
-        for i, byte in enumerate(request):
-            readable, _, _ = select.select([sock], [], [], 0.1)  # the pace of the trickle; the server's close ends it
+        for byte in request:
+            readable, _, _ = select.select(
+                [sock], [], [], 0.1
+            )  # the pace of the trickle; the server's close ends it
             if readable:
                 break
             sock.sendall(bytes([byte]))
         else:
             raise AssertionError("the server took every byte of trickled headers")
         answer = until_closed(sock)
-    assert i < len(request) - 1
     assert status(answer) == 408
 
 
 def test_a_body_never_finished_is_answered_408_and_cut_off(slow_srv):
     with connect(slow_srv) as sock:
         sock.sendall(
-            head(slow_srv, "POST", "/api/w/zeon/remember", "write", host="memory.example.org", Content_Length=100)
+            head(
+                slow_srv,
+                "POST",
+                "/api/w/zeon/remember",
+                "write",
+                host="memory.example.org",
+                Content_Length=100,
+            )
             + b'{"text": "half'
         )
         answer = until_closed(sock)
@@ -335,7 +349,9 @@ def test_a_prompt_client_is_served_by_the_same_server(slow_srv):
     with connect(slow_srv) as sock:
         sock.sendall(head(slow_srv, "GET", "/api/workspaces", "write", host="memory.example.org"))
         first = one_answer(sock)
-        sock.sendall(head(slow_srv, "GET", "/api/w/zeon/tasks", "write", host="memory.example.org", Connection="close"))
+        sock.sendall(
+            head(slow_srv, "GET", "/api/w/zeon/tasks", "write", host="memory.example.org", Connection="close")
+        )
         second = until_closed(sock)
     assert status(first) == 200 and status(second) == 200
 
@@ -358,7 +374,8 @@ def test_json_nested_20k_deep_is_a_400(srv):
     body = b'{"text": ' + body + b"}"
     with connect(srv) as sock:
         sock.sendall(
-            head(srv, "POST", "/api/w/zeon/remember", "write", Content_Length=len(body), Connection="close") + body
+            head(srv, "POST", "/api/w/zeon/remember", "write", Content_Length=len(body), Connection="close")
+            + body
         )
         answer = until_closed(sock)
     assert status(answer) == 400

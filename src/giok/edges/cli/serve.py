@@ -30,11 +30,13 @@ def _server_deps():
     return app
 
 
-def _host_warning(host: str) -> None:
+def _host_warning(host: str, pinned: bool) -> None:
     if host not in LOOPBACK:
         click.echo(
             f"warning: listening on {host}, not loopback: tokens travel in clear unless a TLS proxy "
-            "is in front (docs/serve.md)",
+            "is in front"
+            + ("" if pinned else "; any Host is answered (--allowed-host NAME pins it)")
+            + " (docs/serve.md)",
             err=True,
         )
 
@@ -47,7 +49,7 @@ def _start(home: Home, host: str, port: int, allowed: tuple[str, ...]):
 
     limits = Limits.of(home.setting("serve"), host, allowed)
     sock = app.listen(host, port)
-    _host_warning(host)
+    _host_warning(host, bool(limits.hosts) and "*" not in limits.hosts)
     return app, limits, sock
 
 

@@ -22,6 +22,7 @@ its headers stays open).
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -80,7 +81,9 @@ def _number(config: Mapping[str, Any], key: str, default: float) -> float:
 
 def _names(value: object) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise InvalidInput(f"serve.allowed_hosts in the home config must be a list of host names, not {value!r}")
+        raise InvalidInput(
+            f"serve.allowed_hosts in the home config must be a list of host names, not {value!r}"
+        )
     return value
 
 
@@ -183,10 +186,10 @@ class DeadlineProtocol(H11Protocol):
 
     limits = Limits()
 
-    def connection_made(self, transport) -> None:  # type: ignore[override]
+    def connection_made(self, transport) -> None:
         self._responses = 0
         self._phase: tuple[str, int] | None = None
-        self._timer = None
+        self._timer: asyncio.TimerHandle | None = None
         super().connection_made(transport)
         self._watch()
 
@@ -228,8 +231,8 @@ class DeadlineProtocol(H11Protocol):
             return
         self._cancel()
         self._phase = phase
-        if kind is not None:
-            seconds = self.limits.header_timeout if kind == "headers" else self.limits.body_timeout
+        if phase is not None:
+            seconds = self.limits.header_timeout if phase[0] == "headers" else self.limits.body_timeout
             self._timer = self.loop.call_later(seconds, self._expired, phase)
 
     def _expired(self, phase: tuple[str, int]) -> None:
