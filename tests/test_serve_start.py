@@ -65,9 +65,14 @@ def test_giok_serve_listens_when_it_says_so_on_the_port_it_names(ws):
         proc.wait(FAILED)
 
 
-@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
-def test_giok_web_revokes_its_token_when_it_stops(ws, stop):
-    proc = giok("web", "--no-open", "--port", "0")
+@pytest.mark.parametrize(
+    ("stop", "pinned"),
+    [(signal.SIGINT, ()), (signal.SIGTERM, ("--allowed-host", "memory.example.org"))],
+    ids=["ctrl-c", "sigterm-pinned"],
+)
+def test_giok_web_revokes_its_token_when_it_stops(ws, stop, pinned):
+    """(Pinned to another Host, the page's own URL is still answered.)"""
+    proc = giok("web", "--no-open", "--port", "0", *pinned)
     try:
         line = proc.stdout.readline()  # type: ignore[union-attr]
         found = re.match(r"giok web: (http://127\.0\.0\.1:\d+/)#token=(giok_\S+)$", line.strip())
@@ -94,6 +99,7 @@ def test_giok_web_revokes_its_token_when_it_stops(ws, stop):
         ({"max_body": 0}, "serve.max_body in the home config must be a positive number"),
         ({"allowed_hosts": "memory.example.org"}, "serve.allowed_hosts in the home config must be a list"),
         ({"body_timout": 5}, "unknown key(s) in the home config's serve: body_timout"),
+        (5, "serve in the home config must be an object, not 5"),
     ],
 )
 def test_a_bad_serve_setting_stops_the_start_with_one_line(ws, serve, said):

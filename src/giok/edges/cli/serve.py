@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import signal
 import webbrowser
@@ -75,8 +76,13 @@ def _serve_until_stopped(app, home: Home, limits, sock) -> None:
             signal.signal(sig, handler)
 
 
+def _shown(host: str) -> str:
+    """The host a URL names for a server bound to `host`."""
+    return "127.0.0.1" if host in ("0.0.0.0", "::") else host
+
+
 def _url(host: str, sock) -> str:
-    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    shown = _shown(host)
     return f"http://{f'[{shown}]' if ':' in shown else shown}:{sock.getsockname()[1]}/"
 
 
@@ -132,6 +138,8 @@ def web(host, port, allowed, read_only, no_open):
     if not names:
         raise InvalidInput("this home has no workspaces yet: `giok init PATH --name NAME` first")
     app, limits, sock = _start(home, host, port, allowed)
+    if not limits.answers_to(_shown(host)):  # the page's own URL is answered, pinned or not
+        limits = dataclasses.replace(limits, hosts=(*limits.hosts, _shown(host)))
     tokens = Tokens(home)
     secret, record = tokens.create(
         names,

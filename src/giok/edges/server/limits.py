@@ -46,10 +46,12 @@ class Limits:
     hosts: tuple[str, ...] = field(default=())  # Host names answered (no port); () or "*": any
 
     @classmethod
-    def of(cls, config: Mapping[str, Any] | None, host: str, allowed: tuple[str, ...] = ()) -> Limits:
+    def of(cls, config: object, host: str, allowed: tuple[str, ...] = ()) -> Limits:
         """The limits for a server bound to `host`: the home config's `serve` object over the
         defaults; `allowed` (--allowed-host) over its `allowed_hosts`; neither given, a loopback
         server answers to loopback names only."""
+        if config is not None and not isinstance(config, Mapping):
+            raise InvalidInput(f"serve in the home config must be an object, not {config!r}")
         config = dict(config or {})
         unknown = set(config) - {"max_body", "max_headers", "header_timeout", "body_timeout", "allowed_hosts"}
         if unknown:
