@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import h11
@@ -39,11 +39,13 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 @dataclass(frozen=True)
 class Limits:
+    """What one request may send (the module's docstring says what each refusal is)."""
+
     max_body: int = 1_000_000  # bytes of a request body
     max_headers: int = 32 * 1024  # bytes of the request line and headers
     header_timeout: float = 10.0  # seconds for the request line and headers
     body_timeout: float = 30.0  # seconds for the whole body, from the end of the headers
-    hosts: tuple[str, ...] = field(default=())  # Host names answered (no port); () or "*": any
+    hosts: tuple[str, ...] = ()  # Host names answered (no port); () or "*": any
 
     @classmethod
     def of(cls, config: object, host: str, allowed: tuple[str, ...] = ()) -> Limits:
