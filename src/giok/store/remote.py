@@ -70,6 +70,10 @@ class SyncReport:
     adopt: bool = False  # --adopt-remote: take a rewritten remote, carrying this machine's writes
     rewritten: str | None = None  # "published" | "adopted": a rewritten history was handled
     lease: str | None = None  # the remote tip a forced push of a rewritten history expects
+    forgotten_texts: list[str] = field(
+        default_factory=list
+    )  # other versions of forgotten texts (not printed)
+    purge_paths: list[str] = field(default_factory=list)  # files whose index rows must be read again
 
     def to_dict(self) -> dict:
         return {

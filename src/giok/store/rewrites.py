@@ -145,7 +145,8 @@ def handle(ws: Workspace, report: SyncReport, pre: str | None, theirs: str) -> b
     if synced is None:
         return False
     stones = tomb.at(root, theirs).union(tomb.at(root, head))
-    held = _held(root, head, stones)
+    was_held = _held(root, synced, stones)
+    held = {**was_held, **_held(root, head, stones)}
     local = remote._count(ws, f"{synced}..HEAD")
     if not report.adopt:
         what = (
@@ -169,28 +170,37 @@ def handle(ws: Workspace, report: SyncReport, pre: str | None, theirs: str) -> b
         f"Carried: this machine's {local} commit(s) since {synced[:10]}, the last commit synced"
     )
     new = carry(ws, synced, theirs, head, parent=theirs, message=message)
-    report.forgotten.update(held)
-    report.forgets += len(held)
+    now = {
+        e.id
+        for rel in _memory_files(root, new)
+        for e in MemoryFile.parse(tomb.show(root, new, rel) or b"").entries()
+    }
+    gone = {eid: text for eid, text in held.items() if eid not in now}
+    report.forgotten.update(gone)
+    report.forgotten_texts += [text for eid, text in was_held.items() if eid in gone and text != gone[eid]]
+    report.purge_paths += git.run(root, "diff", "--name-only", "-z", head, new).stdout.split("\0")[:-1]
+    report.forgets += len(gone)
     report.fetched += remote._count(ws, f"{head}..{theirs}")
     _checkout(ws, report.branch, new)
     report.rewritten, report.merge = "adopted", new
     report.notes.append(
         f"adopted the rewritten {report.remote}/{report.branch}: "
         f"{local} commit(s) of this machine carried over"
-        + (f", {len(held)} forgotten entr{'ies' if len(held) != 1 else 'y'} dropped" if held else "")
+        + (f", {len(gone)} forgotten entr{'ies' if len(gone) != 1 else 'y'} dropped" if gone else "")
         + "; the old history was dropped from this clone"
     )
     return True
 
 
 def _held(root: Path, commit: str, stones: tomb.Tombstones) -> dict[str, str]:
-    """id → text of the tombstoned entries commit's memory files hold."""
+    """id → text of the entries commit's memory files hold under a tombstoned id (the forgotten
+    text, or an edit of it made here since)."""
     if not stones:
         return {}
     out: dict[str, str] = {}
     for rel in _memory_files(root, commit):
         for e in MemoryFile.parse(tomb.show(root, commit, rel) or b"").entries():
-            if stones.holds(e):
+            if e.id in stones.ids:
                 out[e.id] = e.text
     return out
 

@@ -29,6 +29,7 @@ import datetime as dt
 import functools
 import hashlib
 import json
+import os
 import re
 import subprocess
 from dataclasses import dataclass, field
@@ -154,8 +155,15 @@ def show(root: Path, commit: str, rel: str) -> bytes | None:
 
 
 def for_merge(root: Path, theirs: str | None) -> Tombstones:
-    """What git's merge driver buries: the tombstones of both sides' commits."""
-    return at(root, "HEAD").union(at(root, theirs))
+    """What git's merge driver buries: the tombstones of both sides' commits. The other side is
+    `theirs` (giok sync names it), else every commit git names to the driver in its environment
+    (`GITHEAD_<id>`, set by `git merge` and `git pull`, which write MERGE_HEAD only later)."""
+    others = [theirs] if theirs else [k[len("GITHEAD_") :] for k in os.environ if k.startswith("GITHEAD_")]
+    out = at(root, "HEAD")
+    for commit in others:
+        if re.fullmatch(r"[0-9a-f]{40,64}", commit):
+            out = out.union(at(root, commit))
+    return out
 
 
 def drop(data: bytes, stones: Tombstones) -> tuple[bytes, list[MemoryEntry], list[MemoryEntry]]:

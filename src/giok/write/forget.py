@@ -269,7 +269,7 @@ def _write(ws: Workspace, files: _Files, done: Forgotten) -> str | None:
     what = (
         f"{done.entry.id} ({done.entry.layer})"
         if done.entry
-        else f"--match ({len(done.removed)} line(s) in {len(paths)} file(s))"
+        else f"--match ({len(done.removed)} line(s) in {len(by_path)} file(s))"
     )
     return ws.write_files(
         writes,
@@ -317,14 +317,14 @@ def needles(done: Forgotten) -> list[str]:
     return [t for t in done.texts if len(t.strip()) >= MIN_MATCH]
 
 
-def scrub_derived(ws: Workspace, forgotten: dict[str, str]) -> list[str]:
-    """Entries forgotten on another machine (id → the text this machine held), after a sync:
-    the past-state snapshots and the derived text files in .giok/ lose them, as forget's own
-    steps do here (the search index is the caller's). Returns the files changed."""
-    if not forgotten:
+def scrub_derived(ws: Workspace, ids: list[str], texts: list[str]) -> list[str]:
+    """Entries forgotten on another machine (their ids and the texts this machine held), after
+    a sync: the past-state snapshots and the derived text files in .giok/ lose them, as forget's
+    own steps do here (the search index is the caller's). Returns the files changed."""
+    if not ids and not texts:
         return []
-    texts = [t.casefold() for t in forgotten.values() if len(t.strip()) >= MIN_MATCH]
-    return history.drop_snapshots(ws) + _scrub_lines(ws, texts + list(forgotten))
+    wanted = [t.casefold() for t in texts if len(t.strip()) >= MIN_MATCH] + list(ids)
+    return history.drop_snapshots(ws) + _scrub_lines(ws, wanted)
 
 
 def _drop_snapshots(ws: Workspace, done: Forgotten) -> list[str]:

@@ -58,12 +58,15 @@ def sync(remote_name, adopt_remote, as_json):
     names `--adopt-remote` (docs/teams.md, "How forgetting travels")."""
     ws = open_workspace()
     report = remotelib.sync(ws, remote_name, adopt_remote=adopt_remote)
-    if report.forgotten:  # forgotten on another machine: this machine's index and caches lose it too
+    if (
+        report.forgotten or report.purge_paths
+    ):  # forgotten elsewhere: this machine's index and caches lose it too
         from giok.retrieval import index
         from giok.write.forget import scrub_derived
 
-        index.purge(ws, list(report.forgotten.values()), ids=list(report.forgotten))
-        scrub_derived(ws, report.forgotten)
+        texts = sorted({*report.forgotten.values(), *report.forgotten_texts})
+        index.purge(ws, texts, ids=list(report.forgotten), paths=report.purge_paths)
+        scrub_derived(ws, list(report.forgotten), texts)
     emit(report.to_dict(), as_json, _text)
 
 
