@@ -134,8 +134,6 @@ def _rewrite_then(order: tuple[str, ...], ms: dict, bare: Path, eid: str, monkey
     )
     a.forget(eid, reason="a code is not a memory", rewrite_history=True)
     assert files_holding(a.root) == [] and objects_holding(a.root) == 0
-    stones = (a.root / TOMBSTONES).read_bytes()
-    assert eid.encode() in stones and NEEDLE not in stones  # the id and a digest, never the text
     written["A"].append(a.remember(f"A wrote this after the forget, order {''.join(order)}").entry.text)
     refused = False
     for step, name in enumerate(order):
@@ -176,6 +174,8 @@ def _rewrite_then(order: tuple[str, ...], ms: dict, bare: Path, eid: str, monkey
         for text in written["A"] + written["B"]:  # every write of both machines, once
             assert memory.count(text) == 1, (order, text)
     assert remote_holds(bare) == []
+    stones = (a.root / TOMBSTONES).read_bytes()
+    assert eid.encode() in stones and NEEDLE not in stones  # the id and a digest, never the text
 
 
 @pytest.mark.parametrize("order", ORDERS, ids="".join)
@@ -293,3 +293,43 @@ def test_adopt_keeps_this_machines_writes_and_a_forget_wins_over_an_edit(machine
         assert [d["id"] for d in ws.decisions()] == [decision]
         assert files_holding(ws.root) == [] and files_holding(ws.root, b"31-7-23") == []
     assert remote_holds(bare) == [] and remote_holds(bare, "31-7-23") == []
+
+
+def test_after_a_force_push_by_hand_the_stale_clone_is_refused(machines, monkeypatch):
+    """The issue as reported: A forgets with --rewrite-history and force-pushes with plain git;
+    B, which did not clone again, runs `giok sync`. Before: the entry was back in both
+    MEMORY.md files and its text back on the remote."""
+    ms, bare = machines
+    a, b = ms["A"], ms["B"]
+    at(monkeypatch, "2026-03-02T08:00")
+    eid = secret_everywhere(ms, bare)
+    at(monkeypatch, "2026-03-02T09:00")
+    a.forget(eid, reason="a code is not a memory", rewrite_history=True)
+    git(a.root, "push", "-q", "--force", "origin", "main")
+    assert remote_holds(bare) == []
+    out = sync(b)
+    assert out.exit_code == 5 and "sync --adopt-remote" in out.output, out.output
+    assert remote_holds(bare) == []
+    out = sync(a)  # its record of the rewrite is spent: an ordinary sync
+    assert out.exit_code == 0 and json.loads(out.output)["rewritten"] is None, out.output
+    assert files_holding(a.root) == [] and SECRET not in texts(a)
+    assert sync(b, "--adopt-remote").exit_code == 0
+    assert files_holding(b.root) == [] and objects_holding(b.root) == 0
+    assert remote_holds(bare) == []
+
+
+def test_an_old_export_imported_again_does_not_bring_the_entry_back(ws, monkeypatch, tmp_path):
+    """`giok export` taken before the forget, imported after it: the entry carrying the
+    forgotten id and text is refused. Before: it came back."""
+    from giok.edges import porting
+
+    a = ws
+    at(monkeypatch, "2026-03-02T08:00")
+    eid = a.remember(SECRET).entry.id
+    export = tmp_path / "zeon.jsonl"
+    export.write_text(porting.export_jsonl(a))
+    a.forget(eid, reason="a code is not a memory")
+    report = porting.import_path(a, export, fmt="giok")
+    refused = [o for o in report.outcomes if o.action == "refused" and "forgotten" in o.reason]
+    assert [o.item.fields.get("id") for o in refused] == [eid]
+    assert SECRET not in texts(a) and "MEMORY.md" not in files_holding(a.root)
