@@ -331,5 +331,7 @@ def test_an_old_export_imported_again_does_not_bring_the_entry_back(ws, monkeypa
     a.forget(eid, reason="a code is not a memory")
     report = porting.import_path(a, export, fmt="giok")
     refused = [o for o in report.outcomes if o.action == "refused" and "forgotten" in o.reason]
-    assert [o.item.fields.get("id") for o in refused] == [eid]
+    assert [o.item.fields.get("id") for o in refused] == [eid], [
+        (o.action, o.reason, o.item.kind) for o in report.outcomes
+    ]
     assert SECRET not in texts(a) and "MEMORY.md" not in files_holding(a.root)

@@ -349,12 +349,10 @@ def _commit(
 
 
 def _checkout(ws: Workspace, branch: str, new: str) -> None:
-    """Point the branch at new and the work tree with it (a clean work tree: giok sync checked)."""
-    head = git.run(ws.root, "rev-parse", "HEAD").stdout.strip()
-    if new == head:
-        return
-    git.run(ws.root, "read-tree", "-m", "-u", head, new)
-    git.run(ws.root, "update-ref", "-m", "giok sync: rewritten history", f"refs/heads/{branch}", new, head)
+    """Point the branch at new and the work tree with it, in one git process (a clean work
+    tree: giok sync checked; `--keep` refuses to overwrite anything else)."""
+    if new != git.run(ws.root, "rev-parse", "HEAD").stdout.strip():
+        git.run(ws.root, "reset", "-q", "--keep", new)
 
 
 # -- after the push -------------------------------------------------------------------------------
@@ -365,5 +363,6 @@ def finish(ws: Workspace, report: SyncReport) -> None:
     recorded = load(ws.root)
     if recorded.pop(tracking, None) is not None:
         _save(ws.root, recorded)
+    git.run(ws.root, "update-ref", "-d", "ORIG_HEAD", check=False)  # the reset's old tip
     git.run(ws.root, "reflog", "expire", "--expire=now", "--all", check=False)
     git.run(ws.root, "gc", "--prune=now", "-q", check=False)
