@@ -159,10 +159,9 @@ def handle(ws: Workspace, report: SyncReport, pre: str | None, theirs: str) -> b
             f"{report.remote}/{report.branch} was rewritten: it no longer holds {synced[:10]}, the commit "
             f"this clone last synced ({what}). Merging would bring the rewritten-away commits and what was "
             f"forgotten back, so nothing was merged or pushed. Run `giok -w {ws.name} sync --adopt-remote`: "
-            "it takes "
-            f"{report.remote}/{report.branch} as it is now, carries over what this machine wrote since "
-            f"{synced[:10]} ({local} commit{'s' if local != 1 else ''}), and drops the old history from this "
-            "clone (or clone the remote again)"
+            f"it takes {report.remote}/{report.branch} as it is now, carries over what this machine wrote "
+            f"since {synced[:10]} ({local} commit{'s' if local != 1 else ''}), and drops the old history "
+            "from this clone (or clone the remote again)"
         )
     remote._refuse_private(ws, theirs, report)
     message = (
