@@ -327,3 +327,43 @@ def test_the_timeouts_are_settings_with_defaults(ws, giok_home):
     use_pg(giok_home, "postgresql:///none", statement_timeout="soon")
     with pytest.raises(InvalidInput, match="statement_timeout"):
         search(ws, "anything")
+
+
+def test_a_workspace_with_no_commit_yet_gets_its_identity_at_the_first_commit(ws, giok_home, pg_dsn):
+    """No commit, no history to name the workspace by: this machine's own random identity (no
+    clone of it can exist); at the first commit the workspace takes the commit's identity and
+    the rows of the old one go."""
+    import shutil
+
+    use_pg(giok_home, pg_dsn)
+    ws.remember("Seojun waters the fig tree on Sundays", layer="M90")
+    shutil.rmtree(ws.root / ".git")
+    git(ws.root, "init", "-q")
+    assert "fig tree" in on(ws, "fig tree")
+    local_key = pg._key((ws.data_dir / pg.LOCAL_ID).read_text().strip())
+    name = table(ws)
+    git(ws.root, "add", "-A")
+    git(ws.root, "-c", "user.name=S", "-c", "user.email=s@example.com", "commit", "-qm", "first")
+    assert "fig tree" in on(ws, "fig tree")
+    assert not (ws.data_dir / pg.LOCAL_ID).exists()
+    import psycopg
+
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        keys = {r[0] for r in conn.execute(f"SELECT DISTINCT ws FROM {name} WHERE text LIKE '%fig tree%'")}
+    assert local_key not in keys and len(keys) == 1
+
+
+def test_a_shallow_clone_is_one_clear_error(tmp_path, ws, giok_home, pg_dsn):
+    """A shallow clone cannot see the workspace's first commit: it would publish under another
+    identity, so it is refused with the command that fixes it."""
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(ws.root), str(bare)], check=True)
+    ws.remember("A second commit, so that depth 1 cuts the history", layer="M90")
+    git(ws.root, "push", "-q", str(bare), "HEAD:main")
+    shallow = tmp_path / "shallow" / "zeon"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{bare}", str(shallow)], check=True)
+    home = use_pg(Home(tmp_path / "home-shallow"), pg_dsn)
+    Workspace.init(shallow, name="zeon", user="Seojun", home=home)
+    out = run_giok("search", "second commit", cwd=shallow, env={"GIOK_HOME": str(home.path)})
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "shallow clone" in out.stderr and "fetch --unshallow" in out.stderr

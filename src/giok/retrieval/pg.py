@@ -147,7 +147,21 @@ def identity(root: Path, data_dir: Path) -> tuple[str, str]:
         if not secret.startswith("local:"):
             secret = "local:" + os.urandom(16).hex()
             path.write_text(secret + "\n", "ascii")
-    return hashlib.sha256(f"giok-workspace:{secret}".encode()).hexdigest()[:32], secret
+    return _key(secret), secret
+
+
+def _key(secret: str) -> str:
+    return hashlib.sha256(f"giok-workspace:{secret}".encode()).hexdigest()[:32]
+
+
+def _retired(data_dir: Path) -> str | None:
+    """The key of the identity this machine gave the workspace before its first commit, if
+    that identity is no longer its own (its rows go at the next publish)."""
+    try:
+        secret = (data_dir / LOCAL_ID).read_text("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return _key(secret) if secret.startswith("local:") else None
 
 
 def _half(vec: np.ndarray | None):
@@ -299,6 +313,7 @@ class PgIndex:
         self._id_of: dict[int, int] = {}  # chunk id -> local id
         self._pending: tuple[np.ndarray, np.ndarray] | None = None  # (qvec, cos array) of the running search
         self._vecs: dict[int, np.ndarray] = {}
+        self._retire: str | None = None  # the key of a commitless identity this workspace had
 
     _open: ClassVar[dict[tuple[str, str], PgIndex]] = {}
 
@@ -313,6 +328,8 @@ class PgIndex:
         ident = identity(ws.root, ws.data_dir)
         timeouts = (conf["connect_timeout"], conf["statement_timeout"])
         made = cls._open[key] = cls(local, ws.name, dsn, ident, timeouts)
+        if ident[1].startswith("git:"):
+            made._retire = _retired(ws.data_dir)
         return made
 
     def __getattr__(self, name: str) -> Any:  # everything else (embed_pending, ...) is local
@@ -485,6 +502,8 @@ class PgIndex:
         without a vector the local index now has), drop the ones this workspace no longer has,
         never write tombstoned content. Returns rows written (added and deleted)."""
         self._send_tombstones()
+        if self._retire:
+            self._drop_retired()
         gen = self.local.generation()
         if self._published == gen and not self._missing_vectors():
             return 0
@@ -503,6 +522,18 @@ class PgIndex:
         self._published, self._mean, self._df, self._n = gen, None, {}, None
         self._nulls = any(remote.get(c, True) and not v[3] for c, v in keep.items())
         return len(gone) + len(todo)
+
+    def _drop_retired(self) -> None:
+        """The workspace got its first commit: the rows and tombstones this machine kept under
+        its commitless identity go (no other machine could have used it)."""
+        with self._talk(0), self.conn.transaction():
+            with self._talk():
+                tables = [r[0] for r in self.conn.execute(_LAYOUT_TABLES).fetchall()]
+            for table in [*tables, TOMBSTONES]:
+                with self._talk():
+                    self.conn.execute(f"DELETE FROM {table} WHERE ws = %s", (self._retire,))
+        (self.local.db_path.parent / LOCAL_ID).unlink(missing_ok=True)
+        self._retire = None
 
     def _plan(self, local: dict) -> tuple[dict, dict, list[int], list[int]]:
         """(the local chunks to publish, PostgreSQL's {chunk id: no vector}, chunk ids to
