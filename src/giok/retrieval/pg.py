@@ -71,6 +71,7 @@ BUILD_MEMORY = (512 << 20, 4 << 30)  # maintenance_work_mem for an HNSW build: t
 TOMBSTONES = "giok_tombstones"  # (ws, kind, value): what was forgotten, per workspace identity
 PENDING = "shared-tombstones.json"  # in .giok/: tombstones the shared index has not taken yet
 LOCAL_ID = "shared-index-id"  # in .giok/: the identity of a workspace with no commit yet
+ROOT_CACHE = "shared-index-root"  # in .giok/: "HEAD first-commit", the walk's last answer
 
 # The local index's columns a chunk id covers: what a row shows or is filtered by, and `hash`
 # (the text embedded, so a new vector is a new row).
@@ -134,10 +135,9 @@ def identity(root: Path, data_dir: Path) -> tuple[str, str]:
             f"the shared index needs the workspace's whole history and {root} is a shallow clone:"
             f" run `git -C {root} fetch --unshallow`"
         )
-    proc = git.run(root, "rev-list", "--first-parent", "--max-parents=0", "HEAD", check=False)
-    roots = proc.stdout.split() if proc.returncode == 0 else []
-    if roots:
-        secret = "git:" + roots[-1]
+    first = _first_commit(root, data_dir)
+    if first:
+        secret = "git:" + first
     else:
         path = data_dir / LOCAL_ID
         try:
@@ -148,6 +148,36 @@ def identity(root: Path, data_dir: Path) -> tuple[str, str]:
             secret = "local:" + os.urandom(16).hex()
             path.write_text(secret + "\n", "ascii")
     return _key(secret), secret
+
+
+def _first_commit(root: Path, data_dir: Path) -> str | None:
+    """The root commit reached from HEAD by first parents (None: no commit yet). Walking a long
+    history takes a while (0.7 s at 50k commits), so the answer is kept in .giok/ with the HEAD
+    it was found from, and reused while that HEAD is still an ancestor of the current one."""
+    head = git.head_id(root)
+    if head is None:
+        return None
+    cache = data_dir / ROOT_CACHE
+    try:
+        seen, first = cache.read_text("ascii").split()
+    except (OSError, UnicodeDecodeError, ValueError):
+        seen = first = ""
+    if not (
+        first
+        and (
+            seen == head
+            or git.run(root, "merge-base", "--is-ancestor", seen, "HEAD", check=False).returncode == 0
+        )
+    ):
+        proc = git.run(root, "rev-list", "--first-parent", "--max-parents=0", "HEAD", check=False)
+        roots = proc.stdout.split() if proc.returncode == 0 else []
+        if not roots:
+            return None
+        first = roots[-1]
+    if seen != head:
+        with contextlib.suppress(OSError):
+            cache.write_text(f"{head} {first}\n", "ascii")
+    return first
 
 
 def _key(secret: str) -> str:
