@@ -329,8 +329,8 @@ class PgIndex:
         self.connect_timeout, self.statement_timeout = timeouts
         self.table = table_for(local.embedder)
         self._conn: Any = None  # opened at the first statement (a forget purges locally without it)
-        self._depth = 0  # nesting of `_talk`
-        self._watch: object | None = None  # the deadline now running
+        self._nesting = threading.local()  # each thread's depth in `_talk` (servers search in threads)
+        self._watch: set[object] = set()  # the deadlines now running
         self._guard = threading.Lock()
         self._cut: float | None = None  # the deadline that cut the connection
         self._published: int | None = None
@@ -414,30 +414,31 @@ class PgIndex:
         then). The outermost one turns any failure into one `IndexError_`."""
         psycopg, _ = _driver()
         limit = self.statement_timeout if seconds is None else seconds
-        outer, token, timer = self._watch, object(), None
+        token, timer = object(), None
         if limit:
-            self._watch = token
+            with self._guard:
+                self._watch.add(token)
             timer = threading.Timer(limit, self._hang_up, (token, limit))
             timer.daemon = True
             timer.start()
-        self._depth += 1
+        depth = self._nesting.depth = getattr(self._nesting, "depth", 0) + 1
         try:
             yield
         except psycopg.Error as exc:
-            if self._depth > 1:
+            if depth > 1:
                 raise
             raise self._fault(exc) from exc
         finally:
-            self._depth -= 1
+            self._nesting.depth = depth - 1
             if timer is not None:
                 with self._guard:
-                    self._watch = outer
+                    self._watch.discard(token)
                 timer.cancel()
 
     def _hang_up(self, token: object, limit: float) -> None:
         """The deadline passed: shut the connection's socket (the blocked call then fails)."""
         with self._guard:
-            if self._watch is not token or self._conn is None:
+            if token not in self._watch or self._conn is None:
                 return
             self._cut = limit
             # (the connection may be closing under us: then there is nothing to cut)
