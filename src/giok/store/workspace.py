@@ -278,7 +278,10 @@ class Workspace:
                     for label, rels in (("Created", created), ("Adopted", adopted))
                     if rels
                 )
-                git.commit(self.root, created + adopted, f"giok: init workspace {self.name}\n{body}")
+                # a random id in the first commit: two workspaces created apart never share a first
+                # commit, which is their identity in the shared index (giok.retrieval.pg.identity)
+                stamp = f"\n\nWorkspace-Id: {os.urandom(8).hex()}"
+                git.commit(self.root, created + adopted, f"giok: init workspace {self.name}\n{body}{stamp}")
             return created
 
     def _untracked(self, rels: list[str], skip: list[str]) -> list[str]:
