@@ -7,6 +7,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import shutil
+import sqlite3
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -175,6 +177,34 @@ def test_search_at_leaves_the_live_index_alone(timeline, lived, cli):
     out = cli("-w", "zeon", "search", "--at", iso(5), "staging server", "--json")
     assert json.loads(out.output)["results"][0]["source"] == timeline.ids["staging"]
     assert (live_db.stat().st_mtime_ns, live_db.stat().st_size) == stamp
+
+
+def test_a_first_search_at_a_new_date_embeds_only_what_the_live_index_lacks(
+    timeline, lived, cli, monkeypatch
+):
+    """A past state's new index starts from the live index's vectors: its first search embeds
+    the texts that left the live tree since (archived, forgotten, edited), not the whole tree."""
+    from giok.providers import embeddings
+
+    embedded: list[str] = []
+    real = embeddings.Fake.embed_batch
+
+    def counting(self, texts, kind):
+        if kind == "passage":
+            embedded.extend(texts)
+        return real(self, texts, kind)
+
+    index.sync(lived)  # the live index, as any earlier search leaves it
+    monkeypatch.setattr(embeddings.Fake, "embed_batch", counting)
+    point = history.point_at(lived, iso(33))
+    assert not (lived.data_dir / "history" / point.commit).exists()  # a date no test searched yet
+    out = json.loads(cli("-w", "zeon", "search", "--at", iso(33), "staging server", "--json").stdout)
+    assert out["results"][0]["source"] == timeline.ids["staging"]
+    db = lived.data_dir / "history" / point.commit / ".giok" / index.FILENAME
+    with closing(sqlite3.connect(db)) as con:
+        chunks = con.execute("SELECT count(*) FROM memories").fetchone()[0]
+    assert chunks > 20
+    assert len(embedded) <= chunks // 4, f"{len(embedded)} of {chunks} chunks embedded again"
 
 
 # -- diff -------------------------------------------------------------------------------------

@@ -701,6 +701,43 @@ class Index:
             )
         return found
 
+    def seed_vectors(self, source: Path) -> int:
+        """Copy into this index the vectors of its model that the index file `source` holds and
+        this one lacks, before this index's first sync (after it, nothing: returns 0). A past
+        state's index (`giok search --at`) is made beside the live one: seeded from it, its first
+        search embeds only what changed since, not the whole tree. `source` is opened read-only;
+        one of another schema is left alone."""
+        if not source.is_file() or source.resolve() == self.db_path.resolve():
+            return 0
+        if self.db.execute("SELECT 1 FROM files LIMIT 1").fetchone() is not None:
+            return 0
+        try:
+            peer = sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True, timeout=self.busy)
+        except sqlite3.Error:
+            return 0
+        try:
+            row = peer.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            if not row or row[0] != SCHEMA_VERSION:
+                return 0
+            rows = peer.execute(
+                "SELECT hash, model, vector FROM embedding_cache WHERE model=?", (self.embedder.identity,)
+            ).fetchall()
+        except sqlite3.Error:  # no such table, busy, unreadable: nothing seeded, the search embeds
+            return 0
+        finally:
+            peer.close()
+        before = self.db.total_changes
+        self._begin("seeding vectors")
+        try:
+            self.db.executemany(
+                "INSERT OR IGNORE INTO embedding_cache(hash, model, vector) VALUES (?, ?, ?)", rows
+            )
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+        return self.db.total_changes - before
+
     def _drop_paths(self, paths: list[str]) -> None:
         ids: list[int] = []
         for start in range(0, len(paths), 500):

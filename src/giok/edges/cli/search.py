@@ -257,6 +257,8 @@ def _search_at(asker: Workspace, names: list[str], at: str, query: str, opts: di
     with contextlib.ExitStack() as stack:
         points = [history.point_at(t, at) for t in targets]
         thens = [stack.enter_context(history.at(t, p)) for t, p in zip(targets, points, strict=True)]
+        for target, then in zip(targets, thens, strict=True):  # the live index's vectors, not embedded again
+            index_mod.Index.local_for_workspace(then).seed_vectors(target.data_dir / index_mod.FILENAME)
         past = dict(opts, workspaces=tuple(thens) if names else (), record=None)
         data = search_full(asker if names else thens[0], query, **past).to_dict()
     data["at"] = {t.name: p.to_dict() for t, p in zip(targets, points, strict=True)}
