@@ -56,6 +56,21 @@ def test_errors_are_one_line_and_nonzero(ws, tmp_path):
         assert "Traceback" not in r.stderr
 
 
+def test_a_folder_holding_other_things_is_never_offered_to_init(ws, tmp_path):
+    """`giok init` adopts a folder (a git repository and giok's files in it): offered for a
+    missing or empty folder only, never for /etc or a project folder named by mistake."""
+    busy = tmp_path / "project"
+    busy.mkdir()
+    (busy / "notes.txt").write_text("mine", encoding="utf-8")
+    (tmp_path / "empty").mkdir()
+    said = {
+        name: run_giok("-w", f"./{name}", "show", cwd=tmp_path).stderr for name in ("project", "empty", "new")
+    }
+    assert "giok init" not in said["project"] and "known: zeon" in said["project"], said["project"]
+    assert "giok init ./empty" in said["empty"] and "giok init ./new" in said["new"], said
+    assert not (busy / ".git").exists() and not (busy / "MEMORY.md").exists()
+
+
 def test_no_workspace_anywhere(tmp_path):
     r = run_giok("show", cwd=tmp_path)
     assert r.returncode != 0

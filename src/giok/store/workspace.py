@@ -143,6 +143,22 @@ def is_openclaw(root: Path) -> bool:
     return root.parent == home and root.name.startswith("workspace")
 
 
+def _not_a_workspace(spec: str, path: Path, spaces: dict) -> str:
+    """Why `spec` names no workspace, and the next step: `giok init` only for a folder that is
+    missing or empty (init adopts a folder: never suggest it for one that holds other things)."""
+    known = ", ".join(sorted(spaces)) or "none yet"
+    try:
+        fresh = not path.exists() or (path.is_dir() and not any(path.iterdir()))
+    except OSError:  # a folder we may not list
+        fresh = False
+    if fresh:
+        return f"{spec} is not a giok workspace (no MEMORY.md); create one there with `giok init {spec}`"
+    return (
+        f"{spec} is not a giok workspace (no MEMORY.md there); "
+        f"give a workspace's folder or name (known: {known})"
+    )
+
+
 class Workspace:
     """One agent's memory folder (MEMORY.md, diaries, state, notes) under git: every read
     and write of the library goes through it. `Workspace.init` makes one, `Workspace.open`
@@ -200,7 +216,7 @@ class Workspace:
             path = Path(spec).expanduser().resolve()
             if path.is_dir() and ((path / MEMORY).is_file() or home.name_for(path)):
                 return cls(path, home=home)
-            raise WorkspaceError(f"{spec} is not a giok workspace (no MEMORY.md); run `giok init {spec}`")
+            raise WorkspaceError(_not_a_workspace(spec, path, spaces))
         check_name(spec)
         known = ", ".join(sorted(spaces)) or "none yet"
         raise WorkspaceError(
