@@ -30,6 +30,16 @@ def test_lesson_with_the_same_title_appends(ws, cli, monkeypatch):
     assert commits[0].startswith("lesson: append to Check the lockfile")
 
 
+def test_lesson_keeps_every_body_given_in_order(ws, cli, monkeypatch):
+    monkeypatch.setenv("GIOK_WORKSPACE", str(ws.root))
+    done = cli("lesson", "Deploys", "--body", "Tag the release first.", "--body", "Then run the migration.")
+    assert done.exit_code == 0, done.output
+    text = ws.read_text("compound/lessons.md")
+    assert text.index("Tag the release first.") < text.index("Then run the migration.")
+    twice = cli("lesson", "Deploys", "--body", "-", "--body", "-", input="x")
+    assert twice.exit_code != 0 and "stdin once" in twice.output
+
+
 def test_lesson_repeated_body_changes_nothing(ws):
     ws.lesson("Pin versions", "Pin every dependency.\nReview upgrades weekly.")
     commits = len(git.log(ws.root, ["."], 100))

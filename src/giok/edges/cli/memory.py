@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from giok.edges.cli import emit, json_option, main, open_workspace, read_text_arg, style, workspace_option
-from giok.errors import WorkspaceError
+from giok.errors import InvalidInput, WorkspaceError
 from giok.store import history, templates
 from giok.store.home import Home
 from giok.store.workspace import LESSONS, TYPES, check_layer, check_scope
@@ -282,15 +282,23 @@ def diary(text, as_json):
 
 @main.command()
 @click.argument("title")
-@click.option("--body", required=True, help="What was learned (`-` reads stdin).")
+@click.option(
+    "--body",
+    "bodies",
+    required=True,
+    multiple=True,
+    help="What was learned (`-` reads stdin); repeat it for several lines, kept in order.",
+)
 @workspace_option()
 @json_option
-def lesson(title, body, as_json):
+def lesson(title, bodies, as_json):
     """Add a dated lesson section to compound/lessons.md; a lesson of the same title gets
     the new lines appended (dated), never replaced."""
+    if bodies.count("-") > 1:
+        raise InvalidInput("--body - reads stdin once: give it at most once")
     ws = open_workspace()
     before = ws.read_text(LESSONS)
-    heading = ws.lesson(title, read_text_arg(body)).heading
+    heading = ws.lesson(title, "\n".join(read_text_arg(body).strip("\n") for body in bodies)).heading
     action = (
         "added"
         if heading not in before.splitlines()
