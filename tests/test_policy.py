@@ -247,3 +247,20 @@ def test_cli_remember_refused_and_user_option(ws, cli):
     assert out.output.startswith("refused: greeting")
     out = cli("-w", "zeon", "remember", "Prefers window seats", "--user", "Seojun", "--json")
     assert json.loads(out.output)["entry"]["scope"] == "user:Seojun"
+
+
+def test_a_layer_tag_and_a_pasted_list_marker_stay_out_of_the_entry(ws):
+    """The tag chose the layer; neither it nor a "1. " pasted from a list is part of the memory
+    (boot and search would show them in every session). A tag inside a sentence stays."""
+    texts = {
+        "My blood type is O negative #m0": ("My blood type is O negative", "M0"),
+        "1. Minji prefers tea over coffee": ("Minji prefers tea over coffee", None),
+        "[M365] Mina and Seojun married on 2026-05-09": ("Mina and Seojun married on 2026-05-09", "M365"),
+        "Write #m0 only for lasting truths #m90": ("Write #m0 only for lasting truths", "M90"),
+    }
+    for text, (kept, layer) in texts.items():
+        done = ws.remember(text)
+        assert done.action == "written", (text, done.reason)
+        entry = ws.memory().find(done.entry.id)
+        assert entry.text == kept, text
+        assert layer is None or entry.layer == layer, (text, entry.layer)

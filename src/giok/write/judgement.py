@@ -147,12 +147,31 @@ def only_secret(text: str) -> bool:
 
 
 def tag(text: str) -> str | None:
-    """An explicit layer tag in the text (#m0, [M90], #core, #drop), as the layer it names."""
-    found = _TAG.search(text)
+    """An explicit layer tag in the text (#m0, [M90], #core, #drop), as the layer it names; a
+    tag at the text's end or start speaks before one inside a sentence."""
+    edge = list(_EDGE_TAG.finditer(text))
+    found = _TAG.search(edge[-1].group(0)) if edge else _TAG.search(text)
     if not found:
         return None
     value = found.group(1).lower()
     return {"core": "M0", "drop": "drop"}.get(value, value.upper())
+
+
+_EDGE_TAG = re.compile(
+    r"^\s*(?:#|\[)(?:m0|core|m365|m90|m30|drop)\]?(?![\w-])|\s*(?:#|\[)(?:m0|core|m365|m90|m30|drop)\]?\s*$",
+    re.I,
+)
+_LIST_MARK = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*+•])\s+(?=\S)")
+
+
+def bare(text: str) -> str:
+    """The text as an entry keeps it: without the layer tags at its start or end (#m0, [M90]:
+    they chose its layer; one inside a sentence is part of it) and without a list marker it
+    was pasted with ("1. ", "- "); the text itself when nothing else would be left."""
+    out = _LIST_MARK.sub("", text, count=1).strip()
+    while (end := _EDGE_TAG.search(out)) is not None and end.group(0).strip() != out:
+        out = (out[: end.start()] + out[end.end() :]).strip()
+    return out or text
 
 
 # -- the verdict ---------------------------------------------------------------------------------

@@ -1055,6 +1055,7 @@ def decide(
     text = normalize(text)
     text, redactions = redact(text)
     judged = judgement.judge(text, type=type, confidence=confidence)
+    text = judgement.bare(text)  # the tag has chosen the layer; a pasted "1. " is no part of it
     ok = judged.keep or (explicit and judged.kind == "trivia")
     why = "worth keeping" if judged.keep else judged.reason
     if ok and not judged.keep:
