@@ -19,6 +19,7 @@ merge driver (giok.store.merge) for the memory files so two machines' writes nev
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import json
 import os
@@ -26,13 +27,14 @@ import re
 import shlex
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from giok.errors import ConflictError, GitError, InvalidInput, NotFound
 from giok.store import clock, git
+from giok.store.fsutil import atomic_write
 from giok.store.layout import DATA_DIR
 from giok.store.merge import PATTERNS
 
@@ -135,14 +137,17 @@ def sync(ws: Workspace, remote: str | None = None) -> SyncReport:
             raise GitError(f"{ws.name} has no commit yet: write something first")
         branch = git.run(ws.root, "symbolic-ref", "--short", "HEAD").stdout.strip()
         report = SyncReport(ws.name, remote, branch)
+        report.notes += settle(ws.root)
         install_driver(ws)
         _refuse_dirty(ws)
+        before = _numbered_files(ws)
         for _ in range(PUSH_TRIES):
             _pull(ws, report)
             if _push(ws, report):
                 break
         else:
             raise ConflictError(f"{remote} kept moving during the sync: run `giok sync` again")
+        report.reports += _renumbered_here(ws, before)
     if report.forgets:
         from giok.store import history
 
@@ -151,6 +156,11 @@ def sync(ws: Workspace, remote: str | None = None) -> SyncReport:
 
 
 def _refuse_dirty(ws: Workspace) -> None:
+    if _merge_head(ws.root):
+        raise ConflictError(
+            f"a merge is in progress in {ws.name} (not one giok sync started): finish it "
+            f"(`git -C {ws.root} commit`) or undo it (`git -C {ws.root} merge --abort`), then sync again"
+        )
     out = git.run(ws.root, "status", "--porcelain", "--untracked-files=no").stdout
     changed = [line[3:] for line in out.splitlines() if line.strip()]
     if changed:
@@ -175,7 +185,8 @@ def _pull(ws: Workspace, report: SyncReport) -> None:
     report.fetched += _count(ws, f"HEAD..{theirs}")
     _incoming_forgets(ws, theirs, report)
     if _is_ancestor(ws, ours, theirs):
-        git.run(ws.root, "merge", "-q", "--ff-only", theirs)
+        with _marked(ws.root, ours, theirs):
+            git.run(ws.root, "merge", "-q", "--ff-only", theirs)
         report.merge = report.merge or "fast-forward"
         return
     report.merge = _merge(ws, theirs, report)
@@ -229,7 +240,13 @@ def _refuse_split(ws: Workspace, report: SyncReport) -> None:
 
 
 def _merge(ws: Workspace, theirs: str, report: SyncReport) -> str | None:
-    fd, log = tempfile.mkstemp(prefix="giok-merge-", suffix=".jsonl")
+    with _marked(ws.root, _rev(ws, "HEAD") or "", theirs):
+        return _merge_marked(ws, theirs, report)
+
+
+def _merge_marked(ws: Workspace, theirs: str, report: SyncReport) -> str | None:
+    # The driver's reports: a temp file in .giok/ that the next write removes if this one dies.
+    fd, log = tempfile.mkstemp(prefix=".merge-report.", suffix=".tmp", dir=ws.data_dir)
     os.close(fd)
     env = {REPORT_ENV: log, THEIRS_ENV: theirs, **git.clock_dates()}
     try:
@@ -294,6 +311,138 @@ def _count(ws: Workspace, spec: str) -> int:
 def merge_driven(path: str) -> bool:
     """True for a path the .gitattributes lines give to giok's driver."""
     return any(fnmatch.fnmatchcase(path, p) and path.count("/") == p.count("/") for p in PATTERNS)
+
+
+# -- renumbering, as this machine sees it --------------------------------------------------------
+_NUMBERED = ("state/decisions.md", "state/tasks.md")
+
+
+def _numbered_files(ws: Workspace) -> dict[str, bytes]:
+    """HEAD's decisions and tasks files (b"" for one HEAD lacks), by their blob ids."""
+    blobs = git.head_blobs(ws.root, list(_NUMBERED))
+    return {rel: (git.blob(ws.root, blobs[rel]) or b"") if rel in blobs else b"" for rel in _NUMBERED}
+
+
+def _renumbered_here(ws: Workspace, before: dict[str, bytes]) -> list[dict]:
+    """Reports for this machine's decisions and tasks whose ids the sync changed (a merge here
+    reports the other side's; one made on the other machine is seen only here, by this)."""
+    from giok.store.merge import renumbered
+
+    after = _numbered_files(ws)
+    return [
+        r for rel in _NUMBERED if before[rel] != after[rel] for r in renumbered(rel, before[rel], after[rel])
+    ]
+
+
+# -- a killed sync --------------------------------------------------------------------------------
+SYNC_MARK = "sync.json"  # in .giok/: {head, theirs} while a merge or fast-forward runs
+_GIT_TEMP_RE = re.compile(r"^\.merge_file_[A-Za-z0-9]{6}$")  # git's copies for a merge driver
+
+
+@contextlib.contextmanager
+def _marked(root: Path, head: str, theirs: str) -> Iterator[None]:
+    """Mark a merge or fast-forward of `theirs` into `head` as running: if the process dies
+    before it is committed, `settle` finds the mark and rolls the work tree back to `head`."""
+    mark = root / DATA_DIR / SYNC_MARK
+    atomic_write(mark, json.dumps({"head": head, "theirs": theirs, "pid": os.getpid()}).encode())
+    yield
+    mark.unlink(missing_ok=True)
+
+
+def git_temp_files(root: Path) -> list[str]:
+    """The temp files git writes for a merge driver (`.merge_file_XXXXXX`, in the work tree's
+    top folder) that a killed merge left."""
+    try:
+        return sorted(e.name for e in os.scandir(root) if _GIT_TEMP_RE.match(e.name) and e.is_file())
+    except OSError:
+        return []
+
+
+def settle(root: Path) -> list[str]:
+    """Under the workspace lock, before a sync or a write: undo what a killed sync left —
+    git's lock files and its merge driver's temp files, and a merge or fast-forward that was
+    not committed (the work tree and index go back to the commit the sync started from; the
+    next sync merges again: every entry is in a commit on one side or the other, so nothing
+    is lost). Leaves everything alone while a git process runs here (a plain `git pull`).
+    Returns what it did, one note a line."""
+    mark = root / DATA_DIR / SYNC_MARK
+    strays = git_temp_files(root)
+    if not strays and not os.path.lexists(mark):
+        return []
+    if git.running_in(root):
+        return []
+    notes = []
+    if os.path.lexists(mark):
+        git.recover_locks(root)
+        notes += _roll_back(root, _read_mark(mark))
+        mark.unlink(missing_ok=True)
+    for name in strays:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(root / name)
+    if strays:
+        notes.append(f"removed {len(strays)} temp file(s) a killed merge left ({', '.join(strays[:3])})")
+    return notes
+
+
+def _read_mark(mark: Path) -> dict:
+    try:
+        data = json.loads(mark.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _roll_back(root: Path, mark: dict) -> list[str]:
+    head, theirs = str(mark.get("head") or ""), str(mark.get("theirs") or "")
+    if not head or git.head_id(root) != head:
+        return []  # committed (HEAD moved on), or no mark to trust: nothing to undo
+    if _merge_head(root):
+        if git.run(root, "merge", "--abort", check=False).returncode != 0:
+            git.run(root, "reset", "-q", "--merge", check=False)
+        return [f"an interrupted sync's merge of {theirs[:10]} was rolled back; this sync merges again"]
+    # Killed inside git's checkout: the files that differ between head and theirs may be half
+    # updated. The tree was clean when the sync started (it refuses uncommitted changes).
+    if not re.fullmatch(r"[0-9a-f]{40,64}", theirs) or not _rev_root(root, theirs):
+        return []
+    paths = [
+        p
+        for p in git.run(root, "diff", "--name-only", "-z", head, theirs, check=False).stdout.split("\0")
+        if p
+    ]
+    if not paths:
+        return []
+    git.run(root, "reset", "-q", "--", *paths, check=False)
+    status = git.run(root, "status", "--porcelain", "-z", "--untracked-files=all", "--", *paths, check=False)
+    changed, new = [], []
+    for item in status.stdout.split("\0"):
+        if len(item) > 3:
+            (new if item.startswith("??") else changed).append(item[3:])
+    if changed:
+        git.run(root, "checkout", "-q", head, "--", *changed, check=False)
+    theirs_blobs = _blobs(root, theirs, new)
+    for rel in new:  # a file theirs adds, written before the kill: removed when it is theirs' exactly
+        if rel in theirs_blobs and git.blob_id(root, (root / rel).read_bytes()) == theirs_blobs[rel]:
+            (root / rel).unlink()
+    if not changed and not new:
+        return []
+    return [
+        f"an interrupted sync's update to {theirs[:10]} was rolled back ({len(changed) + len(new)} file(s))"
+    ]
+
+
+def _rev_root(root: Path, ref: str) -> bool:
+    return git.run(root, "cat-file", "-e", ref + "^{commit}", check=False).returncode == 0
+
+
+def _blobs(root: Path, commit: str, paths: list[str]) -> dict[str, str]:
+    if not paths:
+        return {}
+    out = {}
+    for item in git.run(root, "ls-tree", "-z", commit, "--", *paths, check=False).stdout.split("\0"):
+        meta, _, name = item.partition("\t")
+        if name and meta.split(" ")[1:2] == ["blob"]:
+            out[name] = meta.split(" ")[2]
+    return out
 
 
 # -- the driver's side ----------------------------------------------------------------------------
