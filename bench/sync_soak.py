@@ -55,7 +55,15 @@ def run(root, *args, **kw):
         os.killpg(0, signal.SIGKILL)
     return out
 git.run = run
-WRAP = "import os, signal, sys\nfrom giok.edges.cli import main\ntry:\n    main(['merge-driver', *sys.argv[1:]], prog_name='giok')\nexcept SystemExit:\n    pass\nos.killpg(0, signal.SIGKILL)\n"
+WRAP = '''
+import os, signal, sys
+from giok.edges.cli import main
+try:
+    main(['merge-driver', *sys.argv[1:]], prog_name='giok')
+except SystemExit:
+    pass
+os.killpg(0, signal.SIGKILL)
+'''
 if point == "driver":
     remote.driver_command = lambda: f"{shlex.quote(sys.executable)} -c {shlex.quote(WRAP)} %O %A %B %P"
 from giok.edges.cli import main
@@ -72,7 +80,19 @@ POINTS = (
     "random",
 )
 INCOMING = ("driver", "after:merge", "parent", "after:ff")  # points reached only with commits to merge
-WORDS = "amber falcon river copper maple orbit velvet cedar harbor quartz lumen tundra basil cobalt".split()
+WORDS = (
+    "amber",
+    "falcon",
+    "river",
+    "copper",
+    "maple",
+    "orbit",
+    "velvet",
+    "cedar",
+    "harbor",
+    "quartz",
+    "lumen",
+)
 
 
 @dataclass

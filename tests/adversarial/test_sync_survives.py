@@ -7,6 +7,7 @@ boot and is flagged by `giok check` and `giok doctor`; a reduced run of bench/sy
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -22,33 +23,20 @@ from giok.store import remote
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# Runs the CLI as its own process group and SIGKILLs the group (giok, its git child, the merge
-# driver) at KILL_AT: `after:merge` (git merged, nothing committed), `after:commit` (the merge
-# committed, not pushed), `driver` (inside git's merge, once the driver has written its result:
-# git's `.merge_file_*` copies are still there), or `parent` (only giok dies, while its git
-# merge runs on and finishes alone).
-KILLER = r"""
-import os, shlex, signal, subprocess, sys
-os.setpgrp()
-point = os.environ["KILL_AT"]
-from giok.store import git, remote
-real_run = git.run
-def run(root, *args, **kw):
-    if point == "parent" and args[:1] == ("merge",) and "--no-commit" in args:
-        subprocess.Popen(["git", "-C", str(root), *args], env={**os.environ, **(kw.get("env") or {})},
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        os.kill(os.getpid(), signal.SIGKILL)
-    out = real_run(root, *args, **kw)
-    if point == "after:" + args[0] and (args[0] != "merge" or "--no-commit" in args):
-        os.killpg(0, signal.SIGKILL)
-    return out
-git.run = run
-WRAP = "import os, signal, sys\nfrom giok.edges.cli import main\ntry:\n    main(['merge-driver', *sys.argv[1:]], prog_name='giok')\nexcept SystemExit:\n    pass\nos.killpg(0, signal.SIGKILL)\n"
-if point == "driver":
-    remote.driver_command = lambda: f"{shlex.quote(sys.executable)} -c {shlex.quote(WRAP)} %O %A %B %P"
-from giok.edges.cli import main
-main(sys.argv[1:], prog_name="giok")
-"""
+
+def _bench(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # its dataclasses look themselves up there
+    spec.loader.exec_module(module)
+    return module
+
+
+# The CLI as its own process group, SIGKILLed (giok, its git child, the merge driver) at KILL_AT:
+# `after:merge` (git merged, nothing committed), `driver` (inside git's merge, once the driver
+# wrote its result: git's `.merge_file_*` copies are still there), `parent` (only giok dies,
+# while its git merge runs on and finishes alone). The soak's own (bench/sync_soak.py).
+KILLER = _bench("sync_soak").KILLER
 
 
 def git(root, *args: str, data: bytes | None = None) -> str:
@@ -225,7 +213,7 @@ def test_renumbering_is_reported_on_the_machine_whose_ids_changed(machines, monk
 @pytest.fixture
 def teammate(machines, tmp_path):
     """A teammate's plain git clone of the remote (not giok), with push access."""
-    a, b, bare = machines
+    a, _, bare = machines
     theirs = tmp_path / "teammate"
     subprocess.run(["git", "clone", "-q", str(bare), str(theirs)], check=True)
     git(theirs, "config", "user.name", "Mallory")
@@ -319,3 +307,41 @@ def test_a_reduced_sync_soak_loses_nothing(tmp_path):
     figures = json.loads(proc.stdout.splitlines()[-1])
     assert figures["written"] >= 8 and figures["kills"] >= 4
     assert figures["lost"] == 0 and figures["unmergeable"] == 0 and figures["leftovers"] == 0, figures
+
+
+# -- a routine that syncs every half hour -------------------------------------------------------
+def _routine_lines(ws) -> list[str]:
+    return [x for x in ws.read_text(ws.diary_path()).splitlines() if "routine sync" in x]
+
+
+def test_the_sync_routine_writes_a_diary_line_only_when_something_happened(machines, monkeypatch):
+    from giok.lifecycle import routines
+
+    a, b, _ = machines
+    routine = routines.Routine("sync", "*/30 * * * *", ["sync"])
+    monkeypatch.setenv("GIOK_NOW", "2026-03-02T09:00")
+    a.remember("The backup job runs at midnight")
+    for _ in range(3):  # a push, then nothing to do: nothing worth a line
+        assert routines.run_routine(a, routine)["diary"] is None
+    assert _routine_lines(a) == []
+
+    a.decide("Use Postgres for the team index", "many machines")
+    b.decide("Use SQLite for the index", "one file")
+    remote.sync(b)
+    merged = routines.run_routine(a, routine)  # the merge renumbers b's D-001
+    assert merged["exit"] == 0 and "is now D-002" in merged["diary"]
+    (a.root / "SOUL.md").write_text("edited by hand, not committed\n")
+    failed = routines.run_routine(a, routine)
+    assert failed["exit"] != 0 and "failed" in failed["diary"]
+    assert len(_routine_lines(a)) == 2
+
+
+def test_the_routine_config_in_docs_teams_is_where_routines_are_read(machines):
+    from giok.lifecycle import routines
+
+    a, _, _ = machines
+    docs = (ROOT / "docs" / "teams.md").read_text()
+    [snippet] = [s for s in docs.split("`") if s.startswith('"workspaces"') and '"routines"' in s]
+    config = json.loads("{" + snippet.replace('"path": "..."', f'"path": {json.dumps(str(a.root))}') + "}")
+    a.home.update(lambda c: c["workspaces"]["zeon"].update(config["workspaces"]["zeon"]))
+    assert [(r.name, r.command) for r in routines.routines(a) if r.name == "sync"] == [("sync", ["sync"])]
