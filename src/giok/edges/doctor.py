@@ -127,6 +127,8 @@ def _files_fix(ws: Workspace, problem: dict) -> str:
         return (
             f"{_w(ws)} doctor --repair (settles what a killed writer left; the next giok write does it too)"
         )
+    if "an interrupted sync" in message:
+        return f"{_w(ws)} sync (rolls back what the killed sync did not commit, then merges again)"
     if "holds a secret" in message:
         return f"edit {path} (line {problem.get('line')}): remove the secret, commit, and rotate it"
     if "a symlink" in message:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from giok.errors import ConflictError, GitError, InvalidInput, NotFound
+from giok.errors import ConflictError, GiokError, GitError, InvalidInput, NotFound
 from giok.store import clock, git
 from giok.store.fsutil import atomic_write
 from giok.store.layout import DATA_DIR
@@ -317,21 +317,23 @@ def merge_driven(path: str) -> bool:
 _NUMBERED = ("state/decisions.md", "state/tasks.md")
 
 
-def _numbered_files(ws: Workspace) -> dict[str, bytes]:
-    """HEAD's decisions and tasks files (b"" for one HEAD lacks), by their blob ids."""
-    blobs = git.head_blobs(ws.root, list(_NUMBERED))
-    return {rel: (git.blob(ws.root, blobs[rel]) or b"") if rel in blobs else b"" for rel in _NUMBERED}
+def _numbered_files(ws: Workspace) -> dict[str, str]:
+    """HEAD's blob ids of the decisions and tasks files."""
+    return git.head_blobs(ws.root, list(_NUMBERED))
 
 
-def _renumbered_here(ws: Workspace, before: dict[str, bytes]) -> list[dict]:
+def _renumbered_here(ws: Workspace, before: dict[str, str]) -> list[dict]:
     """Reports for this machine's decisions and tasks whose ids the sync changed (a merge here
     reports the other side's; one made on the other machine is seen only here, by this)."""
     from giok.store.merge import renumbered
 
     after = _numbered_files(ws)
-    return [
-        r for rel in _NUMBERED if before[rel] != after[rel] for r in renumbered(rel, before[rel], after[rel])
-    ]
+    out = []
+    for rel in _NUMBERED:
+        if rel in before and rel in after and before[rel] != after[rel]:
+            old, new = git.blob(ws.root, before[rel]) or b"", git.blob(ws.root, after[rel]) or b""
+            out += renumbered(rel, old, new)
+    return out
 
 
 # -- a killed sync --------------------------------------------------------------------------------
@@ -345,7 +347,11 @@ def _marked(root: Path, head: str, theirs: str) -> Iterator[None]:
     before it is committed, `settle` finds the mark and rolls the work tree back to `head`."""
     mark = root / DATA_DIR / SYNC_MARK
     atomic_write(mark, json.dumps({"head": head, "theirs": theirs, "pid": os.getpid()}).encode())
-    yield
+    try:
+        yield
+    except GiokError:  # refused or aborted cleanly (the merge's own failure paths abort it)
+        mark.unlink(missing_ok=True)
+        raise
     mark.unlink(missing_ok=True)
 
 
@@ -413,7 +419,8 @@ def _roll_back(root: Path, mark: dict) -> list[str]:
         return []
     git.run(root, "reset", "-q", "--", *paths, check=False)
     status = git.run(root, "status", "--porcelain", "-z", "--untracked-files=all", "--", *paths, check=False)
-    changed, new = [], []
+    changed: list[str] = []
+    new: list[str] = []
     for item in status.stdout.split("\0"):
         if len(item) > 3:
             (new if item.startswith("??") else changed).append(item[3:])

@@ -474,6 +474,32 @@ class Workspace:
             }
             for rel in temp_files(self.root)
         ]
+        return found + self._sync_leftovers()
+
+    def _sync_leftovers(self) -> list[dict]:
+        """What a killed `giok sync` left (giok.store.remote.settle rolls it back)."""
+        from giok.store import remote
+
+        found: list[dict[str, Any]] = []
+        if os.path.lexists(self.root / DATA_DIR / remote.SYNC_MARK):
+            found.append(
+                {
+                    "severity": "warning",
+                    "path": f"{DATA_DIR}/{remote.SYNC_MARK}",
+                    "line": None,
+                    "message": "an interrupted sync: the next giok sync or write rolls back what it did "
+                    "not commit, and the sync merges again",
+                }
+            )
+        found += [
+            {
+                "severity": "warning",
+                "path": name,
+                "line": None,
+                "message": "temp file left by a killed merge; the next giok sync or write removes it",
+            }
+            for name in remote.git_temp_files(self.root)
+        ]
         return found
 
     # -- MEMORY.md ------------------------------------------------------------------------
