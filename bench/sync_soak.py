@@ -79,7 +79,13 @@ POINTS = (
     "after:ff",
     "random",
 )
-INCOMING = ("driver", "after:merge", "parent", "after:ff")  # points reached only with commits to merge
+INCOMING = (
+    "driver",
+    "after:merge",
+    "parent",
+    "after:commit",
+    "after:ff",
+)  # points reached only with commits to merge
 WORDS = (
     "amber",
     "falcon",

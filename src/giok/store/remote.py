@@ -462,6 +462,8 @@ def later_by_git(root: Path, path: str, theirs: str | None = None) -> Callable[[
     base = git.run(root, "merge-base", "HEAD", theirs, check=False).stdout.strip()
 
     def when(side: str, key: str) -> int:
+        if "\0" in key:  # no argument can carry it (a title with a NUL byte): unknown, ours
+            return 0
         span = f"{base}..{side}" if base else side
         out = git.run(root, "log", "-1", "--format=%ct", f"-G{re.escape(key)}", span, "--", path, check=False)
         return int(out.stdout.strip() or 0)
