@@ -1,6 +1,7 @@
 """Symlinks: a workspace file that is a link leading outside the workspace is refused, with
-its name, by every reader and writer (boot skips it, with a warning naming it, and boots the rest); links that stay inside may be read but never written
-through; the search index and the memory tool do not follow links out."""
+its name, by every reader and writer (boot skips it, with a warning naming it, and boots the
+rest); links that stay inside may be read but never written through; the search index and the
+memory tool do not follow links out."""
 
 from __future__ import annotations
 
