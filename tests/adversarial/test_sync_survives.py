@@ -180,6 +180,18 @@ def test_a_write_after_a_killed_sync_rolls_the_merge_back_and_is_kept(machines, 
         settled(ws)
 
 
+def test_a_ref_lock_left_by_a_fetch_killed_midway_does_not_stop_the_next_sync(machines):
+    a, b, _ = machines
+    a.remember("The release train leaves on Fridays")
+    remote.sync(a)
+    lock = b.root / ".git" / "refs" / "remotes" / "origin" / "main.lock"
+    lock.write_text("")  # what git fetch leaves when it dies while updating the ref
+    out = giok(b, "sync", "--json")
+    assert out.returncode == 0, out.stderr
+    assert any("lock" in n for n in json.loads(out.stdout)["notes"])
+    assert "The release train leaves on Fridays" in texts(b) and not lock.exists()
+
+
 # -- renumbering --------------------------------------------------------------------------------
 def test_renumbering_is_reported_on_the_machine_whose_ids_changed(machines, monkeypatch):
     a, b, _ = machines

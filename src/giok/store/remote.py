@@ -371,15 +371,15 @@ def settle(root: Path) -> list[str]:
     next sync merges again: every entry is in a commit on one side or the other, so nothing
     is lost). Leaves everything alone while a git process runs here (a plain `git pull`).
     Returns what it did, one note a line."""
+    removed = git.recover_locks(root)  # a fetch killed holding a ref's lock, too
+    notes = [f"removed git's lock file(s) a killed git left: {', '.join(removed)}"] if removed else []
     mark = root / DATA_DIR / SYNC_MARK
     strays = git_temp_files(root)
     if not strays and not os.path.lexists(mark):
-        return []
+        return notes
     if git.running_in(root):
-        return []
-    notes = []
+        return notes
     if os.path.lexists(mark):
-        git.recover_locks(root)
         notes += _roll_back(root, _read_mark(mark))
         mark.unlink(missing_ok=True)
     for name in strays:
