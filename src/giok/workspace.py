@@ -86,6 +86,8 @@ class Workspace(store.Workspace):
         if done.index_chunks is not None:
             notes_.append(f"search index: {done.index_chunks} chunk(s) purged")
         notes_ += [f"cache scrubbed: {c}" for c in done.caches] + done.notes
+        if done.tombstones:  # written with the commit (not in a dry run)
+            notes_.append(f"tombstone: {', '.join(done.tombstones)} in state/tombstones.txt")
         if done.history:
             notes_.append(
                 f"git history: {len(done.history['commits'])} commit(s) hold it"

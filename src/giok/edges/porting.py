@@ -18,6 +18,7 @@ from typing import Any, cast
 from giok.edges import importers
 from giok.edges.importers import Item
 from giok.errors import GiokError, InvalidInput
+from giok.store import tombstones
 from giok.store.clock import now, parse_date, today
 from giok.store.fsutil import clean_text
 from giok.store.layout import Layout
@@ -184,6 +185,13 @@ def _ordered(items: list[Item]) -> list[Item]:
     return out + [i for i in items if i.kind != "entry"]
 
 
+def _forgotten(ws: Workspace, entry_id, text: str) -> bool:
+    """An entry a giok export carries (its id and text) that this workspace forgot."""
+    if not isinstance(entry_id, str) or not entry_id.startswith("m-"):
+        return False
+    return tombstones.read(ws.root).holds(MemoryEntry(text=text, fields={"id": entry_id}))
+
+
 class _Run:
     """One import into one workspace: what each kind of item does."""
 
@@ -206,6 +214,10 @@ class _Run:
         if f.get("superseded_by"):
             return Outcome(
                 item, "merged", f"superseded in the source by {f['superseded_by']}: history, not imported"
+            )
+        if _forgotten(self.ws, f.get("id"), item.text):
+            return Outcome(
+                item, "refused", f"{f['id']} was forgotten here (state/tombstones.txt): not imported"
             )
         layer = check_layer(f.get("layer") or "M30")
         expires = f.get("expires") if layer != "M0" else None

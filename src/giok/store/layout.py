@@ -28,6 +28,7 @@ TASKS = "state/tasks.md"
 MEMO = "state/memo.md"
 TRACE = "state/trace.jsonl"
 REVIEW = "state/review.md"  # the review queue: contradictions and unsure changes until resolved
+TOMBSTONES = "state/tombstones.txt"  # forgotten entries: id + digest of the text (giok.store.tombstones)
 DIARY_DIR = "memory"
 ARCHIVE_DIR = "memory/archive"
 LEDGER = "memory/distilled.txt"
@@ -74,6 +75,7 @@ REFS = "refs.jsonl"
 TRACE_KEY = "trace.key"
 PROMPTS = "claude-code"  # the turn's prompt per Claude Code session, `<session>.prompt`
 PROMPT_MAX_AGE = 2 * 24 * 3600  # seconds: a session's prompt file older than this is removed
+REWRITTEN = "rewritten.json"  # remote-tracking refs as they were before forget --rewrite-history
 
 
 def diary_path(day: dt.date) -> str:

@@ -25,6 +25,9 @@ Per file:
 - state/trace.jsonl: events by id, in time order.
 - memory/distilled.txt (distill's ledger): per day the count of judged items a side changed,
   the smaller when both did (an item may be judged again, never skipped); the later watermark.
+- state/tombstones.txt (what forget left, giok.store.tombstones): the union; and MEMORY.md and
+  memory/archive/*.md lose every entry either side's tombstones name (id and text), whatever
+  the three versions hold: a clone whose history predates a forget cannot bring it back.
 
 Every report is a dict {path, kind, id, detail}; the driver appends them as JSON lines to
 $GIOK_MERGE_REPORT (giok sync sets it) or .giok/merge-reports.jsonl.
@@ -37,6 +40,7 @@ import re
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
+from giok.store import tombstones as tomb
 from giok.store.memoryfile import Heading, MemoryEntry, MemoryFile, RawLine
 from giok.store.sections import Doc, Section, append_item
 
@@ -53,6 +57,7 @@ PATTERNS = (  # .gitattributes lines giok registers
     "state/trace.jsonl",
     "compound/lessons.md",
     "memory/distilled.txt",
+    tomb.TOMBSTONES,
 )
 _DECISION_RE = re.compile(r"^##\s+(D-(\d{3,}))\b")
 _TASK_RE = re.compile(r"^-\s+(?:\[[ x~!]\]\s+)?(T-(\d{3,}))\b")
@@ -68,6 +73,7 @@ class Context:
     path: str
     later: Callable[[str], str] = lambda key: "ours"  # item key → "ours" | "theirs"
     reports: list[dict] = field(default_factory=list)
+    tombstones: tomb.Tombstones | None = None  # forgotten entries, dropped from the merged memory files
 
     def report(self, kind: str, key: str, detail: str) -> None:
         self.reports.append(
@@ -86,7 +92,9 @@ def merge_file(path: str, base: bytes, ours: bytes, theirs: bytes, ctx: Context 
     """The merged bytes of path (a file PATTERNS names); ctx collects the reports."""
     ctx = ctx or Context(path)
     if MEMORY_RE.match(path):
-        return merge_memory(base, ours, theirs, ctx)
+        return bury(merge_memory(base, ours, theirs, ctx), ctx)
+    if path == tomb.TOMBSTONES:
+        return tomb.merge(base, ours, theirs)
     o, a, b = (x.decode("utf-8", "surrogateescape") for x in (base, ours, theirs))
     if path == "state/decisions.md":
         out = merge_numbered(o, a, b, ctx, _DECISION_RE, "D")
@@ -168,6 +176,26 @@ def merge_memory(base: bytes, ours: bytes, theirs: bytes, ctx: Context) -> bytes
             out.eols.append(out.newline)
             ctx.report("kept-line", text[:40], "a line only the other side added was kept at the end")
     return out.render()
+
+
+def bury(merged: bytes, ctx: Context) -> bytes:
+    """The merged memory file without the entries ctx's tombstones name (id and text); an
+    entry carrying a tombstoned id with other text is kept and reported."""
+    if not ctx.tombstones:
+        return merged
+    out, gone, other = tomb.drop(merged, ctx.tombstones)
+    for e in gone:
+        ctx.report(
+            "tombstoned", e.id, f"memory {e.id} was forgotten (state/tombstones.txt): not brought back"
+        )
+    for e in other:
+        ctx.report(
+            "tombstoned-id",
+            e.id,
+            f"memory {e.id} has the id of a forgotten entry but other text: kept "
+            "(forget it again if it is that one)",
+        )
+    return out
 
 
 def _merge_entry(eid: str, base: dict | None, ours: dict | None, theirs: dict | None, ctx: Context):

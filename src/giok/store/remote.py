@@ -15,6 +15,11 @@ merge driver (giok.store.merge) for the memory files so two machines' writes nev
   before the merge or fast-forward, so they are never checked out (`_refuse_private`).
 - Which write is later, for an item both machines changed: the newest commit on each side,
   since their merge base, whose diff names the item's id (`git log -G`).
+- Forgetting travels: the driver drops entries forget's tombstones name (state/tombstones.txt,
+  giok.store.tombstones), sync removes any a fast-forward brought back (`_bury_returned`), and a
+  history rewritten by `forget --rewrite-history` is never merged with the old one: the machine
+  that rewrote pushes it with a lease, every other clone is asked to `--adopt-remote`
+  (giok.store.rewrites).
 """
 
 from __future__ import annotations
@@ -33,9 +38,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from giok.errors import ConflictError, GiokError, GitError, InvalidInput, NotFound
-from giok.store import clock, git
+from giok.store import clock, git, rewrites
+from giok.store import tombstones as tomb
 from giok.store.fsutil import atomic_write
 from giok.store.layout import DATA_DIR
+from giok.store.memoryfile import MemoryFile
 from giok.store.merge import PATTERNS
 
 if TYPE_CHECKING:
@@ -62,6 +69,13 @@ class SyncReport:
     forgotten: dict[str, str] = field(default_factory=dict)  # id → text, for the index purge (not printed)
     reports: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    adopt: bool = False  # --adopt-remote: take a rewritten remote, carrying this machine's writes
+    rewritten: str | None = None  # "published" | "adopted": a rewritten history was handled
+    lease: str | None = None  # the remote tip a forced push of a rewritten history expects
+    forgotten_texts: list[str] = field(
+        default_factory=list
+    )  # other versions of forgotten texts (not printed)
+    purge_paths: list[str] = field(default_factory=list)  # files whose index rows must be read again
 
     def to_dict(self) -> dict:
         return {
@@ -72,6 +86,7 @@ class SyncReport:
             "pushed": self.pushed,
             "merge": self.merge,
             "forgets": self.forgets,
+            "rewritten": self.rewritten,
             "reports": self.reports,
             "notes": self.notes,
         }
@@ -123,8 +138,10 @@ def add(ws: Workspace, name: str, url: str) -> dict:
 
 
 # -- sync -----------------------------------------------------------------------------------------
-def sync(ws: Workspace, remote: str | None = None) -> SyncReport:
-    """Pull (merge with the driver) and push the current branch."""
+def sync(ws: Workspace, remote: str | None = None, *, adopt_remote: bool = False) -> SyncReport:
+    """Pull (merge with the driver) and push the current branch. adopt_remote: the remote's
+    history was rewritten (forget --rewrite-history elsewhere): take it, carrying this
+    machine's writes since the last sync (giok.store.rewrites)."""
     known = remotes(ws)
     if remote is None:
         if not known:
@@ -136,17 +153,20 @@ def sync(ws: Workspace, remote: str | None = None) -> SyncReport:
         if git.head_id(ws.root) is None:
             raise GitError(f"{ws.name} has no commit yet: write something first")
         branch = git.run(ws.root, "symbolic-ref", "--short", "HEAD").stdout.strip()
-        report = SyncReport(ws.name, remote, branch)
+        report = SyncReport(ws.name, remote, branch, adopt=adopt_remote)
         report.notes += settle(ws.root)
         install_driver(ws)
         _refuse_dirty(ws)
         before = _numbered_files(ws)
         for _ in range(PUSH_TRIES):
             _pull(ws, report)
+            _bury_returned(ws, report)
             if _push(ws, report):
                 break
         else:
             raise ConflictError(f"{remote} kept moving during the sync: run `giok sync` again")
+        if report.rewritten:
+            rewrites.finish(ws, report)
         report.reports += _renumbered_here(ws, before)
     if report.forgets:
         from giok.store import history
@@ -171,6 +191,7 @@ def _refuse_dirty(ws: Workspace) -> None:
 
 
 def _pull(ws: Workspace, report: SyncReport) -> None:
+    pre = _rev(ws, f"refs/remotes/{report.remote}/{report.branch}")  # what this clone last fetched
     proc = git.run(ws.root, "fetch", "-q", report.remote, check=False)
     if proc.returncode != 0:
         raise GitError(f"cannot fetch {report.remote}: {(proc.stderr or proc.stdout).strip()[-200:]}")
@@ -178,6 +199,8 @@ def _pull(ws: Workspace, report: SyncReport) -> None:
     if theirs is None:
         _refuse_split(ws, report)
         return  # the remote has no such branch yet: the push creates it
+    if rewrites.handle(ws, report, pre, theirs):
+        return
     ours = _rev(ws, "HEAD") or ""
     if _is_ancestor(ws, theirs, ours):
         return
@@ -205,6 +228,19 @@ def _incoming_forgets(ws: Workspace, theirs: str, report: SyncReport) -> None:
             (ws.root / "MEMORY.md").read_bytes() if (ws.root / "MEMORY.md").exists() else b""
         )
         report.forgotten.update({i: e.text for i in ids if (e := here.find(i)) is not None})
+    _incoming_tombstones(ws, theirs, report)
+
+
+def _incoming_tombstones(ws: Workspace, theirs: str, report: SyncReport) -> None:
+    """Entries the other side tombstoned (a forget by id or by --match) that this machine
+    holds: its derived data must lose them too."""
+    new = tomb.at(ws.root, theirs)
+    if not new:
+        return
+    for rel in rewrites._memory_files(ws.root, "HEAD"):
+        for entry in MemoryFile.parse(tomb.show(ws.root, "HEAD", rel) or b"").entries():
+            if entry.id not in report.forgotten and new.holds(entry):
+                report.forgotten[entry.id] = entry.text
 
 
 def _refuse_private(ws: Workspace, theirs: str, report: SyncReport) -> None:
@@ -283,8 +319,12 @@ def _push(ws: Workspace, report: SyncReport) -> bool:
     ahead = _count(ws, f"{theirs}..HEAD" if theirs else "HEAD")
     if theirs is not None and ahead == 0:
         return True
-    proc = git.run(ws.root, "push", "-q", report.remote, f"HEAD:refs/heads/{report.branch}", check=False)
+    lease = [f"--force-with-lease=refs/heads/{report.branch}:{report.lease}"] if report.lease else []
+    proc = git.run(
+        ws.root, "push", "-q", *lease, report.remote, f"HEAD:refs/heads/{report.branch}", check=False
+    )
     if proc.returncode == 0:
+        report.lease = None
         report.pushed += ahead
         git.run(ws.root, "fetch", "-q", report.remote, check=False)  # the tracking ref moves on
         return True
@@ -292,6 +332,25 @@ def _push(ws: Workspace, report: SyncReport) -> bool:
     if "rejected" in out or "fetch first" in out or "non-fast-forward" in out:
         return False
     raise GitError(f"cannot push to {report.remote}: {out.strip()[-200:]}")
+
+
+def _bury_returned(ws: Workspace, report: SyncReport) -> None:
+    """Entries forget tombstoned that the pull brought back (a fast-forward to a commit that
+    holds one): removed again in one commit before the push (giok.store.tombstones)."""
+    back = tomb.drop_returned(ws)
+    if back.entries:
+        report.forgotten.update(back.entries)
+        report.forgets += len(back.entries)
+        report.reports += [
+            {
+                "path": ", ".join(back.files),
+                "kind": "tombstoned",
+                "id": eid,
+                "detail": f"memory {eid} was forgotten "
+                "(state/tombstones.txt) and came back by sync: removed again",
+            }
+            for eid in sorted(back.entries)
+        ]
 
 
 def _rev(ws: Workspace, ref: str) -> str | None:
@@ -492,10 +551,12 @@ def run_driver(
     """Merge the three files into `ours` (git's %A) and return the reports (also appended to
     `report`, else .giok/merge-reports.jsonl). `their_commit` and `report` are what giok sync
     hands the driver through git ($GIOK_MERGE_THEIRS, $GIOK_MERGE_REPORT; giok.settings)."""
-    from giok.store.merge import Context, merge_file
+    from giok.store.merge import MEMORY_RE, Context, merge_file
 
     root = root or Path.cwd()
     ctx = Context(path, later=later_by_git(root, path, their_commit))
+    if MEMORY_RE.match(path):  # what either side forgot stays forgotten
+        ctx.tombstones = tomb.for_merge(root, their_commit or _merge_head(root))
     merged = merge_file(path, base.read_bytes(), ours.read_bytes(), theirs.read_bytes(), ctx)
     ours.write_bytes(merged)
     for r in ctx.reports:

@@ -16,9 +16,14 @@ memory files, the search index (chunks, vectors, embedding cache), the derived c
   written, and when a write or the commit fails every file gets its previous bytes back.
 - One commit for all files, `memory: forget …` with the reason; the forgotten text is never
   put in the message.
+- A tombstone per forgotten MEMORY.md / archive entry (its id and a digest of its text, never
+  the text) goes into state/tombstones.txt in the same commit: it travels with git, and every
+  sync and merge drops that entry wherever it comes back (giok.store.tombstones).
 - `--purge` lists the commits that still hold the text and how to remove it;
   `--rewrite-history` does it (git filter-branch over all refs, limited to the same memory
-  files and to text files, then reflog expiry and gc).
+  files and to text files, then reflog expiry and gc). Where the remote-tracking refs pointed
+  before is recorded, so the next `giok sync` pushes the rewritten history with a lease instead
+  of merging the old one back (giok.store.rewrites).
 """
 
 from __future__ import annotations
@@ -37,9 +42,19 @@ from typing import TypeVar
 
 from giok import settings
 from giok.errors import GiokError, GitError, InvalidInput, NotFound
-from giok.store import git, history
+from giok.store import git, history, rewrites
+from giok.store import tombstones as tomb
 from giok.store.fsutil import atomic_write, clean_text, read_bytes
-from giok.store.layout import ARCHIVE_RE, FORGETTABLE_RE, LESSONS, MEMORY, REVIEW, TRACE, diary_day
+from giok.store.layout import (
+    ARCHIVE_RE,
+    FORGETTABLE_RE,
+    LESSONS,
+    MEMORY,
+    REVIEW,
+    TOMBSTONES,
+    TRACE,
+    diary_day,
+)
 from giok.store.memoryfile import MemoryEntry, MemoryFile
 from giok.store.reviewfile import entry_line
 from giok.store.workspace import Workspace, _short, check_id
@@ -47,7 +62,16 @@ from giok.store.workspace import Workspace, _short, check_id
 _SKIP_DERIVED = (".db", ".sqlite", ".sqlite3", "-wal", "-shm", "lock", ".key")
 MIN_MATCH = 8
 SCOPE_RE = FORGETTABLE_RE
-__all__ = ["LESSONS", "MIN_MATCH", "SCOPE_RE", "Forgotten", "forget", "history_report", "rewrite"]
+__all__ = [
+    "LESSONS",
+    "MIN_MATCH",
+    "SCOPE_RE",
+    "Forgotten",
+    "forget",
+    "history_report",
+    "rewrite",
+    "scrub_derived",
+]
 T = TypeVar("T")
 _LINE_RE = re.compile(r"[^\n]*\n|[^\n]+$")  # lines as MemoryFile numbers them
 
@@ -63,6 +87,7 @@ class Forgotten:
     caches: list[str] = field(default_factory=list)
     history: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    tombstones: list[str] = field(default_factory=list)  # ids tombstoned (state/tombstones.txt)
 
     def to_dict(self) -> dict:
         return {
@@ -74,6 +99,7 @@ class Forgotten:
             "caches": self.caches,
             "history": self.history,
             "notes": self.notes,
+            "tombstones": self.tombstones,
         }
 
 
@@ -235,16 +261,32 @@ def _write(ws: Workspace, files: _Files, done: Forgotten) -> str | None:
         )
         for rel in paths
     }
+    stones = _tombstones(files, by_path)
+    if stones:
+        writes[TOMBSTONES] = tomb.render(files.read(TOMBSTONES), stones)
+        done.tombstones = sorted(stones.ids)
+        paths = sorted({*paths, TOMBSTONES})
     what = (
         f"{done.entry.id} ({done.entry.layer})"
         if done.entry
-        else f"--match ({len(done.removed)} line(s) in {len(paths)} file(s))"
+        else f"--match ({len(done.removed)} line(s) in {len(by_path)} file(s))"
     )
     return ws.write_files(
         writes,
         f"memory: forget {what}\n\nReason: {done.reason}\nFiles: {', '.join(paths)}",
         before={rel: files.read(rel) for rel in paths},
     )
+
+
+def _tombstones(files: _Files, by_path: dict[str, set[int]]) -> tomb.Tombstones:
+    """A tombstone for every entry among the lines removed from MEMORY.md and the archive."""
+    stones = tomb.Tombstones()
+    for rel, lines in by_path.items():
+        if rel == MEMORY or ARCHIVE_RE.match(rel):
+            for entry in MemoryFile.parse(files.read(rel)).entries():
+                if entry.line_no in lines:
+                    stones.add(entry.id, entry.text)
+    return stones
 
 
 def _scoped_files(ws: Workspace) -> list[str]:
@@ -275,6 +317,16 @@ def needles(done: Forgotten) -> list[str]:
     return [t for t in done.texts if len(t.strip()) >= MIN_MATCH]
 
 
+def scrub_derived(ws: Workspace, ids: list[str], texts: list[str]) -> list[str]:
+    """Entries forgotten on another machine (their ids and the texts this machine held), after
+    a sync: the past-state snapshots and the derived text files in .giok/ lose them, as forget's
+    own steps do here (the search index is the caller's). Returns the files changed."""
+    if not ids and not texts:
+        return []
+    wanted = [t.casefold() for t in texts if len(t.strip()) >= MIN_MATCH] + list(ids)
+    return history.drop_snapshots(ws) + _scrub_lines(ws, wanted)
+
+
 def _drop_snapshots(ws: Workspace, done: Forgotten) -> list[str]:
     """The extracted past states (giok.store.history): rebuilt from git when next asked."""
     return history.drop_snapshots(ws)
@@ -283,7 +335,10 @@ def _drop_snapshots(ws: Workspace, done: Forgotten) -> list[str]:
 def _scrub_caches(ws: Workspace, done: Forgotten) -> list[str]:
     """Remove lines holding the text (or the id) from derived text files in .giok/ (the
     reference log, any boot or summary cache). SQLite files are the index's to purge."""
-    wanted = [t.casefold() for t in needles(done)] + ([done.entry.id] if done.entry else [])
+    return _scrub_lines(ws, [t.casefold() for t in needles(done)] + ([done.entry.id] if done.entry else []))
+
+
+def _scrub_lines(ws: Workspace, wanted: list[str]) -> list[str]:
     changed = []
     for path in sorted(p for p in ws.data_dir.rglob("*") if p.is_file()):
         if path.name.endswith(_SKIP_DERIVED) or path.stat().st_size > 50_000_000:
@@ -312,8 +367,9 @@ def history_report(ws: Workspace, texts: list[str]) -> dict:
     how = (
         (
             "git history still holds it: run `giok forget ... --rewrite-history` (rewrites every commit "
-            "of this workspace with git filter-branch, expires the reflog and runs gc --prune=now), then "
-            "force-push any remote and ask every clone to re-clone."
+            "of this workspace with git filter-branch, expires the reflog and runs gc --prune=now); the "
+            "next `giok sync` pushes the rewritten history over the remote (with a lease), and every other "
+            "clone's next `giok sync` asks it to run `giok sync --adopt-remote`."
         )
         if found
         else "git history holds no copy."
@@ -367,6 +423,7 @@ def rewrite(ws: Workspace, texts: list[str]) -> None:
         key=len,
         reverse=True,
     )
+    rewrites.record(ws.root)  # where the remotes stand: the next sync pushes over them with a lease
     work = Path(tempfile.mkdtemp(prefix="giok-forget-"))
     try:
         (work / "texts.json").write_text(json.dumps(list(texts)), "utf-8")

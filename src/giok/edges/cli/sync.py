@@ -42,19 +42,31 @@ def remote_list(as_json):
 @click.option(
     "--remote", "remote_name", metavar="NAME", help="Which remote (default: origin, else the only one)."
 )
+@click.option(
+    "--adopt-remote",
+    is_flag=True,
+    help="The remote's history was rewritten (forget --rewrite-history on another machine): take it, "
+    "carrying this machine's writes since the last sync, and drop the old history here.",
+)
 @workspace_option()
 @json_option
-def sync(remote_name, as_json):
+def sync(remote_name, adopt_remote, as_json):
     """Pull and push the workspace: merge the other machines' writes (memory files by id,
     never a conflict between different entries), then push ours. What the merge had to decide
     (an entry edited on both machines, a renumbered decision) is printed and kept in the merge
-    commit's message."""
+    commit's message. A remote whose history was rewritten is never merged: sync stops and
+    names `--adopt-remote` (docs/teams.md, "How forgetting travels")."""
     ws = open_workspace()
-    report = remotelib.sync(ws, remote_name)
-    if report.forgotten:  # forgotten on another machine: this machine's index loses it too
+    report = remotelib.sync(ws, remote_name, adopt_remote=adopt_remote)
+    if (
+        report.forgotten or report.purge_paths
+    ):  # forgotten elsewhere: this machine's index and caches lose it too
         from giok.retrieval import index
+        from giok.write.forget import scrub_derived
 
-        index.purge(ws, list(report.forgotten.values()), ids=list(report.forgotten))
+        texts = sorted({*report.forgotten.values(), *report.forgotten_texts})
+        index.purge(ws, texts, ids=list(report.forgotten), paths=report.purge_paths)
+        scrub_derived(ws, list(report.forgotten), texts)
     emit(report.to_dict(), as_json, _text)
 
 
@@ -64,6 +76,7 @@ def _text(d: dict) -> str:
     )
     out = [f"{d['workspace']} ⇄ {d['remote']}/{d['branch']}: {d['fetched']} in, {d['pushed']} out, {merged}"]
     out += [f"  {r['path']}: {r['detail']}" for r in d["reports"]]
+    out += [f"  {n}" for n in d.get("notes", [])]
     return "\n".join(out)
 
 

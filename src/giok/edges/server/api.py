@@ -19,11 +19,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from giok.edges.server.app import Refused, Served, authorize, check_user, refusal
+from giok.edges.server.limits import BodyTooLarge
 from giok.edges.server.tokens import Token
 from giok.errors import ConflictError, GiokError, InvalidInput, NotFound, PermissionDenied
 from giok.retrieval.search import can_read
@@ -38,7 +39,6 @@ from giok.write.policy import visible
 
 DIARY_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 COMMIT_RE = re.compile(r"^[0-9a-f]{4,40}$")
-MAX_BODY = 1_000_000
 
 Handler = Callable[[Workspace, dict, Token], object]
 Plain = Callable[[Workspace, dict], object]
@@ -63,14 +63,14 @@ def _json(data: object, status: int = 200) -> JSONResponse:
 async def _arguments(request: Request) -> dict:
     args: dict[str, Any] = dict(request.query_params)
     if request.method == "POST":
-        raw = await request.body()
-        if len(raw) > MAX_BODY:
-            raise Refused(413, f"request body over {MAX_BODY:,} bytes")
+        raw = await request.body()  # limits.Guard has cut a body over the limit as it came in
         if raw.strip():
             try:
                 body = json.loads(raw)
             except (json.JSONDecodeError, UnicodeDecodeError):
                 raise Refused(400, "the body is not valid JSON") from None
+            except RecursionError:
+                raise Refused(400, "the body's JSON is nested too deep") from None
             if not isinstance(body, dict):
                 raise Refused(400, "the body must be a JSON object")
             args.update(body)
@@ -88,6 +88,10 @@ def _endpoint(served: Served, handler: Handler, write: bool) -> Callable[[Reques
             result = await anyio.to_thread.run_sync(handler, ws, args, token)
         except Refused as exc:
             return refusal(exc.status, str(exc))
+        except BodyTooLarge:
+            raise  # limits.Guard has sent the 413
+        except ClientDisconnect:  # the client went, or a deadline cut it off (limits): nobody reads this
+            return refusal(400, "the request body did not arrive")
         except GiokError as exc:
             return refusal(_status(exc), str(exc))
         except Exception as exc:  # a bug, not bad input: say so in one line, keep serving
@@ -254,6 +258,9 @@ def _commit(ws: Workspace, args: dict) -> dict:
     commit = args["commit"]
     if not COMMIT_RE.match(commit):
         raise InvalidInput(f"{commit!r} is not a commit id")
+    kind = git.run(ws.root, "cat-file", "-t", commit, check=False)
+    if kind.returncode != 0 or kind.stdout.strip() != "commit":  # a blob or a tree is no commit
+        raise NotFound(f"no commit {commit} in workspace {ws.name}")
     fmt = "--format=%h%x1f%ad%x1f%B%x1e"
     proc = git.run(
         ws.root, "show", "--date=iso-strict", fmt, "--patch", commit, "--", *layout.LOGGED, check=False
@@ -285,9 +292,13 @@ def _diary_days(ws: Workspace, args: dict) -> dict:
 
 def _diary_day(ws: Workspace, args: dict) -> dict:
     day = args["day"]
-    if not DIARY_RE.match(day):
+    try:
+        date = dt.date.fromisoformat(day) if DIARY_RE.match(day) else None
+    except ValueError:
+        date = None
+    if date is None:
         raise InvalidInput(f"{day!r} is not a day YYYY-MM-DD")
-    path = ws.root / layout.diary_path(dt.date.fromisoformat(day))
+    path = ws.root / layout.diary_path(date)
     if not path.is_file():
         raise NotFound(f"no diary for {day}")
     text = read_bytes(path).decode("utf-8", "replace")

@@ -10,11 +10,16 @@ SDK's BearerAuthBackend reads the header and asks our verifier (giok.edges.serve
 a token reaches only its workspaces, and a read token makes no change. A token also reads
 for one user (`bind`): a request may not name another user, nor a workspace outside the
 token's (`workspaces=`); only an owner token reads as anyone and sees the raw views.
+
+In front of all of it, `limits.Guard` answers for Host, header size and body size, and the
+uvicorn protocol of `limits.protocol` for slow clients (giok.edges.server.limits).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import socket
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -32,8 +37,9 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
 from giok.edges import mcp as giok_mcp
+from giok.edges.server.limits import Guard, Limits, protocol
 from giok.edges.server.tokens import Token, Tokens, token_from
-from giok.errors import InvalidInput, NotFound, PermissionDenied
+from giok.errors import GiokError, InvalidInput, NotFound, PermissionDenied
 from giok.store import layout
 from giok.store.home import Home
 from giok.store.workspace import default_user
@@ -252,7 +258,7 @@ def may_use(ctx, spec: giok_mcp.Tool) -> bool:
     return token is not None and (spec.read_only or token.may_write())
 
 
-def build_app(home: Home | None = None) -> Starlette:
+def build_app(home: Home | None = None, limits: Limits | None = None) -> Starlette:
     from giok.edges.server import api
 
     served = Served(home or Home())
@@ -276,14 +282,38 @@ def build_app(home: Home | None = None) -> Starlette:
             Mount("/api", routes=api.routes(served)),
             Route("/mcp/{workspace}", mcp_app),
         ],
-        middleware=[Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(Verifier(served.tokens)))],
+        middleware=[
+            Middleware(Guard, limits=limits or Limits()),
+            Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(Verifier(served.tokens))),
+        ],
         lifespan=lifespan,
     )
     app.state.served = served
     return app
 
 
-def run(home: Home, host: str = "127.0.0.1", port: int = 8765, log_level: str = "warning") -> None:
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to host:port and listening (port 0: a free one); a port in use is one
+    GiokError naming it, before anything is printed or made."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family, backlog=2048)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise GiokError(
+                f"{host}:{port} is already in use (another giok serve?): choose another --port"
+            ) from None
+        raise GiokError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
+def run(home: Home, sock: socket.socket, limits: Limits, log_level: str = "warning") -> None:
+    """Serve on a listening socket (`listen`) until SIGINT or SIGTERM."""
     import uvicorn
 
-    uvicorn.run(build_app(home), host=host, port=port, log_level=log_level)
+    config = uvicorn.Config(
+        build_app(home, limits),
+        http=protocol(limits),
+        h11_max_incomplete_event_size=limits.max_headers,
+        log_level=log_level,
+    )
+    uvicorn.Server(config).run(sockets=[sock])
