@@ -311,3 +311,18 @@ def test_an_entry_forgotten_by_match_is_listed_as_forgotten_without_its_text(
     assert [(r["id"], r["reason"]) for r in d["forgotten"]] == [(gone, "a PIN is not a memory")]
     assert d["removed"] == [] and "8812" not in out.stdout
     assert keep not in json.dumps(d["forgotten"])
+
+
+def test_diff_lists_an_entry_edited_in_place_with_its_text_before(tmp_path, monkeypatch, cli):
+    monkeypatch.setenv("GIOK_NOW", "2026-03-01T10:00")
+    ws, _ = Workspace.init(tmp_path / "zeon", name="zeon", user="Seojun")
+    eid = ws.remember("The demo is in room 4").entry.id
+    monkeypatch.setenv("GIOK_NOW", "2026-03-03T10:00")
+    ws.edit_entry(eid, "The demo moved to the main hall")
+    d = json.loads(cli("-w", "zeon", "diff", "2026-03-02", "--json").stdout)
+    assert [(r["id"], r["text"], r["before"]) for r in d["edited"]] == [
+        (eid, "The demo moved to the main hall", "The demo is in room 4")
+    ]
+    assert sum(d["counts"].values()) == 1
+    text = cli("-w", "zeon", "diff", "2026-03-02").output
+    assert "edited: 1" in text and "(was: The demo is in room 4)" in text

@@ -148,6 +148,13 @@ class Workspace(store.Workspace):
         return notes.heartbeat_done(self, item)
 
     # -- search (giok.retrieval.search) ---------------------------------------------------
+    def check(self) -> list[dict]:
+        """Problems in the files (giok.store.workspace), and the lines that hold a secret: giok
+        never writes one, but a teammate's push or a hand edit can (giok.write.policy's detector)."""
+        from giok.write.policy import stored_secrets
+
+        return super().check() + stored_secrets(self.root)
+
     def search(self, query: str, k: int = 5, **opts: Any) -> Any:
         """Hybrid search of this workspace (or opts workspaces=[...]); see giok.retrieval.search."""
         from giok.retrieval import search

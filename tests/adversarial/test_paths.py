@@ -1,6 +1,7 @@
 """Symlinks: a workspace file that is a link leading outside the workspace is refused, with
-its name, by every reader and writer; links that stay inside may be read but never written
-through; the search index and the memory tool do not follow links out."""
+its name, by every reader and writer (boot skips it, with a warning naming it, and boots the
+rest); links that stay inside may be read but never written through; the search index and the
+memory tool do not follow links out."""
 
 from __future__ import annotations
 
@@ -43,7 +44,6 @@ def link(ws, rel: str, target) -> None:
     [
         ("MEMORY.md", ("remember", "Project eta runs on the basil cobalt cluster")),
         ("MEMORY.md", ("show",)),
-        ("MEMORY.md", ("boot",)),
         ("state/tasks.md", ("task", "add", "check the links")),
         ("state/decisions.md", ("decide", "links stay inside", "--why", "safety")),
         ("HEARTBEAT.md", ("heartbeat", "add", "look at links")),
@@ -66,6 +66,20 @@ def test_a_symlink_out_of_the_workspace_is_refused_by_name(ws, outside, rel, arg
     assert head(ws) == before
     assert outside.read_bytes() == outside_bytes
     assert (ws.root / rel).is_symlink()
+
+
+@pytest.mark.parametrize("rel", ["MEMORY.md", "SOUL.md", "memory/{today}.md"])
+def test_boot_skips_a_symlinked_file_by_name_and_boots_the_rest(ws, outside, rel):
+    """Boot follows no link (a sync can bring one) and does not fail whole: the linked file
+    reads as empty, a warning names it (tests/adversarial/test_sync_survives.py)."""
+    rel = rel.format(today=ws.diary_path()[len("memory/") : -3])
+    ws.remember("Project eta runs on the basil cobalt cluster")
+    link(ws, rel, outside)
+    done = run_giok("-w", ws.root, "boot")
+    assert done.returncode == 0, done.stderr
+    assert f"{rel} is a symlink (to {outside}): boot skipped it" in done.stderr
+    assert SECRET not in done.stdout
+    assert ("basil cobalt" in done.stdout) is (rel != "MEMORY.md")
 
 
 def test_a_symlinked_folder_out_of_the_workspace_is_refused(ws, tmp_path):

@@ -321,3 +321,17 @@ def test_redaction_stays_linear_on_hostile_input(text):
     started = time.perf_counter()
     redact(text)
     assert time.perf_counter() - started < 3.0  # a nested quantifier took minutes on the first of these
+
+
+def test_the_fast_check_finds_what_redact_finds():
+    """`secrets_in` (giok check, boot) passes a line over without the patterns only when it
+    cannot hold a secret: on every kind here, plain and escaped, and the ordinary texts, it
+    finds what redact finds."""
+    from giok.write.policy import secrets_in
+
+    texts = [t for t, _ in KINDS.values()]
+    texts += [_escape_some(v) for _, v in KINDS.values()] + [_escape_all(v) for _, v in KINDS.values()]
+    texts += [f"- [2026-03-01] {t} <!-- id: m-5ec7e7 -->" for t in texts] + ORDINARY
+    for text in texts:
+        assert secrets_in(text) == redact(text)[1], text
+    assert all(secrets_in(t) for t, _ in KINDS.values())

@@ -127,6 +127,12 @@ def _files_fix(ws: Workspace, problem: dict) -> str:
         return (
             f"{_w(ws)} doctor --repair (settles what a killed writer left; the next giok write does it too)"
         )
+    if "an interrupted sync" in message:
+        return f"{_w(ws)} sync (rolls back what the killed sync did not commit, then merges again)"
+    if "holds a secret" in message:
+        return f"edit {path} (line {problem.get('line')}): remove the secret, commit, and rotate it"
+    if "a symlink" in message:
+        return f"replace {path} with the file it should be (git rm {path}; write the file; commit), then sync"
     if message == "missing file":
         return f"giok init {shlex.quote(str(ws.root))} (adds the missing files, overwrites nothing)"
     if "expired" in message:

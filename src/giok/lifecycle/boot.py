@@ -23,19 +23,22 @@ used, so boot alone never promotes anything (docs/distill.md). boot keeps no cac
 from __future__ import annotations
 
 import contextlib
+import copy
 import datetime as dt
 import functools
 import hashlib
 import json
 import math
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 
 from giok.errors import InvalidInput
 from giok.store import refs, templates
 from giok.store.clock import today
 from giok.store.fsutil import atomic_write, read_regular
-from giok.store.layout import MEMO, MEMORY
+from giok.store.layout import MEMO, MEMORY, TASKS
 from giok.store.memoryfile import LAYERS
 from giok.store.workspace import default_user, tier1_rules
 from giok.text import token_count as tokens
@@ -181,6 +184,9 @@ def build(
         raise InvalidInput(f"invalid context {context!r}: use private or group")
     budget = _budget(ws, budget)
     day = today()
+    skipped = _unreadable(ws, day)
+    if skipped:  # a symlink (or a folder) where a file should be, as a sync can bring: read as empty
+        ws = _without(ws, skipped)
     user_md = ws.read_text("USER.md")
     user = user or default_user(user_md)
     lang = templates.language(ws)
@@ -191,7 +197,11 @@ def build(
     pools = {
         "tasks": _task_items(open_tasks),
         **_diary_items(ws, day),
-        **({} if context == "group" else _memory_items(ws, day, user, thread, {x["id"] for x in open_tasks})),
+        **(
+            {}
+            if context == "group" or MEMORY in skipped
+            else _memory_items(ws, day, user, thread, {x["id"] for x in open_tasks})
+        ),
     }
     if context != "group":
         pools["context"] = [Item("context", line) for line in _body(ws.read_text(CONTEXT)) if line.strip()]
@@ -201,11 +211,68 @@ def build(
     chosen, left = _fill(pools, budget - used - _RESERVE)
     boot.sections = _assemble(fixed, chosen, t, day)
     boot.left_out = left
-    boot.warnings = _warnings(always_tokens, used, budget, ws)
+    boot.warnings = _warnings(always_tokens, used, budget, ws) + list(skipped.values())
+    boot.warnings += _redact_secrets(boot.sections)
     boot.text = _render(head, boot.sections, left, t, budget)
     if record:
         refs.record(ws, [i for s in boot.sections if s.name.startswith("M") for i in s.ids], "boot")
     return boot
+
+
+# -- what another machine's push can put in the files: links, secrets --------------------------
+def _unreadable(ws, day: dt.date) -> dict[str, str]:
+    """The files boot reads that are symlinks (or go through a symlinked folder) or are not
+    regular files: rel → the warning that says so. Git carries symlinks; boot follows none."""
+    rels = ["AGENTS.md", "SOUL.md", "IDENTITY.md", "USER.md", MEMO, TASKS, MEMORY, CONTEXT]
+    rels += [ws.diary_path(day - dt.timedelta(days=n)) for n in (0, 1)]
+    out = {}
+    for rel in rels:
+        path, mode = ws.root, None
+        for part in rel.split("/"):
+            path = path / part
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                mode = None
+                break
+            if stat.S_ISLNK(mode):
+                target = os.readlink(path)
+                out[rel] = (
+                    f"{rel} is a symlink (to {target}): boot skipped it; replace the link with the file"
+                )
+                break
+        if rel not in out and mode is not None and not stat.S_ISREG(mode):
+            out[rel] = f"{rel} is not a regular file: boot skipped it"
+    return out
+
+
+def _without(ws, skipped: dict[str, str]):
+    """A copy of ws that reads the skipped files as empty (nothing else changes)."""
+    from giok.store.memoryfile import MemoryFile
+
+    view = copy.copy(ws)
+    read = ws.read_text
+    view.read_text = lambda rel: "" if str(rel) in skipped else read(rel)
+    if MEMORY in skipped:
+        view.memory = lambda: MemoryFile.parse(b"")
+    return view
+
+
+def _redact_secrets(sections: list[Section]) -> list[str]:
+    """Secrets in the lines boot shows (giok never writes one; a teammate's push or a hand edit
+    can), redacted by the write policy's detector; one warning naming the sections."""
+    where = []
+    for section in sections:
+        for n, line in enumerate(section.lines):
+            if policy.secrets_in(line):
+                section.lines[n] = policy.redact(line)[0]
+                where.append(section.name)
+    if not where:
+        return []
+    return [
+        f"{len(where)} line(s) holding a secret redacted ({', '.join(dict.fromkeys(where))}): "
+        "`giok check` names them"
+    ]
 
 
 def _budget(ws, budget) -> int:

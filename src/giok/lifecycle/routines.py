@@ -17,6 +17,7 @@ its result in the diary. `Scheduler` is the foreground alternative for machines 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 import shlex
 import subprocess
@@ -312,26 +313,38 @@ def _uninstall(workspace: str | None, name: str | None, home: Home) -> list[str]
 
 
 # -- running -----------------------------------------------------------------------------------
+# Commands a routine runs often (a sync every 30 minutes) whose ordinary run is not worth a
+# diary line: the diary gets one only when the run failed or reported something.
+QUIET = ("sync",)
+
+
 def run_routine(ws, routine: Routine, timeout: float = 3600) -> dict:
-    """Run the routine's giok command in a subprocess; its run and result go to the diary."""
+    """Run the routine's giok command in a subprocess; its run and result go to the diary (a
+    quiet command's only when it failed or reported something: `diary` is None otherwise)."""
     env = child_env(GIOK_HOME=str(ws.home.path))
-    argv = [sys.executable, "-m", "giok", "-w", str(ws.root), *routine.command]
+    quiet = routine.command[0] in QUIET
+    extra = ["--json"] if quiet and "--json" not in routine.command else []
+    argv = [sys.executable, "-m", "giok", "-w", str(ws.root), *routine.command, *extra]
     started = time.monotonic()
+    stdout = ""
     try:
         proc = subprocess.run(
             argv, capture_output=True, text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL
         )
-        code, output = proc.returncode, (proc.stdout + proc.stderr).strip()
+        code, stdout, output = proc.returncode, proc.stdout, (proc.stdout + proc.stderr).strip()
     except subprocess.TimeoutExpired:
         code, output = 124, f"timed out after {timeout:g}s"
     seconds = round(time.monotonic() - started, 2)
-    gist = " ".join(output.split())
+    said = _noteworthy(stdout) if quiet and code == 0 else None
+    gist = " ".join((output if said is None else "; ".join(said)).split())
     gist = gist if len(gist) <= 300 else gist[:299] + "…"
     verdict = "ok" if code == 0 else f"failed (exit {code})"
-    line = ws.diary(
-        f"routine {routine.name} (giok {' '.join(routine.command)}): {verdict}"
-        + (f" — {gist}" if gist else "")
-    )
+    line = None
+    if said is None or said:
+        line = ws.diary(
+            f"routine {routine.name} (giok {' '.join(routine.command)}): {verdict}"
+            + (f" — {gist}" if gist else "")
+        )
     return {
         "routine": routine.name,
         "command": routine.command,
@@ -340,6 +353,19 @@ def run_routine(ws, routine: Routine, timeout: float = 3600) -> dict:
         "output": output,
         "diary": line,
     }
+
+
+def _noteworthy(stdout: str) -> list[str]:
+    """What a quiet command's JSON reported (`reports` details and `notes`); a reply that is not
+    such JSON is noteworthy as it is."""
+    try:
+        data = json.loads(stdout)
+    except ValueError:
+        return [stdout.strip() or "no output"]
+    if not isinstance(data, dict):
+        return [stdout.strip()]
+    reports = [str(r.get("detail", r)) if isinstance(r, dict) else str(r) for r in data.get("reports") or []]
+    return reports + [str(n) for n in data.get("notes") or []]
 
 
 class Scheduler:

@@ -11,7 +11,8 @@ a second store).
   `.giok/history/<commit>/` (derived, ignored by git); its search index lives inside it, apart
   from the live one. Snapshots of commits no longer in the repository (after `forget
   --rewrite-history`) are deleted before any is served; `drop_snapshots` deletes them all.
-- `diff(ws, a, b)` lists the memories added, superseded, promoted, demoted, expired, merged,
+- `diff(ws, a, b)` lists the memories added, edited in place (same id, another text: with the
+  text before), superseded, promoted, demoted, expired, merged,
   forgotten and removed between two moments, from the two MEMORY.md states, the archive
   (distill files expired and merged entries there, `status: expired|merged`) and the commit
   subjects in between (`memory: forget m-…` marks a forget; after a `forget --match` every
@@ -241,7 +242,7 @@ def drop_snapshots(ws: Workspace) -> list[str]:
 
 
 # -- diff -----------------------------------------------------------------------------------------
-KINDS = ("added", "superseded", "promoted", "demoted", "expired", "merged", "forgotten", "removed")
+KINDS = ("added", "edited", "superseded", "promoted", "demoted", "expired", "merged", "forgotten", "removed")
 
 
 @dataclass
@@ -310,6 +311,8 @@ def _still_there(out: Diff, before: MemoryEntry | None, e: MemoryEntry, written_
     start, or the one it was written in), superseded or past its expiry meanwhile."""
     if before is None:
         out.add("added", e, supersedes=e.fields.get("supersedes"))
+    elif before.text != e.text:  # edited in place (giok edit, a hand edit, a merge): same id
+        out.add("edited", e, before=before.text)
     start = before.layer if before is not None else written_in
     if start and e.layer and start != e.layer:
         up = _RANK.get(e.layer, 0) > _RANK.get(start, 0)

@@ -76,7 +76,16 @@ class Context:
     tombstones: tomb.Tombstones | None = None  # forgotten entries, dropped from the merged memory files
 
     def report(self, kind: str, key: str, detail: str) -> None:
-        self.reports.append({"path": self.path, "kind": kind, "id": key, "detail": detail})
+        self.reports.append(
+            {"path": self.path, "kind": kind, "id": printable(key), "detail": printable(detail)}
+        )
+
+
+def printable(text: str) -> str:
+    """Text for a report: bytes that were not UTF-8 (kept as lone surrogates while merging, and
+    written back unchanged) shown as U+FFFD, so a report is always valid UTF-8 to write, print
+    and put in a commit message."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def merge_file(path: str, base: bytes, ours: bytes, theirs: bytes, ctx: Context | None = None) -> bytes:
@@ -347,6 +356,54 @@ def merge_tasks(base: str, ours: str, theirs: str, ctx: Context) -> str:
         if merged is not None:
             append_item(out.ensure(merged[0]), merged[1])
     return out.render()
+
+
+def renumbered(path: str, before: bytes, after: bytes) -> list[dict]:
+    """Decisions or tasks (path: state/decisions.md or state/tasks.md) this machine had in
+    `before` that carry another id in `after`: a merge renumbered them, on this machine or on
+    the other (there `theirs` were renumbered, and theirs were this machine's). Matched by
+    their text; one report {path, kind "renumbered", id, to, detail} each."""
+    items = _task_texts if path == "state/tasks.md" else _decision_texts
+    old = items(before.decode("utf-8", "surrogateescape"))
+    new = items(after.decode("utf-8", "surrogateescape"))
+    where: dict[str, str] = {}
+    for key, text in new.items():
+        where.setdefault(text, key)
+    out = []
+    for key, text in old.items():
+        moved = where.get(text)
+        if new.get(key) == text or moved is None or old.get(moved) == text:
+            continue
+        what = "task" if path == "state/tasks.md" else "decision"
+        out.append(
+            {
+                "path": path,
+                "kind": "renumbered",
+                "id": key,
+                "to": moved,
+                "detail": printable(
+                    f"this machine's {what} {key} ({text[:60]}) is now {moved}: the other machine "
+                    f"had used {key} too"
+                ),
+            }
+        )
+    return out
+
+
+def _decision_texts(text: str) -> dict[str, str]:
+    out = {}
+    for section in Doc.parse(text).sections:
+        if m := _DECISION_RE.match(section.heading):
+            out[m.group(1)] = re.sub(r"^\[[^\]]*\]\s*", "", section.heading[m.end() :].strip())  # no date
+    return out
+
+
+def _task_texts(text: str) -> dict[str, str]:
+    out = {}
+    for key, (_, line) in _tasks(Doc.parse(text)).items():
+        rest = line.strip()
+        out[key] = rest[rest.index(key) + len(key) :].strip()
+    return out
 
 
 def merge_sections(base: str, ours: str, theirs: str, ctx: Context) -> str:

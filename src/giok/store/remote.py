@@ -24,6 +24,7 @@ merge driver (giok.store.merge) for the memory files so two machines' writes nev
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import json
 import os
@@ -31,14 +32,15 @@ import re
 import shlex
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from giok.errors import ConflictError, GitError, InvalidInput, NotFound
+from giok.errors import ConflictError, GiokError, GitError, InvalidInput, NotFound
 from giok.store import clock, git, rewrites
 from giok.store import tombstones as tomb
+from giok.store.fsutil import atomic_write
 from giok.store.layout import DATA_DIR
 from giok.store.memoryfile import MemoryFile
 from giok.store.merge import PATTERNS
@@ -152,8 +154,10 @@ def sync(ws: Workspace, remote: str | None = None, *, adopt_remote: bool = False
             raise GitError(f"{ws.name} has no commit yet: write something first")
         branch = git.run(ws.root, "symbolic-ref", "--short", "HEAD").stdout.strip()
         report = SyncReport(ws.name, remote, branch, adopt=adopt_remote)
+        report.notes += settle(ws.root)
         install_driver(ws)
         _refuse_dirty(ws)
+        before = _numbered_files(ws)
         for _ in range(PUSH_TRIES):
             _pull(ws, report)
             _bury_returned(ws, report)
@@ -163,6 +167,7 @@ def sync(ws: Workspace, remote: str | None = None, *, adopt_remote: bool = False
             raise ConflictError(f"{remote} kept moving during the sync: run `giok sync` again")
         if report.rewritten:
             rewrites.finish(ws, report)
+        report.reports += _renumbered_here(ws, before)
     if report.forgets:
         from giok.store import history
 
@@ -171,6 +176,11 @@ def sync(ws: Workspace, remote: str | None = None, *, adopt_remote: bool = False
 
 
 def _refuse_dirty(ws: Workspace) -> None:
+    if _merge_head(ws.root):
+        raise ConflictError(
+            f"a merge is in progress in {ws.name} (not one giok sync started): finish it "
+            f"(`git -C {ws.root} commit`) or undo it (`git -C {ws.root} merge --abort`), then sync again"
+        )
     out = git.run(ws.root, "status", "--porcelain", "--untracked-files=no").stdout
     changed = [line[3:] for line in out.splitlines() if line.strip()]
     if changed:
@@ -198,7 +208,8 @@ def _pull(ws: Workspace, report: SyncReport) -> None:
     report.fetched += _count(ws, f"HEAD..{theirs}")
     _incoming_forgets(ws, theirs, report)
     if _is_ancestor(ws, ours, theirs):
-        git.run(ws.root, "merge", "-q", "--ff-only", theirs)
+        with _marked(ws.root, ours, theirs):
+            git.run(ws.root, "merge", "-q", "--ff-only", theirs)
         report.merge = report.merge or "fast-forward"
         return
     report.merge = _merge(ws, theirs, report)
@@ -265,7 +276,13 @@ def _refuse_split(ws: Workspace, report: SyncReport) -> None:
 
 
 def _merge(ws: Workspace, theirs: str, report: SyncReport) -> str | None:
-    fd, log = tempfile.mkstemp(prefix="giok-merge-", suffix=".jsonl")
+    with _marked(ws.root, _rev(ws, "HEAD") or "", theirs):
+        return _merge_marked(ws, theirs, report)
+
+
+def _merge_marked(ws: Workspace, theirs: str, report: SyncReport) -> str | None:
+    # The driver's reports: a temp file in .giok/ that the next write removes if this one dies.
+    fd, log = tempfile.mkstemp(prefix=".merge-report.", suffix=".tmp", dir=ws.data_dir)
     os.close(fd)
     env = {REPORT_ENV: log, THEIRS_ENV: theirs, **git.clock_dates()}
     try:
@@ -355,6 +372,145 @@ def merge_driven(path: str) -> bool:
     return any(fnmatch.fnmatchcase(path, p) and path.count("/") == p.count("/") for p in PATTERNS)
 
 
+# -- renumbering, as this machine sees it --------------------------------------------------------
+_NUMBERED = ("state/decisions.md", "state/tasks.md")
+
+
+def _numbered_files(ws: Workspace) -> dict[str, str]:
+    """HEAD's blob ids of the decisions and tasks files."""
+    return git.head_blobs(ws.root, list(_NUMBERED))
+
+
+def _renumbered_here(ws: Workspace, before: dict[str, str]) -> list[dict]:
+    """Reports for this machine's decisions and tasks whose ids the sync changed (a merge here
+    reports the other side's; one made on the other machine is seen only here, by this)."""
+    from giok.store.merge import renumbered
+
+    after = _numbered_files(ws)
+    out = []
+    for rel in _NUMBERED:
+        if rel in before and rel in after and before[rel] != after[rel]:
+            old, new = git.blob(ws.root, before[rel]) or b"", git.blob(ws.root, after[rel]) or b""
+            out += renumbered(rel, old, new)
+    return out
+
+
+# -- a killed sync --------------------------------------------------------------------------------
+SYNC_MARK = "sync.json"  # in .giok/: {head, theirs} while a merge or fast-forward runs
+_GIT_TEMP_RE = re.compile(r"^\.merge_file_[A-Za-z0-9]{6}$")  # git's copies for a merge driver
+
+
+@contextlib.contextmanager
+def _marked(root: Path, head: str, theirs: str) -> Iterator[None]:
+    """Mark a merge or fast-forward of `theirs` into `head` as running: if the process dies
+    before it is committed, `settle` finds the mark and rolls the work tree back to `head`."""
+    mark = root / DATA_DIR / SYNC_MARK
+    atomic_write(mark, json.dumps({"head": head, "theirs": theirs, "pid": os.getpid()}).encode())
+    try:
+        yield
+    except GiokError:  # refused or aborted cleanly (the merge's own failure paths abort it)
+        mark.unlink(missing_ok=True)
+        raise
+    mark.unlink(missing_ok=True)
+
+
+def git_temp_files(root: Path) -> list[str]:
+    """The temp files git writes for a merge driver (`.merge_file_XXXXXX`, in the work tree's
+    top folder) that a killed merge left."""
+    try:
+        return sorted(e.name for e in os.scandir(root) if _GIT_TEMP_RE.match(e.name) and e.is_file())
+    except OSError:
+        return []
+
+
+def settle(root: Path) -> list[str]:
+    """Under the workspace lock, before a sync or a write: undo what a killed sync left —
+    git's lock files and its merge driver's temp files, and a merge or fast-forward that was
+    not committed (the work tree and index go back to the commit the sync started from; the
+    next sync merges again: every entry is in a commit on one side or the other, so nothing
+    is lost). Leaves everything alone while a git process runs here (a plain `git pull`).
+    Returns what it did, one note a line."""
+    removed = git.recover_locks(root)  # a fetch killed holding a ref's lock, too
+    notes = [f"removed git's lock file(s) a killed git left: {', '.join(removed)}"] if removed else []
+    mark = root / DATA_DIR / SYNC_MARK
+    strays = git_temp_files(root)
+    if not strays and not os.path.lexists(mark):
+        return notes
+    if git.running_in(root):
+        return notes
+    if os.path.lexists(mark):
+        notes += _roll_back(root, _read_mark(mark))
+        mark.unlink(missing_ok=True)
+    for name in strays:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(root / name)
+    if strays:
+        notes.append(f"removed {len(strays)} temp file(s) a killed merge left ({', '.join(strays[:3])})")
+    return notes
+
+
+def _read_mark(mark: Path) -> dict:
+    try:
+        data = json.loads(mark.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _roll_back(root: Path, mark: dict) -> list[str]:
+    head, theirs = str(mark.get("head") or ""), str(mark.get("theirs") or "")
+    if not head or git.head_id(root) != head:
+        return []  # committed (HEAD moved on), or no mark to trust: nothing to undo
+    if _merge_head(root):
+        if git.run(root, "merge", "--abort", check=False).returncode != 0:
+            git.run(root, "reset", "-q", "--merge", check=False)
+        return [f"an interrupted sync's merge of {theirs[:10]} was rolled back; this sync merges again"]
+    # Killed inside git's checkout: the files that differ between head and theirs may be half
+    # updated. The tree was clean when the sync started (it refuses uncommitted changes).
+    if not re.fullmatch(r"[0-9a-f]{40,64}", theirs) or not _rev_root(root, theirs):
+        return []
+    paths = [
+        p
+        for p in git.run(root, "diff", "--name-only", "-z", head, theirs, check=False).stdout.split("\0")
+        if p
+    ]
+    if not paths:
+        return []
+    git.run(root, "reset", "-q", "--", *paths, check=False)
+    status = git.run(root, "status", "--porcelain", "-z", "--untracked-files=all", "--", *paths, check=False)
+    changed: list[str] = []
+    new: list[str] = []
+    for item in status.stdout.split("\0"):
+        if len(item) > 3:
+            (new if item.startswith("??") else changed).append(item[3:])
+    if changed:
+        git.run(root, "checkout", "-q", head, "--", *changed, check=False)
+    theirs_blobs = _blobs(root, theirs, new)
+    for rel in new:  # a file theirs adds, written before the kill: removed when it is theirs' exactly
+        if rel in theirs_blobs and git.blob_id(root, (root / rel).read_bytes()) == theirs_blobs[rel]:
+            (root / rel).unlink()
+    if not changed and not new:
+        return []
+    return [
+        f"an interrupted sync's update to {theirs[:10]} was rolled back ({len(changed) + len(new)} file(s))"
+    ]
+
+
+def _rev_root(root: Path, ref: str) -> bool:
+    return git.run(root, "cat-file", "-e", ref + "^{commit}", check=False).returncode == 0
+
+
+def _blobs(root: Path, commit: str, paths: list[str]) -> dict[str, str]:
+    if not paths:
+        return {}
+    out = {}
+    for item in git.run(root, "ls-tree", "-z", commit, "--", *paths, check=False).stdout.split("\0"):
+        meta, _, name = item.partition("\t")
+        if name and meta.split(" ")[1:2] == ["blob"]:
+            out[name] = meta.split(" ")[2]
+    return out
+
+
 # -- the driver's side ----------------------------------------------------------------------------
 def later_by_git(root: Path, path: str, theirs: str | None = None) -> Callable[[str], str]:
     """key → "ours" | "theirs": whose newest commit since the merge base names the key.
@@ -365,6 +521,8 @@ def later_by_git(root: Path, path: str, theirs: str | None = None) -> Callable[[
     base = git.run(root, "merge-base", "HEAD", theirs, check=False).stdout.strip()
 
     def when(side: str, key: str) -> int:
+        if "\0" in key:  # no argument can carry it (a title with a NUL byte): unknown, ours
+            return 0
         span = f"{base}..{side}" if base else side
         out = git.run(root, "log", "-1", "--format=%ct", f"-G{re.escape(key)}", span, "--", path, check=False)
         return int(out.stdout.strip() or 0)

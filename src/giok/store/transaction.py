@@ -19,6 +19,7 @@ from pathlib import Path
 from giok.errors import GitError
 from giok.store import git, journal
 from giok.store.fsutil import append_write, atomic_write, check_link, clean_temp_files, read_bytes
+from giok.store.layout import DATA_DIR
 
 Message = str | Callable[[], str]
 
@@ -106,11 +107,23 @@ def prepare(root: Path, rels: list[str] | tuple[str, ...]) -> dict | None:
     left, settle an interrupted write's journal, and commit hand edits of `rels` as their own
     commit, so giok's commit holds only giok's change. Returns the journal's account."""
     git.recover_locks(root)
+    _settle_sync(root)
     settled = journal.recover(root)
     clean_temp_files(root)
     if rels:
         commit_hand_edits(root, list(rels))
     return settled
+
+
+def _settle_sync(root: Path) -> None:
+    """A sync killed during its merge left it uncommitted (git refuses giok's commit then):
+    roll it back first (giok.store.remote.settle; one stat when there is nothing)."""
+    if os.path.lexists(root / DATA_DIR / "sync.json") or any(
+        name.startswith(".merge_file_") for name in os.listdir(root)
+    ):
+        from giok.store import remote
+
+        remote.settle(root)
 
 
 def commit_hand_edits(root: Path, rels: list[str]) -> str | None:

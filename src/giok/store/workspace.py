@@ -443,6 +443,30 @@ class Workspace:
     def _require_git(self, identity: bool = False) -> None:
         require_git(self.root, identity)
 
+    def _symlinks(self) -> list[dict]:
+        """Tracked symlinks (git carries them; another machine's push can bring one): giok
+        follows none of them — boot skips them, a write through one is refused."""
+        out = git.run(self.root, "ls-files", "-s", "-z", check=False).stdout.split("\0")
+        found: list[dict[str, Any]] = []
+        for item in out:
+            meta, _, rel = item.partition("\t")
+            if not meta.startswith("120000 "):
+                continue
+            try:
+                target = os.readlink(self.root / rel)
+            except OSError:
+                continue  # tracked as a link, not one on this disk
+            found.append(
+                {
+                    "severity": "error" if rel in REQUIRED or rel.endswith(".md") else "warning",
+                    "path": rel,
+                    "line": None,
+                    "message": f"a symlink (to {target}), as git brought it: giok reads and writes no "
+                    "file through a link (boot skips it); replace it with the file",
+                }
+            )
+        return found
+
     def _crash_leftovers(self) -> list[dict]:
         """What killed processes left (read-only): a pending journal, git locks, temp files."""
         found: list[dict[str, Any]] = []
@@ -468,6 +492,32 @@ class Workspace:
                 "message": "temp file left by a killed writer; the next giok write removes it",
             }
             for rel in temp_files(self.root)
+        ]
+        return found + self._sync_leftovers()
+
+    def _sync_leftovers(self) -> list[dict]:
+        """What a killed `giok sync` left (giok.store.remote.settle rolls it back)."""
+        from giok.store import remote
+
+        found: list[dict[str, Any]] = []
+        if os.path.lexists(self.root / DATA_DIR / remote.SYNC_MARK):
+            found.append(
+                {
+                    "severity": "warning",
+                    "path": f"{DATA_DIR}/{remote.SYNC_MARK}",
+                    "line": None,
+                    "message": "an interrupted sync: the next giok sync or write rolls back what it did "
+                    "not commit, and the sync merges again",
+                }
+            )
+        found += [
+            {
+                "severity": "warning",
+                "path": name,
+                "line": None,
+                "message": "temp file left by a killed merge; the next giok sync or write removes it",
+            }
+            for name in remote.git_temp_files(self.root)
         ]
         return found
 
@@ -628,7 +678,9 @@ class Workspace:
             if not (self.root / rel).is_file():
                 found.append({"severity": "error", "path": rel, "line": None, "message": "missing file"})
         found += self._invalid_utf8()
-        mf = self.memory()
+        links = self._symlinks()
+        found += links
+        mf = self.memory() if not any(p["path"] == MEMORY for p in links) else MemoryFile.parse(b"")
         for line_no, problem, raw in mf.unreadable:
             found.append(
                 {

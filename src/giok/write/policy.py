@@ -20,6 +20,7 @@ import math
 import re
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from giok.store.memoryfile import MemoryEntry, MemoryFile
@@ -331,6 +332,63 @@ def _unescape(text: str) -> str:
         return ch if (ch.isalnum() or ch in " -_.:/+=@!#$%&*?^~'") and ch.isprintable() else m.group(0)
 
     return _ESCAPE.sub(one, text)
+
+
+# Every secret redact finds holds a run of 12+ key characters (so a word of 12+ characters), a
+# PEM header, a URL with credentials, a password word, or a `\` escape it decodes first: a line
+# with none of them holds no secret and is passed over without running the patterns.
+_KEY_RUN = re.compile(r"[A-Za-z0-9_\-./+=~]{12}")
+_MAYBE_SECRET = ("pw", "pass", "://", "-----begin", "\\", "비밀번호", "비번", "암호")
+
+
+def secrets_in(text: str) -> list[str]:
+    """The kinds of secret in text, by redact's detector ([] at once for most lines)."""
+    low = text.lower()
+    if not any(k in low for k in _MAYBE_SECRET) and not any(
+        len(word) >= 12 and _KEY_RUN.search(word) for word in text.split()
+    ):
+        return []
+    return redact(text)[1]
+
+
+# The files a teammate's push or a hand edit can put a secret in, past the write policy.
+SCANNED = ("*.md", "memory/*.md", "memory/archive/*.md", "state/*.md", "compound/*.md")
+
+
+def stored_secrets(root: Path) -> list[dict]:
+    """Lines of the workspace's markdown files that hold a secret (giok never writes one: it came
+    by git or a hand edit), as `check` findings {severity, path, line, message}; the secret is
+    named by kind, never quoted. Symlinks are not followed (check reports them)."""
+    found: list[dict] = []
+    for pattern in SCANNED:
+        for path in sorted(root.glob(pattern)):
+            if path.is_symlink() or not path.is_file():
+                continue
+            rel = path.relative_to(root).as_posix()
+            text = path.read_bytes().decode("utf-8", "replace")
+            for no, line in enumerate(text.split("\n"), 1):
+                kinds = secrets_in(line)
+                if kinds:
+                    found.append(
+                        {
+                            "severity": "error",
+                            "path": rel,
+                            "line": no,
+                            "message": _secret_message(line, kinds),
+                        }
+                    )
+    return found
+
+
+_ID_RE = re.compile(r"<!--[^>]*\bid:\s*(m-[0-9a-f]{6,12})\b")
+
+
+def _secret_message(line: str, kinds: list[str]) -> str:
+    kind = ", ".join(sorted(set(kinds)))
+    what = f"holds a secret ({kind}), stored past giok's write policy (a hand edit or a push)"
+    entry = _ID_RE.search(line)
+    fix = f"`giok forget {entry.group(1)}` removes the entry" if entry else "remove it from the file"
+    return f"{what}: boot leaves it out; {fix}, and rotate the secret"
 
 
 # -- dedup, near-duplicates, contradictions ----------------------------------------------------

@@ -10,6 +10,7 @@ from giok.store import clock, history
 
 _TITLES = {
     "added": "added",
+    "edited": "edited",
     "superseded": "superseded",
     "promoted": "promoted",
     "demoted": "moved to a shorter layer",
@@ -26,8 +27,8 @@ _TITLES = {
 @workspace_option()
 @json_option
 def diff_cmd(since, until, as_json):
-    """List the memories added, superseded, promoted, expired and forgotten between DATE1 and
-    DATE2 (default: now). A date means the end of that day; YYYY-MM-DDTHH:MM a moment.
+    """List the memories added, edited, superseded, promoted, expired and forgotten between
+    DATE1 and DATE2 (default: now). A date means the end of that day; YYYY-MM-DDTHH:MM a moment.
 
     Forgotten entries are listed by id and reason, never by text.
     """
@@ -62,5 +63,6 @@ def _line(kind: str, r: dict) -> str:
         "superseded": f"  by {r.get('superseded_by')}" if r.get("superseded_by") else "",
         "merged": f"  into {r.get('merged_into')}" if r.get("merged_into") else "",
         "expired": f"  (expired {r.get('expires')}{'' if r.get('archived') else ', not archived yet'})",
+        "edited": f"  (was: {r.get('before')})",
     }.get(kind, "")
     return f"{ident} [{r['layer']}] {r['text']}{style.dim(extra) if extra else ''}"

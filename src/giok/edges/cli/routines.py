@@ -300,12 +300,13 @@ def schedule_remove(name, everything, as_json):
 def schedule_run(name, max_runs, as_json):
     """Run routines: one now (--routine), or all on their schedules in the foreground.
 
-    Each run and its result are noted in the diary (`routine NAME (giok CMD): ok`).
+    Each run and its result are noted in the diary (`routine NAME (giok CMD): ok`); a sync only
+    when it failed or reported something (a merge decision, a renumbering, a rollback).
     """
     ws = open_workspace()
     if name:
         result = routines_mod.run_routine(ws, routines_mod.find(ws, name))
-        emit(result, as_json, lambda d: d["diary"])
+        emit(result, as_json, _ran)
         sys.exit(0 if result["exit"] == 0 else 1)
     items = routines_mod.routines(ws)
     scheduler = routines_mod.Scheduler(ws, items)
@@ -315,4 +316,9 @@ def schedule_run(name, max_runs, as_json):
                 f"scheduling {len(items)} routine(s) for {ws.name}; next: "
                 f"{', '.join(r.name for r in batch)} at {when:%Y-%m-%d %H:%M}"
             )
-    scheduler.loop(max_runs, on_result=lambda r: emit(r, as_json, lambda d: d["diary"]))
+    scheduler.loop(max_runs, on_result=lambda r: emit(r, as_json, _ran))
+
+
+def _ran(d: dict) -> str:
+    """A routine's run: its diary line, or (a quiet one with nothing to note) one line here only."""
+    return d["diary"] or f"routine {d['routine']} (giok {' '.join(d['command'])}): ok, nothing to note"
