@@ -198,6 +198,7 @@ def test_cli_watch_and_flush(ws, cli, monkeypatch):
     ok = cli("watch", "--used", "104999", "--window", "150000", "--session", "c", "-w", "zeon", "--json")
     assert ok.exit_code == 0
     assert json.loads(ok.output)["level"] == "ok"
+    assert json.loads(ok.output)["flushed"] is None  # nothing flushed yet (it said "ok")
     soft = cli("watch", "--used", "105000", "--window", "150000", "--session", "c", "-w", "zeon")
     assert soft.exit_code == 0
     assert soft.output.startswith("soft 70.0%")
@@ -228,6 +229,7 @@ def test_cli_watch_and_flush(ws, cli, monkeypatch):
     )
     assert hard.exit_code == 11
     assert json.loads(hard.output)["level"] == "hard"
+    assert json.loads(hard.output)["flushed"] == "soft"
     bad = cli("watch", "--used", "5", "--window", "0", "-w", "zeon")
     assert bad.exit_code != 0
     assert "Error: window" in bad.output

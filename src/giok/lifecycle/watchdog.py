@@ -159,7 +159,7 @@ class Status:
             "percent": round(100 * self.used / self.window, 2),
             "soft_tokens": self.soft_tokens,
             "hard_tokens": self.hard_tokens,
-            "flushed": self.flushed,
+            "flushed": None if self.flushed == "ok" else self.flushed,  # the highest level flushed, if any
             "flush_due": self.flush_due,
             "action": self.action,
             "flush": self.flush.to_dict() if self.flush else None,
