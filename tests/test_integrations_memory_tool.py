@@ -110,6 +110,20 @@ def test_view_root_lists_two_levels_without_hidden_items(tool, ws):
     assert not any("/." in s for s in shown)
 
 
+def test_an_insert_near_the_top_is_not_made_permanent_by_the_heading_above_it(tool, ws):
+    """Line 3 of a new MEMORY.md lies under the M0 heading: the layer is the judgement's, as on
+    every other path, and only a tag in the line asks for M0."""
+    lines = ws.read_text("MEMORY.md").splitlines()
+    under_m0 = next(n for n, line in enumerate(lines, 1) if line.startswith("## ") and "M0" in line)
+    for text in ("- The demo moved to 3pm on Thursday.", "- Seojun's blood type is O negative #m0"):
+        tool.handle(
+            {"command": "insert", "path": "/memories/MEMORY.md", "insert_line": under_m0, "insert_text": text}
+        )
+    by_text = {e.text: e.layer for e in ws.memory().entries()}
+    assert by_text["The demo moved to 3pm on Thursday."] != "M0", by_text
+    assert by_text["Seojun's blood type is O negative"] == "M0", by_text
+
+
 def test_memory_md_changes_through_the_write_policy(tool, ws):
     """With only the memory tool loaded, Claude edits MEMORY.md as a file: an insert is a
     `remember`, a str_replace of an entry's text an update that supersedes it, an emptied

@@ -30,7 +30,7 @@ from giok.errors import GiokError, InvalidInput, NotFound
 from giok.store import layout
 from giok.store.fsutil import MAX_ENTRY_BYTES, confine
 from giok.store.layout import ARCHIVE_DIR, MEMORY
-from giok.store.memoryfile import Heading, MemoryEntry, parse_entry
+from giok.store.memoryfile import MemoryEntry, parse_entry
 from giok.workspace import Workspace
 from giok.write import policy
 from giok.write.visibility import scoped_lines
@@ -322,25 +322,21 @@ class MemoryTool:
     # -- MEMORY.md through the write policy --------------------------------------------------
     def _memory_insert(self, path: str, line_no, text: str) -> str:
         """Each line of insert_text is one `remember` (dedup, supersede, refusals, redaction, a
-        commit with the decision); the layer is that of the heading above insert_line (M30
-        when none). Where the entry lands is giok's: under its layer heading."""
+        commit with the decision), in the layer the judgement gives it, as on every other path:
+        the heading above insert_line does not choose it (a line put near the top would be
+        permanent M0); a layer tag in the line (#m0, [M90]) does. Where the entry lands is
+        giok's: under its layer heading."""
         mf = self.ws.memory()
         _check_insert_line(line_no, len(mf.lines))
-        layer = next(
-            (line.layer for line in reversed(mf.lines[:line_no]) if isinstance(line, Heading) and line.layer),
-            None,
-        )
         texts = []
         for raw in text.split("\n"):
             if not raw.strip() or raw.lstrip().startswith("#"):
                 continue
-            entry = parse_entry(raw, layer)
+            entry = parse_entry(raw, None)
             texts.append(entry.text if isinstance(entry, MemoryEntry) else raw.strip().lstrip("-*+ ").strip())
         if not texts:
             raise InvalidInput("insert_text holds no memory: give one fact per line")
-        done = [
-            self.ws.remember(t, layer=layer, source=f"memory-tool:{path}", via="memory-tool") for t in texts
-        ]
+        done = [self.ws.remember(t, source=f"memory-tool:{path}", via="memory-tool") for t in texts]
         return f"The file {path} has been edited." + _policy_report(done)
 
     def _memory_replace(self, path: str, old_str: str, new_str: str) -> str:
