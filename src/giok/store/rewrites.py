@@ -125,9 +125,11 @@ def handle(ws: Workspace, report: SyncReport, pre: str | None, theirs: str) -> b
     recorded = load(root)
     was = recorded.get(tracking)
     if was is not None:
-        if _is_ancestor(root, theirs, head) or not _is_ancestor(root, was, theirs):
-            recorded.pop(tracking)  # published already (by hand, say), or the remote moved on elsewhere
+        if not _is_ancestor(root, was, theirs):
+            recorded.pop(tracking)  # published already (a force-push by hand), or the remote moved on elsewhere
             _save(root, recorded)
+        elif _is_ancestor(root, was, head):
+            raise ConflictError(_merged_back(ws, report, was))
         else:
             remote._refuse_private(ws, theirs, report)
             new = carry(ws, was, head, theirs, parent=head, message=_carry_message(ws, report, was, theirs))
@@ -189,6 +191,28 @@ def handle(ws: Workspace, report: SyncReport, pre: str | None, theirs: str) -> b
         + "; the old history was dropped from this clone"
     )
     return True
+
+
+def _merged_back(ws: Workspace, report: SyncReport, was: str) -> str:
+    """The refusal for a machine that rewrote its history and then merged the old one back in
+    (a plain `git pull` of the remote it had not yet pushed over): pushing would publish every
+    old commit, the forgotten text in them."""
+    chain = git.run(ws.root, "rev-list", "--first-parent", "-n", "200", "HEAD", check=False).stdout.split()
+    before = next((c for c in chain if not _is_ancestor(ws.root, was, c)), None)
+    reset = (
+        f"reset the branch to the rewritten history (`git -C {ws.root} reset --keep {before[:10]}`, "
+        "the last commit of this branch without the old history; commits made after the merge "
+        "must be made again), or "
+        if before
+        else ""
+    )
+    return (
+        f"this clone rewrote its history (giok forget --rewrite-history) and has since merged the old "
+        f"history of {report.remote}/{report.branch} back in (HEAD holds {was[:10]}, the remote's tip before "
+        "the rewrite, with what was forgotten in its commits): pushing would publish the old commits again, "
+        f"so nothing was merged or pushed. To go on, {reset}rewrite it again "
+        "(`giok forget --match TEXT --rewrite-history`), then `giok sync`"
+    )
 
 
 def _held(root: Path, commit: str, stones: tomb.Tombstones) -> dict[str, str]:
@@ -357,11 +381,14 @@ def _checkout(ws: Workspace, branch: str, new: str) -> None:
 # -- after the push -------------------------------------------------------------------------------
 def finish(ws: Workspace, report: SyncReport) -> None:
     """After a published or adopted rewrite was pushed: forget the record and drop the old
-    commits from this clone's .git (reflogs expired, gc --prune=now), as forget does."""
+    commits from this clone's .git: the reflogs of the synced branch, its remote-tracking ref
+    and HEAD expired, ORIG_HEAD removed, then gc --prune=now. Stashes, other branches and tags
+    (and their reflogs) keep what they point at."""
     tracking = f"refs/remotes/{report.remote}/{report.branch}"
     recorded = load(ws.root)
     if recorded.pop(tracking, None) is not None:
         _save(ws.root, recorded)
     git.run(ws.root, "update-ref", "-d", "ORIG_HEAD", check=False)  # the reset's old tip
-    git.run(ws.root, "reflog", "expire", "--expire=now", "--all", check=False)
+    refs = [f"refs/heads/{report.branch}", tracking, "HEAD"]
+    git.run(ws.root, "reflog", "expire", "--expire=now", "--expire-unreachable=now", *refs, check=False)
     git.run(ws.root, "gc", "--prune=now", "-q", check=False)
