@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from giok import Home, Workspace
 from giok.edges.cli import main
 from giok.lifecycle.distill import distill
-from giok.store import remote
+from giok.store import history, remote
 from giok.store.memoryfile import MemoryFile
 
 SECRET = "The safe in the office opens with 31-7-22"
@@ -330,6 +330,33 @@ def test_adopt_keeps_this_machines_writes_and_a_forget_wins_over_an_edit(machine
         assert [d["id"] for d in ws.decisions()] == [decision]
         assert files_holding(ws.root) == [] and files_holding(ws.root, b"31-7-23") == []
     assert remote_holds(bare) == [] and remote_holds(bare, "31-7-23") == []
+
+
+def test_a_forget_from_another_machine_reaches_the_derived_data_of_the_one_that_publishes(
+    machines, monkeypatch
+):
+    """B forgets an entry (plain forget) and syncs while A holds a rewritten history not yet
+    pushed; A's sync carries B's forget onto it and A's index and .giok/ caches lose the entry
+    too. Before: the publishing sync returned before the incoming forgets were looked at, so
+    A's past-state snapshots still held the entry B forgot."""
+    ms, bare = machines
+    a, b = ms["A"], ms["B"]
+    at(monkeypatch, "2026-03-02T08:00")
+    wifi = "The guest network in the lobby is named kumquat-orbit-77"
+    other = a.remember(wifi).entry.id
+    eid = secret_everywhere(ms, bare)  # syncs both: B holds the wifi entry too
+    assert a.search("guest network lobby")[0].source == other
+    at(monkeypatch, "2026-03-02T09:00")
+    a.forget(eid, reason="a code is not a memory", rewrite_history=True)
+    history.snapshot(a, git(a.root, "rev-parse", "HEAD").strip())  # a past state, as `giok history` extracts
+    assert files_holding(a.root, b"kumquat-orbit-77") != []
+    b.forget(other, reason="it changes every week")
+    assert sync(b).exit_code == 0
+    out = sync(a)
+    assert out.exit_code == 0 and json.loads(out.output)["rewritten"] == "published", out.output
+    assert other not in a.memory().ids()
+    assert all(r.source != other for r in a.search("guest network lobby"))
+    assert files_holding(a.root, b"kumquat-orbit-77") == []
 
 
 def test_adopt_remote_keeps_every_stash(machines, monkeypatch):

@@ -132,7 +132,9 @@ def handle(ws: Workspace, report: SyncReport, pre: str | None, theirs: str) -> b
             raise ConflictError(_merged_back(ws, report, was))
         else:
             remote._refuse_private(ws, theirs, report)
+            incoming = held(root, head, tomb.at(root, theirs))  # what others forgot since the rewrite
             new = carry(ws, was, head, theirs, parent=head, message=_carry_message(ws, report, was, theirs))
+            _dropped(ws, report, head, new, incoming)
             _checkout(ws, report.branch, new)
             report.fetched += remote._count(ws, f"{was}..{theirs}")
             report.lease, report.rewritten = theirs, "published"
@@ -147,14 +149,14 @@ def handle(ws: Workspace, report: SyncReport, pre: str | None, theirs: str) -> b
     if synced is None:
         return False
     stones = tomb.at(root, theirs).union(tomb.at(root, head))
-    was_held = _held(root, synced, stones)
-    held = {**was_held, **_held(root, head, stones)}
+    was_held = held(root, synced, stones)
+    holds = {**was_held, **held(root, head, stones)}
     local = remote._count(ws, f"{synced}..HEAD")
     if not report.adopt:
         what = (
-            f"it forgot {', '.join(sorted(held)[:5])}{' and more' if len(held) > 5 else ''}"
-            f" (giok forget --rewrite-history) and this clone still holds {'them' if len(held) > 1 else 'it'}"
-            if held
+            f"it forgot {', '.join(sorted(holds)[:5])}{' and more' if len(holds) > 5 else ''}"
+            f" (giok forget --rewrite-history) and this clone still holds {'them' if len(holds) > 1 else 'it'}"
+            if holds
             else "a history rewrite, such as `giok forget --rewrite-history` on another machine"
         )
         raise ConflictError(
@@ -171,16 +173,8 @@ def handle(ws: Workspace, report: SyncReport, pre: str | None, theirs: str) -> b
         f"Carried: this machine's {local} commit(s) since {synced[:10]}, the last commit synced"
     )
     new = carry(ws, synced, theirs, head, parent=theirs, message=message)
-    now = {
-        e.id
-        for rel in _memory_files(root, new)
-        for e in MemoryFile.parse(tomb.show(root, new, rel) or b"").entries()
-    }
-    gone = {eid: text for eid, text in held.items() if eid not in now}
-    report.forgotten.update(gone)
+    gone = _dropped(ws, report, head, new, holds)
     report.forgotten_texts += [text for eid, text in was_held.items() if eid in gone and text != gone[eid]]
-    report.purge_paths += git.run(root, "diff", "--name-only", "-z", head, new).stdout.split("\0")[:-1]
-    report.forgets += len(gone)
     report.fetched += remote._count(ws, f"{head}..{theirs}")
     _checkout(ws, report.branch, new)
     report.rewritten, report.merge = "adopted", new
@@ -215,20 +209,37 @@ def _merged_back(ws: Workspace, report: SyncReport, was: str) -> str:
     )
 
 
-def _held(root: Path, commit: str, stones: tomb.Tombstones) -> dict[str, str]:
+def _dropped(ws: Workspace, report: SyncReport, head: str, new: str, named: dict[str, str]) -> dict[str, str]:
+    """Of `named` (id → text held at head), the entries the carried commit `new` no longer
+    holds: put in the report for this machine's derived data to lose (index, snapshots,
+    .giok/ caches), with every file the carry changed for the index to read again."""
+    now = {
+        e.id
+        for rel in memory_files(ws.root, new)
+        for e in MemoryFile.parse(tomb.show(ws.root, new, rel) or b"").entries()
+    }
+    gone = {eid: text for eid, text in named.items() if eid not in now}
+    report.forgotten.update(gone)
+    report.forgets += len(gone)
+    report.purge_paths += git.run(ws.root, "diff", "--name-only", "-z", head, new).stdout.split("\0")[:-1]
+    return gone
+
+
+def held(root: Path, commit: str, stones: tomb.Tombstones, *, exact: bool = False) -> dict[str, str]:
     """id → text of the entries commit's memory files hold under a tombstoned id (the forgotten
-    text, or an edit of it made here since)."""
+    text, or an edit of it made since); exact: only those the tombstones hold, id and text."""
     if not stones:
         return {}
     out: dict[str, str] = {}
-    for rel in _memory_files(root, commit):
+    for rel in memory_files(root, commit):
         for e in MemoryFile.parse(tomb.show(root, commit, rel) or b"").entries():
-            if e.id in stones.ids:
-                out[e.id] = e.text
+            if e.id in stones.ids and (not exact or stones.holds(e)):
+                out.setdefault(e.id, e.text)
     return out
 
 
-def _memory_files(root: Path, commit: str) -> list[str]:
+def memory_files(root: Path, commit: str) -> list[str]:
+    """The memory files (MEMORY.md, memory/archive/*.md) commit's tree holds."""
     names = git.run(
         root, "ls-tree", "-r", "-z", "--name-only", commit, "--", "MEMORY.md", "memory/archive", check=False
     )
