@@ -446,3 +446,21 @@ def test_of_two_entries_sharing_an_id_the_tombstoned_one_is_dropped(ws, monkeypa
     assert list(back.entries) == [entry.id]
     assert texts(ws) == ["Lunch with the team is at noon on Fridays"]
     assert "MEMORY.md" not in files_holding(ws.root)
+
+
+def test_the_cache_scrub_after_a_sync_leaves_a_pending_journal_as_it_is(ws):
+    """The scrub of .giok/ that follows an incoming forget changes derived text files only:
+    the journal a killed write left (which the next write recovers from) is kept byte for
+    byte, even when a line of it holds the forgotten text. Before: the line was cut out of
+    it, and the recovery read a damaged journal."""
+    from giok.write.forget import scrub_derived
+
+    journal = ws.layout.journal
+    journal.parent.mkdir(parents=True, exist_ok=True)
+    data = json.dumps({"files": {"MEMORY.md": SECRET}}, indent=1).encode()
+    journal.write_bytes(data)
+    cache = ws.data_dir / "boot-cache.txt"
+    cache.write_text(f"{SECRET}\nkept\n")
+    changed = scrub_derived(ws, ["m-123456"], [SECRET])
+    assert journal.read_bytes() == data
+    assert cache.read_text() == "kept\n" and changed == [str(cache.relative_to(ws.root))]
