@@ -431,4 +431,3 @@ def test_log_shows_commits_only_not_a_blob(srv):
     assert status(answer) == 404
     assert b"staging server" not in answer
     assert status(get(srv, f"/api/w/zeon/log/{commit[:12]}", "owner")) == 200
-

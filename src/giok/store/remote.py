@@ -40,7 +40,6 @@ from giok.errors import ConflictError, GitError, InvalidInput, NotFound
 from giok.store import clock, git, rewrites
 from giok.store import tombstones as tomb
 from giok.store.layout import DATA_DIR
-from giok.store.memoryfile import MemoryFile
 from giok.store.merge import PATTERNS
 
 if TYPE_CHECKING:

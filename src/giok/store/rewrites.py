@@ -126,7 +126,9 @@ def handle(ws: Workspace, report: SyncReport, pre: str | None, theirs: str) -> b
     was = recorded.get(tracking)
     if was is not None:
         if not _is_ancestor(root, was, theirs):
-            recorded.pop(tracking)  # published already (a force-push by hand), or the remote moved on elsewhere
+            recorded.pop(
+                tracking
+            )  # published already (a force-push by hand), or the remote moved on elsewhere
             _save(root, recorded)
         elif _is_ancestor(root, was, head):
             raise ConflictError(_merged_back(ws, report, was))
@@ -155,7 +157,8 @@ def handle(ws: Workspace, report: SyncReport, pre: str | None, theirs: str) -> b
     if not report.adopt:
         what = (
             f"it forgot {', '.join(sorted(holds)[:5])}{' and more' if len(holds) > 5 else ''}"
-            f" (giok forget --rewrite-history) and this clone still holds {'them' if len(holds) > 1 else 'it'}"
+            " (giok forget --rewrite-history) and this clone still holds"
+            f" {'them' if len(holds) > 1 else 'it'}"
             if holds
             else "a history rewrite, such as `giok forget --rewrite-history` on another machine"
         )
