@@ -65,6 +65,24 @@ def test_giok_serve_listens_when_it_says_so_on_the_port_it_names(ws):
         proc.wait(FAILED)
 
 
+@pytest.mark.skipif(not socket.has_ipv6, reason="this system has no IPv6")
+def test_giok_serve_on_every_address_answers_at_the_url_it_prints(ws):
+    """`--host ::` (every address): the printed URL answers. Before: the socket was IPv6-only
+    and the URL named 127.0.0.1, so the connection was refused."""
+    proc = giok("serve", "--host", "::", "--port", "0")
+    try:
+        for line in proc.stderr:  # type: ignore[union-attr]  # a warning (not loopback), then the URL
+            if found := re.match(r"giok serve: listening on (http://(\S+):\d+/) ", line):
+                break
+        else:
+            raise AssertionError("no URL printed")
+        answer = httpx.get(found.group(1) + "api/workspaces", timeout=FAILED)
+        assert answer.status_code == 401  # the server answered (no token given)
+    finally:
+        proc.terminate()
+        proc.wait(FAILED)
+
+
 @pytest.mark.parametrize(
     ("stop", "pinned"),
     [(signal.SIGINT, ()), (signal.SIGTERM, ("--allowed-host", "memory.example.org"))],

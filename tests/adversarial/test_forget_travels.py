@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from click.testing import CliRunner
 from giok import Home, Workspace
 from giok.edges.cli import main
 from giok.lifecycle.distill import distill
-from giok.store import remote
+from giok.store import history, remote
 from giok.store.memoryfile import MemoryFile
 
 SECRET = "The safe in the office opens with 31-7-22"
@@ -265,6 +266,42 @@ def test_a_plain_git_pull_of_a_rewritten_remote_is_caught_before_the_push(machin
     assert remote_holds(bare) == []
 
 
+def test_the_machine_that_rewrote_and_then_pulled_the_old_history_does_not_push_it(machines, monkeypatch):
+    """A forgets with --rewrite-history, then merges the remote's old history back in with a
+    plain `git pull`; its `giok sync` refuses (changing nothing) and names the commit to reset
+    to; after that reset the sync publishes the rewritten history. Before: the sync took the
+    merge for "published already", dropped its record and pushed: the remote kept the old
+    history, the original remember commit with the secret in it, for good."""
+    ms, bare = machines
+    a, b = ms["A"], ms["B"]
+    at(monkeypatch, "2026-03-02T08:00")
+    eid = secret_everywhere(ms, bare)
+    at(monkeypatch, "2026-03-02T09:00")
+    a.forget(eid, reason="a code is not a memory", rewrite_history=True)
+    pulled = subprocess.run(
+        ["git", "-C", str(a.root), "pull", "--no-rebase", "--no-edit", "-q", "origin", "main"],
+        capture_output=True,
+        text=True,
+    )
+    assert pulled.returncode == 0, pulled.stderr
+    head = git(a.root, "rev-parse", "HEAD")
+    out = sync(a)
+    assert out.exit_code == 5, out.output
+    assert "merged the old history" in out.output and "31-7-22" not in out.output
+    assert git(a.root, "rev-parse", "HEAD") == head
+    assert git(bare, "rev-parse", "main") == git(a.root, "rev-parse", "origin/main")  # nothing pushed
+    found = re.search(r"reset --keep ([0-9a-f]{10})", out.output)
+    assert found, out.output
+    git(a.root, "reset", "-q", "--keep", found.group(1))
+    out = sync(a)
+    assert out.exit_code == 0 and json.loads(out.output)["rewritten"] == "published", out.output
+    assert remote_holds(bare) == []
+    assert sync(b, "--adopt-remote").exit_code == 0
+    for ws in (a, b):
+        assert files_holding(ws.root) == [] and objects_holding(ws.root) == 0
+    assert remote_holds(bare) == []
+
+
 def test_adopt_keeps_this_machines_writes_and_a_forget_wins_over_an_edit(machines, monkeypatch):
     """B edited the entry A forgets with --rewrite-history, and wrote others, after its last sync;
     --adopt-remote removes the edited entry (a forget wins over an edit, as in every merge) and
@@ -293,6 +330,58 @@ def test_adopt_keeps_this_machines_writes_and_a_forget_wins_over_an_edit(machine
         assert [d["id"] for d in ws.decisions()] == [decision]
         assert files_holding(ws.root) == [] and files_holding(ws.root, b"31-7-23") == []
     assert remote_holds(bare) == [] and remote_holds(bare, "31-7-23") == []
+
+
+def test_a_forget_from_another_machine_reaches_the_derived_data_of_the_one_that_publishes(
+    machines, monkeypatch
+):
+    """B forgets an entry (plain forget) and syncs while A holds a rewritten history not yet
+    pushed; A's sync carries B's forget onto it and A's index and .giok/ caches lose the entry
+    too. Before: the publishing sync returned before the incoming forgets were looked at, so
+    A's past-state snapshots still held the entry B forgot."""
+    ms, bare = machines
+    a, b = ms["A"], ms["B"]
+    at(monkeypatch, "2026-03-02T08:00")
+    wifi = "The guest network in the lobby is named kumquat-orbit-77"
+    other = a.remember(wifi).entry.id
+    eid = secret_everywhere(ms, bare)  # syncs both: B holds the wifi entry too
+    assert a.search("guest network lobby")[0].source == other
+    at(monkeypatch, "2026-03-02T09:00")
+    a.forget(eid, reason="a code is not a memory", rewrite_history=True)
+    history.snapshot(a, git(a.root, "rev-parse", "HEAD").strip())  # a past state, as `giok history` extracts
+    assert files_holding(a.root, b"kumquat-orbit-77") != []
+    b.forget(other, reason="it changes every week")
+    assert sync(b).exit_code == 0
+    out = sync(a)
+    assert out.exit_code == 0 and json.loads(out.output)["rewritten"] == "published", out.output
+    assert other not in a.memory().ids()
+    assert all(r.source != other for r in a.search("guest network lobby"))
+    assert files_holding(a.root, b"kumquat-orbit-77") == []
+
+
+def test_adopt_remote_keeps_every_stash(machines, monkeypatch):
+    """B stashed three unfinished edits before A's rewrite reached it; `sync --adopt-remote`
+    drops the old history but keeps all three stashes. Before: every reflog was expired, so
+    only the newest stash was left (and gc pruned what the others held)."""
+    ms, bare = machines
+    a, b = ms["A"], ms["B"]
+    at(monkeypatch, "2026-03-02T08:00")
+    eid = secret_everywhere(ms, bare)
+    for n in range(3):
+        with (b.root / "MEMORY.md").open("a") as f:
+            f.write(f"unfinished edit {n}\n")
+        git(b.root, "stash", "push", "-q", "-m", f"edit {n}")
+    at(monkeypatch, "2026-03-02T09:00")
+    a.forget(eid, reason="a code is not a memory", rewrite_history=True)
+    assert sync(a).exit_code == 0
+    out = sync(b, "--adopt-remote")
+    assert out.exit_code == 0, out.output
+    assert git(b.root, "stash", "list", "--format=%gs").splitlines() == [
+        f"On main: edit {n}" for n in (2, 1, 0)
+    ]
+    for n in range(3):
+        shown = git(b.root, "stash", "show", "-p", f"stash@{{{2 - n}}}")
+        assert f"+unfinished edit {n}" in shown
 
 
 def test_after_a_force_push_by_hand_the_stale_clone_is_refused(machines, monkeypatch):
@@ -335,3 +424,43 @@ def test_an_old_export_imported_again_does_not_bring_the_entry_back(ws, monkeypa
         (o.action, o.reason, o.item.kind) for o in report.outcomes
     ]
     assert SECRET not in texts(a) and "MEMORY.md" not in files_holding(a.root)
+
+
+def test_of_two_entries_sharing_an_id_the_tombstoned_one_is_dropped(ws, monkeypatch):
+    """MEMORY.md holds two lines with one id (a line copied by hand, or two machines that drew
+    the same id): another text first, then the forgotten one, restored from a backup. What
+    sync runs after a pull drops the forgotten line and keeps the other. Before: the first
+    line with that id went, and the forgotten text stayed."""
+    from giok.store import tombstones
+
+    at(monkeypatch, "2026-03-02T08:00")
+    entry = ws.remember(SECRET).entry
+    line = next(x for x in (ws.root / "MEMORY.md").read_text().splitlines() if SECRET in x)
+    ws.forget(entry.id, reason="a code is not a memory")
+    other = line.replace(SECRET, "Lunch with the team is at noon on Fridays")
+    with (ws.root / "MEMORY.md").open("a") as f:
+        f.write(f"{other}\n{line}\n")
+    git(ws.root, "commit", "-qam", "restore two lines by hand")
+    assert [e.id for e in ws.memory().entries()].count(entry.id) == 2
+    back = tombstones.drop_returned(ws)
+    assert list(back.entries) == [entry.id]
+    assert texts(ws) == ["Lunch with the team is at noon on Fridays"]
+    assert "MEMORY.md" not in files_holding(ws.root)
+
+
+def test_the_cache_scrub_after_a_sync_leaves_a_pending_journal_as_it_is(ws):
+    """The scrub of .giok/ that follows an incoming forget changes derived text files only:
+    the journal a killed write left (which the next write recovers from) is kept byte for
+    byte, even when a line of it holds the forgotten text. Before: the line was cut out of
+    it, and the recovery read a damaged journal."""
+    from giok.write.forget import scrub_derived
+
+    journal = ws.layout.journal
+    journal.parent.mkdir(parents=True, exist_ok=True)
+    data = json.dumps({"files": {"MEMORY.md": SECRET}}, indent=1).encode()
+    journal.write_bytes(data)
+    cache = ws.data_dir / "boot-cache.txt"
+    cache.write_text(f"{SECRET}\nkept\n")
+    changed = scrub_derived(ws, ["m-123456"], [SECRET])
+    assert journal.read_bytes() == data
+    assert cache.read_text() == "kept\n" and changed == [str(cache.relative_to(ws.root))]

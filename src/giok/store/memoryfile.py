@@ -642,17 +642,26 @@ class MemoryFile:
         return pos
 
     def remove(self, entry_id: str) -> MemoryEntry:
-        """Take the entry out of the file and return it; KeyError when there is none."""
+        """Take the (first) entry with this id out of the file and return it; KeyError when
+        there is none."""
+        entry = self.find(entry_id)
+        if entry is None:
+            raise KeyError(entry_id)
+        return self.remove_entry(entry)
+
+    def remove_entry(self, entry: MemoryEntry) -> MemoryEntry:
+        """Take this very entry (this line, not the first one with its id) out of the file and
+        return it; KeyError when the file does not hold it."""
         for i, line in enumerate(self.lines):
-            if isinstance(line, MemoryEntry) and line.id == entry_id:
+            if line is entry:
                 del self.lines[i]
                 self._heads = None
                 eol = self.eols.pop(i)
                 if i == len(self.lines) and i > 0:
                     self.eols[i - 1] = eol if eol else self.eols[i - 1]
                 self._number()
-                return line
-        raise KeyError(entry_id)
+                return entry
+        raise KeyError(entry.id)
 
     def move(self, entry_id: str, layer: str) -> MemoryEntry:
         """Move the entry under the heading of `layer` (created when missing) and return it."""

@@ -42,7 +42,6 @@ from giok.store import clock, git, rewrites
 from giok.store import tombstones as tomb
 from giok.store.fsutil import atomic_write
 from giok.store.layout import DATA_DIR
-from giok.store.memoryfile import MemoryFile
 from giok.store.merge import PATTERNS
 
 if TYPE_CHECKING:
@@ -234,13 +233,8 @@ def _incoming_forgets(ws: Workspace, theirs: str, report: SyncReport) -> None:
 def _incoming_tombstones(ws: Workspace, theirs: str, report: SyncReport) -> None:
     """Entries the other side tombstoned (a forget by id or by --match) that this machine
     holds: its derived data must lose them too."""
-    new = tomb.at(ws.root, theirs)
-    if not new:
-        return
-    for rel in rewrites._memory_files(ws.root, "HEAD"):
-        for entry in MemoryFile.parse(tomb.show(ws.root, "HEAD", rel) or b"").entries():
-            if entry.id not in report.forgotten and new.holds(entry):
-                report.forgotten[entry.id] = entry.text
+    for eid, text in rewrites.held(ws.root, "HEAD", tomb.at(ws.root, theirs), exact=True).items():
+        report.forgotten.setdefault(eid, text)
 
 
 def _refuse_private(ws: Workspace, theirs: str, report: SyncReport) -> None:

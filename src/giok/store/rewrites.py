@@ -125,12 +125,18 @@ def handle(ws: Workspace, report: SyncReport, pre: str | None, theirs: str) -> b
     recorded = load(root)
     was = recorded.get(tracking)
     if was is not None:
-        if _is_ancestor(root, theirs, head) or not _is_ancestor(root, was, theirs):
-            recorded.pop(tracking)  # published already (by hand, say), or the remote moved on elsewhere
+        if not _is_ancestor(root, was, theirs):
+            recorded.pop(
+                tracking
+            )  # published already (a force-push by hand), or the remote moved on elsewhere
             _save(root, recorded)
+        elif _is_ancestor(root, was, head):
+            raise ConflictError(_merged_back(ws, report, was))
         else:
             remote._refuse_private(ws, theirs, report)
+            incoming = held(root, head, tomb.at(root, theirs))  # what others forgot since the rewrite
             new = carry(ws, was, head, theirs, parent=head, message=_carry_message(ws, report, was, theirs))
+            _dropped(ws, report, head, new, incoming)
             _checkout(ws, report.branch, new)
             report.fetched += remote._count(ws, f"{was}..{theirs}")
             report.lease, report.rewritten = theirs, "published"
@@ -145,14 +151,15 @@ def handle(ws: Workspace, report: SyncReport, pre: str | None, theirs: str) -> b
     if synced is None:
         return False
     stones = tomb.at(root, theirs).union(tomb.at(root, head))
-    was_held = _held(root, synced, stones)
-    held = {**was_held, **_held(root, head, stones)}
+    was_held = held(root, synced, stones)
+    holds = {**was_held, **held(root, head, stones)}
     local = remote._count(ws, f"{synced}..HEAD")
     if not report.adopt:
         what = (
-            f"it forgot {', '.join(sorted(held)[:5])}{' and more' if len(held) > 5 else ''}"
-            f" (giok forget --rewrite-history) and this clone still holds {'them' if len(held) > 1 else 'it'}"
-            if held
+            f"it forgot {', '.join(sorted(holds)[:5])}{' and more' if len(holds) > 5 else ''}"
+            " (giok forget --rewrite-history) and this clone still holds"
+            f" {'them' if len(holds) > 1 else 'it'}"
+            if holds
             else "a history rewrite, such as `giok forget --rewrite-history` on another machine"
         )
         raise ConflictError(
@@ -169,16 +176,8 @@ def handle(ws: Workspace, report: SyncReport, pre: str | None, theirs: str) -> b
         f"Carried: this machine's {local} commit(s) since {synced[:10]}, the last commit synced"
     )
     new = carry(ws, synced, theirs, head, parent=theirs, message=message)
-    now = {
-        e.id
-        for rel in _memory_files(root, new)
-        for e in MemoryFile.parse(tomb.show(root, new, rel) or b"").entries()
-    }
-    gone = {eid: text for eid, text in held.items() if eid not in now}
-    report.forgotten.update(gone)
+    gone = _dropped(ws, report, head, new, holds)
     report.forgotten_texts += [text for eid, text in was_held.items() if eid in gone and text != gone[eid]]
-    report.purge_paths += git.run(root, "diff", "--name-only", "-z", head, new).stdout.split("\0")[:-1]
-    report.forgets += len(gone)
     report.fetched += remote._count(ws, f"{head}..{theirs}")
     _checkout(ws, report.branch, new)
     report.rewritten, report.merge = "adopted", new
@@ -191,20 +190,59 @@ def handle(ws: Workspace, report: SyncReport, pre: str | None, theirs: str) -> b
     return True
 
 
-def _held(root: Path, commit: str, stones: tomb.Tombstones) -> dict[str, str]:
+def _merged_back(ws: Workspace, report: SyncReport, was: str) -> str:
+    """The refusal for a machine that rewrote its history and then merged the old one back in
+    (a plain `git pull` of the remote it had not yet pushed over): pushing would publish every
+    old commit, the forgotten text in them."""
+    chain = git.run(ws.root, "rev-list", "--first-parent", "-n", "200", "HEAD", check=False).stdout.split()
+    before = next((c for c in chain if not _is_ancestor(ws.root, was, c)), None)
+    reset = (
+        f"reset the branch to the rewritten history (`git -C {ws.root} reset --keep {before[:10]}`, "
+        "the last commit of this branch without the old history; commits made after the merge "
+        "must be made again), or "
+        if before
+        else ""
+    )
+    return (
+        f"this clone rewrote its history (giok forget --rewrite-history) and has since merged the old "
+        f"history of {report.remote}/{report.branch} back in (HEAD holds {was[:10]}, the remote's tip before "
+        "the rewrite, with what was forgotten in its commits): pushing would publish the old commits again, "
+        f"so nothing was merged or pushed. To go on, {reset}rewrite it again "
+        "(`giok forget --match TEXT --rewrite-history`), then `giok sync`"
+    )
+
+
+def _dropped(ws: Workspace, report: SyncReport, head: str, new: str, named: dict[str, str]) -> dict[str, str]:
+    """Of `named` (id → text held at head), the entries the carried commit `new` no longer
+    holds: put in the report for this machine's derived data to lose (index, snapshots,
+    .giok/ caches), with every file the carry changed for the index to read again."""
+    now = {
+        e.id
+        for rel in memory_files(ws.root, new)
+        for e in MemoryFile.parse(tomb.show(ws.root, new, rel) or b"").entries()
+    }
+    gone = {eid: text for eid, text in named.items() if eid not in now}
+    report.forgotten.update(gone)
+    report.forgets += len(gone)
+    report.purge_paths += git.run(ws.root, "diff", "--name-only", "-z", head, new).stdout.split("\0")[:-1]
+    return gone
+
+
+def held(root: Path, commit: str, stones: tomb.Tombstones, *, exact: bool = False) -> dict[str, str]:
     """id → text of the entries commit's memory files hold under a tombstoned id (the forgotten
-    text, or an edit of it made here since)."""
+    text, or an edit of it made since); exact: only those the tombstones hold, id and text."""
     if not stones:
         return {}
     out: dict[str, str] = {}
-    for rel in _memory_files(root, commit):
+    for rel in memory_files(root, commit):
         for e in MemoryFile.parse(tomb.show(root, commit, rel) or b"").entries():
-            if e.id in stones.ids:
-                out[e.id] = e.text
+            if e.id in stones.ids and (not exact or stones.holds(e)):
+                out.setdefault(e.id, e.text)
     return out
 
 
-def _memory_files(root: Path, commit: str) -> list[str]:
+def memory_files(root: Path, commit: str) -> list[str]:
+    """The memory files (MEMORY.md, memory/archive/*.md) commit's tree holds."""
     names = git.run(
         root, "ls-tree", "-r", "-z", "--name-only", commit, "--", "MEMORY.md", "memory/archive", check=False
     )
@@ -357,11 +395,14 @@ def _checkout(ws: Workspace, branch: str, new: str) -> None:
 # -- after the push -------------------------------------------------------------------------------
 def finish(ws: Workspace, report: SyncReport) -> None:
     """After a published or adopted rewrite was pushed: forget the record and drop the old
-    commits from this clone's .git (reflogs expired, gc --prune=now), as forget does."""
+    commits from this clone's .git: the reflogs of the synced branch, its remote-tracking ref
+    and HEAD expired, ORIG_HEAD removed, then gc --prune=now. Stashes, other branches and tags
+    (and their reflogs) keep what they point at."""
     tracking = f"refs/remotes/{report.remote}/{report.branch}"
     recorded = load(ws.root)
     if recorded.pop(tracking, None) is not None:
         _save(ws.root, recorded)
     git.run(ws.root, "update-ref", "-d", "ORIG_HEAD", check=False)  # the reset's old tip
-    git.run(ws.root, "reflog", "expire", "--expire=now", "--all", check=False)
+    refs = [f"refs/heads/{report.branch}", tracking, "HEAD"]
+    git.run(ws.root, "reflog", "expire", "--expire=now", "--expire-unreachable=now", *refs, check=False)
     git.run(ws.root, "gc", "--prune=now", "-q", check=False)

@@ -179,7 +179,7 @@ def drop(data: bytes, stones: Tombstones) -> tuple[bytes, list[MemoryEntry], lis
     if not gone:
         return data, [], other
     for entry in gone:
-        mf.remove(entry.id)
+        mf.remove_entry(entry)  # this line: another may carry the same id with a text kept
     return mf.render(), gone, other
 
 

@@ -48,6 +48,7 @@ from giok.store.fsutil import atomic_write, clean_text, read_bytes
 from giok.store.layout import (
     ARCHIVE_RE,
     FORGETTABLE_RE,
+    JOURNAL,
     LESSONS,
     MEMORY,
     REVIEW,
@@ -341,6 +342,8 @@ def _scrub_caches(ws: Workspace, done: Forgotten) -> list[str]:
 def _scrub_lines(ws: Workspace, wanted: list[str]) -> list[str]:
     changed = []
     for path in sorted(p for p in ws.data_dir.rglob("*") if p.is_file()):
+        if path.name == JOURNAL:  # a write in progress: its own recovery, never a cache
+            continue
         if path.name.endswith(_SKIP_DERIVED) or path.stat().st_size > 50_000_000:
             continue
         data = path.read_bytes()

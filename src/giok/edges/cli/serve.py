@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import datetime as dt
 import signal
+import socket
 import webbrowser
 
 import click
@@ -15,7 +16,6 @@ from giok.errors import GiokError, InvalidInput, NotFound
 from giok.store.home import Home
 
 WEB_TOKEN_HOURS = 12  # the bound on a token left by a `giok web` killed outright
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def _server_deps():
@@ -32,6 +32,8 @@ def _server_deps():
 
 
 def _host_warning(host: str, pinned: bool) -> None:
+    from giok.edges.server.limits import LOOPBACK  # loaded with the server (_server_deps)
+
     if host not in LOOPBACK:
         click.echo(
             f"warning: listening on {host}, not loopback: tokens travel in clear unless a TLS proxy "
@@ -77,7 +79,10 @@ def _serve_until_stopped(app, home: Home, limits, sock) -> None:
 
 
 def _shown(host: str) -> str:
-    """The host a URL names for a server bound to `host`."""
+    """The host a URL names for a server bound to `host` ("::" takes IPv4 too where the
+    system can: app.listen)."""
+    if host == "::" and not socket.has_dualstack_ipv6():
+        return "::1"
     return "127.0.0.1" if host in ("0.0.0.0", "::") else host
 
 

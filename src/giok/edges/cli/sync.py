@@ -66,7 +66,8 @@ def sync(remote_name, adopt_remote, as_json):
 
         texts = sorted({*report.forgotten.values(), *report.forgotten_texts})
         index.purge(ws, texts, ids=list(report.forgotten), paths=report.purge_paths)
-        scrub_derived(ws, list(report.forgotten), texts)
+        with ws.lock():  # no write of another giok process between a cache's read and its rewrite
+            scrub_derived(ws, list(report.forgotten), texts)
     emit(report.to_dict(), as_json, _text)
 
 

@@ -296,8 +296,10 @@ def listen(host: str, port: int) -> socket.socket:
     """A socket bound to host:port and listening (port 0: a free one); a port in use is one
     GiokError naming it, before anything is printed or made."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # "::" takes IPv4 too where the system can (the URL printed for it names 127.0.0.1)
+    dual = host == "::" and socket.has_dualstack_ipv6()
     try:
-        return socket.create_server((host, port), family=family, backlog=2048)
+        return socket.create_server((host, port), family=family, backlog=2048, dualstack_ipv6=dual)
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             raise GiokError(
