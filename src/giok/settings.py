@@ -21,7 +21,8 @@ Process-wide values with no workspace in reach are read here at their use instea
 scripts and tests move them within one process: GIOK_NOW (`now_override`, the clock of
 giok.store.clock), GIOK_TOKENIZER with tiktoken's cache folder (`tokenizer`, `tiktoken_cache`,
 read when giok.text.token_count first loads its encoder), GIOK_EMBED_THREADS (`embed_threads`,
-read when a local embedding model loads) and OMP_WAIT_POLICY (`passive_openmp`, set before
+read when a local embedding model loads), GIOK_MCP_WAIT (`first_search_wait`, the MCP
+server's bound on a first search's wait for its warm-up) and OMP_WAIT_POLICY (`passive_openmp`, set before
 it loads). An API key or bot token is named by configuration (`api_key_env`, `key_env`,
 `token_env`) and read when it is needed (`secret`), so a key exported after the home was
 opened works. `child_env` is the environment a giok subprocess gets (git among them), and
@@ -120,6 +121,11 @@ def judgement_mode() -> str:
 def embed_threads() -> str:
     """$GIOK_EMBED_THREADS, stripped ("" when unset): the threads a local embedding model uses."""
     return os.environ.get("GIOK_EMBED_THREADS", "").strip()
+
+
+def first_search_wait(default: float) -> float:
+    """$GIOK_MCP_WAIT: seconds an MCP search waits for the server's warm-up (default `default`)."""
+    return _seconds(os.environ.get("GIOK_MCP_WAIT"), default)
 
 
 def passive_openmp() -> None:
