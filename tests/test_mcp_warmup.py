@@ -212,7 +212,13 @@ def test_initialize_is_answered_before_the_model_loads(tmp_path, giok_home):
         assert answer(1)["result"]["serverInfo"]["name"] == "giok"
         assert not loaded.exists(), "the embedding model loaded before initialize was answered"
         send({"method": "notifications/initialized"})
-        send({"id": 2, "method": "tools/call", "params": {"name": "memory_search", "arguments": {"query": "SQLite"}}})
+        send(
+            {
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "memory_search", "arguments": {"query": "SQLite"}},
+            }
+        )
         found = answer(2)["result"]["structuredContent"]
         assert any(FACT in r["text"] for r in found["results"])
         assert loaded.read_text() == "loaded\n"  # loaded once, after the handshake

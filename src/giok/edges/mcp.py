@@ -11,7 +11,6 @@ text is the CLI's line: `Error: <message>`.
 from __future__ import annotations
 
 import json
-import re
 import sys
 import threading
 import time
@@ -24,6 +23,7 @@ from giok.lifecycle.crossview import Bus
 from giok.store import layout, refs
 from giok.store.fsutil import confine
 from giok.store.layout import MEMORY
+from giok.text.lazy import lazy
 from giok.workspace import Workspace
 from giok.write.visibility import scoped_lines
 
@@ -41,7 +41,7 @@ INSTRUCTIONS = (
     "Memories that disagree wait in memory_review until the user says which holds."
 )
 MAX_GET_LINES = 2000
-_ID_IN_TEXT = re.compile(r"\bm-[0-9a-f]{6,12}\b")
+_ID_IN_TEXT = lazy(r"\bm-[0-9a-f]{6,12}\b")
 
 
 @dataclass
@@ -242,7 +242,7 @@ def _get(ws: Workspace, args: dict):
     }
 
 
-_ARCHIVE = re.compile(r"^(memory/)?archive/")
+_ARCHIVE = lazy(r"^(memory/)?archive/")
 
 
 def _scoped_lines(
@@ -798,7 +798,7 @@ class WarmUp:
         if total_texts:
             self._embedded = (texts, total_texts)
 
-    def waits(self, ws: Workspace, name: str) -> bool:
+    def waits(self, ws: Workspace | None, name: str) -> bool:
         """Whether this call would be answered from a half-built index if it ran now."""
         return name in SEARCHES and ws is self.ws and not self.ready.is_set()
 

@@ -27,20 +27,21 @@ import re
 from dataclasses import dataclass, field
 
 from giok.text.analysis import is_hangul, words
+from giok.text.lazy import lazy
 from giok.text.terms import terms
 
 # -- the past ------------------------------------------------------------------------------------
 # Cues that say "the past" on their own, and cues that also make time clauses ("before bed",
 # "자기 전에"): those count only with a verb in the past tense ("before he moved", "전에 살았지").
-_PAST_ALONE = re.compile(
+_PAST_ALONE = lazy(
     r"\b(used to|did\b.*\buse to|previously|formerly|originally|no longer|any ?more|in the past|back then|"
     r"at first)\b|"
     r"예전|옛날|원래|이전에|처음엔|처음에는|그 전에|그전에",
     re.I,
 )
-_PAST_CLAUSE = re.compile(r"\b(before|earlier|prior)\b|전에|전엔", re.I)
-_PAST_TENSE_EN = re.compile(r"\b(did|was|were|had|used|\w{3,}ed)\b", re.I)
-_PAST_TENSE_KO = re.compile(r"[았었였했셨났갔왔췄웠렸혔켰쳤]")
+_PAST_CLAUSE = lazy(r"\b(before|earlier|prior)\b|전에|전엔", re.I)
+_PAST_TENSE_EN = lazy(r"\b(did|was|were|had|used|\w{3,}ed)\b", re.I)
+_PAST_TENSE_KO = lazy(r"[았었였했셨났갔왔췄웠렸혔켰쳤]")
 
 
 def asks_past(query: str) -> bool:
@@ -53,7 +54,7 @@ def asks_past(query: str) -> bool:
     return bool(_PAST_TENSE_EN.search(query) or any(_PAST_TENSE_KO.search(w) for w in words(query)))
 
 
-_PAST_CUE_WORD = re.compile(r"^(예전|옛날|원래|이전|처음|전에|전엔)")
+_PAST_CUE_WORD = lazy(r"^(예전|옛날|원래|이전|처음|전에|전엔)")
 
 
 def _says_past(word: str) -> bool:

@@ -30,6 +30,7 @@ from giok.store import refs
 from giok.store.clock import today
 from giok.store.fsutil import check_binary
 from giok.text.analysis import has_hangul, romanize
+from giok.text.lazy import lazy
 from giok.text.terms import language, query_terms, quote_fts
 from giok.write import judgement, policy
 
@@ -170,13 +171,13 @@ _MONTH = r"(?P<mon>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
 _DATE_RES = [
-    re.compile(rf"\b{_YEAR}-(?P<month>[01]?\d)-{_DAY}\b"),
-    re.compile(r"\b(?P<day>[0-3]?\d)\.(?P<month>[01]?\d)\.(?P<year>(?:19|20)\d\d)\b"),
-    re.compile(r"\b(?P<month>[01]?\d)/(?P<day>[0-3]?\d)/(?P<year>(?:19|20)\d\d)\b"),
-    re.compile(rf"\b{_DAY}(?: of)? {_MONTH},? ?{_YEAR}\b", re.I),
-    re.compile(rf"\b{_MONTH} {_DAY},? ?{_YEAR}\b", re.I),
-    re.compile(rf"{_YEAR}\s*년\s*(?P<month>[01]?\d)\s*월\s*(?:{_DAY}\s*일)?"),
-    re.compile(rf"\b{_MONTH},? {_YEAR}\b", re.I),
+    lazy(rf"\b{_YEAR}-(?P<month>[01]?\d)-{_DAY}\b"),
+    lazy(r"\b(?P<day>[0-3]?\d)\.(?P<month>[01]?\d)\.(?P<year>(?:19|20)\d\d)\b"),
+    lazy(r"\b(?P<month>[01]?\d)/(?P<day>[0-3]?\d)/(?P<year>(?:19|20)\d\d)\b"),
+    lazy(rf"\b{_DAY}(?: of)? {_MONTH},? ?{_YEAR}\b", re.I),
+    lazy(rf"\b{_MONTH} {_DAY},? ?{_YEAR}\b", re.I),
+    lazy(rf"{_YEAR}\s*년\s*(?P<month>[01]?\d)\s*월\s*(?:{_DAY}\s*일)?"),
+    lazy(rf"\b{_MONTH},? {_YEAR}\b", re.I),
 ]
 
 
@@ -632,7 +633,7 @@ def _with_neighbours(cid: int, rows: dict, own: dict) -> float:
     return blended
 
 
-_SPEAKER = re.compile(r"^(?:\d{1,2}:\d{2}\s+)?([^\W\d_][\w.'-]*(?: [^\W\d_][\w.'-]*)?):\s")
+_SPEAKER = lazy(r"^(?:\d{1,2}:\d{2}\s+)?([^\W\d_][\w.'-]*(?: [^\W\d_][\w.'-]*)?):\s")
 
 
 def _speaker(row: dict) -> str | None:
@@ -857,7 +858,7 @@ __all__ = [
 # -- agentic recall ------------------------------------------------------------------------------
 # Personal: the asker's or the user's own things, people, plans, preferences and past events.
 # Any of these means search, whatever else the question looks like.
-_MEMORY_CUE = re.compile(
+_MEMORY_CUE = lazy(
     r"\b(remember|remind|recall|last time|previous(ly)?|earlier|again|my|mine|our|ours|us|the user'?s?|"
     r"(?<!give )(?<!tell )(?<!show )me|did (i|we|you)|have (i|we)|had (i|we)|was i|were we|am i|are we|"
     r"do (i|we) (usually|prefer|like|use|want|need|have)|we (decided|agreed|said|picked|chose|use|used|"
@@ -870,7 +871,7 @@ _MEMORY_CUE = re.compile(
     r"사용자|아직",
     re.I,
 )
-_TASK = re.compile(
+_TASK = lazy(
     r"^(please\s+)?(fix|write|implement|run|refactor|add|create|translate|summari[sz]e|rename|delete|format|"
     r"test|build|deploy|"
     r"convert|generate|draft|review)\b|(고쳐|작성해|만들어|구현해|실행해|번역해|요약해|정리해|바꿔|지워|"
@@ -878,7 +879,7 @@ _TASK = re.compile(
     re.I,
 )
 # Not about anyone's memory: general knowledge, how-to, weather, news, math, recommendations.
-_GENERAL = re.compile(
+_GENERAL = lazy(
     r"^how (do|does|can|could|should|would|to|many|much|tall|far|long|big|old is the)\b|"
     r"^(what|who|which|where|when|why)('s| is| are| was| were| does| did) (a|an)\b|^why\b|^what year\b|"
     r"^explain\b|"
