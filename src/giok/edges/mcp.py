@@ -34,7 +34,9 @@ SERVER_NAME = "giok"
 INSTRUCTIONS = (
     "giok is this agent's long-term memory: markdown files under git. Call memory_boot once at the "
     "start of a session. Before answering about past work, decisions, preferences or people, call "
-    "memory_recall (it decides whether memory is needed and searches at most twice). Keep what must "
+    "memory_recall (it decides whether memory is needed and searches at most twice); an answer "
+    '"still loading" means giok is still loading its index, not that nothing is remembered: ask again '
+    "in a few seconds. Keep what must "
     "outlive the session with memory_remember / memory_decide / memory_lesson; track work with "
     "memory_task and memory_state. Messages from sibling agents arrive in crossview_inbox. To judge "
     "the nightly distillation yourself, call memory_distill_plan, decide, then memory_distill_apply. "
@@ -169,7 +171,9 @@ def _search_opts(args: dict) -> dict:
     "Answer 'do I remember anything about X?' with giok's agentic protocol: it first decides whether "
     "the question needs memory at all (greetings, instructions and general knowledge do not), searches, "
     "retries once with other keywords, and otherwise answers 'no memory' - never more than two searches. "
-    "Use this before answering about past work, decisions, preferences or people.",
+    "Use this before answering about past work, decisions, preferences or people. Right after the "
+    "server starts it waits for the search index; if that takes too long it answers 'still loading' "
+    "(not 'no memory'): call it again in a few seconds.",
     _search_schema("The question or topic, in the user's words (Korean or English)."),
     required=("query",),
     read_only=True,
