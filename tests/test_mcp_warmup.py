@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
 import subprocess
 import sys
 import threading
@@ -22,6 +23,7 @@ from anyio.from_thread import start_blocking_portal
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from giok import Workspace
+from giok.edges.mcp import EARLY_VERSIONS
 from test_speed import plugin  # noqa: F401 - the `gated` embedding provider, a fixture
 
 TIMEOUT = 180.0  # seconds a call may take on a busy machine (the server's own wait is bounded)
@@ -43,6 +45,24 @@ class Marked(Fake):
             log.write("loaded\\n")
         super().__init__(dim)
 '''
+
+
+# Started before anything else in the server (sitecustomize): the SDK cannot finish loading
+# (its `mcp_types._types`) until the file $SDK_GATE exists.
+SDK_GATE = """
+import os, sys, time
+
+
+class _Gate:
+    def find_spec(self, name, path=None, target=None):
+        if name == "mcp_types._types":
+            while not os.path.exists(os.environ["SDK_GATE"]):
+                time.sleep(0.02)
+        return None
+
+
+sys.meta_path.insert(0, _Gate())
+"""
 
 
 @contextlib.asynccontextmanager
@@ -225,3 +245,77 @@ def test_initialize_is_answered_before_the_model_loads(tmp_path, giok_home):
     finally:
         proc.stdin.close()
         proc.wait(TIMEOUT)
+
+
+class _Raw:
+    """A server driven by raw JSON-RPC lines over stdio, its answers read by a thread."""
+
+    def __init__(self, env: dict, cwd: Path):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "giok", "mcp", "-w", "fresh"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=cwd,
+        )
+        self.lines: queue.Queue = queue.Queue()
+        threading.Thread(target=lambda: [self.lines.put(x) for x in self.proc.stdout], daemon=True).start()  # type: ignore[union-attr]
+
+    def send(self, *messages: dict) -> None:
+        data = "".join(json.dumps({"jsonrpc": "2.0", **m}) + "\n" for m in messages)
+        self.proc.stdin.write(data.encode())  # type: ignore[union-attr]
+        self.proc.stdin.flush()  # type: ignore[union-attr]
+
+    def answer(self, wanted: int) -> dict:
+        while True:
+            message = json.loads(self.lines.get(timeout=TIMEOUT))
+            if message.get("id") == wanted:
+                return message
+
+    def close(self) -> str:
+        self.proc.stdin.close()  # type: ignore[union-attr]
+        self.proc.wait(TIMEOUT)
+        return self.proc.stderr.read().decode()  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("version", EARLY_VERSIONS)
+def test_initialize_is_answered_before_the_sdk_has_loaded(tmp_path, giok_home, version):
+    """The handshake does not wait for the ~1 s of CPU the SDK's import costs: `initialize` is
+    answered while the SDK cannot load, as the SDK itself answers it (the server compares the
+    two once the SDK is up and says so on stderr if they differ), and everything after it is the
+    SDK's, the messages sent meanwhile included."""
+    _known_fact(tmp_path, giok_home)
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(SDK_GATE)
+    gate = tmp_path / "sdk-gate"
+    path = os.pathsep.join([str(blocker), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])
+    server = _Raw(_env(giok_home, PYTHONPATH=path, SDK_GATE=str(gate), GIOK_EMBEDDINGS="fake"), tmp_path)
+    try:
+        hello = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+        server.send({"id": 1, "method": "initialize", "params": hello})
+        result = server.answer(1)["result"]  # the SDK cannot load yet: the gate is closed
+        assert not gate.exists()
+        assert result["protocolVersion"] == version and result["serverInfo"]["name"] == "giok"
+        assert (
+            result["capabilities"] == {"tools": {"listChanged": False}}
+            and "memory_recall" in result["instructions"]
+        )
+        server.send(
+            {"method": "notifications/initialized"},
+            {"id": 2, "method": "tools/list"},
+            {
+                "id": 3,
+                "method": "tools/call",
+                "params": {"name": "memory_search", "arguments": {"query": "SQLite"}},
+            },
+        )
+        gate.touch()
+        assert "memory_recall" in {t["name"] for t in server.answer(2)["result"]["tools"]}
+        found = server.answer(3)["result"]["structuredContent"]
+        assert any(FACT in r["text"] for r in found["results"])
+    finally:
+        gate.touch()
+        stderr = server.close()
+    assert "initialize answer differs" not in stderr, stderr

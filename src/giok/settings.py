@@ -33,7 +33,6 @@ opened works. `child_env` is the environment a giok subprocess gets (git among t
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,6 +105,8 @@ def tokenizer() -> str:
 
 def tiktoken_cache() -> str:
     """The folder tiktoken keeps its encoding files in, looked up as tiktoken does."""
+    import tempfile
+
     return (
         os.environ.get("TIKTOKEN_CACHE_DIR")
         or os.environ.get("DATA_GYM_CACHE_DIR")

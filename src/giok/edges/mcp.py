@@ -11,6 +11,7 @@ text is the CLI's line: `Error: <message>`.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
@@ -930,10 +931,12 @@ def build_server(
 
 
 def serve(ws: Workspace) -> None:
-    """Serve MCP over stdin/stdout until the client closes the connection. The warm-up starts
-    with the first message after `initialize`: the handshake is answered before the model loads."""
+    """Serve MCP over stdin/stdout until the client closes the connection. `initialize` is
+    answered before the SDK loads (`early_initialize`); the warm-up starts with the client's next
+    message, so neither the handshake nor the SDK waits for the embedding model."""
     from giok.settings import first_search_wait
 
+    first, early = early_initialize() if _sdk_present() else (b"", None)
     anyio, _, _, stdio_server = _sdk()
     warm = WarmUp(ws, first_search_wait(FIRST_SEARCH_WAIT))
     server = build_server(ws, warm)
@@ -945,12 +948,115 @@ def serve(ws: Workspace) -> None:
     async def main():
         async with stdio_server() as (read, write):
             sink, source = anyio.create_memory_object_stream(0)
+            out, answers = anyio.create_memory_object_stream(0)
             async with anyio.create_task_group() as tasks:
-                tasks.start_soon(_answer_unparseable, read, sink, write, seen)
-                await server.run(source, write, server.create_initialization_options())
+                tasks.start_soon(_answer_unparseable, _after(first, read), sink, write, seen)
+                tasks.start_soon(_without_early_answer, answers, write, early)
+                await server.run(source, out, server.create_initialization_options())
                 tasks.cancel_scope.cancel()
+            await write.aclose()  # the SDK closed `out`, not this: its stdout writer ends here
 
     anyio.run(main)
+
+
+# -- the handshake before the SDK loads -----------------------------------------------------
+# Importing the mcp SDK costs ~1 s of CPU (its pydantic models), which a client waiting for
+# `initialize` felt (Claude Code: "version negotiation probe timed out"). The first line is read
+# and answered by hand, as the SDK would answer it; the SDK, once loaded, is handed the same
+# line (its state becomes initialized) and its own answer is dropped. Only a well-formed
+# `initialize` for a protocol version every supported SDK negotiates as asked is answered early;
+# anything else is left to the SDK.
+EARLY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+
+
+def _sdk_present() -> bool:
+    from importlib.util import find_spec
+
+    return find_spec("mcp") is not None and find_spec("mcp_types") is not None
+
+
+def _read_line(fd: int = 0) -> bytes:
+    """One line from `fd`, a byte at a time: nothing after it is consumed, so the SDK's reader
+    (on a duplicate of the descriptor) gets every later message."""
+    line = bytearray()
+    while not line.endswith(b"\n"):
+        byte = os.read(fd, 1)
+        if not byte:
+            break
+        line += byte
+    return bytes(line)
+
+
+def initialize_answer(request: object) -> dict | None:
+    """The JSON-RPC answer to the `initialize` request `request`, as the SDK gives it, or None
+    when it is not one this module answers itself."""
+    from giok import __version__
+
+    if not isinstance(request, dict) or request.get("method") != "initialize":
+        return None
+    params, ident = request.get("params"), request.get("id")
+    if not isinstance(params, dict) or not isinstance(ident, (str, int)) or isinstance(ident, bool):
+        return None
+    client = params.get("clientInfo")
+    if (
+        params.get("protocolVersion") not in EARLY_VERSIONS
+        or not isinstance(params.get("capabilities"), dict)
+        or not isinstance(client, dict)
+        or not all(isinstance(client.get(k), str) for k in ("name", "version"))
+    ):
+        return None
+    result = {
+        "capabilities": {"tools": {"listChanged": False}},
+        "instructions": INSTRUCTIONS,
+        "protocolVersion": params["protocolVersion"],
+        "serverInfo": {"name": SERVER_NAME, "version": __version__},
+    }
+    return {"jsonrpc": "2.0", "id": ident, "result": result}
+
+
+def early_initialize(fd_in: int = 0, fd_out: int = 1) -> tuple[bytes, dict | None]:
+    """Read the client's first line and, when it is an `initialize` this module answers
+    (`initialize_answer`), answer it now. Returns (the line, the answer sent or None)."""
+    line = _read_line(fd_in)
+    try:
+        answer = initialize_answer(json.loads(line))
+    except ValueError:
+        answer = None
+    if answer is not None:
+        os.write(fd_out, (json.dumps(answer, ensure_ascii=False, separators=(",", ":")) + "\n").encode())
+    return line, answer
+
+
+async def _after(first: bytes, read):
+    """The client's messages as the SDK's stdio reader gives them: the line read before it
+    loaded, then the rest."""
+    import mcp_types as types
+    from mcp.shared.message import SessionMessage
+
+    if first.strip():
+        try:
+            yield SessionMessage(types.jsonrpc_message_adapter.validate_json(first, by_name=False))
+        except Exception as exc:  # the SDK's reader hands a line it cannot parse over the same way
+            yield exc
+    async for item in read:
+        yield item
+
+
+async def _without_early_answer(answers, write, early: dict | None) -> None:
+    """Pass the server's messages on, except its own answer to the `initialize` answered early
+    (said on stderr if it differs from the early one: the client saw that one)."""
+    async with answers:
+        async for item in answers:
+            message = getattr(item, "message", None)
+            if early is not None and getattr(message, "id", object()) == early["id"]:
+                sent: dict = early
+                early = None
+                dump = getattr(message, "model_dump_json", None)
+                theirs = json.loads(dump(by_alias=True, exclude_unset=True)) if dump else None
+                if not isinstance(theirs, dict) or theirs.get("result") != sent["result"]:
+                    print(f"giok mcp: the SDK's own initialize answer differs: {theirs}", file=sys.stderr)
+                continue
+            await write.send(item)
 
 
 def _method(message) -> str | None:

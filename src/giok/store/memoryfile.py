@@ -23,7 +23,6 @@ import datetime as dt
 import gc
 import hashlib
 import re
-import secrets
 import threading
 from collections.abc import Container
 from dataclasses import dataclass, field
@@ -164,6 +163,8 @@ def check_key(key: str) -> str:
 
 
 def new_id(taken: Container[str] = frozenset()) -> str:
+    import secrets  # only a write makes an id
+
     while True:
         candidate = "m-" + secrets.token_hex(3)
         if candidate not in taken:
