@@ -28,6 +28,7 @@ import os
 import queue
 import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -39,7 +40,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 QUESTION = "what database did we choose?"
 KNOWN = "SQLite"
-TASK = "fix the failing test in parser.py and run it again"
+TASK = "fix the failing test in parser.py"
 FACTS = [
     ("Seojun prefers short answers with the result first.", "M365"),
     ("The nightly distillation runs at 23:00.", "M90"),
@@ -227,6 +228,7 @@ def main() -> None:
     parser.add_argument("--prompts", type=int, default=10, help="CLI runs per case, tree and load")
     parser.add_argument("--before", default="1e9f64f", help="the commit the 'before' figures run")
     opts = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # stopped: still stop the loops, drop the worktree
     base = Path(tempfile.mkdtemp(prefix="giok-first-contact-"))
     before = base / "before"
     try:
