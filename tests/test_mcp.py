@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -335,8 +336,9 @@ def test_what_search_returns_get_opens(server):
 
 
 def test_the_index_is_warm_before_the_first_call(tmp_path):
-    """The server syncs the index in the background as it starts: on a new workspace the first
-    search used to build it (10-20 s, past an MCP client's request timeout)."""
+    """The server syncs the index in the background once the client has its `initialize` answer
+    (tests/test_mcp_warmup.py): on a new workspace the first search used to build it (10-20 s,
+    past an MCP client's request timeout)."""
     import sqlite3
     import time
 
@@ -357,6 +359,13 @@ def test_the_index_is_warm_before_the_first_call(tmp_path):
     )
     db = ws.root / ".giok" / "index.sqlite"
     indexed: set = set()
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    for message in (
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ):
+        proc.stdin.write((json.dumps(message) + "\n").encode())
+    proc.stdin.flush()
     try:
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline and proc.poll() is None:

@@ -24,8 +24,10 @@ Process-wide values with no workspace in reach are read here at their use instea
 scripts and tests move them within one process: GIOK_NOW (`now_override`, the clock of
 giok.store.clock), GIOK_TOKENIZER with tiktoken's cache folder (`tokenizer`, `tiktoken_cache`,
 read when giok.text.token_count first loads its encoder), GIOK_EMBED_THREADS (`embed_threads`,
-read when a local embedding model loads) and OMP_WAIT_POLICY (`passive_openmp`, set before
-it loads). An API key or bot token is named by configuration (`api_key_env`, `key_env`,
+read when a local embedding model loads), GIOK_MCP_WAIT (`first_search_wait`, the MCP
+server's bound on a first search's wait for its warm-up), OMP_WAIT_POLICY (`passive_openmp`, set before
+it loads) and numpy's BLAS threads (`single_threaded_blas`, set by the entry points before numpy
+loads). An API key or bot token is named by configuration (`api_key_env`, `key_env`,
 `token_env`) and read when it is needed (`secret`), so a key exported after the home was
 opened works. `child_env` is the environment a giok subprocess gets (git among them), and
 `git_identity` whether it carries a git author.
@@ -35,7 +37,6 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -121,6 +122,8 @@ def tokenizer() -> str:
 
 def tiktoken_cache() -> str:
     """The folder tiktoken keeps its encoding files in, looked up as tiktoken does."""
+    import tempfile
+
     return (
         os.environ.get("TIKTOKEN_CACHE_DIR")
         or os.environ.get("DATA_GYM_CACHE_DIR")
@@ -137,6 +140,23 @@ def judgement_mode() -> str:
 def embed_threads() -> str:
     """$GIOK_EMBED_THREADS, stripped ("" when unset): the threads a local embedding model uses."""
     return os.environ.get("GIOK_EMBED_THREADS", "").strip()
+
+
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+
+
+def single_threaded_blas() -> None:
+    """numpy's BLAS on one thread unless the environment says otherwise. giok multiplies one
+    query vector by at most ~1e5 rows, where a pool of BLAS threads costs more CPU than it saves
+    (docs/search.md, "Speed"). BLAS reads these when numpy loads: the entry points call this
+    before anything imports numpy."""
+    for name in BLAS_THREADS:
+        os.environ.setdefault(name, "1")
+
+
+def first_search_wait(default: float) -> float:
+    """$GIOK_MCP_WAIT: seconds an MCP search waits for the server's warm-up (default `default`)."""
+    return _seconds(os.environ.get("GIOK_MCP_WAIT"), default)
 
 
 def passive_openmp() -> None:

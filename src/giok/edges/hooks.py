@@ -44,13 +44,15 @@ def session_start(
 
 def prompt_recall(ws, data: dict, budget: int = PROMPT_BUDGET) -> dict | None:
     """Only what this prompt needs: nothing for a greeting, an instruction or general knowledge
-    (search.needs_memory), nothing when recall finds nothing, else the hits within `budget`."""
-    from giok.retrieval.search import needs_memory, recall
+    (questions.needs_memory), nothing when recall finds nothing, else the hits within `budget`."""
+    from giok.retrieval.questions import needs_memory  # no numpy, no index: most prompts stop here
 
     prompt = " ".join(str(data.get("prompt") or "").split())[:MAX_PROMPT]
     _keep_prompt(ws, data, prompt)
     if not prompt or not needs_memory(prompt)[0]:
         return None
+    from giok.retrieval.search import recall
+
     found = recall(
         ws, prompt, k=PROMPT_HITS + 2, record="inject"
     )  # shown unasked: not a use (giok.store.refs)

@@ -23,21 +23,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from giok.errors import InvalidInput
+from giok.text.lazy import lazy
 
 FORMATS = ("giok", "openclaw", "mem0", "claude-code", "basic-memory", "markdown")
 CURATED_LAYER = "M365"  # what another tool keeps as long-term memory stays a year, not 30 days
-_DAY_FILE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[-_ ].*)?\.md$")
-_TIME = re.compile(r"^(?:\*\*)?\[?([01]?\d|2[0-3]):([0-5]\d)(?![\d:])\]?(?:\*\*)?\s*(?:[-–—:]\s*)?")
-_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*\S)\s*$")
-_CHECKBOX = re.compile(r"^\[([ xX])\]\s+")
-_SUBJECTLESS = re.compile(r"^(Is|Are|Am|Was|Were|Has|Have|Had|Does|Did|Can|Will|Would|Should|May)\b")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
-_LINK_ONLY = re.compile(r"^\[([^\]]+)\]\(([^)]+)\)\s*(?:[-–—:]\s*(.*))?$")
-_OBSERVATION = re.compile(r"^\s*[-*]\s+\[([^\]\[]+)\]\s+(.+?)\s*$")
-_RELATION = re.compile(r"^\s*[-*]\s+([A-Za-z_][\w-]*)\s+\[\[([^\]]+)\]\]\s*(?:\((.*)\))?\s*$")
-_TAG = re.compile(r"(?<![\w&])#([\w/-]+)")
-_SCOPE_PART = re.compile(r"[^\w@.+-]")
+_DAY_FILE = lazy(r"^(\d{4}-\d{2}-\d{2})(?:[-_ ].*)?\.md$")
+_TIME = lazy(r"^(?:\*\*)?\[?([01]?\d|2[0-3]):([0-5]\d)(?![\d:])\]?(?:\*\*)?\s*(?:[-–—:]\s*)?")
+_BULLET = lazy(r"^\s*(?:[-*+]|\d+[.)])\s+(.*\S)\s*$")
+_CHECKBOX = lazy(r"^\[([ xX])\]\s+")
+_SUBJECTLESS = lazy(r"^(Is|Are|Am|Was|Were|Has|Have|Had|Does|Did|Can|Will|Would|Should|May)\b")
+_HEADING = lazy(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
+_FENCE = lazy(r"^\s*(```|~~~)")
+_LINK_ONLY = lazy(r"^\[([^\]]+)\]\(([^)]+)\)\s*(?:[-–—:]\s*(.*))?$")
+_OBSERVATION = lazy(r"^\s*[-*]\s+\[([^\]\[]+)\]\s+(.+?)\s*$")
+_RELATION = lazy(r"^\s*[-*]\s+([A-Za-z_][\w-]*)\s+\[\[([^\]]+)\]\]\s*(?:\((.*)\))?\s*$")
+_TAG = lazy(r"(?<![\w&])#([\w/-]+)")
+_SCOPE_PART = lazy(r"[^\w@.+-]")
 _TYPES = {
     "decision": "decision",
     "decisions": "decision",

@@ -11,7 +11,7 @@ text is the CLI's line: `Error: <message>`.
 from __future__ import annotations
 
 import json
-import re
+import os
 import sys
 import threading
 import time
@@ -24,6 +24,7 @@ from giok.lifecycle.crossview import Bus
 from giok.store import layout, refs
 from giok.store.fsutil import confine
 from giok.store.layout import MEMORY
+from giok.text.lazy import lazy
 from giok.workspace import Workspace
 from giok.write.visibility import scoped_lines
 
@@ -34,14 +35,16 @@ SERVER_NAME = "giok"
 INSTRUCTIONS = (
     "giok is this agent's long-term memory: markdown files under git. Call memory_boot once at the "
     "start of a session. Before answering about past work, decisions, preferences or people, call "
-    "memory_recall (it decides whether memory is needed and searches at most twice). Keep what must "
+    "memory_recall (it decides whether memory is needed and searches at most twice); an answer "
+    '"still loading" means giok is still loading its index, not that nothing is remembered: ask again '
+    "in a few seconds. Keep what must "
     "outlive the session with memory_remember / memory_decide / memory_lesson; track work with "
     "memory_task and memory_state. Messages from sibling agents arrive in crossview_inbox. To judge "
     "the nightly distillation yourself, call memory_distill_plan, decide, then memory_distill_apply. "
     "Memories that disagree wait in memory_review until the user says which holds."
 )
 MAX_GET_LINES = 2000
-_ID_IN_TEXT = re.compile(r"\bm-[0-9a-f]{6,12}\b")
+_ID_IN_TEXT = lazy(r"\bm-[0-9a-f]{6,12}\b")
 
 
 @dataclass
@@ -169,7 +172,9 @@ def _search_opts(args: dict) -> dict:
     "Answer 'do I remember anything about X?' with giok's agentic protocol: it first decides whether "
     "the question needs memory at all (greetings, instructions and general knowledge do not), searches, "
     "retries once with other keywords, and otherwise answers 'no memory' - never more than two searches. "
-    "Use this before answering about past work, decisions, preferences or people.",
+    "Use this before answering about past work, decisions, preferences or people. Right after the "
+    "server starts it waits for the search index; if that takes too long it answers 'still loading' "
+    "(not 'no memory'): call it again in a few seconds.",
     _search_schema("The question or topic, in the user's words (Korean or English)."),
     required=("query",),
     read_only=True,
@@ -242,7 +247,7 @@ def _get(ws: Workspace, args: dict):
     }
 
 
-_ARCHIVE = re.compile(r"^(memory/)?archive/")
+_ARCHIVE = lazy(r"^(memory/)?archive/")
 
 
 def _scoped_lines(
@@ -690,9 +695,9 @@ def protocol_error(exc: Exception):
     return types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=message))
 
 
-async def _answer_unparseable(source, sink, write) -> None:
-    """Relay the client's messages to the server; answer each unparseable line with its
-    JSON-RPC error (the SDK's server only logs and drops them)."""
+async def _answer_unparseable(source, sink, write, seen: Callable[[object], None] | None = None) -> None:
+    """Relay the client's messages to the server (showing each to `seen` first); answer each
+    unparseable line with its JSON-RPC error (the SDK's server only logs and drops them)."""
     import anyio
     from mcp.shared.message import SessionMessage
 
@@ -704,37 +709,57 @@ async def _answer_unparseable(source, sink, write) -> None:
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                     return
                 continue
+            if seen is not None:
+                seen(item)
             await sink.send(item)
 
 
 # Tools that read or change the search index: they wait for the warm-up and run one at a time,
 # so that no two threads drive the index's one SQLite connection at once.
 INDEXED = frozenset({"memory_search", "memory_recall", "memory_forget", "memory_review_resolve"})
+SEARCHES = frozenset({"memory_search", "memory_recall"})
+KEYWORD_WHILE_WARMING = SEARCHES  # the name older callers import
+FIRST_SEARCH_WAIT = 25.0  # seconds a search waits for the warm-up ($GIOK_MCP_WAIT; a client gives up at ~60)
+STILL_LOADING = "still loading"
+LOADING_LINE = (
+    "giok memory is still loading (giok mcp started moments ago and is still building its search "
+    "index or loading the embedding model): this answer used keywords only and may miss what giok "
+    "holds. An empty answer here does NOT mean that giok holds nothing: try again in a few seconds."
+)
 
 
 class WarmUp:
-    """Builds the index in a background thread started with the server, in two steps, so that no
-    search waits for the embedding model (on a new workspace that was 10-20 s: past an MCP
-    client's request timeout):
+    """Builds the index in a background thread, in two steps, so that no search pays for the
+    embedding model past an MCP client's request timeout:
 
     1. rows and keyword terms of every file (`Index.defer_vectors`; well under a second for a
        new workspace). A tool in INDEXED waits for this step only.
-    2. the vectors (`Index.embed_pending`, batch by batch, the model running outside the lock),
-       the model-wide background baseline and the hub vectors. Meanwhile memory_search and
-       memory_recall answer from keywords and say so in the result's `index` field.
+    2. the embedding model, the vectors (`Index.embed_pending`, batch by batch, the model
+       running outside the lock), the model-wide background baseline and the hub vectors.
 
+    memory_search and memory_recall wait for step 2 too, up to `wait` seconds (the MCP server
+    sends progress meanwhile); past that they answer from keywords and say plainly that memory is
+    still loading (`"answer": "still loading"`, never "no memory"). `giok mcp` starts the thread
+    once the client has its `initialize` answer, so the handshake never waits for the model.
     A failed warm-up is reported on stderr and the next search simply does the work itself."""
 
-    def __init__(self, ws: Workspace):
+    def __init__(self, ws: Workspace, wait: float = FIRST_SEARCH_WAIT):
         self.ws = ws
+        self.wait = wait
         self.lock = threading.Lock()
+        self.started = threading.Event()
         self.ready = threading.Event()  # set once the vectors and the baseline are built
         self.seconds: float | None = None
         self.error: Exception | None = None
         self._index: Index | None = None
         self._held = False
+        self._embedded = (0, 0)  # vectors built / to build by step 2, for progress messages
 
     def start(self) -> WarmUp:
+        """Start the warm-up thread (once; a second call does nothing)."""
+        if self.started.is_set():
+            return self
+        self.started.set()
         self.lock.acquire()
         self._held = True
         threading.Thread(target=self._run, name="giok-warm-up", daemon=True).start()
@@ -753,6 +778,7 @@ class WarmUp:
 
             index = self._index = Index.for_workspace(self.ws)
             index.defer_vectors = True
+            index.progress = self._count
             index.sync()
             self._release()  # keyword search works from here on
             index.embed_pending(self.lock)
@@ -773,19 +799,36 @@ class WarmUp:
             self.ready.set()
             self._release()
 
+    def _count(self, files: int, total_files: int, texts: int, total_texts: int) -> None:
+        if total_texts:
+            self._embedded = (texts, total_texts)
+
+    def waits(self, ws: Workspace | None, name: str) -> bool:
+        """Whether this call would be answered from a half-built index if it ran now."""
+        return name in SEARCHES and ws is self.ws and not self.ready.is_set()
+
+    def progress(self) -> str:
+        """What the warm-up is doing, for a progress message (read without the lock)."""
+        done, total = self._embedded
+        doing = f"{done}/{total} texts embedded" if total and done < total else "loading the embedding model"
+        return f"giok memory is still loading ({doing}); the search waits for it"
+
     def state(self) -> dict:
         """What a keyword-only answer tells the agent (call with the lock held)."""
         pending = self._index.pending_vectors() if self._index is not None else 0
         return {
             "vectors": "building",
             "pending_chunks": pending,
-            "note": "the search index's vectors are still being built (giok mcp started moments ago): "
-            "this answer used keywords only; ask again in a little while for keyword + vector search",
+            "note": LOADING_LINE,
         }
 
-    def run(self, fn, ws: Workspace, name: str, arguments: dict | None):
+    def run(self, fn, ws: Workspace, name: str, arguments: dict | None, wait: float | None = None):
+        """Run tool `name` through `fn` once the index may answer it: a search waits for the
+        warm-up up to `wait` seconds (default: self.wait), then answers from keywords, saying so."""
+        if self.waits(ws, name):
+            self.ready.wait(self.wait if wait is None else wait)
         with self.lock:
-            if self.ready.is_set() or name not in KEYWORD_WHILE_WARMING or ws is not self.ws:
+            if not self.waits(ws, name):
                 return fn(ws, name, arguments)
             return self._keywords(name, arguments)
 
@@ -795,11 +838,27 @@ class WarmUp:
         args = check_arguments(TOOLS[name], arguments)
         find = recall if name == "memory_recall" else search_full
         result = find(self.ws, args["query"], **_search_opts(args), mode="keyword").to_dict()
+        if name == "memory_recall" and result["answer"] == "no memory":
+            result["answer"] = STILL_LOADING
         result["index"] = self.state()
-        return result, json.dumps(result, ensure_ascii=False, indent=1, default=str)
+        text = json.dumps(result, ensure_ascii=False, indent=1, default=str)
+        return result, f"{LOADING_LINE}\n{text}"
 
 
-KEYWORD_WHILE_WARMING = frozenset({"memory_search", "memory_recall"})
+async def wait_for_warm_up(warm: WarmUp, ctx, step: float = 1.0) -> None:
+    """Wait (without holding a worker thread longer than `step`) until the warm-up is done or its
+    bound has passed, telling a client that sent a progressToken how it goes every `step` s."""
+    import anyio
+
+    report = getattr(getattr(ctx, "session", None), "report_progress", None)  # a no-op without a token
+    deadline = time.monotonic() + warm.wait
+    while not warm.ready.is_set() and (left := deadline - time.monotonic()) > 0:
+        if report is not None:
+            try:
+                await report(warm.wait - left, warm.wait, warm.progress())
+            except Exception:  # progress is a courtesy: a client that cannot take it still gets the answer
+                report = None
+        await anyio.to_thread.run_sync(warm.ready.wait, min(step, left))
 
 
 def build_server(
@@ -842,8 +901,10 @@ def build_server(
                 else (ws, warm, params.arguments)
             )
             if warmed is not None and params.name in INDEXED:
+                if warmed.waits(target, params.name):
+                    await wait_for_warm_up(warmed, ctx)
                 result, text = await anyio.to_thread.run_sync(
-                    warmed.run, call, target, params.name, arguments
+                    warmed.run, call, target, params.name, arguments, 0.0
                 )
             else:
                 result, text = await anyio.to_thread.run_sync(call, target, params.name, arguments)
@@ -870,16 +931,135 @@ def build_server(
 
 
 def serve(ws: Workspace) -> None:
-    """Serve MCP over stdin/stdout until the client closes the connection."""
+    """Serve MCP over stdin/stdout until the client closes the connection. `initialize` is
+    answered before the SDK loads (`early_initialize`); the warm-up starts with the client's next
+    message, so neither the handshake nor the SDK waits for the embedding model."""
+    from giok.settings import first_search_wait
+
+    first, early = early_initialize() if _sdk_present() else (b"", None)
     anyio, _, _, stdio_server = _sdk()
-    server = build_server(ws, WarmUp(ws).start())
+    warm = WarmUp(ws, first_search_wait(FIRST_SEARCH_WAIT))
+    server = build_server(ws, warm)
+
+    def seen(message) -> None:
+        if not warm.started.is_set() and _method(message) != "initialize":
+            warm.start()
 
     async def main():
         async with stdio_server() as (read, write):
             sink, source = anyio.create_memory_object_stream(0)
+            out, answers = anyio.create_memory_object_stream(0)
             async with anyio.create_task_group() as tasks:
-                tasks.start_soon(_answer_unparseable, read, sink, write)
-                await server.run(source, write, server.create_initialization_options())
+                tasks.start_soon(_answer_unparseable, _after(first, read), sink, write, seen)
+                tasks.start_soon(_without_early_answer, answers, write, early)
+                await server.run(source, out, server.create_initialization_options())
                 tasks.cancel_scope.cancel()
+            await write.aclose()  # the SDK closed `out`, not this: its stdout writer ends here
 
     anyio.run(main)
+
+
+# -- the handshake before the SDK loads -----------------------------------------------------
+# Importing the mcp SDK costs ~1 s of CPU (its pydantic models), which a client waiting for
+# `initialize` felt (Claude Code: "version negotiation probe timed out"). The first line is read
+# and answered by hand, as the SDK would answer it; the SDK, once loaded, is handed the same
+# line (its state becomes initialized) and its own answer is dropped. Only a well-formed
+# `initialize` for a protocol version every supported SDK negotiates as asked is answered early;
+# anything else is left to the SDK.
+EARLY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+
+
+def _sdk_present() -> bool:
+    from importlib.util import find_spec
+
+    return find_spec("mcp") is not None and find_spec("mcp_types") is not None
+
+
+def _read_line(fd: int = 0) -> bytes:
+    """One line from `fd`, a byte at a time: nothing after it is consumed, so the SDK's reader
+    (on a duplicate of the descriptor) gets every later message."""
+    line = bytearray()
+    while not line.endswith(b"\n"):
+        byte = os.read(fd, 1)
+        if not byte:
+            break
+        line += byte
+    return bytes(line)
+
+
+def initialize_answer(request: object) -> dict | None:
+    """The JSON-RPC answer to the `initialize` request `request`, as the SDK gives it, or None
+    when it is not one this module answers itself."""
+    from giok import __version__
+
+    if not isinstance(request, dict) or request.get("method") != "initialize":
+        return None
+    params, ident = request.get("params"), request.get("id")
+    if not isinstance(params, dict) or not isinstance(ident, (str, int)) or isinstance(ident, bool):
+        return None
+    client = params.get("clientInfo")
+    if (
+        params.get("protocolVersion") not in EARLY_VERSIONS
+        or not isinstance(params.get("capabilities"), dict)
+        or not isinstance(client, dict)
+        or not all(isinstance(client.get(k), str) for k in ("name", "version"))
+    ):
+        return None
+    result = {
+        "capabilities": {"tools": {"listChanged": False}},
+        "instructions": INSTRUCTIONS,
+        "protocolVersion": params["protocolVersion"],
+        "serverInfo": {"name": SERVER_NAME, "version": __version__},
+    }
+    return {"jsonrpc": "2.0", "id": ident, "result": result}
+
+
+def early_initialize(fd_in: int = 0, fd_out: int = 1) -> tuple[bytes, dict | None]:
+    """Read the client's first line and, when it is an `initialize` this module answers
+    (`initialize_answer`), answer it now. Returns (the line, the answer sent or None)."""
+    line = _read_line(fd_in)
+    try:
+        answer = initialize_answer(json.loads(line))
+    except ValueError:
+        answer = None
+    if answer is not None:
+        os.write(fd_out, (json.dumps(answer, ensure_ascii=False, separators=(",", ":")) + "\n").encode())
+    return line, answer
+
+
+async def _after(first: bytes, read):
+    """The client's messages as the SDK's stdio reader gives them: the line read before it
+    loaded, then the rest."""
+    import mcp_types as types
+    from mcp.shared.message import SessionMessage
+
+    if first.strip():
+        try:
+            yield SessionMessage(types.jsonrpc_message_adapter.validate_json(first, by_name=False))
+        except Exception as exc:  # the SDK's reader hands a line it cannot parse over the same way
+            yield exc
+    async for item in read:
+        yield item
+
+
+async def _without_early_answer(answers, write, early: dict | None) -> None:
+    """Pass the server's messages on, except its own answer to the `initialize` answered early
+    (said on stderr if it differs from the early one: the client saw that one)."""
+    async with answers:
+        async for item in answers:
+            message = getattr(item, "message", None)
+            if early is not None and getattr(message, "id", object()) == early["id"]:
+                sent: dict = early
+                early = None
+                dump = getattr(message, "model_dump_json", None)
+                theirs = json.loads(dump(by_alias=True, exclude_unset=True)) if dump else None
+                if not isinstance(theirs, dict) or theirs.get("result") != sent["result"]:
+                    print(f"giok mcp: the SDK's own initialize answer differs: {theirs}", file=sys.stderr)
+                continue
+            await write.send(item)
+
+
+def _method(message) -> str | None:
+    """The JSON-RPC method of a message the stdio reader parsed (None for a response)."""
+    inner = getattr(message, "message", message)
+    return getattr(getattr(inner, "root", inner), "method", None)

@@ -42,6 +42,7 @@ from giok.store.reviewfile import ReviewFile
 from giok.store.sections import parse_diary
 from giok.store.workspace import LESSONS, MEMO, MEMORY
 from giok.text import analysis, likeness
+from giok.text.lazy import lazy
 from giok.write import judgement, judges, policy
 
 LEDGER = layout.LEDGER
@@ -279,7 +280,7 @@ def _finish_interrupted(ws, day: dt.date) -> bool:
 
 
 # -- the references watermark, kept in MEMORY.md next to the counts it describes ---------------
-REFS_MARK_RE = re.compile(r"^<!--\s*giok:refs-counted-until\s+(\S+)\s*-->$")
+REFS_MARK_RE = lazy(r"^<!--\s*giok:refs-counted-until\s+(\S+)\s*-->$")
 
 
 def refs_mark(mf: MemoryFile) -> dt.datetime | None:

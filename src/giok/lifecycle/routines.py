@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import re
 import shlex
 import subprocess
 import sys
@@ -33,11 +32,12 @@ from giok.store.clock import now, today
 from giok.store.fsutil import file_lock
 from giok.store.home import Home
 from giok.store.memoryfile import MemoryFile
+from giok.text.lazy import lazy
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-_MARK_RE = re.compile(r"#\s*giok:([A-Za-z0-9._-]+):([A-Za-z0-9._-]+)\s*$")
+_NAME_RE = lazy(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_MARK_RE = lazy(r"#\s*giok:([A-Za-z0-9._-]+):([A-Za-z0-9._-]+)\s*$")
 _MACROS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
-_FIELD_RE = re.compile(r"^[A-Za-z0-9*/,-]+$")
+_FIELD_RE = lazy(r"^[A-Za-z0-9*/,-]+$")
 
 
 # The giok commands a routine may run (`giok -w WS <command> …`).

@@ -37,6 +37,7 @@ from giok.store.sections import Doc, append_item
 from giok.store.workspace import MEMO
 from giok.text import analysis, dates
 from giok.text.analysis import has_hangul
+from giok.text.lazy import lazy
 from giok.write import judgement, policy
 
 LEVELS = ("ok", "soft", "hard")
@@ -67,7 +68,7 @@ _CUES = {
     r"|(can'?t|cannot|doesn'?t|does not|won'?t) (have|eat|drink|do))\b"
     r"|기억해|잊지 ?마|알레르기|응급실|못 먹|안 먹|주소|전화번호|생일|생신",
 }
-_CUE_RE = {k: re.compile(v, re.I) for k, v in _CUES.items()}
+_CUE_RE = {k: lazy(v, re.I) for k, v in _CUES.items()}
 _LABEL = {
     "constraints": "constraint",
     "preferences": "preference",
@@ -438,13 +439,13 @@ def _message(row: object) -> tuple[str, str] | None:
     return role, content
 
 
-_SPEAKER_RE = re.compile(
+_SPEAKER_RE = lazy(
     r"^(user|human|me|assistant|agent|ai|bot|claude|사용자|나|에이전트|어시스턴트|비서)\s*:\s*", re.I
 )
 _AGENT_ROLES = ("assistant", "agent", "ai", "bot", "claude", "model", "에이전트", "어시스턴트", "비서")
 # What the user states as a rule for the work (constraint) or as a liking (preference).
 _LEAD = r"^((please|and|also|so|oh|ok|okay|btw|but|then|yes|wait)[,.]?\s+)*"
-_CONSTRAINT_RE = re.compile(
+_CONSTRAINT_RE = lazy(
     _LEAD + r"(never|don'?t|do not|always|only|make sure|ensure|avoid|stop)\b"
     r"|^(from now on|going forward|in future|in the future),?\s+(?!(i|we|it|that|this|they|he|she)\b)\w"
     r"|\b(you|we)\s+(must|mustn'?t|must not|should never|should always|shouldn'?t|are not allowed to|may not|"
@@ -459,17 +460,17 @@ _CONSTRAINT_RE = re.compile(
     re.I,
 )
 # A standing request ("앞으로 커밋 메시지는 한국어로 써줘"): a rule, unless it is a liking.
-_STANDING_KO = re.compile(
+_STANDING_KO = lazy(
     r"(^|\s)(앞으로는?|이제부터|다음부터는?)\s.*(줘|주세요|해요?|하세요|하자|할 것|써|마)[.!~]*$"
 )
 # "…해야 해" is a rule unless it is today's to-do ("내일 테스트를 더 해야 한다": pending).
-_MUST_KO = re.compile(r"야 ?(해|한다|합니다|돼|된다|해요)(?=$|[\s.!,~])")
-_WHEN = re.compile(
+_MUST_KO = lazy(r"야 ?(해|한다|합니다|돼|된다|해요)(?=$|[\s.!,~])")
+_WHEN = lazy(
     r"내일|오늘|이따|나중에|다음 ?(주|달)|이번 ?(주|달)|모레|까지|월말|주말"
     r"|\b(today|tomorrow|later|tonight|by|before|until)\b",
     re.I,
 )
-_PREFERENCE_RE = re.compile(
+_PREFERENCE_RE = lazy(
     r"\b(i|we)\s+(really\s+|much\s+)?(prefer|like|love|want|hate|dislike|enjoy)\b"
     r"|\bi'?d\s+(prefer|rather|like)\b|\bi would (prefer|rather|like)\b|\bmy (favou?rite|preferred)\b"
     r"|\b(call|address) me\b|\bcan'?t stand\b"
@@ -481,13 +482,11 @@ _PREFERENCE_RE = re.compile(
 )
 # A request to the agent about how to work ("숫자 비교는 표로 해주고", "링크 같이 줘", "부탁드려요"):
 # a liking, when it is no standing rule.
-_REQUEST_KO = re.compile(r"(줘|주세요|주고|줘요|주실래요|부탁(해|드려|합니다|드립니다)(요)?)[.!~ㅋㅎ\s]*$")
-_NOT_A_RULE = re.compile(
-    r"^(don'?t|do not) (worry|mind|bother)\b|^i (don'?t|do not) (care|know|mind)\b", re.I
-)
+_REQUEST_KO = lazy(r"(줘|주세요|주고|줘요|주실래요|부탁(해|드려|합니다|드립니다)(요)?)[.!~ㅋㅎ\s]*$")
+_NOT_A_RULE = lazy(r"^(don'?t|do not) (worry|mind|bother)\b|^i (don'?t|do not) (care|know|mind)\b", re.I)
 # An imperative reads as a question to the surface test when it has no full stop ("don't use
 # bullet points with me"): it is judged with one.
-_IMPERATIVE = re.compile(_LEAD + r"(don'?t|do not|never|always|make sure|avoid|stop)\b", re.I)
+_IMPERATIVE = lazy(_LEAD + r"(don'?t|do not|never|always|make sure|avoid|stop)\b", re.I)
 # What the user asks of the agent is kept even when judgement's model, trained on facts, calls
 # it trivia ("앞으로 존댓말 써 주세요"); a decision, failure or finding is kept only when judgement keeps it.
 _INSTRUCTIONS = ("constraints", "preferences", "pending")

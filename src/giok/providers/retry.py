@@ -16,7 +16,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 from giok.errors import ProviderError
@@ -64,6 +63,8 @@ def retry_after(response: httpx.Response, now: Callable[[], datetime] | None = N
         return max(float(value), 0.0)
     except ValueError:
         pass
+    from email.utils import parsedate_to_datetime  # email and socket load only for an HTTP date
+
     try:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError):

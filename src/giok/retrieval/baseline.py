@@ -186,7 +186,10 @@ def cached(embedder: Embedder, home: Path | None) -> bool:
     with _MEMO_LOCK:
         if cache_key(embedder) in _MEMO or cache_key(raw) in _VECTORS:
             return True
-    if home is not None and _read(cache_path(home, raw), cache_key(raw), raw.dim) is not None:
+    found = _read(cache_path(home, raw), cache_key(raw), raw.dim) if home is not None else None
+    if found is not None:
+        with _VECTORS_LOCK:  # kept: the search that asked reads them next (`vectors`)
+            _VECTORS.setdefault(cache_key(raw), found)
         return True
     return _read(shipped_path(raw), cache_key(raw), raw.dim) is not None  # a few check texts only
 

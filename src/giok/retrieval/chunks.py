@@ -17,6 +17,7 @@ from giok.store.layout import ARCHIVE_DIR, DECISIONS, LESSONS, MEMORY, diary_day
 from giok.store.memoryfile import MemoryFile
 from giok.store.sections import parse_diary
 from giok.store.workspace import DECISION_RE
+from giok.text.lazy import lazy
 
 MAX_CHARS = 1200
 PRIORITY = {
@@ -36,7 +37,7 @@ PRIORITY = {
 # are recognised by their fixed shapes. They are chunks of kind (layer) "system": never a
 # memory — out of recall, default search and distillation (docs/search.md, docs/distill.md).
 OWN_MARK = "[giok]"
-_OWN_RE = re.compile(
+_OWN_RE = lazy(
     r"^(?:[-*+]\s+)?(?:\d{1,2}:\d{2}(?::\d{2})?\s+)?"
     r"(?:\[giok\]\s|nightly-distill: \d+ day\(s\)|context-flush: (?:soft|hard), session |"
     r"routine [\w.-]+ \(giok [^)]*\): |\[단톡방 크로스뷰\] )"
@@ -46,7 +47,7 @@ _OWN_RE = re.compile(
 # The Claude Code Stop hook's turn log ("Claude Code 1a2b3c4d: asked … → …", giok.edges.hooks): a
 # record of the conversation, searchable, but never distilled into memory (the PreCompact flush
 # and the agent's own remembers keep what mattered).
-_TURN_RE = re.compile(r"^(?:[-*+]\s+)?(?:\d{1,2}:\d{2}(?::\d{2})?\s+)?Claude Code [\w-]{1,12}: (?:asked |→ )")
+_TURN_RE = lazy(r"^(?:[-*+]\s+)?(?:\d{1,2}:\d{2}(?::\d{2})?\s+)?Claude Code [\w-]{1,12}: (?:asked |→ )")
 
 
 def is_turn_log(text: str) -> bool:
@@ -59,8 +60,8 @@ def is_own_line(text: str) -> bool:
     return bool(_OWN_RE.match(text.lstrip()))
 
 
-_DATE_IN_HEADING = re.compile(r"\[(\d{4}\s*[-–—]\s*\d{1,2}\s*[-–—]\s*\d{1,2})\]")
-_SUPERSEDES_RE = re.compile(r"^-\s+(?:supersedes|대체)\s*:\s*(D-\d{3,})", re.M)
+_DATE_IN_HEADING = lazy(r"\[(\d{4}\s*[-–—]\s*\d{1,2}\s*[-–—]\s*\d{1,2})\]")
+_SUPERSEDES_RE = lazy(r"^-\s+(?:supersedes|대체)\s*:\s*(D-\d{3,})", re.M)
 
 
 @dataclass

@@ -1,5 +1,7 @@
-"""What a question's form says, apart from what it is about: whether it asks about the past,
-and, for a colloquial Korean question, the written forms its predicate takes in a memory.
+"""What a question's form says, apart from what it is about: whether it needs memory at all
+(`needs_memory`, recall's first step: here rather than in `search`, so that the prompt hook
+decides without loading numpy or the index), whether it asks about the past, and, for a
+colloquial Korean question, the written forms its predicate takes in a memory.
 
 A memory is written in the plain declarative (`서준은 부산에 산다`, `아메리카노를 마신다`); a
 question asks in the spoken forms (`어디 살지?`, `사니?`, `사냐?`, `뭘 마셔?`). Those share no
@@ -27,20 +29,22 @@ import re
 from dataclasses import dataclass, field
 
 from giok.text.analysis import is_hangul, words
-from giok.text.terms import terms
+from giok.text.lazy import lazy
+from giok.text.terms import query_terms, terms
+from giok.write import judgement
 
 # -- the past ------------------------------------------------------------------------------------
 # Cues that say "the past" on their own, and cues that also make time clauses ("before bed",
 # "자기 전에"): those count only with a verb in the past tense ("before he moved", "전에 살았지").
-_PAST_ALONE = re.compile(
+_PAST_ALONE = lazy(
     r"\b(used to|did\b.*\buse to|previously|formerly|originally|no longer|any ?more|in the past|back then|"
     r"at first)\b|"
     r"예전|옛날|원래|이전에|처음엔|처음에는|그 전에|그전에",
     re.I,
 )
-_PAST_CLAUSE = re.compile(r"\b(before|earlier|prior)\b|전에|전엔", re.I)
-_PAST_TENSE_EN = re.compile(r"\b(did|was|were|had|used|\w{3,}ed)\b", re.I)
-_PAST_TENSE_KO = re.compile(r"[았었였했셨났갔왔췄웠렸혔켰쳤]")
+_PAST_CLAUSE = lazy(r"\b(before|earlier|prior)\b|전에|전엔", re.I)
+_PAST_TENSE_EN = lazy(r"\b(did|was|were|had|used|\w{3,}ed)\b", re.I)
+_PAST_TENSE_KO = lazy(r"[았었였했셨났갔왔췄웠렸혔켰쳤]")
 
 
 def asks_past(query: str) -> bool:
@@ -53,7 +57,7 @@ def asks_past(query: str) -> bool:
     return bool(_PAST_TENSE_EN.search(query) or any(_PAST_TENSE_KO.search(w) for w in words(query)))
 
 
-_PAST_CUE_WORD = re.compile(r"^(예전|옛날|원래|이전|처음|전에|전엔)")
+_PAST_CUE_WORD = lazy(r"^(예전|옛날|원래|이전|처음|전에|전엔)")
 
 
 def _says_past(word: str) -> bool:
@@ -248,3 +252,66 @@ class Question:
         for a predicate in a question form its written forms (`search._predicates` keeps those
         the store holds and counts the word's stem within it)."""
         return {t: (t, *self.forms.get(t, ())) for t in query_terms}
+
+
+# -- does a question need memory at all? (the seed's first step of recall) ---------------------
+# Personal: the asker's or the user's own things, people, plans, preferences and past events.
+# Any of these means search, whatever else the question looks like.
+_MEMORY_CUE = lazy(
+    r"\b(remember|remind|recall|last time|previous(ly)?|earlier|again|my|mine|our|ours|us|the user'?s?|"
+    r"(?<!give )(?<!tell )(?<!show )me|did (i|we|you)|have (i|we)|had (i|we)|was i|were we|am i|are we|"
+    r"do (i|we) (usually|prefer|like|use|want|need|have)|we (decided|agreed|said|picked|chose|use|used|"
+    r"fixed|went|talked)|"
+    r"i (said|told|mentioned|asked|picked|chose|prefer|like|usually|wanted)|still|yesterday|last (week|"
+    r"month|year|night))\b|"
+    r"기억|지난|저번|예전|전에|어제|그때|그날|우리|저희|(?<![가-힣])(내|제|나|저)(?=\s|가\b|를\b|는\b|한테|"
+    r"$)|나의|저의|"
+    r"했었|했던|하던|쓰던|갔던|였지|였더라|더라\??$|뭐였|하기로|정했|결정|약속|말했|말한|알려준|추천해 준|"
+    r"사용자|아직",
+    re.I,
+)
+_TASK = lazy(
+    r"^(please\s+)?(fix|write|implement|run|refactor|add|create|translate|summari[sz]e|rename|delete|format|"
+    r"test|build|deploy|"
+    r"convert|generate|draft|review)\b|(고쳐|작성해|만들어|구현해|실행해|번역해|요약해|정리해|바꿔|지워|"
+    r"테스트해)\s*(줘|주세요|줄래)?[.!?]*$",
+    re.I,
+)
+# Not about anyone's memory: general knowledge, how-to, weather, news, math, recommendations.
+_GENERAL = lazy(
+    r"^how (do|does|can|could|should|would|to|many|much|tall|far|long|big|old is the)\b|"
+    r"^(what|who|which|where|when|why)('s| is| are| was| were| does| did) (a|an)\b|^why\b|^what year\b|"
+    r"^explain\b|"
+    r"^who (wrote|invented|discovered|won|painted|founded|directed|composed|built)\b|"
+    r"capital of|how many .* in a |what does .* mean|\bmean\??$|\bdefin(e|ition)\b|meaning of|formula|"
+    r"\b(boiling point|speed of|square root|population of|symptoms?|recipe|difference between|"
+    r"time difference|"
+    r"price of|theory of|weather|forecast|rain|snow|temperature|news|headlines?|stock price)\b|"
+    r"\b(a good|recommend|suggest)\b|\d+\s*([-+*/×÷x]|times|plus|minus|divided by)\s*\d+|"
+    r"수도|뜻이|뜻\b|의미|정의|공식|란 무엇|이란\??$|날씨|기온|비 ?와|눈 ?와|미세먼지|일기예보|뉴스|가격|"
+    r"시세|"
+    r"하는 ?법|방법|어떻게 (해|하|동작|작동|일어|만들|설치)|누가 썼|우승|높이|끓는점|속도|제곱근|곱하기|"
+    r"더하기|빼기|나누기|"
+    r"킬로미터|몇 도|며칠이야|시차|증상|차이|레시피|이론|언제 (끝났|시작됐|일어났|만들어졌)|(?<![가-힣])왜 |"
+    r"추천해 ?줘|지어 ?줘|써 ?줘",
+    re.I,
+)
+
+
+def needs_memory(query: str) -> tuple[bool, str]:
+    """The seed's first step: does this query need memory at all? (needed, why). A personal
+    cue (my/our/the user's, remember, last time, 지난번, 우리, 내, 기억) always searches; a task,
+    general knowledge, how-to, weather, news or math skips; anything else searches, because a
+    wasted search costs less than a forgotten memory (docs/search.md, "When recall searches")."""
+    q = query.strip()
+    if judgement.is_greeting(q):  # the one greeting list (giok.write.judgement)
+        return False, "greeting or small talk"
+    if _MEMORY_CUE.search(q):
+        return True, "a personal question (the user's or our own things, people, plans or past)"
+    if _TASK.search(q):
+        return False, "an instruction about the current task"
+    if _GENERAL.search(q):
+        return False, "a general-knowledge, how-to, weather, news or math question"
+    if not query_terms(q):
+        return False, "no words to look up"
+    return True, "may concern something remembered (when unsure, search)"

@@ -25,13 +25,14 @@ import numpy as np
 from giok.errors import InvalidInput, PermissionDenied
 from giok.retrieval.chunks import is_own_line, successors
 from giok.retrieval.index import Index, Reader
-from giok.retrieval.questions import Question
+from giok.retrieval.questions import Question, needs_memory
 from giok.store import refs
 from giok.store.clock import today
 from giok.store.fsutil import check_binary
 from giok.text.analysis import has_hangul, romanize
+from giok.text.lazy import lazy
 from giok.text.terms import language, query_terms, quote_fts
-from giok.write import judgement, policy
+from giok.write import policy
 
 MIN_SCORE = 0.35
 DYNAMIC_GAP = 0.15
@@ -170,13 +171,13 @@ _MONTH = r"(?P<mon>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
 _DATE_RES = [
-    re.compile(rf"\b{_YEAR}-(?P<month>[01]?\d)-{_DAY}\b"),
-    re.compile(r"\b(?P<day>[0-3]?\d)\.(?P<month>[01]?\d)\.(?P<year>(?:19|20)\d\d)\b"),
-    re.compile(r"\b(?P<month>[01]?\d)/(?P<day>[0-3]?\d)/(?P<year>(?:19|20)\d\d)\b"),
-    re.compile(rf"\b{_DAY}(?: of)? {_MONTH},? ?{_YEAR}\b", re.I),
-    re.compile(rf"\b{_MONTH} {_DAY},? ?{_YEAR}\b", re.I),
-    re.compile(rf"{_YEAR}\s*년\s*(?P<month>[01]?\d)\s*월\s*(?:{_DAY}\s*일)?"),
-    re.compile(rf"\b{_MONTH},? {_YEAR}\b", re.I),
+    lazy(rf"\b{_YEAR}-(?P<month>[01]?\d)-{_DAY}\b"),
+    lazy(r"\b(?P<day>[0-3]?\d)\.(?P<month>[01]?\d)\.(?P<year>(?:19|20)\d\d)\b"),
+    lazy(r"\b(?P<month>[01]?\d)/(?P<day>[0-3]?\d)/(?P<year>(?:19|20)\d\d)\b"),
+    lazy(rf"\b{_DAY}(?: of)? {_MONTH},? ?{_YEAR}\b", re.I),
+    lazy(rf"\b{_MONTH} {_DAY},? ?{_YEAR}\b", re.I),
+    lazy(rf"{_YEAR}\s*년\s*(?P<month>[01]?\d)\s*월\s*(?:{_DAY}\s*일)?"),
+    lazy(rf"\b{_MONTH},? {_YEAR}\b", re.I),
 ]
 
 
@@ -632,7 +633,7 @@ def _with_neighbours(cid: int, rows: dict, own: dict) -> float:
     return blended
 
 
-_SPEAKER = re.compile(r"^(?:\d{1,2}:\d{2}\s+)?([^\W\d_][\w.'-]*(?: [^\W\d_][\w.'-]*)?):\s")
+_SPEAKER = lazy(r"^(?:\d{1,2}:\d{2}\s+)?([^\W\d_][\w.'-]*(?: [^\W\d_][\w.'-]*)?):\s")
 
 
 def _speaker(row: dict) -> str | None:
@@ -855,49 +856,6 @@ __all__ = [
 
 
 # -- agentic recall ------------------------------------------------------------------------------
-# Personal: the asker's or the user's own things, people, plans, preferences and past events.
-# Any of these means search, whatever else the question looks like.
-_MEMORY_CUE = re.compile(
-    r"\b(remember|remind|recall|last time|previous(ly)?|earlier|again|my|mine|our|ours|us|the user'?s?|"
-    r"(?<!give )(?<!tell )(?<!show )me|did (i|we|you)|have (i|we)|had (i|we)|was i|were we|am i|are we|"
-    r"do (i|we) (usually|prefer|like|use|want|need|have)|we (decided|agreed|said|picked|chose|use|used|"
-    r"fixed|went|talked)|"
-    r"i (said|told|mentioned|asked|picked|chose|prefer|like|usually|wanted)|still|yesterday|last (week|"
-    r"month|year|night))\b|"
-    r"기억|지난|저번|예전|전에|어제|그때|그날|우리|저희|(?<![가-힣])(내|제|나|저)(?=\s|가\b|를\b|는\b|한테|"
-    r"$)|나의|저의|"
-    r"했었|했던|하던|쓰던|갔던|였지|였더라|더라\??$|뭐였|하기로|정했|결정|약속|말했|말한|알려준|추천해 준|"
-    r"사용자|아직",
-    re.I,
-)
-_TASK = re.compile(
-    r"^(please\s+)?(fix|write|implement|run|refactor|add|create|translate|summari[sz]e|rename|delete|format|"
-    r"test|build|deploy|"
-    r"convert|generate|draft|review)\b|(고쳐|작성해|만들어|구현해|실행해|번역해|요약해|정리해|바꿔|지워|"
-    r"테스트해)\s*(줘|주세요|줄래)?[.!?]*$",
-    re.I,
-)
-# Not about anyone's memory: general knowledge, how-to, weather, news, math, recommendations.
-_GENERAL = re.compile(
-    r"^how (do|does|can|could|should|would|to|many|much|tall|far|long|big|old is the)\b|"
-    r"^(what|who|which|where|when|why)('s| is| are| was| were| does| did) (a|an)\b|^why\b|^what year\b|"
-    r"^explain\b|"
-    r"^who (wrote|invented|discovered|won|painted|founded|directed|composed|built)\b|"
-    r"capital of|how many .* in a |what does .* mean|\bmean\??$|\bdefin(e|ition)\b|meaning of|formula|"
-    r"\b(boiling point|speed of|square root|population of|symptoms?|recipe|difference between|"
-    r"time difference|"
-    r"price of|theory of|weather|forecast|rain|snow|temperature|news|headlines?|stock price)\b|"
-    r"\b(a good|recommend|suggest)\b|\d+\s*([-+*/×÷x]|times|plus|minus|divided by)\s*\d+|"
-    r"수도|뜻이|뜻\b|의미|정의|공식|란 무엇|이란\??$|날씨|기온|비 ?와|눈 ?와|미세먼지|일기예보|뉴스|가격|"
-    r"시세|"
-    r"하는 ?법|방법|어떻게 (해|하|동작|작동|일어|만들|설치)|누가 썼|우승|높이|끓는점|속도|제곱근|곱하기|"
-    r"더하기|빼기|나누기|"
-    r"킬로미터|몇 도|며칠이야|시차|증상|차이|레시피|이론|언제 (끝났|시작됐|일어났|만들어졌)|(?<![가-힣])왜 |"
-    r"추천해 ?줘|지어 ?줘|써 ?줘",
-    re.I,
-)
-
-
 @dataclass
 class Recall:
     query: str
@@ -921,25 +879,6 @@ class Recall:
             "attempts": self.attempts,
             "results": [r.to_dict() for r in self.results],
         }
-
-
-def needs_memory(query: str) -> tuple[bool, str]:
-    """The seed's first step: does this query need memory at all? (needed, why). A personal
-    cue (my/our/the user's, remember, last time, 지난번, 우리, 내, 기억) always searches; a task,
-    general knowledge, how-to, weather, news or math skips; anything else searches, because a
-    wasted search costs less than a forgotten memory (docs/search.md, "When recall searches")."""
-    q = query.strip()
-    if judgement.is_greeting(q):  # the one greeting list (giok.write.judgement)
-        return False, "greeting or small talk"
-    if _MEMORY_CUE.search(q):
-        return True, "a personal question (the user's or our own things, people, plans or past)"
-    if _TASK.search(q):
-        return False, "an instruction about the current task"
-    if _GENERAL.search(q):
-        return False, "a general-knowledge, how-to, weather, news or math question"
-    if not query_terms(q):
-        return False, "no words to look up"
-    return True, "may concern something remembered (when unsure, search)"
 
 
 def reformulate(query: str) -> str:

@@ -4,14 +4,14 @@ within one call by `frozen(when)` (time travel reads the past as if it were then
 import contextlib
 import contextvars
 import datetime as dt
-import re
 from collections.abc import Iterator
 
 from giok import settings
 from giok.errors import InvalidInput
+from giok.text.lazy import lazy
 
 _DASHES = str.maketrans({"–": "-", "—": "-", "‒": "-", "−": "-"})
-_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DATE_RE = lazy(r"^\d{4}-\d{2}-\d{2}$")
 _FROZEN: contextvars.ContextVar[dt.datetime | None] = contextvars.ContextVar("giok_frozen", default=None)
 
 

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from giok.errors import DirtyFileError, InvalidInput, LockTimeout
+from giok.text.lazy import lazy
 
 MAX_ENTRY_BYTES = 8 * 1024
 _UMASK = os.umask(0o022)  # read once, at import (os.umask can only read by setting)
@@ -113,7 +114,7 @@ def _write_at(fd: int, data: memoryview, at: int) -> None:
 
 
 # -- symlinks and leftovers ----------------------------------------------------------------------
-TEMP_RE = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")  # what atomic_write's mkstemp names look like
+TEMP_RE = lazy(r"^\..+\.[a-z0-9_]{8}\.tmp$")  # what atomic_write's mkstemp names look like
 
 
 def workspace_of(path: Path) -> Path | None:
@@ -230,7 +231,7 @@ def clean_text(text: str, what: str = "text", limit: int = MAX_ENTRY_BYTES, mult
 
 MAX_PATH_BYTES = 1024  # a whole relative path
 MAX_NAME_BYTES = 255  # one file or folder name (the file system's own limit)
-_ENCODED = re.compile(r"%(2e|2f|5c|00)", re.IGNORECASE)
+_ENCODED = lazy(r"%(2e|2f|5c|00)", re.IGNORECASE)
 
 
 def _check_path_text(relative: str) -> None:

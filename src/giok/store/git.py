@@ -14,6 +14,7 @@ from pathlib import Path
 from giok import settings
 from giok.errors import GitError
 from giok.store import clock
+from giok.text.lazy import lazy
 
 _ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
 
@@ -67,7 +68,7 @@ def set_local_identity(root: Path, name: str, email: str) -> None:
 
 # -- git's own lock files ----------------------------------------------------------------------
 LOCK_NAMES = ("index.lock", "HEAD.lock", "ORIG_HEAD.lock", "config.lock", "packed-refs.lock", "shallow.lock")
-_LOCK_RE = re.compile(r"'([^']+\.lock)'")
+_LOCK_RE = lazy(r"'([^']+\.lock)'")
 LOCK_WAIT = 2.0  # seconds to wait for a git process still running in the repository
 
 

@@ -13,14 +13,15 @@ Two readings of an ATX heading, on purpose:
 
 from __future__ import annotations
 
-import re
 from typing import NamedTuple
 
-HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")  # level, title (closing #s dropped)
-LOOSE_HEADING_RE = re.compile(r"^\s{0,3}(#{1,6})\s*(.*?)\s*$")
-SECTION_RE = re.compile(r"^##\s+(.*?)\s*$")  # a `## ` section heading: its title as written
-BULLET_RE = re.compile(r"^\s*[-*+]\s+")  # a list item's marker, indent included
-TIME_RE = re.compile(r"^(\d{1,2}:\d{2})(?::\d{2})?\s+")  # a diary line's HH:MM[:SS]
+from giok.text.lazy import lazy
+
+HEADING_RE = lazy(r"^(#{1,6})\s+(.*?)\s*#*\s*$")  # level, title (closing #s dropped)
+LOOSE_HEADING_RE = lazy(r"^\s{0,3}(#{1,6})\s*(.*?)\s*$")
+SECTION_RE = lazy(r"^##\s+(.*?)\s*$")  # a `## ` section heading: its title as written
+BULLET_RE = lazy(r"^\s*[-*+]\s+")  # a list item's marker, indent included
+TIME_RE = lazy(r"^(\d{1,2}:\d{2})(?::\d{2})?\s+")  # a diary line's HH:MM[:SS]
 
 
 class Heading(NamedTuple):

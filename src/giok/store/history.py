@@ -25,7 +25,6 @@ import contextlib
 import datetime as dt
 import io
 import os
-import re
 import shutil
 import subprocess
 import tarfile
@@ -39,6 +38,7 @@ from giok import settings
 from giok.errors import GitError, InvalidInput, NotFound
 from giok.store import clock, git
 from giok.store.memoryfile import LAYERS, MemoryEntry, MemoryFile
+from giok.text.lazy import lazy
 
 if TYPE_CHECKING:
     from giok.store.workspace import Workspace
@@ -48,10 +48,10 @@ ARCHIVE_DIR = "memory/archive"
 SNAPSHOTS = "history"  # under .giok/
 KEEP_SNAPSHOTS = 8  # extracted commits kept, newest used first
 _RANK = {layer: rank for rank, layer in enumerate(reversed(LAYERS))}  # M30 < M90 < M365 < M0
-_FORGET_RE = re.compile(r"^memory: forget (m-[0-9a-f]{6,12})\b(?: \((M\d+)\))?")
-_REMEMBER_RE = re.compile(r"^memory: remember (m-[0-9a-f]{6,12}) \((M\d+)\)")
+_FORGET_RE = lazy(r"^memory: forget (m-[0-9a-f]{6,12})\b(?: \((M\d+)\))?")
+_REMEMBER_RE = lazy(r"^memory: remember (m-[0-9a-f]{6,12}) \((M\d+)\)")
 _MATCH = "--match"  # the subject of a forget by text: `memory: forget --match (N line(s) in …)`
-_MOMENT_RE = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}(:\d{2})?$")
+_MOMENT_RE = lazy(r"^\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}(:\d{2})?$")
 
 When = str | dt.date | dt.datetime
 

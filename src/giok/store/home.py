@@ -5,14 +5,14 @@ per-user data directory."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 from giok.errors import InvalidInput, WorkspaceError
 from giok.settings import Settings
 from giok.store.fsutil import atomic_write, file_lock
+from giok.text.lazy import lazy
 
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+NAME_RE = lazy(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 def check_name(name: str) -> str:

@@ -42,7 +42,6 @@ import datetime as dt
 import json
 import logging
 import os
-import re
 from collections.abc import Collection
 from pathlib import Path
 from typing import NoReturn
@@ -50,13 +49,14 @@ from typing import NoReturn
 from giok.errors import WorkspaceError
 from giok.store import git
 from giok.store.fsutil import atomic_write, check_link, fsync_dir
+from giok.text.lazy import lazy
 
 NAME = "journal.json"
 VERSION = 3  # 3: appends journaled by their added bytes; 2: the old bytes kept beside (journal-N.before)
 PAGE = 4096  # an append that stays inside one page of the file is seen whole or not at all
 WINDOW = 1024  # the old bytes kept of an appended file: those just before the added ones
 REJECTED = "journal.rejected.json"  # a journal naming a path outside the workspace, moved aside
-_KEPT_RE = re.compile(r"^journal-[0-9]{1,6}\.before$")
+_KEPT_RE = lazy(r"^journal-[0-9]{1,6}\.before$")
 _PRIVATE = (".git", ".giok")  # no journal names a file under these
 log = logging.getLogger(__name__)
 

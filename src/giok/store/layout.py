@@ -9,10 +9,11 @@ workspace path by hand (docs/architecture.md)."""
 from __future__ import annotations
 
 import datetime as dt
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from giok.text.lazy import lazy
 
 # -- the files, relative to the workspace root ---------------------------------------------------
 MEMORY = "MEMORY.md"
@@ -45,10 +46,10 @@ LOGGED = (MEMORY, "memory", "compound", "state", HEARTBEAT, AGENTS, SOUL, USER) 
 # what distillation writes (diaries, ledger, archive under memory/; the review queue)
 OWN_PATHS = (MEMORY, "memory", LESSONS, REVIEW)
 
-DIARY_RE = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")  # group 1: the day
-ARCHIVE_RE = re.compile(r"^memory/archive/[^/]+\.md$")
+DIARY_RE = lazy(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")  # group 1: the day
+ARCHIVE_RE = lazy(r"^memory/archive/[^/]+\.md$")
 # the memory files forget may edit (by id or by match)
-FORGETTABLE_RE = re.compile(
+FORGETTABLE_RE = lazy(
     r"^(MEMORY\.md|compound/lessons\.md|state/trace\.jsonl|state/review\.md|memory/\d{4}-\d{2}-\d{2}\.md"
     r"|memory/archive/[^/]+\.md)$"
 )

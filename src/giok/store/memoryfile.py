@@ -23,7 +23,6 @@ import datetime as dt
 import gc
 import hashlib
 import re
-import secrets
 import threading
 from collections.abc import Container
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from giok.errors import InvalidInput
 from giok.store.clock import parse_date
 from giok.store.grammar import loose_heading
 from giok.text.analysis import has_hangul
+from giok.text.lazy import lazy
 
 LAYERS = ("M0", "M365", "M90", "M30")
 LAYER_DAYS = {"M0": None, "M365": 365, "M90": 90, "M30": 30}
@@ -51,26 +51,26 @@ LAYER_TITLES = {
 }
 # Machine fields, in the order they are rendered after `expires`.
 FIELD_ORDER = ("id", "type", "scope", "source", "confidence", "supersedes", "superseded_by", "refs", "status")
-ID_RE = re.compile(r"^m-[0-9a-f]{6,12}$")
+ID_RE = lazy(r"^m-[0-9a-f]{6,12}$")
 OUTSIDE_LAYERS = "entry outside any layer heading (read as M30)"
 
-_LAYER_RE = re.compile(r"(?<![A-Za-z0-9])[Mm]\s?(0|30|90|365)(?![0-9])")
-_ENTRY_RE = re.compile(r"^(\s*)([-*+])\s+(.*?)\s*$")
-_DATE_PREFIX_RE = re.compile(r"^\[([^\]]*)\]\s*")
-_COMMENT_RE = re.compile(r"\s*<!\s*[-–—]*\s*(?P<body>.*?)\s*[-–—]*\s*(?:>|→)\s*$")
-_BROKEN_COMMENT_RE = re.compile(r"<!\s*[-–—]")
-_INNER_COMMENT_RE = re.compile(r"<!\s*[-–—]*\s*([^<>→]*?)\s*[-–—]*\s*[>→]")  # linear: no `<` inside
-_DATEISH_RE = re.compile(r"^\d{4}\s*[-–—‒−]\s*\d{1,2}\s*[-–—‒−]\s*\d{1,2}$")
-_KEY_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
-_SPACES_RE = re.compile(r"\s+")
-_OPENER_RE = re.compile(r"\s*<!")
-_FIELD_SEP_RE = re.compile(r"\s*[;|]\s*")
-_PIECES_RE = re.compile(r"[^\n]*\n|[^\n]+$")
+_LAYER_RE = lazy(r"(?<![A-Za-z0-9])[Mm]\s?(0|30|90|365)(?![0-9])")
+_ENTRY_RE = lazy(r"^(\s*)([-*+])\s+(.*?)\s*$")
+_DATE_PREFIX_RE = lazy(r"^\[([^\]]*)\]\s*")
+_COMMENT_RE = lazy(r"\s*<!\s*[-–—]*\s*(?P<body>.*?)\s*[-–—]*\s*(?:>|→)\s*$")
+_BROKEN_COMMENT_RE = lazy(r"<!\s*[-–—]")
+_INNER_COMMENT_RE = lazy(r"<!\s*[-–—]*\s*([^<>→]*?)\s*[-–—]*\s*[>→]")  # linear: no `<` inside
+_DATEISH_RE = lazy(r"^\d{4}\s*[-–—‒−]\s*\d{1,2}\s*[-–—‒−]\s*\d{1,2}$")
+_KEY_RE = lazy(r"^[a-z_][a-z0-9_]*$")
+_SPACES_RE = lazy(r"\s+")
+_OPENER_RE = lazy(r"\s*<!")
+_FIELD_SEP_RE = lazy(r"\s*[;|]\s*")
+_PIECES_RE = lazy(r"[^\n]*\n|[^\n]+$")
 # The shape the write path writes: `- [date] text <!-- key: value; … -->` (date and comment
 # optional) with no indent, no `<` or `&` in the text, no `[` first, no `<`, `>`, `%`, `;`, `|`
 # or `→` in a value. One match reads it (`_parse_plain`); every other line, and one of this
 # shape the match cannot settle (a bad date, a value ending in a dash), takes the general path.
-_PLAIN_RE = re.compile(
+_PLAIN_RE = lazy(
     r"- (?:\[([0-9]{4}-[0-9]{2}-[0-9]{2})\] )?([^\s\[<&][^<&\n]*)"
     r"(?: <!-- ([a-z_][a-z0-9_]*: [^;|<>%→\n]*(?:; [a-z_][a-z0-9_]*: [^;|<>%→\n]*)*) -->)?"
 )
@@ -95,8 +95,8 @@ _TEXT_CODES = {
 }
 _TEXT_CHARS = {code: char for char, code in _TEXT_CODES.items()}
 _TEXT_BODIES = "|".join(re.escape(c) for c in _TEXT_CODES.values())
-_TEXT_ENCODE_RE = re.compile(r"<!|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]|&((?:amp;)*)(" + _TEXT_BODIES + ")")
-_TEXT_DECODE_RE = re.compile(r"&((?:amp;)*)(" + _TEXT_BODIES + ")")
+_TEXT_ENCODE_RE = lazy(r"<!|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]|&((?:amp;)*)(" + _TEXT_BODIES + ")")
+_TEXT_DECODE_RE = lazy(r"&((?:amp;)*)(" + _TEXT_BODIES + ")")
 # Field values: percent codes for the separators and line breaks; `%` is written `%25` only
 # where it would otherwise start one of these codes (so `100% sure` stays).
 _VALUE_CODES = {
@@ -112,12 +112,12 @@ _VALUE_CODES = {
     **{chr(n): f"%{n:02X}" for n in range(32)},
 }  # control characters, line breaks included
 _VALUE_CHARS = {code: char for char, code in _VALUE_CODES.items()}
-_VALUE_DECODE_RE = re.compile("|".join(re.escape(c) for c in sorted(_VALUE_CHARS, key=len, reverse=True)))
-_VALUE_ENCODE_RE = re.compile(
+_VALUE_DECODE_RE = lazy("|".join(re.escape(c) for c in sorted(_VALUE_CHARS, key=len, reverse=True)))
+_VALUE_ENCODE_RE = lazy(
     "%(?=" + "|".join(re.escape(c[1:]) for c in _VALUE_CHARS) + ")|[;|<>\x00-\x1f\x7f\x85\u2028\u2029]"
 )
 # Lone surrogates other than surrogateescape's (invalid bytes read from a file) cannot be written.
-_UNWRITABLE_RE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
+_UNWRITABLE_RE = lazy("[\ud800-\udc7f\udd00-\udfff]")
 
 
 def encode_text(text: str, dated: bool = True) -> str:
@@ -163,6 +163,8 @@ def check_key(key: str) -> str:
 
 
 def new_id(taken: Container[str] = frozenset()) -> str:
+    import secrets  # only a write makes an id
+
     while True:
         candidate = "m-" + secrets.token_hex(3)
         if candidate not in taken:

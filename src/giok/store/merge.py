@@ -43,9 +43,10 @@ from dataclasses import dataclass, field
 from giok.store import tombstones as tomb
 from giok.store.memoryfile import Heading, MemoryEntry, MemoryFile, RawLine
 from giok.store.sections import Doc, Section, append_item
+from giok.text.lazy import LazyPattern, lazy
 
-MEMORY_RE = re.compile(r"^(MEMORY\.md|memory/archive/[^/]+\.md)$")
-DIARY_RE = re.compile(r"^memory/\d{4}-\d{2}-\d{2}\.md$")
+MEMORY_RE = lazy(r"^(MEMORY\.md|memory/archive/[^/]+\.md)$")
+DIARY_RE = lazy(r"^memory/\d{4}-\d{2}-\d{2}\.md$")
 PATTERNS = (  # .gitattributes lines giok registers
     "MEMORY.md",
     "HEARTBEAT.md",
@@ -59,9 +60,9 @@ PATTERNS = (  # .gitattributes lines giok registers
     "memory/distilled.txt",
     tomb.TOMBSTONES,
 )
-_DECISION_RE = re.compile(r"^##\s+(D-(\d{3,}))\b")
-_TASK_RE = re.compile(r"^-\s+(?:\[[ x~!]\]\s+)?(T-(\d{3,}))\b")
-_TIME_RE = re.compile(r"^-\s+(\d{1,2}:\d{2})\b")
+_DECISION_RE = lazy(r"^##\s+(D-(\d{3,}))\b")
+_TASK_RE = lazy(r"^-\s+(?:\[[ x~!]\]\s+)?(T-(\d{3,}))\b")
+_TIME_RE = lazy(r"^-\s+(\d{1,2}:\d{2})\b")
 _WHOSE = {"ours": "this machine's", "theirs": "the other machine's"}
 _GIOK_MARK = "<!-- giok:"  # machine-local marks (distill's refs watermark): ours kept
 
@@ -256,11 +257,13 @@ def _apply(out: MemoryFile, eid: str, attrs: dict) -> None:
 
 
 # -- decisions and tasks: numbered ids ------------------------------------------------------------
-def _numbered(doc: Doc, pattern: re.Pattern) -> dict[str, Section]:
+def _numbered(doc: Doc, pattern: re.Pattern | LazyPattern) -> dict[str, Section]:
     return {m.group(1): s for s in doc.sections if (m := pattern.match(s.heading))}
 
 
-def merge_numbered(base: str, ours: str, theirs: str, ctx: Context, pattern: re.Pattern, prefix: str) -> str:
+def merge_numbered(
+    base: str, ours: str, theirs: str, ctx: Context, pattern: re.Pattern | LazyPattern, prefix: str
+) -> str:
     """`## D-NNN` blocks by id; a new id both sides used for different blocks is renumbered
     on their side, with the references to it in their new blocks."""
     o, a, b = (Doc.parse(x) for x in (base, ours, theirs))
@@ -531,7 +534,7 @@ def merge_jsonl(base: str, ours: str, theirs: str, ctx: Context) -> str:
     return "".join(line + "\n" for _, line in kept)
 
 
-_LEDGER_DAY_RE = re.compile(r"^(\d{4}-\d{2}-\d{2}) (\d+)$")
+_LEDGER_DAY_RE = lazy(r"^(\d{4}-\d{2}-\d{2}) (\d+)$")
 
 
 def merge_ledger(base: str, ours: str, theirs: str) -> str:

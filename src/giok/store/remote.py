@@ -43,6 +43,7 @@ from giok.store import tombstones as tomb
 from giok.store.fsutil import atomic_write
 from giok.store.layout import DATA_DIR
 from giok.store.merge import PATTERNS
+from giok.text.lazy import lazy
 
 if TYPE_CHECKING:
     from giok.store.workspace import Workspace
@@ -52,8 +53,8 @@ ATTRIBUTES = ".gitattributes"
 REPORT_ENV = "GIOK_MERGE_REPORT"
 THEIRS_ENV = "GIOK_MERGE_THEIRS"
 PUSH_TRIES = 3
-_FORGET_RE = re.compile(r"^memory: forget (m-[0-9a-f]{6,12})\b")
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_FORGET_RE = lazy(r"^memory: forget (m-[0-9a-f]{6,12})\b")
+_NAME_RE = lazy(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 @dataclass

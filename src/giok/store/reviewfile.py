@@ -35,15 +35,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from giok.text.lazy import lazy
+
 TITLE = "# Review queue"
 INTRO = (
     "Memories that may disagree, raised once by the nightly distill and kept here until resolved:\n"
     "`giok review resolve R-001 --newer | --both | --forget ID`.\n"
 )
 STATUSES = ("open", "resolved", "closed")
-ITEM_RE = re.compile(r"^##\s+(R-(\d{3,}))\s+(\S+)\s+\((open|resolved|closed)\)\s*$")
-FIELD_RE = re.compile(r"^-\s+([a-z]+):\s?(.*)$")
-ENTRY_RE = re.compile(r"^(m-[0-9a-z]{6,12})(?:\s+\[(\d{4}-\d{2}-\d{2})\])?\s*(.*)$")
+ITEM_RE = lazy(r"^##\s+(R-(\d{3,}))\s+(\S+)\s+\((open|resolved|closed)\)\s*$")
+FIELD_RE = lazy(r"^-\s+([a-z]+):\s?(.*)$")
+ENTRY_RE = lazy(r"^(m-[0-9a-z]{6,12})(?:\s+\[(\d{4}-\d{2}-\d{2})\])?\s*(.*)$")
 
 
 def entry_line(entry_id: str) -> re.Pattern[str]:

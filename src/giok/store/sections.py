@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from giok.store.grammar import BULLET_RE, HEADING_RE, TIME_RE, heading, section_title
+from giok.text.lazy import lazy
 
 __all__ = ["HEADING_RE", "TIME_RE", "DiaryItem", "Doc", "Section", "append_item", "parse_diary"]
 
@@ -93,8 +94,8 @@ def append_item(section: Section, line: str) -> None:
 # (`## topic` headings, plain bullets, wrapped or nested lines, paragraphs). Search's chunker
 # and nightly distillation both read a diary through parse_diary, so they see the same items.
 _DIARY_BULLET_RE = BULLET_RE
-_DIARY_NOISE_RE = re.compile(r"^(?:([-*_])(?:\s*\1){2,}|<!--.*-->)$")  # rules, comment-only lines
-_CHECKBOX_RE = re.compile(r"^\[[ xX~!-]\]\s*")
+_DIARY_NOISE_RE = lazy(r"^(?:([-*_])(?:\s*\1){2,}|<!--.*-->)$")  # rules, comment-only lines
+_CHECKBOX_RE = lazy(r"^\[[ xX~!-]\]\s*")
 
 
 @dataclass

@@ -39,11 +39,12 @@ from giok.store import git
 from giok.store.clock import now
 from giok.store.fsutil import atomic_write
 from giok.store.memoryfile import MemoryEntry
+from giok.text.lazy import lazy
 
 TRACE = "state/trace.jsonl"
-_TRAILER_RE = re.compile(r"^([A-Z][A-Za-z-]+): (.*)$")
-_TRACE_ID_RE = re.compile(r"^r-[0-9a-f]{6,12}$")
-_MEMORY_ID_RE = re.compile(r"^m-[0-9a-f]{6,12}$")
+_TRAILER_RE = lazy(r"^([A-Z][A-Za-z-]+): (.*)$")
+_TRACE_ID_RE = lazy(r"^r-[0-9a-f]{6,12}$")
+_MEMORY_ID_RE = lazy(r"^m-[0-9a-f]{6,12}$")
 ACTIONS = {"write": "written", "supersede": "superseded", "duplicate": "duplicate", "refuse": "refused"}
 
 

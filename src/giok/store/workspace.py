@@ -59,6 +59,7 @@ from giok.store.memoryfile import (
 )
 from giok.store.sections import Doc
 from giok.store.transaction import Message, Transaction, prepare, require_git
+from giok.text.lazy import lazy
 
 __all__ = [
     "DECISIONS",
@@ -75,9 +76,9 @@ __all__ = [
 R = TypeVar("R")
 Writes = Mapping[str, bytes | None]
 TYPES = ("preference", "fact", "workflow", "episode", "lesson", "decision")
-_SCOPE_RE = re.compile(r"^(workspace|(user|thread|task):(?!.*\.\.)[\w@.+-]{1,64})$")
-DECISION_RE = re.compile(r"^##\s+(D-(\d{3,}))\b")  # a decision heading; group 1 is its id
-_TASK_RE = re.compile(r"^-\s+(?:\[[ x~!]\]\s+)?(T-(\d{3,}))\s+(.*)$")
+_SCOPE_RE = lazy(r"^(workspace|(user|thread|task):(?!.*\.\.)[\w@.+-]{1,64})$")
+DECISION_RE = lazy(r"^##\s+(D-(\d{3,}))\b")  # a decision heading; group 1 is its id
+_TASK_RE = lazy(r"^-\s+(?:\[[ x~!]\]\s+)?(T-(\d{3,}))\s+(.*)$")
 _HELD = threading.local()  # workspace roots whose lock this thread holds, with depth
 TASK_MARK = {"todo": "[ ]", "doing": "[~]", "done": "[x]", "blocked": "[!]"}
 TASK_RE = _TASK_RE
@@ -751,7 +752,7 @@ class Workspace:
 
 
 # "- Name: Seojun", "- 이름: 서준", OpenClaw's "- **Name:** Seojun"; an empty value is no name.
-_USER_RE = re.compile(
+_USER_RE = lazy(
     r"^[ \t]*[-*][ \t]*(?:\*\*)?(?:name|이름)[ \t]*:[ \t]*(?:\*\*)?[ \t]*(\S[^\n]*?)[ \t]*$", re.I | re.M
 )
 

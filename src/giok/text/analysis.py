@@ -17,6 +17,8 @@ import functools
 import re
 import unicodedata
 
+from giok.text.lazy import LazyPattern, lazy
+
 
 def _split(text: str) -> frozenset[str]:
     return frozenset(text.split())
@@ -59,14 +61,14 @@ KO_STOP = _split(
 SEARCH_STOP = FUNCTION_WORDS | _CHATTER | _FRAGMENTS
 STOP_WORDS = FUNCTION_WORDS | KO_STOP
 
-_WORD_RE = re.compile(r"[가-힣]+|[a-z0-9]+(?:'[a-z]+)?|[\u3040-\u30ff\u4e00-\u9fff]+")
-_HANGUL_RE = re.compile(r"^[가-힣]+$")
-_CJK_RE = re.compile(r"^[\u3040-\u30ff\u4e00-\u9fff]+$")
-_KEY_WORD_RE = re.compile(r"[\w가-힣]+")
+_WORD_RE = lazy(r"[가-힣]+|[a-z0-9]+(?:'[a-z]+)?|[\u3040-\u30ff\u4e00-\u9fff]+")
+_HANGUL_RE = lazy(r"^[가-힣]+$")
+_CJK_RE = lazy(r"^[\u3040-\u30ff\u4e00-\u9fff]+$")
+_KEY_WORD_RE = lazy(r"[\w가-힣]+")
 _EN_KEEP_S = ("ss", "us", "is", "ous", "ics")
 _DATE_FORMS = (
-    re.compile(r"\b(\d{4})\s*[./–—‒−]\s*(\d{1,2})\s*[./–—‒−]\s*(\d{1,2})\b"),
-    re.compile(r"(\d{4})년\s*(\d{1,2})월\s*(\d{1,2})일"),
+    lazy(r"\b(\d{4})\s*[./–—‒−]\s*(\d{1,2})\s*[./–—‒−]\s*(\d{1,2})\b"),
+    lazy(r"(\d{4})년\s*(\d{1,2})월\s*(\d{1,2})일"),
 )
 
 
@@ -251,24 +253,24 @@ def language(text: str) -> str:
 
 # -- polarity ------------------------------------------------------------------------------------
 # Negation, rewritten to the positive claim: (pattern, replacement). Each hit flips the polarity.
-NEGATIONS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\bno longer\b|\bnot\b|\bnever\b|\bno\b", re.I), ""),
-    (re.compile(r"\bcan ?not\b|\bcan'?t\b", re.I), "can"),
-    (re.compile(r"\bwon'?t\b", re.I), "will"),
-    (re.compile(r"\b(\w+)n'?t\b", re.I), r"\1"),
-    (re.compile(r"\bdisabled\b", re.I), "enabled"),
-    (re.compile(r"\bforbidden\b|\bprohibited\b", re.I), "allowed"),
+NEGATIONS: tuple[tuple[LazyPattern, str], ...] = (
+    (lazy(r"\bno longer\b|\bnot\b|\bnever\b|\bno\b", re.I), ""),
+    (lazy(r"\bcan ?not\b|\bcan'?t\b", re.I), "can"),
+    (lazy(r"\bwon'?t\b", re.I), "will"),
+    (lazy(r"\b(\w+)n'?t\b", re.I), r"\1"),
+    (lazy(r"\bdisabled\b", re.I), "enabled"),
+    (lazy(r"\bforbidden\b|\bprohibited\b", re.I), "allowed"),
     (
-        re.compile(r"지(는|도|가)?\s*(않|마|말|못)[가-힣]*"),
+        lazy(r"지(는|도|가)?\s*(않|마|말|못)[가-힣]*"),
         "",
     ),  # 하지 않는다, 하지 마, 하지 말 것, 하지 못한다
-    (re.compile(r"(?<![가-힣])(안|못)\s+"), ""),  # 안 한다, 못 간다
-    (re.compile(r"(?<![가-힣])(안|못)(?=(하|해|했|한|할|돼|된|되))"), ""),  # 안한다, 못해
-    (re.compile(r"\s*아니[가-힣]*"), ""),  # 채식주의자가 아니다
-    (re.compile(r"없(?=[가-힣]|\b|$)"), "있"),  # GPU가 없다 → 있다
-    (re.compile(r"꺼져|꺼짐|꺼진"), "켜져"),
-    (re.compile(r"비활성"), "활성"),
-    (re.compile(r"금지"), "허용"),
+    (lazy(r"(?<![가-힣])(안|못)\s+"), ""),  # 안 한다, 못 간다
+    (lazy(r"(?<![가-힣])(안|못)(?=(하|해|했|한|할|돼|된|되))"), ""),  # 안한다, 못해
+    (lazy(r"\s*아니[가-힣]*"), ""),  # 채식주의자가 아니다
+    (lazy(r"없(?=[가-힣]|\b|$)"), "있"),  # GPU가 없다 → 있다
+    (lazy(r"꺼져|꺼짐|꺼진"), "켜져"),
+    (lazy(r"비활성"), "활성"),
+    (lazy(r"금지"), "허용"),
 )
 
 

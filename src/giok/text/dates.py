@@ -22,6 +22,8 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
+from giok.text.lazy import LazyPattern, lazy
+
 _DAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _DAYS_KO = "월화수목금토일"
 _MONTHS_EN = (
@@ -41,8 +43,8 @@ _MONTHS_EN = (
 _DAY_EN = r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?!s)"
 _MON_EN = r"(jan|feb|mar|apr|may|jun|jul|aug|sept?|oct|nov|dec)[a-z]*\.?"
 _ORD = r"(\d{1,2})(?:st|nd|rd|th)?"
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (kind, re.compile(pattern, re.I))
+_PATTERNS: tuple[tuple[str, LazyPattern], ...] = tuple(
+    (kind, lazy(pattern, re.I))
     for kind, pattern in (
         ("rel_weekday", rf"\b(this|next|coming|last)\s+{_DAY_EN}\b"),
         ("rel_weekday_ko", rf"(이번|다음|지난) ?주 ?([{_DAYS_KO}])요일"),
@@ -63,15 +65,15 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
     )
 )
-_TIME = re.compile(
+_TIME = lazy(
     r"\b\d{1,2}(:\d{2})?\s?(am|pm)\b|\b\d{1,2}:\d{2}\b|(오전|오후|저녁|아침) ?\d{1,2}시|\d{1,2}시(?!간)", re.I
 )
-_ISO_AFTER = re.compile(r"^\s*\((week of )?\d{4}-\d{2}")
-_LUNAR = re.compile(r"음력 ?\d{1,2}월 ?\d{1,2}일")
-_PAST_EN = re.compile(r"\b(was|were|did|had|went|got|passed|left|came|\w+ed)\b", re.I)
+_ISO_AFTER = lazy(r"^\s*\((week of )?\d{4}-\d{2}")
+_LUNAR = lazy(r"음력 ?\d{1,2}월 ?\d{1,2}일")
+_PAST_EN = lazy(r"\b(was|were|did|had|went|got|passed|left|came|\w+ed)\b", re.I)
 # A decision or a move names a day to come, whatever its tense ("배포는 목요일로 결정했다",
 # "the review moved to Friday").
-_AHEAD = re.compile(
+_AHEAD = lazy(
     r"\b(decided|agreed|scheduled|planned|moved|booked|confirmed|settled|postponed|pushed)\b"
     r"|결정|확정|하기로|정했|예약|미뤘|옮겼",
     re.I,

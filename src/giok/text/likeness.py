@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from giok.text import analysis
+from giok.text.lazy import lazy
 
 NEAR_DUPLICATE = 0.82  # trigram Dice similarity at or above which two texts may be the same
 MIN_KEY = 12  # shorter keys are compared only for equality
@@ -46,8 +47,8 @@ _NEUTRAL = analysis.STOP_WORDS | {
     "정말",
     "진짜",
 }
-_NAME = re.compile(r"^[A-Z][a-z]+$")
-_KO_SUBJECT = re.compile(r"^[가-힣]+(은|는|이|가|께서)$")
+_NAME = lazy(r"^[A-Z][a-z]+$")
+_KO_SUBJECT = lazy(r"^[가-힣]+(은|는|이|가|께서)$")
 _KO_SELF = {"나", "저", "내", "제", "우리", "저희"}
 
 
@@ -314,7 +315,7 @@ def _probes(word: str) -> set[str]:
     return keys
 
 
-_HANGUL = re.compile(r"[가-힣]")
+_HANGUL = lazy(r"[가-힣]")
 
 
 class NearIndex:

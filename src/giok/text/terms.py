@@ -22,8 +22,6 @@ string, joined by OR, so no user input can reach the FTS grammar.
 
 from __future__ import annotations
 
-import re
-
 from giok.text.analysis import (
     KO_STOP,
     SEARCH_STOP,
@@ -35,6 +33,7 @@ from giok.text.analysis import (
     stem_ko,
     words,
 )
+from giok.text.lazy import lazy
 
 # What the index's keyword terms are made of: raise it whenever `terms()` or `grams()` gives
 # another output for some word (a new stop word, suffix or stemming rule). An index whose terms
@@ -55,7 +54,7 @@ __all__ = [
     "words",
 ]
 
-_APOSTROPHE = re.compile(r"'[a-z]*$")
+_APOSTROPHE = lazy(r"'[a-z]*$")
 normalize = fold  # the search side's normaliser (NFKC, lower case)
 
 

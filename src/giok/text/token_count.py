@@ -15,10 +15,10 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-import re
 from typing import Any
 
 from giok import settings
+from giok.text.lazy import lazy
 
 _URLS = {
     "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
@@ -27,13 +27,11 @@ _URLS = {
 _encoder: Any = None  # a tiktoken Encoding, False when unavailable, None before the first look
 _name = "estimate"
 
-_LATIN = re.compile(r"[A-Za-z]+")
-_DIGITS = re.compile(r"[0-9]+")
-_HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
-_KNOWN = re.compile(
-    r"[A-Za-z0-9\s\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+"
-)
+_LATIN = lazy(r"[A-Za-z]+")
+_DIGITS = lazy(r"[0-9]+")
+_HANGUL = lazy(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
+_CJK = lazy(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
+_KNOWN = lazy(r"[A-Za-z0-9\s\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")
 
 
 def count(text: str) -> int:

@@ -29,7 +29,6 @@ memory files, the search index (chunks, vectors, embedding cache), the derived c
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import sqlite3
 import subprocess
@@ -59,6 +58,7 @@ from giok.store.layout import (
 from giok.store.memoryfile import MemoryEntry, MemoryFile
 from giok.store.reviewfile import entry_line
 from giok.store.workspace import Workspace, _short, check_id
+from giok.text.lazy import lazy
 
 _SKIP_DERIVED = (".db", ".sqlite", ".sqlite3", "-wal", "-shm", "lock", ".key")
 MIN_MATCH = 8
@@ -74,7 +74,7 @@ __all__ = [
     "scrub_derived",
 ]
 T = TypeVar("T")
-_LINE_RE = re.compile(r"[^\n]*\n|[^\n]+$")  # lines as MemoryFile numbers them
+_LINE_RE = lazy(r"[^\n]*\n|[^\n]+$")  # lines as MemoryFile numbers them
 
 
 @dataclass

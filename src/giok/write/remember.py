@@ -10,7 +10,6 @@ import datetime as dt
 import functools
 import hashlib
 import json
-import re
 import weakref
 
 from giok.errors import GiokError, InvalidInput, NotFound
@@ -31,6 +30,7 @@ from giok.store.workspace import (
     check_scope,
 )
 from giok.text import likeness
+from giok.text.lazy import lazy
 from giok.write import policy
 from giok.write.notes import safe_text
 
@@ -423,7 +423,7 @@ def move_entry(ws: Workspace, entry_id: str, layer: str, *, reason: str | None =
     return WriteResult(how, entry, reason_text, sha)
 
 
-_CITED_ID = re.compile(ID_RE.pattern.strip("^$").join((r"\b", r"\b")))  # an entry id inside a text
+_CITED_ID = lazy(ID_RE.pattern.strip("^$").join((r"\b", r"\b")))  # an entry id inside a text
 
 
 def _redaction_notes(decision: policy.Decision) -> list[str]:

@@ -11,9 +11,11 @@ import sys
 import click
 
 from giok.errors import GiokError
-from giok.settings import Settings
+from giok.settings import Settings, single_threaded_blas
 from giok.store.home import Home
 from giok.workspace import Workspace
+
+single_threaded_blas()  # before any command imports numpy
 
 # Command → the module that defines it. Modules are imported when their command runs, so
 # `giok remember` does not pay for numpy, the index or the scheduler.

@@ -107,8 +107,8 @@ def mcp_command():
     Tools: memory_boot, memory_recall, memory_search, memory_get, memory_task_list,
     memory_state_show, memory_heartbeat_list, memory_distill_plan (read-only); memory_remember,
     memory_decide, memory_lesson, memory_task, memory_state, memory_heartbeat, memory_forget,
-    memory_distill_apply, crossview_send, crossview_inbox, crossview_ack. The index warms up in
-    the background at start.
+    memory_distill_apply, crossview_send, crossview_inbox, crossview_ack. `initialize` is
+    answered at once; the index warms up in the background after it.
     Needs `pip install giok[mcp]`.
     Claude Code: `claude mcp add giok -- giok mcp -w NAME`.
     """
