@@ -242,6 +242,7 @@ def crowded(srv):
     zeon = srv.workspaces["zeon"]
     zeon.remember(LONG, layer="M90", force=True)
     zeon.remember(LONG_KO, layer="M365", force=True)
+    zeon.diary(LONG)
     old = zeon.remember("Production backups are kept in the Frankfurt bucket", layer="M0", force=True).entry
     new = zeon.remember(
         "Production backups moved to the Seoul bucket", layer="M0", force=True, supersedes=old.id
@@ -278,6 +279,21 @@ def test_the_layout_reads_at_desktop_and_phone_width(browser, srv, crowded, tmp_
     assert pg.evaluate(OVERLAPS) == []
     # and nothing is wider than the window: no sideways scrolling of the page
     assert pg.evaluate("document.documentElement.scrollWidth") <= width
+    # nor on the other tabs (each waits on what it loads)
+    for name, loaded in [
+        ("search", "#search-form"),
+        ("boot", "#boot-sections tr"),
+        ("work", "#tasks li"),
+        ("diary", "#diary-items li"),
+        ("timeline", "#diff span.add"),
+        ("distill", "#distills li"),
+        ("review", "#review li"),
+    ]:
+        pg.click(f"#tabs button[data-tab={name}]")
+        pg.locator(loaded).first.wait_for()
+        pg.screenshot(path=str(tmp_path / f"{name}-{width}.png"), full_page=True)
+        assert pg.evaluate("document.documentElement.scrollWidth") <= width, name
+        assert pg.evaluate(BROKEN_WORDS, f"#tab-{name} :is(h3, th, td, button, label, .meta)") == [], name
     context.close()
 
 
@@ -301,3 +317,34 @@ def test_a_superseded_entry_is_history_of_the_one_that_replaced_it(page, crowded
     assert "Frankfurt bucket" in old.inner_text()
     assert f"replaced by {new_id}" in old.inner_text()
     page.locator("section[data-layer=M0]").screenshot(path=str(tmp_path / "history.png"))
+
+
+def test_a_diary_line_shows_its_time_once(page, srv):
+    srv.workspaces["zeon"].diary("Paired on the flaky upload test")
+    page.click("#tabs button[data-tab=diary]")
+    item = page.locator("#diary-items li", has_text="Paired on the flaky upload test")
+    item.wait_for()
+    time = item.locator("b").inner_text().strip()
+    assert item.inner_text() == f"{time} Paired on the flaky upload test"
+
+
+def test_an_entry_whose_replacement_is_gone_is_listed_as_replaced(page, srv):
+    zeon = srv.workspaces["zeon"]
+    old = zeon.remember("The office wifi is called giok-guest", layer="M365", force=True).entry
+    assert old is not None
+    new = zeon.remember(
+        "The office wifi is called giok-visitors", layer="M365", force=True, supersedes=old.id
+    )
+    assert new.entry is not None
+    zeon.forget(new.entry.id, "wrong network name")
+    page.reload()
+    m365 = page.locator("section[data-layer=M365]")
+    replaced = m365.locator("details.replaced")
+    replaced.wait_for()
+    assert m365.locator(f"tr[data-id={old.id}]").count() == 0  # not current
+    assert replaced.locator("summary").inner_text() == "replaced · 1"
+    replaced.locator("summary").click()
+    item = replaced.locator(f"li.superseded[data-id={old.id}]")
+    item.wait_for()
+    assert "giok-guest" in item.inner_text()
+    assert f"replaced by {new.entry.id}" in item.inner_text()

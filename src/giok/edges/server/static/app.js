@@ -323,7 +323,9 @@ loaders.diary = async () => {
 async function diaryDay(day, item) {
   document.querySelectorAll("#diary-days li").forEach((li) => li.classList.toggle("active", li === item));
   const data = await api(ws(`/diary/${day}`));
-  fill("diary-items", data.items.map((i) => el("li", {}, i.time ? el("b", {}, `${i.time} `) : null, i.text)));
+  // the item's text starts with its time ("06:33 …"): shown once, in bold
+  fill("diary-items", data.items.map((i) => el("li", {}, i.time ? el("b", {}, `${i.time} `) : null,
+    i.time && i.text.startsWith(i.time) ? i.text.slice(i.time.length).trimStart() : i.text)));
 }
 
 loaders.timeline = async () => {
