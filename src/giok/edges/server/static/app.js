@@ -149,33 +149,79 @@ function expiry(e) {
   return el("span", { class: left <= 7 ? "soon" : "" }, left === 0 ? "expires today" : `in ${days(left)}`);
 }
 
-function entryRow(e) {
+// A superseded entry is history, not current: it is listed under the entry that replaced it
+// (following the chain to the newest), or, when that one is not shown (gone, or not this token's),
+// in its layer's "replaced" list.
+function historyOf(data) {
+  const byId = new Map();
+  for (const layer of LAYERS) for (const e of data.layers[layer].entries) byId.set(e.id, e);
+  const earlier = new Map(); // current id -> superseded entries, newest first
+  const orphans = new Map(LAYERS.map((l) => [l, []]));
+  for (const e of byId.values()) {
+    if (!e.superseded_by) continue;
+    let head = e;
+    const seen = new Set();
+    while (head && head.superseded_by && !seen.has(head.id)) {
+      seen.add(head.id);
+      head = byId.get(head.superseded_by);
+    }
+    if (head && !head.superseded_by) {
+      if (!earlier.has(head.id)) earlier.set(head.id, []);
+      earlier.get(head.id).push(e);
+    } else orphans.get(e.layer).push(e);
+  }
+  const newestFirst = (a, b) => (b.date || "").localeCompare(a.date || "") || b.id.localeCompare(a.id);
+  for (const list of earlier.values()) list.sort(newestFirst);
+  return { earlier, orphans };
+}
+
+function oldItem(e) {
+  return el("li", { class: "superseded", "data-id": e.id },
+    el("span", { class: "meta" }, `${e.id} · ${e.layer} · ${e.date || "?"} · `),
+    el("span", { class: "old-text" }, e.text),
+    e.superseded_by ? el("span", { class: "meta" }, ` → replaced by ${e.superseded_by}`) : null);
+}
+
+function entryRow(e, earlier) {
   const actions = [el("button", { onclick: () => guarded(() => chain(e.id)) }, "chain")];
   if (writable()) actions.push(el("button", { class: "forget", onclick: () => forget(e) }, "forget"));
+  const history = earlier && earlier.length
+    ? el("details", { class: "history" },
+      el("summary", {}, `replaces ${earlier.length} earlier ${earlier.length === 1 ? "entry" : "entries"}`),
+      el("ol", {}, ...earlier.map(oldItem)))
+    : null;
   return el("tr", { "data-id": e.id },
-    el("td", { class: "text" }, e.text),
+    el("td", { class: "text" }, el("span", { class: "entry-text" }, e.text), history),
     el("td", { class: "age" }, e.age_days === undefined ? "" : `${days(e.age_days)} old`),
     el("td", { class: "expiry" }, expiry(e)),
     el("td", { class: "refs" }, e.refs),
     el("td", { class: "scope" }, e.scope),
-    el("td", { class: "meta" }, e.id, e.supersedes ? ` ⟵ ${e.supersedes}` : ""),
-    el("td", {}, ...actions));
+    el("td", { class: "meta id" }, e.id),
+    el("td", { class: "actions" }, ...actions));
 }
 
 loaders.memory = async () => {
   const data = await api(past("/show"));
   $("ws-title").textContent = current + (data.at ? ` — as of ${data.at.asked.replace("T", " ")} (commit ${data.at.commit.slice(0, 10)})` : "");
-  fill("expiring", data.expiring_soon.length
-    ? data.expiring_soon.map((e) => el("li", {}, `${e.layer} · `, e.text, " — ", expiry(e)))
+  const soon = data.expiring_soon.filter((e) => !e.superseded_by);
+  fill("expiring", soon.length
+    ? soon.map((e) => el("li", {}, `${e.layer} · `, e.text, " — ", expiry(e)))
     : [el("li", { class: "muted" }, "nothing expires in the next 7 days")]);
+  const { earlier, orphans } = historyOf(data);
   fill("layers", LAYERS.map((layer) => {
-    const entries = data.layers[layer].entries;
+    const entries = data.layers[layer].entries.filter((e) => !e.superseded_by);
+    const replaced = orphans.get(layer);
     return el("section", { class: "layer", "data-layer": layer },
       el("h3", {}, el("span", { class: "layer-name" }, layer), ` · ${entries.length}`),
       entries.length
-        ? el("table", {}, el("tr", {}, ...["memory", "age", "expiry", "refs", "scope", "id", ""].map((h) => el("th", {}, h))),
-          ...entries.map(entryRow))
-        : el("p", { class: "muted" }, "no entries"));
+        ? el("table", { class: "entries" },
+          el("tr", { class: "head" }, ...["memory", "age", "expiry", "refs", "scope", "id", ""].map((h) => el("th", {}, h))),
+          ...entries.map((e) => entryRow(e, earlier.get(e.id))))
+        : el("p", { class: "muted" }, "no entries"),
+      replaced.length
+        ? el("details", { class: "replaced" }, el("summary", {}, `replaced · ${replaced.length}`),
+          el("ol", {}, ...replaced.map(oldItem)))
+        : null);
   }));
 };
 
@@ -277,7 +323,9 @@ loaders.diary = async () => {
 async function diaryDay(day, item) {
   document.querySelectorAll("#diary-days li").forEach((li) => li.classList.toggle("active", li === item));
   const data = await api(ws(`/diary/${day}`));
-  fill("diary-items", data.items.map((i) => el("li", {}, i.time ? el("b", {}, `${i.time} `) : null, i.text)));
+  // the item's text starts with its time ("06:33 …"): shown once, in bold
+  fill("diary-items", data.items.map((i) => el("li", {}, i.time ? el("b", {}, `${i.time} `) : null,
+    i.time && i.text.startsWith(i.time) ? i.text.slice(i.time.length).trimStart() : i.text)));
 }
 
 loaders.timeline = async () => {
