@@ -6,6 +6,10 @@ import subprocess
 import sys
 import time
 
+import pytest
+
+from giok.errors import LockTimeout
+from giok.store.fsutil import file_lock
 from giok.store.memoryfile import MemoryFile
 
 WRITER = r"""
@@ -70,3 +74,48 @@ def test_writer_killed_mid_write_leaves_valid_files(ws):
     )
     assert git(ws, "status", "--porcelain") == ""
     assert not list(ws.root.glob(".MEMORY.md.*.tmp"))
+
+
+HOLDER = r"""
+import sys, time
+from pathlib import Path
+from giok.store.fsutil import file_lock
+for turn in range(int(sys.argv[2])):
+    with file_lock(Path(sys.argv[1])):
+        if turn == 0:
+            print("holding", flush=True)
+        time.sleep(0.1)
+"""
+
+
+def test_a_waiter_gets_the_lock_while_writers_take_turns(tmp_path):
+    """A writer that releases the lock and takes it again at once, turn after turn for longer
+    than the waiter's timeout: the waiter is not starved into LockTimeout (writers are taking
+    turns, the line moves); it gets the lock."""
+    lock = tmp_path / "lock"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(lock), "30"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline() == "holding\n"
+        with file_lock(lock, timeout=1.0):
+            pass
+    finally:
+        holder.wait(60)
+    assert holder.returncode == 0
+
+
+def test_a_holder_that_keeps_the_lock_times_the_waiter_out(tmp_path):
+    lock = tmp_path / "lock"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER.replace("0.1", "600"), str(lock), "1"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline() == "holding\n"
+        with pytest.raises(LockTimeout, match="for over 1s"), file_lock(lock, timeout=1.0):
+            pass
+    finally:
+        holder.kill()
+        holder.wait()
+    with file_lock(lock, timeout=1.0):  # the kernel freed it with the process: no stale lock
+        pass
