@@ -132,21 +132,23 @@ def node_env(ws, tmp_path) -> dict:
 
 @needs_node
 def test_plugin_against_a_stub_host(ws, tmp_path):
-    """The plugin's register(api) on a stub host: memory_search/memory_get with OpenClaw's
-    names and result shape, boot text as bootstrap context, token counts to the watchdog,
-    cross-view messages as system events into the sibling's session."""
-    ws.remember("The launch moved to Friday.", layer="M90")
-    (ws.root / "notes").mkdir()
-    (ws.root / "notes/launch.md").write_text("# Launch\n\nline two\nline three: Friday\nline four\n")
+    """`npm test` in integrations/openclaw: the plugin's register(api) on a stub host, in a giok
+    home of its own. memory_search/memory_get with OpenClaw's names and result shape, boot text
+    as bootstrap context, token counts to the watchdog, cross-view messages as system events
+    into the sibling's session; the caller's home (the user's, here this test's with two
+    workspaces) gets no diary line, no commit and no message."""
     Workspace.init(tmp_path / "sion", name="sion", user="Seojun", home=ws.home)
-    env = node_env(ws, tmp_path)
+    before = {name: commits(root) for name, root in (("zeon", ws.root), ("sion", tmp_path / "sion"))}
+    env = {**node_env(ws, tmp_path), "TMPDIR": str(tmp_path / "tmp")}
+    (tmp_path / "tmp").mkdir()
+    npm = shutil.which("npm", path=env["PATH"])
     out = subprocess.run(
-        [str(NODE), str(PLUGIN / "test" / "stub-host.ts")],
+        [npm, "test", "--silent"] if npm else [str(NODE), str(PLUGIN / "test" / "stub-host.ts")],
         cwd=PLUGIN,
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
     )
     assert out.returncode == 0, out.stderr + out.stdout
     report = json.loads(out.stdout.strip().splitlines()[-1])
@@ -175,6 +177,12 @@ def test_plugin_against_a_stub_host(ws, tmp_path):
     }
     assert report["delivered"] == 1
     assert report["again"] == 0  # acked once OpenClaw took it
+    after = {name: commits(root) for name, root in (("zeon", ws.root), ("sion", tmp_path / "sion"))}
+    assert after == before  # the user's home untouched
+    assert "Please check the GPU budget." not in Workspace.open("sion", home=ws.home).read_text(
+        Workspace.open("sion", home=ws.home).diary_path()
+    )
+    assert not list((tmp_path / "tmp").glob("giok-openclaw-test-*"))  # its own home removed
 
 
 @needs_openclaw
