@@ -108,7 +108,9 @@ def test_a_waiter_gets_the_lock_while_writers_take_turns(tmp_path):
 def test_a_holder_that_keeps_the_lock_times_the_waiter_out(tmp_path):
     lock = tmp_path / "lock"
     holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER.replace("0.1", "600"), str(lock), "1"], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", HOLDER.replace("0.1", "600"), str(lock), "1"],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout.readline() == "holding\n"
