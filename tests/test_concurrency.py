@@ -53,12 +53,25 @@ def test_eight_processes_writing_25_entries_each_lose_nothing(ws):
     git(ws, "fsck", "--no-progress")
 
 
+def _git_children_gone(ws) -> None:
+    """Wait until no git runs in the workspace: a killed writer's git child (a commit) runs on
+    and holds .git/index.lock, and the next write waits only LOCK_WAIT seconds for it (on a busy
+    machine a commit can take longer). The event waited on is that process ending."""
+    from giok.store.git import running_in
+
+    deadline = time.monotonic() + 300  # a hang guard
+    while running_in(ws.root):
+        assert time.monotonic() < deadline, "a git process of the killed writer never ended"
+        time.sleep(0.05)
+
+
 def test_writer_killed_mid_write_leaves_valid_files(ws):
     for round_ in range(6):
         proc = _spawn(ws, 100 + round_, 1000)
         time.sleep(0.4 + 0.13 * round_)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
+        _git_children_gone(ws)
         mf = MemoryFile.parse((ws.root / "MEMORY.md").read_bytes())
         assert mf.problems == []
     # what was committed survives; a write killed before its commit is rolled back (giok.store.journal)
