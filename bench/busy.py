@@ -116,6 +116,9 @@ def main(argv: list[str] | None = None) -> int:
             failed = sum(r["outcome"] == "failed" for r in found.values())
             load = " ".join(f"{x:.1f}" for x in os.getloadavg())
             print(f"run {i}: {len(found)} tests, {failed} failed, exit {code}, {wall:.0f} s, load {load}")
+            for name, r in found.items():
+                if r["outcome"] == "failed":
+                    print(f"  failed: {name}: {r['message']}")
             sys.stdout.flush()
     print(f"\n{'passed':>6} {'failed':>6} {'skipped':>7} {'slowest':>8}  test")
     for name in sorted(tally):

@@ -134,3 +134,34 @@ def test_a_holder_that_keeps_the_lock_times_the_waiter_out(tmp_path):
         holder.wait()
     with file_lock(lock, timeout=1.0):  # the kernel freed it with the process: no stale lock
         pass
+
+
+def test_a_waiter_interrupted_leaves_the_lock_free(tmp_path):
+    """Ctrl-C while waiting for the lock: once the holder is gone, the lock is free (the thread
+    that waited in the kernel does not keep it)."""
+
+    class Interrupted(Exception):
+        pass
+
+    def interrupt(signum, frame):
+        raise Interrupted
+
+    lock = tmp_path / "lock"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER.replace("0.1", "600"), str(lock), "1"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        assert holder.stdout.readline() == "holding\n"
+        signal.setitimer(signal.ITIMER_REAL, 0.3)  # the interruption, while the waiter waits
+        with pytest.raises(Interrupted), file_lock(lock, timeout=60):
+            pass
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        holder.kill()
+        holder.wait()
+    with file_lock(lock, timeout=5):
+        pass

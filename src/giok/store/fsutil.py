@@ -230,18 +230,29 @@ def _wait_for_lock(fd: int, timeout: float) -> bool:
             fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
 
+    def give_up() -> bool:
+        """True when the thread will release and close fd; False when it took the lock first."""
+        with guard:
+            state["gave_up"] = not taken.is_set()
+            return state["gave_up"]
+
     stamp = _lock_stamp(fd)
     threading.Thread(target=wait, name="giok-lock-wait", daemon=True).start()
-    while not taken.wait(timeout):
-        now = _lock_stamp(fd)
-        if now != stamp:  # another writer took its turn meanwhile: the line moves
-            stamp = now
-            continue
-        with guard:
-            if taken.is_set():
-                break
-            state["gave_up"] = True
-        return False
+    try:
+        while not taken.wait(timeout):
+            now = _lock_stamp(fd)
+            if now != stamp:  # another writer took its turn meanwhile: the line moves
+                stamp = now
+                continue
+            if give_up():
+                return False
+            break
+    except BaseException:  # interrupted while waiting (Ctrl-C): the lock must not stay taken
+        if not give_up():
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+        raise
     if state["error"] is not None:
         os.close(fd)
         raise state["error"]
