@@ -8,6 +8,7 @@ in a temporary config dir, against a local stand-in for the Anthropic Messages A
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -16,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -188,7 +190,9 @@ def test_unknown_event_and_missing_workspace_exit_zero(tmp_path):
     assert "nothing to do" in out.stderr
     out = run_giok("-w", "nobody", "hook", "SessionStart", input="{}", env={"GIOK_HOME": str(tmp_path / "h")})
     assert out.returncode == 0
-    assert out.stdout == ""
+    assert json.loads(out.stdout)["systemMessage"].startswith(
+        "giok SessionStart failed: "
+    )  # the user sees it
     assert out.stderr.startswith("giok hook SessionStart: ")
 
 
@@ -300,13 +304,14 @@ def _claude_env(tmp_path: Path, api, ws) -> dict:
         "DISABLE_AUTOUPDATER": "1",
         "DISABLE_ERROR_REPORTING": "1",
         "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1",
+        "MCP_TIMEOUT": "600000",  # a hang guard for the server's start on a busy machine (default 30 s)
         "NO_PROXY": "127.0.0.1",
         "HTTPS_PROXY": "http://127.0.0.1:9",
         "HTTP_PROXY": "http://127.0.0.1:9",
     }
 
 
-def _claude(args, env, cwd, input=None, timeout=180):
+def _claude(args, env, cwd, input=None, timeout=600):
     return subprocess.run(
         [str(CLAUDE), *args], env=env, cwd=cwd, input=input, capture_output=True, text=True, timeout=timeout
     )
@@ -325,31 +330,60 @@ def test_plugin_passes_claude_plugin_validate(tmp_path):
         assert "Validation passed" in out.stdout, out.stdout + out.stderr
 
 
+def _install(env: dict, cwd: Path) -> subprocess.CompletedProcess:
+    """The documented install (docs/integrations/claude-code.md's `install` block), with the
+    real `claude` first on PATH: the plugin, auto-memory off, the read-only tools allowed."""
+    [command] = [b for name, b in _doc_blocks().items() if name == "install"]
+    return subprocess.run(
+        ["sh", "-c", command],
+        env={**env, "PATH": f"{CLAUDE.parent}{os.pathsep}{env['PATH']}"},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,  # a hang guard: two `claude plugin` commands on a busy machine
+    )
+
+
+def _doc_blocks() -> dict[str, str]:
+    text = (ROOT / "docs" / "integrations" / "claude-code.md").read_text("utf-8")
+    return dict(re.findall(r"<!-- giok-test: (\S+) -->\n```[\w-]*\n(.*?)\n```", text, re.S))
+
+
+def _wait_for_giok_tools(proc: subprocess.Popen) -> None:
+    """Ask Claude Code (stream-json control requests) for its MCP servers' status until giok's
+    is connected: the first prompt then goes out with giok's tools however slowly the server
+    started. Fails when the server ends in another state than pending."""
+    for n in itertools.count():
+        request = {"type": "control_request", "request_id": f"mcp-{n}", "request": {"subtype": "mcp_status"}}
+        proc.stdin.write(json.dumps(request) + "\n")
+        proc.stdin.flush()
+        for line in proc.stdout:
+            event = json.loads(line)
+            if event.get("type") == "control_response":
+                break
+        else:
+            raise AssertionError("Claude Code ended before it said how its MCP servers are")
+        servers = event["response"]["response"]["mcpServers"]
+        [giok] = [s for s in servers if s["name"] == "plugin:giok:giok"]
+        if giok["status"] == "connected":
+            return
+        assert giok["status"] == "pending", giok
+        threading.Event().wait(0.2)  # between two questions; what is waited on is the status
+
+
 @needs_claude
 def test_claude_code_with_the_plugin_installed(ws, tmp_path, messages_api):
     """The documented install, then `claude -p` in stream-json mode: four turns and a /compact."""
     ws.remember("Seojun drinks oolong tea every afternoon.", layer="M90")
     env = _claude_env(tmp_path, messages_api, ws)
     project = tmp_path / "project"
-    (project / ".claude").mkdir(parents=True)
-    (project / ".claude" / "settings.json").write_text(
-        json.dumps({"autoMemoryEnabled": False})
-    )  # docs: one memory
-    config = Path(env["CLAUDE_CONFIG_DIR"])
-    config.mkdir(parents=True)
-    reads = [GIOK_TOOL + name for name, t in TOOLS.items() if t.read_only]  # docs: allow the read-only tools
-    (config / "settings.json").write_text(json.dumps({"permissions": {"allow": reads}}))
-    install = 'claude plugin marketplace add "$PLUGIN" && claude plugin install giok@giok'  # as documented
-    out = subprocess.run(
-        ["sh", "-c", install],
-        env={**env, "PLUGIN": str(PLUGIN), "PATH": f"{CLAUDE.parent}{os.pathsep}{env['PATH']}"},
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    project.mkdir()  # no settings of its own: what the install did is all there is
+    out = _install(env, project)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "Successfully installed plugin: giok@giok" in out.stdout, out.stdout + out.stderr
+    settings = json.loads((Path(env["CLAUDE_CONFIG_DIR"]) / "settings.json").read_text())
+    assert settings["autoMemoryEnabled"] is False
+    assert settings["enabledPlugins"] == {"giok@giok": True}
 
     prompts = ["What tea do I drink in the afternoon?", "Thanks.", "And in the morning?", "Good.", "/compact"]
     # --no-session-persistence: Claude Code writes no transcript, so PreCompact gets a path to nothing
@@ -376,9 +410,10 @@ def test_claude_code_with_the_plugin_installed(ws, tmp_path, messages_api):
         text=True,
     )
     results, init = [], None
-    timer = threading.Timer(240, proc.kill)
+    timer = threading.Timer(900, proc.kill)  # a hang guard, not a measure: nothing below waits on a clock
     timer.start()
     try:
+        _wait_for_giok_tools(proc)
         for prompt in prompts:
             proc.stdin.write(
                 json.dumps({"type": "user", "message": {"role": "user", "content": prompt}}) + "\n"
@@ -392,7 +427,7 @@ def test_claude_code_with_the_plugin_installed(ws, tmp_path, messages_api):
                     results.append(event)
                     break
         proc.stdin.close()
-        proc.wait(60)
+        proc.wait(600)
     finally:
         timer.cancel()
     debug = (tmp_path / "debug.log").read_text(errors="replace")
@@ -408,7 +443,9 @@ def test_claude_code_with_the_plugin_installed(ws, tmp_path, messages_api):
     assert "UserPromptSubmit hook additional context: giok memory" in said  # the prompt's recall
     tools = {t["name"] for t in first.get("tools", [])}  # giok's tools on the first turn
     assert {f"mcp__plugin_giok_giok__{name}" for name in TOOLS} <= tools
-    assert "# auto memory" not in json.dumps(first.get("system"))  # Claude Code's own memory is off
+    assert "# auto memory" not in json.dumps(
+        first.get("system")
+    )  # the install turned Claude's own memory off
     used = _tool_results(messages_api.bodies("/v1/messages"))  # the first turn's calls reached giok's server
     assert json.loads(used["toolu_read"]["content"]) == {"tasks": []}
     assert used["toolu_write"].get("is_error")
@@ -423,3 +460,161 @@ def test_claude_code_with_the_plugin_installed(ws, tmp_path, messages_api):
     assert "asked What tea do I drink in the afternoon?" in diary  # Stop's diary line
     assert "Hook returned incorrect event name" not in debug
     shutil.rmtree(tmp_path / "user", ignore_errors=True)
+
+
+# -- what the user sees: a failing hook, a resumed session, giok doctor --------------------------
+def _no_identity(ws, tmp_path) -> dict:
+    """A workspace whose commits took their git identity from the global config of the HOME it
+    was made in, run where HOME (and so ~/.gitconfig) is another: every commit fails."""
+    subprocess.run(["git", "-C", str(ws.root), "config", "--unset", "user.name"], check=True)
+    subprocess.run(["git", "-C", str(ws.root), "config", "--unset", "user.email"], check=True)
+    (tmp_path / "empty-gitconfig").write_text("")
+    return {"GIT_CONFIG_GLOBAL": str(tmp_path / "empty-gitconfig")}
+
+
+def test_a_failing_hook_says_why_in_one_line_the_user_sees(ws, tmp_path):
+    out = hook("Stop", {"last_assistant_message": "Renamed it."}, env=_no_identity(ws, tmp_path))
+    assert out.returncode == 0  # never blocks
+    shown = json.loads(out.stdout)["systemMessage"]
+    assert shown.startswith("giok Stop failed: no git identity in ")
+    assert "\n" not in shown
+    assert "giok hook Stop: no git identity" in out.stderr  # the debug log keeps it too
+    compact = hook("PreCompact", {"transcript_path": str(tmp_path / "gone.jsonl")})
+    assert compact.stdout == ""  # PreCompact's stdout would become the summary's instructions
+
+
+def test_a_resumed_session_gets_a_short_note_not_the_boot_again(ws):
+    ws.remember("Seojun wants the result first, then the reasons.", layer="M0")
+    start = answer(hook("SessionStart", {"source": "startup"}))["additionalContext"]
+    resumed = answer(hook("SessionStart", {"source": "resume"}))
+    assert resumed["hookEventName"] == "SessionStart"
+    note = resumed["additionalContext"]
+    assert "resumed" in note
+    assert "workspace zeon" in note
+    assert "result first" not in note
+    assert len(note) < len(start) / 3
+    for source in ("clear", "compact"):  # the context is gone: the whole boot again
+        assert "result first" in answer(hook("SessionStart", {"source": source}))["additionalContext"]
+
+
+def _plain_env(tmp_path: Path) -> dict:
+    home = tmp_path / "user"
+    home.mkdir(exist_ok=True)
+    return {
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "HOME": str(home),
+        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+        "GIOK_HOME": os.environ["GIOK_HOME"],
+        "GIT_CONFIG_GLOBAL": os.environ["GIT_CONFIG_GLOBAL"],
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "DISABLE_TELEMETRY": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    }
+
+
+@needs_claude
+def test_doctor_sees_the_installed_plugin_and_hooks_added_twice(ws, tmp_path):
+    env = _plain_env(tmp_path)
+    project = tmp_path / "project"
+    project.mkdir()
+    out = _install(env, project)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+    def hooks_findings():
+        done = run_giok("-w", "zeon", "doctor", "--json", cwd=project, env=env)
+        return [f for f in json.loads(done.stdout)["findings"] if f["check"] == "hooks"]
+
+    assert hooks_findings() == []  # the plugin runs the hooks: nothing to add by hand
+    by_hand = _doc_blocks()["settings.json"].replace("-w zeon", "")  # the "Without the plugin" hooks
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(by_hand)
+    [twice] = hooks_findings()
+    assert twice["severity"] == "warning"
+    assert "giok@giok" in twice["message"]
+    assert "twice" in twice["message"]
+    assert "remove giok's hooks" in twice["fix"]
+
+
+@needs_claude
+def test_claude_code_resumed_session_has_the_boot_once(ws, tmp_path, messages_api):
+    """`claude -p` with the plugin, then `claude -p --resume` of that session: the resumed
+    session's request holds the boot context once (the first session's) and the resume note."""
+    ws.remember("Seojun drinks oolong tea every afternoon.", layer="M90")
+    env = _claude_env(tmp_path, messages_api, ws)
+    project = tmp_path / "project"
+    project.mkdir()
+    assert _install(env, project).returncode == 0
+    args = ["-p", "--output-format", "json", "--model", "claude-sonnet-4-5", "--strict-mcp-config"]
+    first = _claude([*args, "Good morning, who are you?"], env, project)
+    assert first.returncode == 0, first.stdout + first.stderr
+    session = json.loads(first.stdout)["session_id"]
+    again = _claude([*args, "--resume", session, "What did I ask before?"], env, project)
+    assert again.returncode == 0, again.stdout + again.stderr
+    resumed = json.dumps(messages_api.bodies("/v1/messages")[-1]["messages"])
+    assert resumed.count("# Boot context: zeon") == 1
+    assert "this session was resumed" in resumed
+
+
+@needs_claude
+def test_a_failing_stop_hook_shows_on_the_interactive_screen(ws, tmp_path, messages_api):
+    """The interactive `claude` in a pseudo-terminal, the plugin installed, a workspace that
+    cannot commit: after the turn the user sees why giok wrote no diary line."""
+    import pty
+    import select
+
+    env = {**_claude_env(tmp_path, messages_api, ws), **_no_identity(ws, tmp_path), "TERM": "xterm-256color"}
+    project = tmp_path / "project"
+    project.mkdir()
+    assert _install(env, project).returncode == 0
+    state = Path(env["CLAUDE_CONFIG_DIR"]) / ".claude.json"  # first-run dialogs already answered
+    state.write_text(
+        json.dumps(
+            {
+                "hasCompletedOnboarding": True,
+                "theme": "dark",
+                "customApiKeyResponses": {"approved": [env["ANTHROPIC_API_KEY"][-20:]], "rejected": []},
+                "projects": {str(project): {"hasTrustDialogAccepted": True}},
+            }
+        )
+    )
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: Claude Code on the terminal
+        os.chdir(project)
+        debug = ["--debug-file", str(tmp_path / "debug.log")]
+        os.execve(str(CLAUDE), [str(CLAUDE), "--model", "claude-sonnet-4-5", *debug], env)
+    screen, typed, hook_done = b"", False, None
+    timer = threading.Timer(600, lambda: os.kill(pid, 9))  # a hang guard
+    timer.start()
+    try:
+        while hook_done is None or time.monotonic() < hook_done + 120:  # drawn long after the hook: never
+            if hook_done is None and "Hook Stop (Stop) success" in _read(tmp_path / "debug.log"):
+                hook_done = time.monotonic()
+            ready, _, _ = select.select([fd], [], [], 1)
+            if ready:
+                try:
+                    screen += os.read(fd, 65536)
+                except OSError:
+                    break  # the terminal closed: Claude Code ended
+            text = re.sub(r"\s|\x1b\[[0-9;?]*[a-zA-Z]", "", screen.decode(errors="replace"))
+            if not typed and "forshortcuts" in text:  # the prompt is ready
+                os.write(fd, b"Please rename the checklist.")
+                threading.Event().wait(0.3)  # a terminal's pace: the app reads the text before Enter
+                os.write(fd, b"\r")
+                typed = True
+            if "Stopsays:giokStopfailed:nogitidentity" in text:
+                break
+    finally:
+        timer.cancel()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        os.close(fd)
+    assert typed, text[-2000:]
+    assert "Stopsays:giokStopfailed:nogitidentity" in text, text[-2000:]
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""

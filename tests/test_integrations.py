@@ -45,8 +45,8 @@ def sh(command: str, cwd: Path, input: str = "", **extra) -> subprocess.Complete
 
 
 def test_every_marked_block_exists():
-    assert set(blocks("claude-code.md")) == {".mcp.json", "settings.json", "CLAUDE.md"}
-    assert set(blocks("openclaw.md")) == {"adopt.sh"}
+    assert set(blocks("claude-code.md")) == {"install", ".mcp.json", "settings.json", "CLAUDE.md"}
+    assert set(blocks("openclaw.md")) == {"adopt.sh", "install.sh"}
     assert set(blocks("python-loop.md")) == {"examples/agent_loop.py", "agent_loop.out"}
 
 

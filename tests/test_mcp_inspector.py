@@ -39,7 +39,7 @@ class Inspector:
             args += ["--tool-name", tool]
         for key, value in arguments.items():
             args += ["--tool-arg", f"{key}={value if isinstance(value, str) else json.dumps(value)}"]
-        return subprocess.run(args, env=self.env, capture_output=True, text=True, timeout=120)
+        return subprocess.run(args, env=self.env, capture_output=True, text=True, timeout=600)  # a hang guard
 
     def call(self, tool: str, **arguments) -> dict:
         out = self.run("tools/call", tool, **arguments)

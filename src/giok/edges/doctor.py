@@ -6,7 +6,8 @@
                write journal, stale git locks, temp files of killed writers
     index      the search index exists and was built by the configured embedding model
     schedule   the crontab holds this workspace's routines as `giok schedule install` writes them
-    hooks      Claude Code settings that run giok: SessionStart `giok boot`, a PreCompact script
+    hooks      Claude Code settings that run giok: SessionStart `giok boot`, a PreCompact script;
+               giok's Claude Code plugin, installed and enabled (and not doubled by hand)
     home       registered workspaces whose folder is gone
     boot       the token size of the always-injected tier and TIER 1's rule count
 """
@@ -247,20 +248,64 @@ def check_hooks(ws: Workspace, cwd: Path | None = None) -> list[dict]:
                 out += _boot_hook(ws, path, command)
             elif event == "PreCompact" and "giok" in command:
                 out += _script_hook(path, command, project)
-    if not boots:
+    plugin = installed_plugin(ws.home.settings, cwd)
+    if plugin and boots:
+        out.append(
+            finding(
+                "hooks",
+                "warning",
+                f"Claude Code's plugin {plugin} runs giok's hooks, and settings run them too "
+                f"({len(boots)} SessionStart hook(s) by hand): boot, recall and the diary line "
+                "happen twice",
+                "remove giok's hooks from the settings files above; the plugin runs them",
+            )
+        )
+    if not boots and not plugin:
         out.append(
             finding(
                 "hooks",
                 "info",
-                "no Claude Code SessionStart hook runs `giok hook SessionStart` "
-                "or `giok boot` (looked in "
+                "Claude Code does not run giok: no giok plugin installed and no SessionStart hook "
+                "runs `giok hook SessionStart` or `giok boot` (looked in "
                 + ", ".join(str(p) for p in settings_files(ws.home.settings, cwd))
                 + ")",
-                "add it to .claude/settings.json as docs/integrations/claude-code.md shows "
-                "(only if this agent runs in Claude Code)",
+                "sh integrations/claude-code/install.sh from a checkout of giok, as "
+                "docs/integrations/claude-code.md shows (only if this agent runs in Claude Code)",
             )
         )
     return out
+
+
+def installed_plugin(settings: Settings, cwd: Path | None = None) -> str | None:
+    """The Claude Code plugin (name@marketplace) that runs `giok hook SessionStart`, when one is
+    installed (the CLI's plugins/installed_plugins.json) and enabled in a settings file
+    (`enabledPlugins`); None otherwise."""
+    user = settings.claude_config or Path.home() / ".claude"
+    enabled: dict = {}
+    files = settings_files(settings, cwd)
+    for path in files[-1:] + files[:-1]:  # user, project, local: the later wins, as in Claude Code
+        try:
+            found = json.loads(path.read_text("utf-8")).get("enabledPlugins")
+        except (OSError, ValueError, AttributeError):
+            continue
+        enabled.update(found if isinstance(found, dict) else {})
+    try:
+        installed = json.loads((user / "plugins" / "installed_plugins.json").read_text("utf-8"))
+        plugins = installed.get("plugins") or {}
+    except (OSError, ValueError, AttributeError):
+        return None
+    for name, copies in plugins.items() if isinstance(plugins, dict) else []:
+        if enabled.get(name) is not True:
+            continue
+        for copy in copies if isinstance(copies, list) else []:
+            hooks = Path(str((copy or {}).get("installPath") or "")) / "hooks" / "hooks.json"
+            try:
+                events = json.loads(hooks.read_text("utf-8")).get("hooks") or {}
+            except (OSError, ValueError, AttributeError):
+                continue
+            if any(e == "SessionStart" and re.search(r"\bgiok\b.*\bhook\b", c) for e, c in _commands(events)):
+                return name
+    return None
 
 
 def _commands(hooks: dict):

@@ -35,11 +35,36 @@ context = hook_answer  # the answer of a hook that adds text to the conversation
 def session_start(
     ws, data: dict, budget: int | None = None, event: str = "SessionStart", **build: Any
 ) -> dict:
-    """The boot context, after a start, a resume, /clear and a compaction alike; `giok boot
-    --format claude-hook` answers through here too (`event`, and boot's own options)."""
+    """The boot context, after a start, /clear and a compaction alike; `giok boot --format
+    claude-hook` answers through here too (`event`, and boot's own options). A resumed session
+    (source "resume") has its boot context in the conversation it resumes: it gets a short note
+    instead of the whole boot again."""
     from giok.lifecycle.boot import build as build_boot
 
+    if data.get("source") == "resume":
+        return context(event, RESUMED.format(name=ws.name))
     return context(event, build_boot(ws, budget=budget, **build).text)
+
+
+RESUMED = (
+    "giok: this session was resumed; the boot context of workspace {name} given at its start "
+    "still holds (memory_boot gives it afresh, memory_recall what changed since)."
+)
+
+
+def failure(event: str, exc: BaseException) -> dict | None:
+    """What a hook prints on stdout when giok failed: one line the user sees in Claude Code
+    (`systemMessage`), since stderr of a hook that exits 0 shows only in the debug log. None
+    for PreCompact: Claude Code hands what that hook prints to the summary as instructions."""
+    if event == "PreCompact":
+        return None
+    reason = " ".join(str(exc).split()) or type(exc).__name__
+    if len(reason) > FAILURE_CHARS:
+        reason = reason[: FAILURE_CHARS - 1].rstrip() + "…"
+    return {"systemMessage": f"giok {event or 'hook'} failed: {reason}"}
+
+
+FAILURE_CHARS = 300
 
 
 def prompt_recall(ws, data: dict, budget: int = PROMPT_BUDGET) -> dict | None:

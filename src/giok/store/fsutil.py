@@ -10,8 +10,10 @@ import os
 import re
 import stat
 import tempfile
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from giok.errors import DirtyFileError, InvalidInput, LockTimeout
 from giok.text.lazy import lazy
@@ -178,29 +180,91 @@ def clean_temp_files(root: Path) -> list[str]:
 @contextlib.contextmanager
 def file_lock(lock_path: Path, timeout: float = 30.0):
     """An exclusive advisory lock (flock) held for the duration of the block. The kernel
-    releases it when the process dies, so a killed writer never leaves a stale lock."""
+    releases it when the process dies, so a killed writer never leaves a stale lock.
+
+    A waiter blocks in the kernel, which wakes it the moment the lock is free (a poll would
+    miss a writer that releases and takes the lock again at once, and starve). It gives up
+    (LockTimeout) only when one holder has kept the lock for `timeout` seconds: each holder
+    stamps the lock file as it takes it, and a stamp that changed while waiting means writers
+    are taking turns, so the wait goes on however many are in line."""
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-    deadline = time.monotonic() + timeout
     try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise
-                if time.monotonic() >= deadline:
-                    raise LockTimeout(
-                        f"another giok writer has held {lock_path} for over {timeout:.0f}s; "
-                        "nothing was written"
-                    ) from None
-                time.sleep(0.01)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        if exc.errno not in (errno.EAGAIN, errno.EACCES):
+            os.close(fd)
+            raise
+        if not _wait_for_lock(fd, timeout):  # the fd now belongs to the waiting thread
+            raise LockTimeout(
+                f"another giok writer has held {lock_path} for over {timeout:.0f}s; nothing was written"
+            ) from None
+    try:
+        with contextlib.suppress(OSError):  # only a sign of progress for waiters
+            os.pwrite(fd, f"{os.getpid():>10} {time.time_ns():>20}\n".encode(), 0)
         yield
     finally:
         with contextlib.suppress(OSError):
             fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+
+
+def _wait_for_lock(fd: int, timeout: float) -> bool:
+    """Take the lock on fd with a blocking flock in a thread; True once taken. False when the
+    holder's stamp did not change for `timeout` seconds: then the thread owns fd, and releases
+    and closes it whenever its flock returns (fd must not be closed under it: its number could
+    be reused for another file)."""
+    taken = threading.Event()
+    guard = threading.Lock()
+    state: dict[str, Any] = {"gave_up": False, "error": None}
+
+    def wait() -> None:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError as exc:
+            state["error"] = exc
+        with guard:
+            if not state["gave_up"]:
+                taken.set()
+                return
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+    def give_up() -> bool:
+        """True when the thread will release and close fd; False when it took the lock first."""
+        with guard:
+            state["gave_up"] = not taken.is_set()
+            return state["gave_up"]
+
+    stamp = _lock_stamp(fd)
+    threading.Thread(target=wait, name="giok-lock-wait", daemon=True).start()
+    try:
+        while not taken.wait(timeout):
+            now = _lock_stamp(fd)
+            if now != stamp:  # another writer took its turn meanwhile: the line moves
+                stamp = now
+                continue
+            if give_up():
+                return False
+            break
+    except BaseException:  # interrupted while waiting (Ctrl-C): the lock must not stay taken
+        if not give_up():
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+        raise
+    if state["error"] is not None:
+        os.close(fd)
+        raise state["error"]
+    return True
+
+
+def _lock_stamp(fd: int) -> bytes:
+    try:
+        return os.pread(fd, 64, 0)
+    except OSError:
+        return b""
 
 
 def check_binary(text: str, what: str = "text") -> None:

@@ -85,3 +85,6 @@ def hook(event, budget):
             click.echo(json.dumps(out, ensure_ascii=False))
     except Exception as exc:  # memory never blocks the session: report and let Claude Code go on
         click.echo(f"giok hook {event}: {exc}", err=True)
+        shown = hooks.failure(event, exc)  # the line the user sees
+        if shown:
+            click.echo(json.dumps(shown, ensure_ascii=False))
