@@ -179,3 +179,9 @@ def child_env(**extra: str) -> dict[str, str]:
 def git_identity() -> bool:
     """GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL are both set in the environment git runs with."""
     return _git_author(os.environ)
+
+
+def git_merge_heads() -> list[str]:
+    """The commits git names to a merge driver it runs (`GITHEAD_<commit>`, set by `git merge`
+    and `git pull` before MERGE_HEAD is written)."""
+    return [key[len("GITHEAD_") :] for key in os.environ if key.startswith("GITHEAD_")]

@@ -29,7 +29,6 @@ import datetime as dt
 import functools
 import hashlib
 import json
-import os
 import re
 import subprocess
 from dataclasses import dataclass, field
@@ -158,7 +157,7 @@ def for_merge(root: Path, theirs: str | None) -> Tombstones:
     """What git's merge driver buries: the tombstones of both sides' commits. The other side is
     `theirs` (giok sync names it), else every commit git names to the driver in its environment
     (`GITHEAD_<id>`, set by `git merge` and `git pull`, which write MERGE_HEAD only later)."""
-    others = [theirs] if theirs else [k[len("GITHEAD_") :] for k in os.environ if k.startswith("GITHEAD_")]
+    others = [theirs] if theirs else settings.git_merge_heads()
     out = at(root, "HEAD")
     for commit in others:
         if re.fullmatch(r"[0-9a-f]{40,64}", commit):
