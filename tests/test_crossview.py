@@ -327,3 +327,14 @@ def test_a_short_received_word_does_not_block_ordinary_posts(family, bus):
     assert bus.send("오늘은 좋아 보이는 주제가 많다", "sion")["kind"] == "post"
     with pytest.raises(LoopRefused):
         bus.send("좋아", "sion")
+
+
+def test_the_diary_note_is_tagged_in_the_recipients_language(tmp_path, giok_home, bus):
+    """A Korean workspace's diary reads [단톡방 크로스뷰], an English one's [cross-view]."""
+    ko = Workspace.init(tmp_path / "nuri", name="nuri", lang="ko", home=giok_home)[0]
+    en = Workspace.init(tmp_path / "wren", name="wren", lang="en", home=giok_home)[0]
+    bus.send("standup moved to 10:00", "nuri", to=["wren"])
+    bus.send("알겠어요", "wren", to=["nuri"])
+    assert "[cross-view] nuri: standup moved to 10:00" in en.read_text(en.diary_path())
+    assert TAG not in en.read_text(en.diary_path())
+    assert f"{TAG} wren: 알겠어요" in ko.read_text(ko.diary_path())

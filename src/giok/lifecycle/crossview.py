@@ -34,6 +34,7 @@ from typing import Any
 
 from giok.errors import GiokError, InvalidInput, LoopRefused, NotFound, ProviderError, WorkspaceError
 from giok.settings import secret
+from giok.store import templates
 from giok.store.clock import now
 from giok.store.fsutil import clean_text
 from giok.store.home import Home, check_name
@@ -82,10 +83,11 @@ class Message:
     recipients: list[str] = field(default_factory=list)
     transports: dict = field(default_factory=dict)
 
-    def render(self) -> str:
-        """The tagged line other agents (and the group chat) see."""
+    def render(self, tag: str = TAG) -> str:
+        """The tagged line other agents (and the group chat) see; `tag`: another of TAGS (an
+        English workspace's diary reads `[cross-view]`)."""
         head = f"{self.sender} ↩ {self.reply_to}" if self.reply_to else self.sender
-        return f"{TAG} {head}: {self.text}"
+        return f"{tag} {head}: {self.text}"
 
     def to_dict(self) -> dict:
         return {
@@ -142,14 +144,16 @@ class LocalTransport(Transport):
 
     def _note(self, recipient: str, message: Message) -> str:
 
-        text = " ".join(message.render().split())
+        ws = Workspace.open(recipient, home=self.home)
+        tag = TAG if templates.language(ws) == "ko" else TAGS[1]  # in the recipient's language
+        text = " ".join(message.render(tag).split())
         if len(text) > DIARY_WIDTH:
             text = text[: DIARY_WIDTH - 1] + "…"
         from giok.retrieval.chunks import (
             OWN_MARK,
         )  # marks the note as giok's own line: not a memory (docs/search.md)
 
-        return notes.diary(Workspace.open(recipient, home=self.home), f"{OWN_MARK} {text} ({message.id})")
+        return notes.diary(ws, f"{OWN_MARK} {text} ({message.id})")
 
 
 class TelegramTransport(Transport):
