@@ -796,5 +796,5 @@ def send_report(ws, report: Report) -> dict:
 
 
 class _ReportMessage(crossview.Message):
-    def render(self) -> str:  # a direct message to the user: no cross-view tag
+    def render(self, tag: str = crossview.TAG) -> str:  # a direct message to the user: no tag
         return self.text
