@@ -29,6 +29,7 @@ from giok.retrieval.questions import Question, needs_memory
 from giok.store import refs
 from giok.store.clock import today
 from giok.store.fsutil import check_binary
+from giok.store.layout import MEMORY
 from giok.text.analysis import has_hangul, romanize
 from giok.text.lazy import lazy
 from giok.text.terms import language, query_terms, quote_fts
@@ -401,7 +402,7 @@ def _record(ws, results: list[Result], kind: str) -> None:
 
     by_ws: dict[str, list[Result]] = {}
     for r in results:
-        if r.path == "MEMORY.md" and r.source:
+        if r.path == MEMORY and r.source:
             by_ws.setdefault(r.workspace, []).append(r)
     for name, hits in by_ws.items():
         target = ws if name == ws.name else Workspace.open(name, home=ws.home)

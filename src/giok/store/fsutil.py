@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from giok.errors import DirtyFileError, InvalidInput, LockTimeout
+from giok.store.layout import MEMORY
 from giok.text.lazy import lazy
 
 MAX_ENTRY_BYTES = 8 * 1024
@@ -123,7 +124,7 @@ def workspace_of(path: Path) -> Path | None:
     """The workspace folder holding path (the nearest folder above it with MEMORY.md and
     .git), or None."""
     for folder in Path(os.path.abspath(path)).parents:
-        if os.path.lexists(folder / "MEMORY.md") and os.path.lexists(folder / ".git"):
+        if os.path.lexists(folder / MEMORY) and os.path.lexists(folder / ".git"):
             return folder
     return None
 

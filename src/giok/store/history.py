@@ -37,13 +37,13 @@ from typing import TYPE_CHECKING
 from giok import settings
 from giok.errors import GitError, InvalidInput, NotFound
 from giok.store import clock, git
+from giok.store.layout import MEMORY
 from giok.store.memoryfile import LAYERS, MemoryEntry, MemoryFile
 from giok.text.lazy import lazy
 
 if TYPE_CHECKING:
     from giok.store.workspace import Workspace
 
-MEMORY = "MEMORY.md"
 ARCHIVE_DIR = "memory/archive"
 SNAPSHOTS = "history"  # under .giok/
 KEEP_SNAPSHOTS = 8  # extracted commits kept, newest used first

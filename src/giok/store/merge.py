@@ -41,6 +41,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
 from giok.store import tombstones as tomb
+from giok.store.layout import MEMORY
 from giok.store.memoryfile import Heading, MemoryEntry, MemoryFile, RawLine
 from giok.store.sections import Doc, Section, append_item
 from giok.text.lazy import LazyPattern, lazy
@@ -48,7 +49,7 @@ from giok.text.lazy import LazyPattern, lazy
 MEMORY_RE = lazy(r"^(MEMORY\.md|memory/archive/[^/]+\.md)$")
 DIARY_RE = lazy(r"^memory/\d{4}-\d{2}-\d{2}\.md$")
 PATTERNS = (  # .gitattributes lines giok registers
-    "MEMORY.md",
+    MEMORY,
     "HEARTBEAT.md",
     "memory/*.md",
     "memory/archive/*.md",

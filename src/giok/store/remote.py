@@ -41,7 +41,7 @@ from giok.errors import ConflictError, GiokError, GitError, InvalidInput, NotFou
 from giok.store import clock, git, rewrites
 from giok.store import tombstones as tomb
 from giok.store.fsutil import atomic_write
-from giok.store.layout import DATA_DIR
+from giok.store.layout import DATA_DIR, MEMORY
 from giok.store.merge import PATTERNS
 from giok.text.lazy import lazy
 
@@ -224,9 +224,7 @@ def _incoming_forgets(ws: Workspace, theirs: str, report: SyncReport) -> None:
     ids = [m.group(1) for s in subjects.splitlines() if (m := _FORGET_RE.match(s))]
     report.forgets += len(ids)
     if ids:
-        here = MemoryFile.parse(
-            (ws.root / "MEMORY.md").read_bytes() if (ws.root / "MEMORY.md").exists() else b""
-        )
+        here = MemoryFile.parse((ws.root / MEMORY).read_bytes() if (ws.root / MEMORY).exists() else b"")
         report.forgotten.update({i: e.text for i in ids if (e := here.find(i)) is not None})
     _incoming_tombstones(ws, theirs, report)
 

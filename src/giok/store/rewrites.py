@@ -36,7 +36,7 @@ from giok import settings
 from giok.errors import ConflictError, GitError
 from giok.store import git
 from giok.store import tombstones as tomb
-from giok.store.layout import DATA_DIR, REWRITTEN
+from giok.store.layout import DATA_DIR, MEMORY, REWRITTEN
 from giok.store.memoryfile import MemoryFile
 from giok.store.merge import MEMORY_RE, Context, merge_file
 
@@ -244,7 +244,7 @@ def held(root: Path, commit: str, stones: tomb.Tombstones, *, exact: bool = Fals
 def memory_files(root: Path, commit: str) -> list[str]:
     """The memory files (MEMORY.md, memory/archive/*.md) commit's tree holds."""
     names = git.run(
-        root, "ls-tree", "-r", "-z", "--name-only", commit, "--", "MEMORY.md", "memory/archive", check=False
+        root, "ls-tree", "-r", "-z", "--name-only", commit, "--", MEMORY, "memory/archive", check=False
     )
     return [n for n in names.stdout.split("\0") if n and MEMORY_RE.match(n)]
 

@@ -1,7 +1,7 @@
 """Starting files of a new workspace, in English and Korean. `{name}`, `{user}` and `{today}`
 are filled in by `giok init`."""
 
-from giok.store.layout import DIARY_DIR, SOUL, USER
+from giok.store.layout import DIARY_DIR, MEMORY, SOUL, USER
 from giok.store.memoryfile import empty
 from giok.text.analysis import has_hangul
 
@@ -171,7 +171,7 @@ def files(lang: str, name: str, user: str, today: str) -> dict[str, str]:
     """Every starting file of a workspace, path → content."""
     base = KO if lang == "ko" else EN
     out = {path: text.format(name=name, user=user, today=today) for path, text in base.items()}
-    out["MEMORY.md"] = empty(lang)
+    out[MEMORY] = empty(lang)
     out[f"{DIARY_DIR}/{today}.md"] = f"# {today}\n\n"  # the diary of `today` (an ISO day)
     out["drafts/.gitkeep"] = ""
     return out

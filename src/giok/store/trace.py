@@ -38,6 +38,7 @@ from giok.errors import InvalidInput, NotFound
 from giok.store import git
 from giok.store.clock import now
 from giok.store.fsutil import atomic_write
+from giok.store.layout import MEMORY
 from giok.store.memoryfile import MemoryEntry
 from giok.text.lazy import lazy
 
@@ -211,7 +212,7 @@ def _introduced_by(ws, text: str) -> list[dict]:
         "--date=iso-strict",
         "--format=%x1e%h%x1f%ad%x1f%an%x1f%s",
         "--",
-        "MEMORY.md",
+        MEMORY,
         check=False,
     )
     records = proc.stdout.split("\x1e")[1:] if proc.returncode == 0 else []

@@ -14,6 +14,7 @@ from giok.edges.cli import emit, json_option, main, open_workspace, read_text_ar
 from giok.errors import InvalidInput, WorkspaceError
 from giok.store import history, templates
 from giok.store.home import Home
+from giok.store.layout import MEMORY
 from giok.store.workspace import LESSONS, TYPES, check_layer, check_scope
 from giok.workspace import Workspace
 
@@ -120,7 +121,7 @@ def workspaces_remove(name, delete_files, yes, as_json):
     folder = Path(spec["path"])
     deleting = delete_files and folder.is_dir()
     if deleting:
-        if not (folder / "MEMORY.md").is_file():
+        if not (folder / MEMORY).is_file():
             raise WorkspaceError(
                 f"{folder} holds no MEMORY.md: not deleting a folder that is not a workspace"
             )
