@@ -7,6 +7,7 @@ import sys
 import click
 
 from conftest import run_giok
+from giok import Workspace
 from giok.edges.cli import main
 
 
@@ -151,6 +152,15 @@ def test_groups_without_a_subcommand_show_their_contents(ws, cli):
     assert json.loads(cli("-w", "zeon", "state", "--json").output).keys() >= {"phase", "next-step"}
     cli("-w", "zeon", "heartbeat", "add", "Two unanswered messages")
     assert "1. Two unanswered messages" in cli("heartbeat", "-w", "zeon").output
+
+
+def test_state_shows_its_sections_in_the_workspaces_language(tmp_path, giok_home, cli):
+    """A Korean workspace's memo reads 현재 단계, with the key `state set` takes beside it."""
+    Workspace.init(tmp_path / "nuri", name="nuri", lang="ko", home=giok_home)
+    cli("-w", "nuri", "state", "set", "phase", "설계 중")
+    shown = cli("-w", "nuri", "state").output
+    assert "## 현재 단계 (phase)\n설계 중" in shown
+    assert "[phase]" not in shown and "Current phase" not in shown
 
 
 def test_a_long_first_index_reports_progress_on_stderr(ws):

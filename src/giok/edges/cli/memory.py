@@ -402,10 +402,15 @@ def state(ctx, as_json):
 @workspace_option()
 @json_option
 def state_show(as_json):
-    """Print the state memo's sections."""
-    emit(
-        open_workspace().state(), as_json, lambda d: "\n".join(f"[{k}]\n{v}\n" for k, v in d.items()).rstrip()
-    )
+    """Print the state memo's sections, each under its title in the workspace's language and the
+    key `state set` takes (`## 현재 단계 (phase)`); --json: {key: text}."""
+    ws = open_workspace()
+    titles = templates.STATE_TITLES[templates.language(ws)]
+
+    def text(d: dict) -> str:
+        return "\n".join(f"## {titles.get(k, k)} ({k})\n{v.strip() or '-'}\n" for k, v in d.items()).rstrip()
+
+    emit(ws.state(), as_json, text)
 
 
 @state.command("set")
