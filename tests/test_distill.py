@@ -174,6 +174,18 @@ def test_expired_entries_move_to_the_archive(ws, monkeypatch):
     assert "memory/archive/2026-03.md" in distill_commits(ws)[0]["files"]
 
 
+def test_a_korean_workspaces_archive_is_headed_in_korean(tmp_path, giok_home, monkeypatch):
+    from giok import Workspace
+
+    ko = Workspace.init(tmp_path / "nuri", name="nuri", lang="ko", home=giok_home)[0]
+    at(monkeypatch, "2026-03-01T09:00")
+    ko.remember("와이파이 비밀번호는 월요일마다 바뀐다", layer="M30", expires="2026-03-10")
+    at(monkeypatch, "2026-03-11T23:00")
+    distill(ko)
+    first = (ko.root / "memory/archive/2026-03.md").read_text(encoding="utf-8").splitlines()[0]
+    assert first.startswith("# 보관 2026-03") and "Archive" not in first
+
+
 def test_review_merges_duplicates_and_flags_contradictions(ws, monkeypatch):
     at(monkeypatch, "2026-03-01T09:00")
     hand_add(

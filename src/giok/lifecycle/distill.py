@@ -34,7 +34,7 @@ from giok.errors import DirtyFileError, GiokError, InvalidInput
 from giok.lifecycle import crossview, review
 from giok.providers import llm
 from giok.retrieval.chunks import OWN_MARK, is_own_line, is_turn_log
-from giok.store import layout, refs
+from giok.store import layout, refs, templates
 from giok.store.clock import now, parse_date, today
 from giok.store.fsutil import read_bytes
 from giok.store.memoryfile import LAYER_DAYS, Heading, MemoryEntry, MemoryFile, RawLine, empty, new_id
@@ -305,6 +305,12 @@ def set_refs_mark(mf: MemoryFile, at: dt.datetime) -> None:
     mf.insert_line(1 if isinstance(first, Heading) and first.layer is None else 0, mark)
 
 
+ARCHIVE_HEADING = {  # the first line of memory/archive/YYYY-MM.md, in the workspace's language
+    "en": "# Archive {month} : memories that left MEMORY.md (searchable, never injected)\n",
+    "ko": "# 보관 {month} : MEMORY.md에서 나간 기억 (검색은 되고 주입은 되지 않는다)\n",
+}
+
+
 class _Run:
     def __init__(self, ws, snap: _Snapshot, day: dt.date, panel: judges.Panel, cache: dict):
         self.ws, self.snap, self.day, self.panel, self.cache = ws, snap, day, panel, cache
@@ -551,7 +557,7 @@ class _Run:
         )
         rel = f"{ARCHIVE_DIR}/{month}.md"
         if rel not in self.archives:
-            header = f"# Archive {month} : memories that left MEMORY.md (searchable, never injected)\n"
+            header = ARCHIVE_HEADING[templates.language(self.ws)].format(month=month)
             self.archives[rel] = MemoryFile.parse(self.snap.read(rel) or header.encode())
         self.mf.remove(entry.id)
         self.touched_memory = True
