@@ -71,6 +71,24 @@ def test_a_deleted_workspace_folder_is_an_orphan(ws, tmp_path, giok_home):
     assert home[0]["fix"].startswith("giok workspaces remove demo")
 
 
+def test_doctor_all_checks_every_workspace_of_the_home(ws, tmp_path, giok_home, cli, monkeypatch):
+    """From outside any workspace, `doctor --all` checks each registered one; a broken one is
+    one error among them, and the others are still checked."""
+    Workspace.init(tmp_path / "nuri", name="nuri", home=giok_home)
+    gone, _ = Workspace.init(tmp_path / "demo", name="demo", home=giok_home)
+    shutil.rmtree(gone.root)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GIOK_WORKSPACE", raising=False)
+    out = cli("doctor", "--all", "--json")
+    assert out.exit_code == 1
+    results = {r["workspace"]: r for r in json.loads(out.output)}
+    assert set(results) == {"demo", "nuri", "zeon"}
+    assert (
+        results["demo"]["errors"] == 1 and "workspaces remove demo" in results["demo"]["findings"][0]["fix"]
+    )
+    assert results["nuri"]["path"] == str(tmp_path / "nuri")
+
+
 def test_a_wrong_or_missing_git_identity(ws, cli):
     git.set_local_identity(ws.root, "sion (giok)", "sion@giok.local")  # a folder copied from another agent
     wrong = _by(diagnose(ws), "git")

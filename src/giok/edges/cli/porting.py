@@ -9,7 +9,7 @@ import click
 
 from giok.edges.cli import emit, json_option, main, open_workspace, workspace_option
 from giok.edges.importers import FORMATS
-from giok.errors import InvalidInput
+from giok.errors import GiokError, InvalidInput
 
 
 @main.command(name="export")
@@ -86,21 +86,58 @@ def _import_text(d: dict) -> str:
     help="First settle what killed processes left: stale git locks, an "
     "interrupted write (rolled back or confirmed), temp files.",
 )
+@click.option(
+    "--all", "every", is_flag=True, help="Check every workspace registered in the home, one after another."
+)
 @workspace_option()
 @json_option
-def doctor(repair, as_json):
+def doctor(repair, every, as_json):
     """Check a workspace end to end and say how to fix each finding.
 
     Git identity, Claude Code hooks, crontab entries, the index's embedding model, stale
     locks and an interrupted write, registered workspaces whose folder is gone, and the
-    token size of the always-injected tier. Exits 1 when there is an error.
+    token size of the always-injected tier. Exits 1 when there is an error. `--all` checks
+    every registered workspace (--json: a list, one result each).
     """
     from giok.edges.doctor import diagnose
+    from giok.store.home import Home
+    from giok.workspace import Workspace
 
-    result = diagnose(open_workspace(), repair=repair)
-    emit(result, as_json, _doctor_text)
-    if result["errors"]:
+    if not every:
+        result = diagnose(open_workspace(), repair=repair)
+        emit(result, as_json, _doctor_text)
+        if result["errors"]:
+            click.get_current_context().exit(1)
+        return
+    home = Home()
+    spaces = home.workspaces()
+    names = sorted(spaces)
+    if not names:
+        raise InvalidInput("no workspace is registered in this home: create one with `giok init PATH`")
+    results = []
+    for name in names:
+        try:
+            results.append(diagnose(Workspace.open(name, home=home), repair=repair))
+        except GiokError as exc:  # a folder gone or unreadable: one finding, the others still checked
+            results.append(_unopened(name, str(spaces[name].get("path", "")), exc))
+    emit(results, as_json, lambda rs: "\n\n".join(_doctor_text(r) for r in rs))
+    if any(r["errors"] for r in results):
         click.get_current_context().exit(1)
+
+
+def _unopened(name: str, path: str, exc: GiokError) -> dict:
+    """diagnose's result for a registered workspace that cannot be opened."""
+    fix = f"restore its folder, or `giok workspaces remove {name}` to unregister it"
+    finding = {"check": "workspace", "severity": "error", "message": str(exc), "fix": fix}
+    return {
+        "workspace": name,
+        "path": path,
+        "errors": 1,
+        "warnings": 0,
+        "infos": 0,
+        "findings": [finding],
+        "repaired": None,
+    }
 
 
 def _doctor_text(d: dict) -> str:
