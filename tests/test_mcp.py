@@ -236,10 +236,11 @@ def test_tool_errors_carry_the_cli_message(server):
     cli = server.cli("-w", "zeon", "remember", "x y z", "--layer", "M7")
     assert text == cli.stderr.strip() == "Error: invalid layer 'M7': choose one of M0, M365, M90, M30"
     assert server.error("memory_remember", text=" ") == "Error: memory text is empty"
+    assert server.error("memory_search") == "Error: invalid arguments for memory_search: query is required"
     assert (
-        server.error("memory_search")
-        == "Error: invalid arguments for memory_search: 'query' is a required property"
-    )
+        server.error("memory_search", query=None)
+        == "Error: invalid arguments for memory_search: query: null is not a string"
+    )  # JSON's words, not Python's None
     assert "Additional properties" in server.error("memory_decide", text="a", why="b", bogus=1)
     assert server.error("memory_task", action="start") == "Error: id is required for action start"
     with pytest.raises(MCPError) as unknown:  # an unknown tool is a protocol error (JSON-RPC -32602)
@@ -565,7 +566,7 @@ def test_the_agent_judges_the_night_over_mcp(server):
     stale = plan["plan"].split(".")[0] + ".00000000000000000000"
     assert "is stale" in server.error("memory_distill_apply", plan=stale, decisions=decisions)
     assert "is not a plan id" in server.error("memory_distill_apply", plan="soon", decisions={})
-    assert "'decisions' is a required property" in server.error("memory_distill_apply", plan=plan["plan"])
+    assert "decisions is required" in server.error("memory_distill_apply", plan=plan["plan"])
     report = server.ok("memory_distill_apply", plan=plan["plan"], decisions=decisions)
     assert report["judges"] == ["agent"]
     assert report["commit"]

@@ -126,14 +126,11 @@ def test_inspector_calls_every_tool_once(inspector, ws):
 
 
 def test_inspector_invalid_arguments(inspector):
-    assert (
-        inspector.error("memory_search")
-        == "Error: invalid arguments for memory_search: 'query' is a required property"
-    )
+    assert inspector.error("memory_search") == "Error: invalid arguments for memory_search: query is required"
     assert inspector.error("memory_search", query="tea", k=0).startswith(
         "Error: invalid arguments for memory_search: k: "
     )
-    assert "'list' is not one of" in inspector.error(
+    assert 'action: "list" is not one of' in inspector.error(
         "memory_task", action="list"
     )  # reads are memory_task_list now
     assert (

@@ -630,9 +630,32 @@ def check_arguments(spec: Tool, arguments: dict | None) -> dict:
     except jsonschema.ValidationError as exc:
         where = "/".join(str(p) for p in exc.absolute_path)
         raise InvalidInput(
-            f"invalid arguments for {spec.name}: {(where + ': ') if where else ''}{exc.message}"
+            f"invalid arguments for {spec.name}: {(where + ': ') if where else ''}{_schema_error(exc)}"
         ) from None
     return arguments
+
+
+def _schema_error(exc) -> str:
+    """A schema refusal in the client's terms (JSON's null and "text", not Python's None and 'text')."""
+    seen = json.dumps(exc.instance, ensure_ascii=False, default=str)
+    seen = seen if len(seen) <= 60 else seen[:57] + "..."
+    if exc.validator == "type":
+        wanted = exc.validator_value if isinstance(exc.validator_value, list) else [exc.validator_value]
+        kinds = {
+            "string": "a string",
+            "integer": "an integer",
+            "number": "a number",
+            "boolean": "true or false",
+        }
+        kinds |= {"object": "an object", "array": "a list", "null": "null"}
+        return f"{seen} is not {' or '.join(kinds.get(w, w) for w in wanted)}"
+    if exc.validator == "required":
+        missing = [name for name in exc.validator_value if name not in (exc.instance or {})]
+        return f"{', '.join(missing)} is required"
+    if exc.validator == "enum":
+        allowed = ", ".join(json.dumps(v, ensure_ascii=False) for v in exc.validator_value)
+        return f"{seen} is not one of {allowed}"
+    return exc.message
 
 
 def call(ws: Workspace, name: str, arguments: dict | None = None) -> tuple[object, str]:
