@@ -648,7 +648,7 @@ def _schema_error(exc) -> str:
             "boolean": "true or false",
         }
         kinds |= {"object": "an object", "array": "a list", "null": "null"}
-        return f"{seen} is not {' or '.join(kinds.get(w, w) for w in wanted)}"
+        return f"{seen} is not {' or '.join(kinds.get(str(w), str(w)) for w in wanted)}"
     if exc.validator == "required":
         missing = [name for name in exc.validator_value if name not in (exc.instance or {})]
         return f"{', '.join(missing)} is required"
