@@ -239,25 +239,39 @@ def test_a_declared_body_over_the_limit_is_refused_before_a_byte_of_it_is_read(s
     assert error(answer) == "request body over 1,000,000 bytes (Content-Length: 400,000,000)"
 
 
+def warmed(server) -> int:
+    """The server after one refused body on the measured path (its code and buffers loaded),
+    its peak memory started over: what a test measures next is the body's cost alone."""
+    with connect(server) as sock:
+        sock.sendall(head(server, "POST", "/api/w/zeon/remember", "write", Transfer_Encoding="chunked"))
+        sock.sendall(b"%x\r\n" % (MB + 1) + b"x" * (MB + 1) + b"\r\n")
+        until_closed(sock)
+    return server.reset_peak()
+
+
+# Held whole, 64 MB sent would cost at least 64 MB; the bound leaves room for allocator noise.
+NOT_HELD = 32 * MB
+
+
 def test_a_400_mb_post_by_a_write_token_costs_the_server_no_memory(fresh_srv):
-    before = fresh_srv.reset_peak()
+    before = warmed(fresh_srv)
     with connect(fresh_srv) as sock:
         sock.sendall(head(fresh_srv, "POST", "/api/w/zeon/remember", "write", Content_Length=400 * MB))
         sent = send_until_refused(sock, 64 * MB)
         answer = until_closed(sock)
     assert sent < 64 * MB  # the server closed the connection instead of reading on
     assert status(answer) == 413
-    assert fresh_srv.peak_rss() - before < 20 * MB
+    assert fresh_srv.peak_rss() - before < NOT_HELD
 
 
 def test_a_chunked_body_is_counted_as_it_streams_and_cut_at_the_limit(fresh_srv, srv):
-    before = fresh_srv.reset_peak()
+    before = warmed(fresh_srv)
     with connect(fresh_srv) as sock:
         sock.sendall(head(fresh_srv, "POST", "/api/w/zeon/remember", "write", Transfer_Encoding="chunked"))
         sent = send_until_refused(sock, 64 * MB, chunked=True)
         until_closed(sock)
     assert sent < 64 * MB
-    assert fresh_srv.peak_rss() - before < 20 * MB
+    assert fresh_srv.peak_rss() - before < NOT_HELD
     with connect(srv) as sock:  # and the answer, when the client stops at the limit's edge
         sock.sendall(head(srv, "POST", "/api/w/zeon/remember", "write", Transfer_Encoding="chunked"))
         sock.sendall(b"%x\r\n" % (MB + 1) + b"x" * (MB + 1) + b"\r\n")
