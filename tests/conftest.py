@@ -155,3 +155,23 @@ def fake_corpus(ws, giok_home):
     ws.remember("서준은 등산을 좋아하고 매달 북한산에 간다", layer="M90")
     ws.diary("오늘 기억 검색 시스템을 설계했다")
     return ws
+
+
+def two_machines(tmp_path, monkeypatch, home_a: Home | None = None, home_b: Home | None = None):
+    """Machine A created workspace zeon and pushed it to a bare remote; machine B cloned it and
+    adopted the clone. Each has its own home. Returns (a, b, bare)."""
+    from giok.store import remote
+
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    subprocess.run(["git", "-C", str(bare), "symbolic-ref", "HEAD", "refs/heads/main"], check=True)
+    monkeypatch.setenv("GIOK_NOW", "2026-03-01T09:00")
+    home_a = home_a or Home(tmp_path / "home-a")
+    home_b = home_b or Home(tmp_path / "home-b")
+    a, _ = Workspace.init(tmp_path / "a" / "zeon", name="zeon", user="Seojun", home=home_a)
+    remote.add(a, "origin", str(bare))
+    remote.sync(a)
+    subprocess.run(["git", "clone", "-q", str(bare), str(tmp_path / "b" / "zeon")], check=True)
+    b, _ = Workspace.init(tmp_path / "b" / "zeon", name="zeon", user="Seojun", home=home_b)
+    remote.sync(b)
+    return a, b, bare

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import run_giok
+from conftest import run_giok, two_machines
 from giok import Home, Workspace
 from giok.errors import ConflictError, NotFound
 from giok.retrieval import index
@@ -23,17 +23,7 @@ def git(root, *args) -> str:
 @pytest.fixture
 def machines(tmp_path, monkeypatch):
     """Machine A created the workspace and pushed it; machine B cloned it."""
-    bare = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
-    git(bare, "symbolic-ref", "HEAD", "refs/heads/main")
-    monkeypatch.setenv("GIOK_NOW", "2026-03-01T09:00")
-    home_a, home_b = Home(tmp_path / "home-a"), Home(tmp_path / "home-b")
-    a, _ = Workspace.init(tmp_path / "a" / "zeon", name="zeon", user="Seojun", home=home_a)
-    remote.add(a, "origin", str(bare))
-    remote.sync(a)
-    subprocess.run(["git", "clone", "-q", str(bare), str(tmp_path / "b" / "zeon")], check=True)
-    b, _ = Workspace.init(tmp_path / "b" / "zeon", name="zeon", user="Seojun", home=home_b)
-    remote.sync(b)
+    a, b, bare = two_machines(tmp_path, monkeypatch)
     return a, b, bare
 
 

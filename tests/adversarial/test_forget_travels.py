@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from giok import Home, Workspace
+from conftest import two_machines
+from giok import Workspace
 from giok.edges.cli import main
 from giok.lifecycle.distill import distill
 from giok.store import history, remote
@@ -39,16 +40,7 @@ def git(root, *args: str) -> str:
 def machines(tmp_path, monkeypatch):
     """A created the workspace and pushed it; B cloned it. Both search with the fake embedder,
     so each index holds what it read."""
-    bare = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
-    git(bare, "symbolic-ref", "HEAD", "refs/heads/main")
-    monkeypatch.setenv("GIOK_NOW", "2026-03-01T09:00")
-    a, _ = Workspace.init(tmp_path / "a" / "zeon", name="zeon", user="Seojun", home=Home(tmp_path / "home-a"))
-    remote.add(a, "origin", str(bare))
-    remote.sync(a)
-    subprocess.run(["git", "clone", "-q", str(bare), str(tmp_path / "b" / "zeon")], check=True)
-    b, _ = Workspace.init(tmp_path / "b" / "zeon", name="zeon", user="Seojun", home=Home(tmp_path / "home-b"))
-    remote.sync(b)
+    a, b, bare = two_machines(tmp_path, monkeypatch)
     for ws in (a, b):
         ws.home.update(lambda c: c.update(embeddings={"provider": "fake", "dim": 64}))
     return {"A": a, "B": b}, bare

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import pg_support
-from conftest import run_giok
+from conftest import run_giok, two_machines
 from giok import Home, Workspace
 from giok.errors import IndexError_, InvalidInput
 from giok.retrieval import pg
@@ -82,18 +82,9 @@ def holding(dsn: str, name: str, needle: str) -> int:
 def machines(tmp_path, monkeypatch, pg_dsn):
     """Machine A created the workspace and pushed it; machine B cloned it; both homes search
     the shared index."""
-    bare = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
-    git(bare, "symbolic-ref", "HEAD", "refs/heads/main")
-    monkeypatch.setenv("GIOK_NOW", "2026-03-01T09:00")
     home_a = use_pg(Home(tmp_path / "home-a"), pg_dsn)
     home_b = use_pg(Home(tmp_path / "home-b"), pg_dsn)
-    a, _ = Workspace.init(tmp_path / "a" / "zeon", name="zeon", user="Seojun", home=home_a)
-    remote.add(a, "origin", str(bare))
-    remote.sync(a)
-    subprocess.run(["git", "clone", "-q", str(bare), str(tmp_path / "b" / "zeon")], check=True)
-    b, _ = Workspace.init(tmp_path / "b" / "zeon", name="zeon", user="Seojun", home=home_b)
-    remote.sync(b)
+    a, b, _ = two_machines(tmp_path, monkeypatch, home_a, home_b)
     return a, b
 
 

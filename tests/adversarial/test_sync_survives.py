@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import killed_at, run_giok
-from giok import Home, Workspace
+from conftest import killed_at, run_giok, two_machines
 from giok.store import git as gitlib
 from giok.store import remote
 
@@ -48,16 +47,7 @@ def git(root, *args: str, data: bytes | None = None) -> str:
 @pytest.fixture
 def machines(tmp_path, monkeypatch):
     """Machine a made the workspace and pushed it; machine b cloned it (as tests/test_sync.py)."""
-    bare = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
-    git(bare, "symbolic-ref", "HEAD", "refs/heads/main")
-    monkeypatch.setenv("GIOK_NOW", "2026-03-01T09:00")
-    a, _ = Workspace.init(tmp_path / "a" / "zeon", name="zeon", user="Seojun", home=Home(tmp_path / "home-a"))
-    remote.add(a, "origin", str(bare))
-    remote.sync(a)
-    subprocess.run(["git", "clone", "-q", str(bare), str(tmp_path / "b" / "zeon")], check=True)
-    b, _ = Workspace.init(tmp_path / "b" / "zeon", name="zeon", user="Seojun", home=Home(tmp_path / "home-b"))
-    remote.sync(b)
+    a, b, bare = two_machines(tmp_path, monkeypatch)
     return a, b, bare
 
 
