@@ -186,6 +186,30 @@ def test_a_korean_workspaces_archive_is_headed_in_korean(tmp_path, giok_home, mo
     assert first.startswith("# 보관 2026-03") and "Archive" not in first
 
 
+def test_a_korean_workspaces_distill_report_speaks_korean(tmp_path, giok_home, monkeypatch):
+    """The summary line in the diary, the commit and `giok distill`'s output follow the
+    workspace's language; the English workspace's line is unchanged."""
+    from click.testing import CliRunner
+
+    from giok import Workspace
+    from giok.edges.cli import main
+
+    ko = Workspace.init(tmp_path / "nuri", name="nuri", lang="ko", home=giok_home)[0]
+    at(monkeypatch, "2026-03-01T09:00")
+    ko.remember("와이파이 비밀번호는 월요일마다 바뀐다", layer="M30", expires="2026-03-10")
+    at(monkeypatch, "2026-03-11T23:00")
+    report = distill(ko)
+    assert report.summary().startswith("nightly-distill: ") and "만료 1" in report.summary()
+    assert "expired" not in report.summary() and "judged" not in report.summary()
+    diary = (ko.root / "memory/2026-03-11.md").read_text(encoding="utf-8")
+    assert "만료 1" in diary and "day(s)" not in diary
+    assert "만료 1" in distill_commits(ko)[0]["message"]
+    at(monkeypatch, "2026-03-12T23:00")
+    out = CliRunner().invoke(main, ["-w", str(ko.root), "distill", "--dry-run"])
+    assert out.exit_code == 0, out.output
+    assert "시험 실행" in out.output and "dry run" not in out.output
+
+
 def test_review_merges_duplicates_and_flags_contradictions(ws, monkeypatch):
     at(monkeypatch, "2026-03-01T09:00")
     hand_add(

@@ -100,6 +100,23 @@ class Ledger:
 
 
 # -- the report -------------------------------------------------------------------------------
+# The summary line, in the workspace's language. Its fixed start, "nightly-distill: N day(s)" /
+# "nightly-distill: N일", is also how older diary lines without OWN_MARK are recognised
+# (retrieval.chunks).
+SUMMARY = {
+    "en": {
+        "line": "nightly-distill: {days} day(s), {judged} item(s) judged → {kept} kept, {lessons} lesson(s), "
+        "{dropped} dropped; promoted {promoted}, expired {expired}, merged {merged}, flagged {flagged}",
+        "review": "; review: {new} new, {open} open",
+    },
+    "ko": {
+        "line": "nightly-distill: {days}일, 항목 {judged}개 판단 → {kept}개 보관, 교훈 {lessons}개, "
+        "{dropped}개 버림; 승격 {promoted}, 만료 {expired}, 병합 {merged}, 표시 {flagged}",
+        "review": "; 검토: 새 항목 {new}개, 열린 항목 {open}개",
+    },
+}
+
+
 @dataclass
 class Report:
     workspace: str
@@ -123,22 +140,27 @@ class Report:
     notes: list[str] = field(default_factory=list)
     changed: bool = False
     fallback: list[dict] = field(default_factory=list)  # apply: items the offline judge decided
+    lang: str = "en"  # the workspace's language (templates.language): the summary's words
 
     def summary(self) -> str:
-        """One line for the log and the report: days read, items judged, what was kept,
-        promoted, expired, merged and flagged."""
+        """One line for the log and the report, in the workspace's language (`lang`): days read,
+        items judged, what was kept, promoted, expired, merged and flagged."""
         kept = sum(self.decisions[k] for k in ("M0", "M365", "M90", "M30"))
-        return (
-            f"nightly-distill: {len(self.days)} day(s), {self.judged} item(s) judged → {kept} kept, "
-            f"{self.decisions['lesson']} lesson(s), {self.decisions['drop']} dropped; "
-            f"promoted {len(self.promoted)}, expired {len(self.expired)}, merged {len(self.merged)}, "
-            f"flagged {len(self.flagged)}"
-            + (
-                f"; review: {len(self.review['raised'])} new, {self.review['open']} open"
-                if self.review.get("raised") or self.review.get("open")
-                else ""
-            )
+        words = SUMMARY.get(self.lang, SUMMARY["en"])
+        line = words["line"].format(
+            days=len(self.days),
+            judged=self.judged,
+            kept=kept,
+            lessons=self.decisions["lesson"],
+            dropped=self.decisions["drop"],
+            promoted=len(self.promoted),
+            expired=len(self.expired),
+            merged=len(self.merged),
+            flagged=len(self.flagged),
         )
+        if self.review.get("raised") or self.review.get("open"):
+            line += words["review"].format(new=len(self.review["raised"]), open=self.review["open"])
+        return line
 
     def to_dict(self) -> dict:
         """Every field as JSON-ready data, with the decision counts and the summary line."""
@@ -315,7 +337,9 @@ class _Run:
     def __init__(self, ws, snap: _Snapshot, day: dt.date, panel: judges.Panel, cache: dict):
         self.ws, self.snap, self.day, self.panel, self.cache = ws, snap, day, panel, cache
         self.at = now() if day == today() else dt.datetime.combine(day, dt.time(23, 59, 59))
-        self.report = Report(ws.name, day.isoformat(), judges=panel.names or ["offline"])
+        self.report = Report(
+            ws.name, day.isoformat(), judges=panel.names or ["offline"], lang=templates.language(ws)
+        )
         self.ledger = Ledger.parse(snap.text(LEDGER))
         self.mf = MemoryFile.parse(snap.read(MEMORY) or empty().encode())
         self.archives: dict[str, MemoryFile] = {}
@@ -557,7 +581,7 @@ class _Run:
         )
         rel = f"{ARCHIVE_DIR}/{month}.md"
         if rel not in self.archives:
-            header = ARCHIVE_HEADING[templates.language(self.ws)].format(month=month)
+            header = ARCHIVE_HEADING[self.report.lang].format(month=month)
             self.archives[rel] = MemoryFile.parse(self.snap.read(rel) or header.encode())
         self.mf.remove(entry.id)
         self.touched_memory = True
@@ -753,7 +777,8 @@ def report_text(report: Report) -> str:
     """The short report sent to the user: the summary, then the first few of each change."""
     lines = [f"{report.workspace} {report.summary()}"]
     lines += [f"+ {a['layer']} {a['text']}" for a in report.added[:REPORT_ITEMS]]
-    lines += [f"+ lesson: {lesson['text']}" for lesson in report.lessons[:REPORT_ITEMS]]
+    lesson_word = "교훈" if report.lang == "ko" else "lesson"
+    lines += [f"+ {lesson_word}: {lesson['text']}" for lesson in report.lessons[:REPORT_ITEMS]]
     lines += [f"↑ {p['from']}→{p['to']} {p['text']}" for p in report.promoted[:REPORT_ITEMS]]
     lines += [f"! {f['message']}" for f in report.flagged[:REPORT_ITEMS]]
     text = "\n".join(lines)

@@ -62,23 +62,51 @@ def distill(date_, dry_run, make_plan, answer, as_json):
     emit(report.to_dict(), as_json, _distill_text)
 
 
+# The text output's words, in the workspace's language (the report's `lang`).
+DISTILL_WORDS = {
+    "en": {
+        "dry": " (dry run: nothing written)",
+        "nothing": "nothing new to distill",
+        "lesson": "lesson",
+        "expired": "expired",
+        "merged": "merged into",
+        "superseded": "superseded by",
+        "open": "review: {n} open item(s): `giok review`",
+        "note": "note",
+        "offline": "offline",
+    },
+    "ko": {
+        "dry": " (시험 실행: 아무것도 쓰지 않음)",
+        "nothing": "새로 정리할 것 없음",
+        "lesson": "교훈",
+        "expired": "만료",
+        "merged": "병합 →",
+        "superseded": "대체됨 →",
+        "open": "검토: 열린 항목 {n}개: `giok review`",
+        "note": "참고",
+        "offline": "오프라인 판단",
+    },
+}
+
+
 def _distill_text(d: dict) -> str:
-    lines = [d["summary"] + (" (dry run: nothing written)" if d["dry_run"] else "")]
+    w = DISTILL_WORDS.get(d.get("lang", "en"), DISTILL_WORDS["en"])
+    lines = [d["summary"] + (w["dry"] if d["dry_run"] else "")]
     if not d["changed"]:
-        lines.append("nothing new to distill")
+        lines.append(w["nothing"])
     lines += [f"  + {a['layer']} {a['id']} {a['text']} ({a['reason']})" for a in d["added"]]
-    lines += [f"  + lesson: {les['text']}" for les in d["lessons"]]
+    lines += [f"  + {w['lesson']}: {les['text']}" for les in d["lessons"]]
     lines += [f"  ↑ {p['id']} {p['from']}→{p['to']} {p['text']} ({p['reason']})" for p in d["promoted"]]
-    lines += [f"  ⌛ {e['id']} expired {e['expires']} → {e['archive']}" for e in d["expired"]]
-    lines += [f"  ⇉ {m['id']} merged into {m['into']}" for m in d["merged"]]
+    lines += [f"  ⌛ {e['id']} {w['expired']} {e['expires']} → {e['archive']}" for e in d["expired"]]
+    lines += [f"  ⇉ {m['id']} {w['merged']} {m['into']}" for m in d["merged"]]
     lines += [
-        f"  ⇢ {s['id']} superseded by {s['by']} ({s['kind']})" for s in d["review"].get("superseded", [])
+        f"  ⇢ {s['id']} {w['superseded']} {s['by']} ({s['kind']})" for s in d["review"].get("superseded", [])
     ]
     lines += [f"  ! {f['kind']}: {f['message']}" for f in d["flagged"]]
     if d["review"].get("open"):
-        lines.append(f"  review: {d['review']['open']} open item(s): `giok review`")
-    lines += [f"  note: {n}" for n in d["notes"]]
-    lines += [f"  offline: {f['key']} → {f['decision']} ({f['why']})" for f in d.get("fallback", [])]
+        lines.append("  " + w["open"].format(n=d["review"]["open"]))
+    lines += [f"  {w['note']}: {n}" for n in d["notes"]]
+    lines += [f"  {w['offline']}: {f['key']} → {f['decision']} ({f['why']})" for f in d.get("fallback", [])]
     if d.get("commit"):
         lines.append(f"commit {d['commit']}")
     return "\n".join(lines)
