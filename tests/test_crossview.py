@@ -169,6 +169,23 @@ def test_diary_can_be_switched_off_per_workspace(family, bus, giok_home):
     assert log[0]["message"].startswith("diary:")
 
 
+def test_boot_shows_a_message_once_as_unread_until_acked(family, bus):
+    """A message reaches the recipient's boot once, in its own section, until acked; the diary
+    note stays searchable but is not injected beside it; the sender's boot does not show it."""
+    from giok.lifecycle.boot import build as boot
+
+    m = bus.send("글감 발굴: 기억 에세이", "sion")
+    zeon = family["zeon"]
+    assert f"({m['id']})" in zeon.read_text(zeon.diary_path())  # the note is written
+    text = boot(zeon, record=False).text
+    assert text.count("글감 발굴: 기억 에세이") == 1
+    assert "## 읽지 않은 메시지" in text and f"({m['id']})" in text
+    assert "글감 발굴" not in boot(family["sion"], record=False).text
+    bus.ack("zeon", [m["id"]])
+    assert "글감 발굴" not in boot(zeon, record=False).text
+    assert "글감 발굴" in boot(family["mion"], record=False).text  # mion has not acked
+
+
 def test_concurrent_senders_in_separate_processes_lose_nothing(family, bus):
     quiet_diaries(bus.home)
     script = (

@@ -10,14 +10,20 @@ In the order an agent reads it:
    first (score = log2(1 + refs) − age in days / 30); superseded, expired and other scopes never;
 5. compound/context.md (private context only): the session context the last watchdog flush
    carried over (its constraints, preferences, decisions, pending work), first lines first;
-6. yesterday's and today's diary, newest lines first when the budget is short.
+6. yesterday's and today's diary, newest lines first when the budget is short; giok's own lines
+   (distill reports, flush markers, cross-view notes, routine results: `chunks.is_own_line`) stay
+   in the diary for search but are not injected;
+7. unread cross-view messages (the inbox of `<home>/crossview.db`), newest first, at most
+   MAX_INBOX: shown at every boot until acked (`giok ack`), instead of once per recipient's
+   diary note.
 
 The tier, the precedence line, the state memo and M0 are always included (a warning says when
 they alone exceed the budget); the rest fills the budget in the order: tasks, session context,
-today's diary, yesterday's diary, M365, M90, M30. Nothing is cut silently: `left_out` lists what
-did not fit, and the text ends with a "not included" line. Each injected MEMORY.md entry is noted
-in the reference log with weight 0 (`refs.record(ws, ids, "boot")`): being shown is not being
-used, so boot alone never promotes anything (docs/distill.md). boot keeps no cache of its own.
+unread messages, today's diary, yesterday's diary, M365, M90, M30. Nothing is cut silently:
+`left_out` lists what did not fit, and the text ends with a "not included" line. Each injected
+MEMORY.md entry is noted in the reference log with weight 0 (`refs.record(ws, ids, "boot")`):
+being shown is not being used, so boot alone never promotes anything (docs/distill.md). boot
+keeps no cache of its own.
 """
 
 from __future__ import annotations
@@ -34,7 +40,8 @@ import re
 import stat
 from dataclasses import dataclass, field
 
-from giok.errors import InvalidInput
+from giok.errors import GiokError, InvalidInput
+from giok.retrieval.chunks import is_own_line
 from giok.store import refs, templates
 from giok.store.clock import today
 from giok.store.fsutil import atomic_write, read_regular
@@ -49,6 +56,7 @@ CONTEXT = "compound/context.md"
 DEFAULT_BUDGET = 4000
 ALWAYS_TARGET = 1000
 MAX_TASKS = 10
+MAX_INBOX = 10  # unread cross-view messages shown at boot, newest first
 CONTEXTS = ("private", "group")
 PRECEDENCE = {
     "en": (
@@ -69,6 +77,7 @@ TITLES = {
         "diary": "Diary {day}",
         "left": "Not included for lack of budget",
         "context": "Session context (compound/context.md)",
+        "inbox": "Unread messages (giok inbox; `giok ack` once handled)",
     },
     "ko": {
         "rules": "규칙 (AGENTS.md TIER 1)",
@@ -81,6 +90,7 @@ TITLES = {
         "diary": "일기 {day}",
         "left": "예산이 모자라 빠진 것",
         "context": "세션 맥락 (compound/context.md)",
+        "inbox": "읽지 않은 메시지 (giok inbox; 처리하면 `giok ack`)",
     },
 }
 
@@ -196,6 +206,7 @@ def build(
     open_tasks = [x for x in ws.tasks() if x["status"] != "done"]
     pools = {
         "tasks": _task_items(open_tasks),
+        "inbox": _inbox_items(ws, lang),
         **_diary_items(ws, day),
         **(
             {}
@@ -325,12 +336,34 @@ def _task_items(open_tasks: list[dict]) -> list[Item]:
     return [Item("tasks", f"- {x['id']} [{x['status']}] {x['text']}", x["id"]) for x in ranked]
 
 
+def _inbox_items(ws, lang: str) -> list[Item]:
+    """The workspace's unread cross-view messages, newest first; none when the home has no bus."""
+    home = getattr(ws, "home", None)
+    if home is None or not (home.path / "crossview.db").is_file():
+        return []
+    from giok.lifecycle import crossview
+
+    try:
+        unread = crossview.Bus(home).inbox(ws.name, unread=True, limit=MAX_INBOX)
+    except GiokError:  # a workspace outside the home's registry, a locked or broken bus
+        return []
+    tag = crossview.TAG if lang == "ko" else crossview.TAGS[1]
+    out = []
+    for m in reversed(unread):
+        head = f"{m['sender']} ↩ {m['reply_to']}" if m.get("reply_to") else m["sender"]
+        when = str(m.get("created") or "")[:16].replace("T", " ")
+        out.append(Item("inbox", f"- {when} {tag} {head}: {' '.join(m['text'].split())} ({m['id']})"))
+    return out
+
+
 def _diary_items(ws, day: dt.date) -> dict[str, list[Item]]:
-    """Diary lines, newest first (the budget keeps the most recent)."""
+    """Diary lines, newest first (the budget keeps the most recent), without giok's own lines."""
     out = {}
     for name, when in (("today", day), ("yesterday", day - dt.timedelta(days=1))):
         text = ws.read_text(ws.diary_path(when))
-        lines = [ln.rstrip() for ln in text.splitlines() if re.match(r"^\s*[-*]\s+\S", ln)]
+        lines = [
+            ln.rstrip() for ln in text.splitlines() if re.match(r"^\s*[-*]\s+\S", ln) and not is_own_line(ln)
+        ]
         out[f"diary:{name}"] = [Item(f"diary:{name}", ln) for ln in reversed(lines)]
     return out
 
@@ -437,7 +470,7 @@ def _tokens(counter: str, line: str) -> int:
 
 _RESERVE = 80  # the closing "not included" line
 _HEADING = 16  # a section heading and the blank lines around it
-_ORDER = ("M0", "tasks", "context", "diary:today", "diary:yesterday", "M365", "M90", "M30")
+_ORDER = ("M0", "tasks", "context", "inbox", "diary:today", "diary:yesterday", "M365", "M90", "M30")
 
 
 def _fill(pools: dict[str, list[Item]], room: int) -> tuple[dict[str, list[Item]], list[dict]]:
@@ -482,6 +515,7 @@ def _assemble(fixed: list[Section], chosen: dict[str, list[Item]], t: dict, day:
         )
     )
     out.append(Section("context", t["context"], [i.line for i in chosen.get("context", [])]))
+    out.append(Section("inbox", t["inbox"], [i.line for i in chosen.get("inbox", [])]))
     for layer in LAYERS:
         items = chosen.get(layer, [])
         out.append(Section(layer, f"{t['memory']} — {layer}", [i.line for i in items], [i.id for i in items]))
@@ -522,6 +556,7 @@ def _render(head: str, sections: list[Section], left: list[dict], t: dict, budge
 _LEFT_KO = {
     "tasks": "태스크",
     "context": "세션 맥락 줄",
+    "inbox": "읽지 않은 메시지",
     "diary:today": "오늘 일기 줄",
     "diary:yesterday": "어제 일기 줄",
 }
@@ -541,6 +576,7 @@ def _label(section: str) -> str:
     return {
         "tasks": "tasks",
         "context": "lines of the session context",
+        "inbox": "unread messages",
         "diary:today": "lines of today's diary",
         "diary:yesterday": "lines of yesterday's diary",
     }.get(section, section)
