@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from giok.errors import InvalidInput, PermissionDenied
+from giok.retrieval.backend import SearchIndex
 from giok.retrieval.chunks import is_own_line, successors
 from giok.retrieval.index import Index, Reader
 from giok.retrieval.questions import Question, needs_memory
@@ -409,7 +410,7 @@ def _record(ws, results: list[Result], kind: str) -> None:
         refs.record(target, [r.source for r in hits], kind, used=[used(r) for r in hits])
 
 
-def _score(index: Index, ws_name: str, query: str, o: Options, *, root=None) -> list[Result]:
+def _score(index: SearchIndex, ws_name: str, query: str, o: Options, *, root=None) -> list[Result]:
     dates, undated = query_dates(query)
     question = Question.of(undated)
     groups = question.groups(query_terms(undated))
@@ -576,12 +577,12 @@ def query_dates(query: str) -> tuple[list[str], str]:
     return list(dict.fromkeys(found)), " ".join(rest.split())
 
 
-def _date_rows(index: Index, dates: list[str], reader: Reader | None = None) -> dict[str, list[int]]:
+def _date_rows(index: SearchIndex, dates: list[str], reader: Reader | None = None) -> dict[str, list[int]]:
     """Row ids per named date prefix (diaries carry the date of their file) the reader may see."""
     return {d: index.date_ids(d, DATE_POOL, reader) for d in dates}
 
 
-def _vector_evidence(index: Index, ids, cos_all, rows: dict, query_lang: str, qvec) -> dict[int, float]:
+def _vector_evidence(index: SearchIndex, ids, cos_all, rows: dict, query_lang: str, qvec) -> dict[int, float]:
     """Vector evidence per row in [0, 1]. For a `relative` provider (e5, searched through its
     language-neutral view `baseline.Neutral`): the cosine's margin over what this query scores
     against everyday unrelated text in the chunk's language (the background baseline, which
@@ -718,7 +719,7 @@ def _name_terms(user: str | None, terms: list[str]) -> set[str]:
 
 
 def _keyword_evidence(
-    index: Index,
+    index: SearchIndex,
     groups: dict[str, tuple[str, ...]],
     rows: dict,
     kw_hits,
