@@ -1,6 +1,7 @@
 """Readers for the memory people already have: each turns a file or folder in another tool's
 format into `Item`s that giok.edges.porting writes through the write policy. Readers only read;
-nothing here touches a workspace.
+nothing here writes to a workspace. `export_items` is a giok workspace read as the items of an
+export: `giok export` writes them (giok.edges.porting) and a workspace folder is imported from them.
 
     giok          a `giok export` (jsonl or tar), or a giok workspace folder
     openclaw      an OpenClaw workspace: MEMORY.md (curated) + memory/YYYY-MM-DD.md (daily notes)
@@ -23,8 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from giok.errors import InvalidInput
+from giok.store.clock import now
+from giok.store.layout import LESSONS, Layout
+from giok.store.sections import Doc
 from giok.text.lazy import lazy
+from giok.workspace import Workspace
 
+EXPORT_VERSION = 1  # the "version" of a `giok export` header line
 FORMATS = ("giok", "openclaw", "mem0", "claude-code", "basic-memory", "markdown")
 CURATED_LAYER = "M365"  # what another tool keeps as long-term memory stays a year, not 30 days
 _DAY_FILE = lazy(r"^(\d{4}-\d{2}-\d{2})(?:[-_ ].*)?\.md$")
@@ -152,9 +158,6 @@ def read_giok(path: Path) -> list[Item]:
 
 
 def _from_workspace(root: Path) -> list[Item]:
-    from giok.edges.porting import export_items
-    from giok.workspace import Workspace
-
     if not (root / "MEMORY.md").is_file():
         raise InvalidInput(f"{root} holds no MEMORY.md: not a giok workspace or export")
     out = []
@@ -165,6 +168,47 @@ def _from_workspace(root: Path) -> list[Item]:
                 Item(kind, data.pop("text", None) or data.get("title") or "", f"{root.name}#{n}", data)
             )
     return out
+
+
+def export_items(ws: Workspace):
+    """Every item of the workspace as a dict with a `kind`, header first."""
+    yield {
+        "kind": "giok-export",
+        "version": EXPORT_VERSION,
+        "workspace": ws.name,
+        "exported": now().isoformat(timespec="seconds"),
+    }
+    for e in ws.memory().entries():
+        data = e.to_dict()
+        data.pop("line", None)
+        yield {"kind": "entry", **data, "fields": dict(e.fields)}
+    yield from _diary_items(ws)
+    for d in ws.decisions():
+        yield {"kind": "decision", **d}
+    for t in ws.tasks():
+        yield {"kind": "task", **t}
+    yield from _lesson_items(ws)
+    for section, text in ws.state().items():
+        if text.strip():
+            yield {"kind": "state", "section": section, "text": text.strip()}
+    for text in ws.heartbeat():
+        yield {"kind": "heartbeat", "text": text}
+
+
+def _diary_items(ws: Workspace):
+    from giok.lifecycle.distill import diary_items  # distill's reading of a diary, loaded when needed
+
+    for rel, day in Layout(ws.root).diaries():
+        for at, text in diary_items(ws.read_text(rel)):  # as search and distill read it
+            yield {"kind": "diary", "day": day, "time": at, "text": text}
+
+
+def _lesson_items(ws: Workspace):
+    for section in Doc.parse(ws.read_text(LESSONS)).sections:
+        m = re.match(r"^\[([^\]]+)\]\s*(.*)$", section.title.strip())
+        lines = [line.strip() for line in section.lines if line.strip()]
+        if m and lines:
+            yield {"kind": "lesson", "date": m.group(1), "title": m.group(2), "text": "\n".join(lines)}
 
 
 # -- OpenClaw -----------------------------------------------------------------------------------

@@ -16,65 +16,21 @@ from pathlib import Path
 from typing import Any, cast
 
 from giok.edges import importers
-from giok.edges.importers import Item
+from giok.edges.importers import Item, export_items
 from giok.errors import GiokError, InvalidInput
 from giok.store import tombstones
-from giok.store.clock import now, parse_date, today
+from giok.store.clock import parse_date, today
 from giok.store.fsutil import clean_text
-from giok.store.layout import Layout
 from giok.store.memoryfile import MemoryEntry, new_id
-from giok.store.sections import Doc
 from giok.store.workspace import LESSONS, _short, check_layer, check_scope
 from giok.workspace import Workspace
 from giok.write.notes import safe_text as _safe_text
 
-EXPORT_VERSION = 1
 _SKIP = {".git", ".giok"}
 ACTIONS = ("kept", "merged", "refused")
 
 
-# -- export -------------------------------------------------------------------------------------
-def export_items(ws: Workspace):
-    """Every item of the workspace as a dict with a `kind`, header first."""
-    yield {
-        "kind": "giok-export",
-        "version": EXPORT_VERSION,
-        "workspace": ws.name,
-        "exported": now().isoformat(timespec="seconds"),
-    }
-    for e in ws.memory().entries():
-        data = e.to_dict()
-        data.pop("line", None)
-        yield {"kind": "entry", **data, "fields": dict(e.fields)}
-    yield from _diary_items(ws)
-    for d in ws.decisions():
-        yield {"kind": "decision", **d}
-    for t in ws.tasks():
-        yield {"kind": "task", **t}
-    yield from _lesson_items(ws)
-    for section, text in ws.state().items():
-        if text.strip():
-            yield {"kind": "state", "section": section, "text": text.strip()}
-    for text in ws.heartbeat():
-        yield {"kind": "heartbeat", "text": text}
-
-
-def _diary_items(ws: Workspace):
-    from giok.lifecycle.distill import diary_items
-
-    for rel, day in Layout(ws.root).diaries():
-        for at, text in diary_items(ws.read_text(rel)):  # as search and distill read it
-            yield {"kind": "diary", "day": day, "time": at, "text": text}
-
-
-def _lesson_items(ws: Workspace):
-    for section in Doc.parse(ws.read_text(LESSONS)).sections:
-        m = re.match(r"^\[([^\]]+)\]\s*(.*)$", section.title.strip())
-        lines = [line.strip() for line in section.lines if line.strip()]
-        if m and lines:
-            yield {"kind": "lesson", "date": m.group(1), "title": m.group(2), "text": "\n".join(lines)}
-
-
+# -- export (the items themselves: importers.export_items) --------------------------------------
 def export_jsonl(ws: Workspace) -> str:
     """One JSON object per line. Bytes that are not UTF-8 in the files (read as lone
     surrogates) are written as `\\udcXX` escapes, so the export stays valid UTF-8 and an
