@@ -22,7 +22,7 @@ from giok.store import tombstones
 from giok.store.clock import parse_date, today
 from giok.store.fsutil import clean_text
 from giok.store.memoryfile import MemoryEntry, new_id
-from giok.store.workspace import LESSONS, _short, check_layer, check_scope
+from giok.store.workspace import LESSONS, check_confidence, check_layer, check_scope, short, state_key
 from giok.workspace import Workspace
 from giok.write.notes import safe_text as _safe_text
 
@@ -75,7 +75,7 @@ class Outcome:
         return {
             "kind": self.item.kind,
             "origin": self.item.origin,
-            "text": _short(self.item.text, 100),
+            "text": short(self.item.text, 100),
             "action": self.action,
             "reason": self.reason,
             "id": self.id,
@@ -203,12 +203,11 @@ class _Run:
     def _decide(self, item: Item, opts: dict) -> Outcome:
         """The policy's verdict against MEMORY.md (the dry run's copy in memory, which takes
         each planned write). A duplicate is `merged` with the id it duplicates."""
-        from giok.store.workspace import _confidence
         from giok.write import policy
 
         memory = self.memory if self.memory is not None else self.ws.memory()  # set in a dry run only
         text = clean_text(item.text, "memory text")
-        conf = _confidence(opts["confidence"])
+        conf = check_confidence(opts["confidence"])
         d = policy.decide(
             memory, text, opts["type"], opts["scope"], None if conf is None else float(conf), False, today()
         )
@@ -270,7 +269,7 @@ class _Run:
         return self._once(item, "task", write, known=known)
 
     def _lesson(self, item: Item) -> Outcome:
-        title = item.fields.get("title") or _short(item.text, 80)
+        title = item.fields.get("title") or short(item.text, 80)
         if self.dry_run:
             held = self.ws.read_text(LESSONS)
             new = [line for line in item.text.splitlines() if line.strip() and line.strip()[2:] not in held]
@@ -287,9 +286,7 @@ class _Run:
     def _state(self, item: Item) -> Outcome:
         section = item.fields.get("section") or ""
         current = self.ws.state()
-        from giok.store.workspace import _state_key
-
-        key = _state_key(section)
+        key = state_key(section)
         if " ".join(current[key].split()) == " ".join(item.text.split()):
             return Outcome(item, "merged", f"the {key} section already says this")
         if current[key].strip() and not _placeholder(current[key]):
@@ -347,5 +344,5 @@ def _append_diary(ws: Workspace, day: dt.date, at: str | None, text: str) -> str
         sep = "" if head.endswith("\n") else "\n"
         return head + sep + line + "\n", line
 
-    result, _ = ws.edit(ws.diary_path(day), change, f"import: diary {day.isoformat()} {_short(text)}")
+    result, _ = ws.edit(ws.diary_path(day), change, f"import: diary {day.isoformat()} {short(text)}")
     return cast("str | None", result)

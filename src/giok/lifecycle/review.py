@@ -38,7 +38,7 @@ from giok.store.fsutil import read_bytes
 from giok.store.layout import MEMORY, REVIEW
 from giok.store.memoryfile import LAYER_DAYS, LAYERS, MemoryEntry, MemoryFile
 from giok.store.reviewfile import Entry, Item, ReviewFile
-from giok.store.workspace import _one_line, check_id
+from giok.store.workspace import check_id, one_line
 from giok.write import judgement, policy
 
 CHOICES = ("newer", "both", "forget")
@@ -82,7 +82,7 @@ def _order(entry: MemoryEntry) -> tuple[dt.date, int]:
 
 
 def _entry(e: MemoryEntry) -> Entry:
-    return Entry(e.id, e.date.isoformat() if e.date else None, _one_line(e.text))
+    return Entry(e.id, e.date.isoformat() if e.date else None, one_line(e.text))
 
 
 def supersede(mf: MemoryFile, old: MemoryEntry, new: MemoryEntry, day: dt.date) -> None:
@@ -274,7 +274,7 @@ def _write(ws, item_id: str, choice: str | None, entry: str, reason: str | None 
         item = planned["item"]
         head = f"review: {item.status} {item.id}" + (f" {choice}" if choice else "")
         body = f"Review: {item.id}\nOutcome: {item.outcome}\n" + (
-            f"Reason: {_one_line(reason)}\n" if reason else ""
+            f"Reason: {one_line(reason)}\n" if reason else ""
         )
         return f"{head}\n\n{body}"
 
