@@ -17,8 +17,9 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 import numpy as np
 
@@ -216,6 +217,28 @@ class Result:
             "text": self.text,
             "source": self.source,
         }
+
+
+class SearchOptions(TypedDict, total=False):
+    """The keyword options of `search`, `search_full` and `recall`, as `Options` takes them
+    (`k` is a parameter of its own). Only what a caller gives is passed; `Options` has the
+    defaults and refuses a name it does not know."""
+
+    min_score: float
+    relative: float | None
+    gap: float | None
+    mode: str
+    user: str | None
+    thread: str | None
+    all_scopes: bool
+    include_superseded: bool
+    include_system: bool
+    recency_days: float | None
+    workspaces: Sequence[str]
+    as_: str | None
+    prefix: bool
+    record: str | None
+    identity: float
 
 
 @dataclass
