@@ -44,6 +44,7 @@ from giok.store.layout import (
     MEMORY,
     OPENCLAW_FILES,
     REQUIRED,
+    SYNC_MARK,
     TASKS,
     Layout,
     diary_path,
@@ -498,14 +499,12 @@ class Workspace:
 
     def _sync_leftovers(self) -> list[dict]:
         """What a killed `giok sync` left (giok.store.remote.settle rolls it back)."""
-        from giok.store import remote
-
         found: list[dict[str, Any]] = []
-        if os.path.lexists(self.root / DATA_DIR / remote.SYNC_MARK):
+        if os.path.lexists(self.root / DATA_DIR / SYNC_MARK):
             found.append(
                 {
                     "severity": "warning",
-                    "path": f"{DATA_DIR}/{remote.SYNC_MARK}",
+                    "path": f"{DATA_DIR}/{SYNC_MARK}",
                     "line": None,
                     "message": "an interrupted sync: the next giok sync or write rolls back what it did "
                     "not commit, and the sync merges again",
@@ -518,7 +517,7 @@ class Workspace:
                 "line": None,
                 "message": "temp file left by a killed merge; the next giok sync or write removes it",
             }
-            for name in remote.git_temp_files(self.root)
+            for name in git.merge_temp_files(self.root)
         ]
         return found
 
