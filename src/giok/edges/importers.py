@@ -25,13 +25,14 @@ from pathlib import Path
 
 from giok.errors import InvalidInput
 from giok.store.clock import now
-from giok.store.layout import LESSONS, Layout
+from giok.store.layout import LESSONS, MEMORY, Layout
 from giok.store.sections import Doc
 from giok.text.lazy import lazy
 from giok.workspace import Workspace
 
 EXPORT_VERSION = 1  # the "version" of a `giok export` header line
 FORMATS = ("giok", "openclaw", "mem0", "claude-code", "basic-memory", "markdown")
+TOOL_MEMORY = "MEMORY.md"  # OpenClaw's curated file, Claude Code's index: their names, not giok's layout
 CURATED_LAYER = "M365"  # what another tool keeps as long-term memory stays a year, not 30 days
 _DAY_FILE = lazy(r"^(\d{4}-\d{2}-\d{2})(?:[-_ ].*)?\.md$")
 _TIME = lazy(r"^(?:\*\*)?\[?([01]?\d|2[0-3]):([0-5]\d)(?![\d:])\]?(?:\*\*)?\s*(?:[-–—:]\s*)?")
@@ -87,17 +88,17 @@ def detect(path: Path) -> str:
             return "mem0"
         return "markdown"
     if (path / ".giok").is_dir() or (
-        (path / "MEMORY.md").is_file()
+        (path / MEMORY).is_file()
         and (path / ".git").exists()
-        and re.search(r"^##.*\bM(0|30|90|365)\b", _read(path / "MEMORY.md"), re.MULTILINE)
+        and re.search(r"^##.*\bM(0|30|90|365)\b", _read(path / MEMORY), re.MULTILINE)
     ):
         return "giok"
     notes = sorted(path.rglob("*.md"))
-    if (path / "MEMORY.md").is_file() and any(
-        _frontmatter(_read(p))[0].get("type") for p in notes if p.parent == path and p.name != "MEMORY.md"
+    if (path / TOOL_MEMORY).is_file() and any(
+        _frontmatter(_read(p))[0].get("type") for p in notes if p.parent == path and p.name != TOOL_MEMORY
     ):
         return "claude-code"
-    if (path / "MEMORY.md").is_file() and (
+    if (path / TOOL_MEMORY).is_file() and (
         (path / "memory").is_dir() or (path / "SOUL.md").is_file() or (path / "AGENTS.md").is_file()
     ):
         return "openclaw"
@@ -137,7 +138,7 @@ def read_giok(path: Path) -> list[Item]:
                     tar.extractall(tmp, filter="data")
             except (tarfile.TarError, OSError) as exc:
                 raise InvalidInput(f"{path} is not a readable tar archive: {exc}") from None
-            inner = [p for p in Path(tmp).iterdir() if (p / "MEMORY.md").is_file()]
+            inner = [p for p in Path(tmp).iterdir() if (p / MEMORY).is_file()]
             return _from_workspace(inner[0] if len(inner) == 1 else Path(tmp))
     items = []
     for n, line in enumerate(_read(path).splitlines(), 1):
@@ -158,8 +159,8 @@ def read_giok(path: Path) -> list[Item]:
 
 
 def _from_workspace(root: Path) -> list[Item]:
-    if not (root / "MEMORY.md").is_file():
-        raise InvalidInput(f"{root} holds no MEMORY.md: not a giok workspace or export")
+    if not (root / MEMORY).is_file():
+        raise InvalidInput(f"{root} holds no {MEMORY}: not a giok workspace or export")
     out = []
     for n, data in enumerate(export_items(Workspace(root)), 1):
         kind = data.pop("kind")
@@ -217,8 +218,8 @@ def read_openclaw(path: Path) -> list[Item]:
     lines of their day; HEARTBEAT.md bullets → heartbeat items."""
     root = path if path.is_dir() else path.parent
     items = []
-    if (root / "MEMORY.md").is_file():
-        items += _notes(root / "MEMORY.md", root, layer=CURATED_LAYER, source="openclaw")
+    if (root / TOOL_MEMORY).is_file():
+        items += _notes(root / TOOL_MEMORY, root, layer=CURATED_LAYER, source="openclaw")
     for day_file in sorted((root / "memory").glob("*.md")) if (root / "memory").is_dir() else []:
         items += _day_notes(day_file, root)
     if (root / "HEARTBEAT.md").is_file():
@@ -326,7 +327,7 @@ def read_claude_code(path: Path) -> list[Item]:
     other index lines are entries of their own."""
     root = path if path.is_dir() else path.parent
     items, linked = [], set()
-    index = root / "MEMORY.md"
+    index = root / TOOL_MEMORY
     for n, line in enumerate(_read(index).splitlines() if index.is_file() else [], 1):
         m = _BULLET.match(line)
         if not m:
@@ -344,7 +345,7 @@ def read_claude_code(path: Path) -> list[Item]:
             )
         )
     for topic in sorted(root.glob("*.md")):
-        if topic.name == "MEMORY.md":
+        if topic.name == TOOL_MEMORY:
             continue
         meta, body = _frontmatter(_read(topic))
         text = " ".join(_plain(t) for _, t, h in _lines(body) if h is None)
