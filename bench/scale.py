@@ -356,7 +356,7 @@ def run_pg(
     k = 10
     sample = queries[:50]
     on_sqlite = {m: {q: _top(ws, q, k, m) for q in sample} for m in MODES}
-    index = pg.PgIndex.for_workspace(ws, dsn)
+    index = pg.PgIndex.for_workspace(ws, dsn, local)
     index.local_ws = ws
     started = time.perf_counter()
     written = index.publish()
@@ -370,9 +370,9 @@ def run_pg(
             t = time.perf_counter()
             _top(ws, q, k, "hybrid")
             lat.append((time.perf_counter() - t) * 1000)
-        where = breakdown(pg.PgIndex.for_workspace(ws, dsn), queries[:50])
+        where = breakdown(pg.PgIndex.for_workspace(ws, dsn, Index.local_for_workspace(ws)), queries[:50])
         if show_plans:
-            explain(pg.PgIndex.for_workspace(ws, dsn), queries[1])
+            explain(pg.PgIndex.for_workspace(ws, dsn, Index.local_for_workspace(ws)), queries[1])
         if real:
             real_queries(ws, "postgres")
         on_pg = {m: {q: _top(ws, q, k, m) for q in sample} for m in MODES}

@@ -10,50 +10,90 @@ below this module imports it (docs/architecture.md)."""
 from __future__ import annotations
 
 import datetime as dt
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Unpack
 
 from giok.store import workspace as store
 from giok.store.workspace import WriteResult
 
 if TYPE_CHECKING:
-    from giok.write import remember as remembering
+    from giok.retrieval.search import Recall, Result, SearchOptions
     from giok.write.forget import Forgotten
     from giok.write.notes import Lesson
 
 __all__ = ["Workspace", "WriteResult"]
 
 
-class _Feature:
-    """A method that is a function of a feature module (its first parameter the workspace),
-    imported when first used: the class then holds the function itself."""
-
-    def __init__(self, module: str) -> None:
-        self.module = module
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.owner, self.name = owner, name
-
-    def __get__(self, obj: object, owner: type) -> Any:
-        function = getattr(import_module(self.module), self.name)
-        setattr(self.owner, self.name, function)
-        return function.__get__(obj, owner)
-
-
 class Workspace(store.Workspace):
     """One agent's workspace: markdown files under git, with giok's memory operations."""
 
     # -- MEMORY.md through the write policy (giok.write.remember) --------------------------
-    # The functions themselves, bound as methods: one signature and docstring, imported on
-    # first use. mypy reads them from the module (TYPE_CHECKING).
-    if TYPE_CHECKING:
-        remember = remembering.remember
-        edit_entry = remembering.edit_entry
-        move_entry = remembering.move_entry
-    else:
-        remember = _Feature("giok.write.remember")
-        edit_entry = _Feature("giok.write.remember")
-        move_entry = _Feature("giok.write.remember")
+    def remember(
+        self,
+        text: str,
+        *,
+        layer: str | None = None,
+        expires: str | dt.date | None = None,
+        type: str | None = None,
+        scope: str | None = None,
+        source: str | None = None,
+        confidence: float | None = None,
+        force: bool = False,
+        user: str | None = None,
+        thread: str | None = None,
+        task: str | None = None,
+        via: str | None = "api",
+        date: str | dt.date | None = None,
+        supersedes: str | None = None,
+    ) -> WriteResult:
+        """Decide (giok.write.policy), then add an entry to MEMORY.md and commit, with the decision in
+        the commit message. Greetings, questions and guesses are refused (force=True overrides);
+        an exact duplicate is not written again; an update or contradiction supersedes the old
+        entry; secrets are redacted first. Layer: M30 unless given; an entry that supersedes
+        another keeps at least that one's layer unless `layer` or `expires` is given (a note
+        says so). `date`: the day of the event (not in the future), shown as the entry's date;
+        the expiry still counts from today. Default expiry: today + the layer's days.
+        `supersedes`: the id of an entry the new one replaces (marked in the same commit), when
+        the policy did not find it an update by itself. See giok.write.remember.remember."""
+        from giok.write import remember as remembering
+
+        return remembering.remember(
+            self,
+            text,
+            layer=layer,
+            expires=expires,
+            type=type,
+            scope=scope,
+            source=source,
+            confidence=confidence,
+            force=force,
+            user=user,
+            thread=thread,
+            task=task,
+            via=via,
+            date=date,
+            supersedes=supersedes,
+        )
+
+    def edit_entry(
+        self, entry_id: str, text: str, *, reason: str | None = None, force: bool = False
+    ) -> WriteResult:
+        """Replace the text of entry `entry_id`, keeping its id, layer, dates and fields; the old
+        text stays in git history. The new text goes through the write policy first (checked
+        against the other entries): a greeting, question or guess is refused (force=True
+        overrides), a duplicate of another entry is refused, secrets are redacted. Returns
+        action edited, refused, duplicate or unchanged."""
+        from giok.write import remember as remembering
+
+        return remembering.edit_entry(self, entry_id, text, reason=reason, force=force)
+
+    def move_entry(self, entry_id: str, layer: str, *, reason: str | None = None) -> WriteResult:
+        """Move entry `entry_id` to `layer` (promote to a deeper layer, demote to a shallower
+        one), keeping its id and text. The expiry is recomputed for the new layer, counted from
+        today (M0 has none). The reason goes into the commit message. Returns action promoted,
+        demoted or unchanged."""
+        from giok.write import remember as remembering
+
+        return remembering.move_entry(self, entry_id, layer, reason=reason)
 
     def forget(
         self,
@@ -155,17 +195,20 @@ class Workspace(store.Workspace):
 
         return super().check() + stored_secrets(self.root)
 
-    def search(self, query: str, k: int = 5, **opts: Any) -> Any:
-        """Hybrid search of this workspace (or opts workspaces=[...]); see giok.retrieval.search."""
+    def search(self, query: str, k: int = 5, **opts: Unpack[SearchOptions]) -> list[Result]:
+        """Hybrid search of this workspace (or of `workspaces=[...]`): the `k` best results
+        above the cut-offs, best first. The options are `giok.retrieval.search.Options`'s
+        (mode, user, thread, all_scopes, min_score, ...; an unknown one is InvalidInput)."""
         from giok.retrieval import search
 
         return search.search(self, query, k, **opts)
 
-    def recall(self, query: str, **opts: Any) -> Any:
-        """The seed's agentic recall: decide, search, retry once, else "no memory"."""
+    def recall(self, query: str, k: int = 5, **opts: Unpack[SearchOptions]) -> Recall:
+        """The seed's agentic recall: decide, search, retry once, else "no memory"; the options
+        are search's."""
         from giok.retrieval import search
 
-        return search.recall(self, query, **opts)
+        return search.recall(self, query, k, **opts)
 
 
 def _purge_index(ws: store.Workspace, done: Forgotten) -> int | None:

@@ -1,6 +1,7 @@
 """Readers for the memory people already have: each turns a file or folder in another tool's
 format into `Item`s that giok.edges.porting writes through the write policy. Readers only read;
-nothing here touches a workspace.
+nothing here writes to a workspace. `export_items` is a giok workspace read as the items of an
+export: `giok export` writes them (giok.edges.porting) and a workspace folder is imported from them.
 
     giok          a `giok export` (jsonl or tar), or a giok workspace folder
     openclaw      an OpenClaw workspace: MEMORY.md (curated) + memory/YYYY-MM-DD.md (daily notes)
@@ -23,9 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from giok.errors import InvalidInput
+from giok.store.clock import now
+from giok.store.layout import LESSONS, MEMORY, Layout
+from giok.store.sections import Doc
 from giok.text.lazy import lazy
+from giok.workspace import Workspace
 
+EXPORT_VERSION = 1  # the "version" of a `giok export` header line
 FORMATS = ("giok", "openclaw", "mem0", "claude-code", "basic-memory", "markdown")
+TOOL_MEMORY = "MEMORY.md"  # OpenClaw's curated file, Claude Code's index: their names, not giok's layout
 CURATED_LAYER = "M365"  # what another tool keeps as long-term memory stays a year, not 30 days
 _DAY_FILE = lazy(r"^(\d{4}-\d{2}-\d{2})(?:[-_ ].*)?\.md$")
 _TIME = lazy(r"^(?:\*\*)?\[?([01]?\d|2[0-3]):([0-5]\d)(?![\d:])\]?(?:\*\*)?\s*(?:[-–—:]\s*)?")
@@ -81,17 +88,17 @@ def detect(path: Path) -> str:
             return "mem0"
         return "markdown"
     if (path / ".giok").is_dir() or (
-        (path / "MEMORY.md").is_file()
+        (path / MEMORY).is_file()
         and (path / ".git").exists()
-        and re.search(r"^##.*\bM(0|30|90|365)\b", _read(path / "MEMORY.md"), re.MULTILINE)
+        and re.search(r"^##.*\bM(0|30|90|365)\b", _read(path / MEMORY), re.MULTILINE)
     ):
         return "giok"
     notes = sorted(path.rglob("*.md"))
-    if (path / "MEMORY.md").is_file() and any(
-        _frontmatter(_read(p))[0].get("type") for p in notes if p.parent == path and p.name != "MEMORY.md"
+    if (path / TOOL_MEMORY).is_file() and any(
+        _frontmatter(_read(p))[0].get("type") for p in notes if p.parent == path and p.name != TOOL_MEMORY
     ):
         return "claude-code"
-    if (path / "MEMORY.md").is_file() and (
+    if (path / TOOL_MEMORY).is_file() and (
         (path / "memory").is_dir() or (path / "SOUL.md").is_file() or (path / "AGENTS.md").is_file()
     ):
         return "openclaw"
@@ -131,7 +138,7 @@ def read_giok(path: Path) -> list[Item]:
                     tar.extractall(tmp, filter="data")
             except (tarfile.TarError, OSError) as exc:
                 raise InvalidInput(f"{path} is not a readable tar archive: {exc}") from None
-            inner = [p for p in Path(tmp).iterdir() if (p / "MEMORY.md").is_file()]
+            inner = [p for p in Path(tmp).iterdir() if (p / MEMORY).is_file()]
             return _from_workspace(inner[0] if len(inner) == 1 else Path(tmp))
     items = []
     for n, line in enumerate(_read(path).splitlines(), 1):
@@ -152,11 +159,8 @@ def read_giok(path: Path) -> list[Item]:
 
 
 def _from_workspace(root: Path) -> list[Item]:
-    from giok.edges.porting import export_items
-    from giok.workspace import Workspace
-
-    if not (root / "MEMORY.md").is_file():
-        raise InvalidInput(f"{root} holds no MEMORY.md: not a giok workspace or export")
+    if not (root / MEMORY).is_file():
+        raise InvalidInput(f"{root} holds no {MEMORY}: not a giok workspace or export")
     out = []
     for n, data in enumerate(export_items(Workspace(root)), 1):
         kind = data.pop("kind")
@@ -167,14 +171,55 @@ def _from_workspace(root: Path) -> list[Item]:
     return out
 
 
+def export_items(ws: Workspace):
+    """Every item of the workspace as a dict with a `kind`, header first."""
+    yield {
+        "kind": "giok-export",
+        "version": EXPORT_VERSION,
+        "workspace": ws.name,
+        "exported": now().isoformat(timespec="seconds"),
+    }
+    for e in ws.memory().entries():
+        data = e.to_dict()
+        data.pop("line", None)
+        yield {"kind": "entry", **data, "fields": dict(e.fields)}
+    yield from _diary_items(ws)
+    for d in ws.decisions():
+        yield {"kind": "decision", **d}
+    for t in ws.tasks():
+        yield {"kind": "task", **t}
+    yield from _lesson_items(ws)
+    for section, text in ws.state().items():
+        if text.strip():
+            yield {"kind": "state", "section": section, "text": text.strip()}
+    for text in ws.heartbeat():
+        yield {"kind": "heartbeat", "text": text}
+
+
+def _diary_items(ws: Workspace):
+    from giok.lifecycle.distill import diary_items  # distill's reading of a diary, loaded when needed
+
+    for rel, day in Layout(ws.root).diaries():
+        for at, text in diary_items(ws.read_text(rel)):  # as search and distill read it
+            yield {"kind": "diary", "day": day, "time": at, "text": text}
+
+
+def _lesson_items(ws: Workspace):
+    for section in Doc.parse(ws.read_text(LESSONS)).sections:
+        m = re.match(r"^\[([^\]]+)\]\s*(.*)$", section.title.strip())
+        lines = [line.strip() for line in section.lines if line.strip()]
+        if m and lines:
+            yield {"kind": "lesson", "date": m.group(1), "title": m.group(2), "text": "\n".join(lines)}
+
+
 # -- OpenClaw -----------------------------------------------------------------------------------
 def read_openclaw(path: Path) -> list[Item]:
     """MEMORY.md bullets and paragraphs → entries (curated: M365); memory/YYYY-MM-DD.md → diary
     lines of their day; HEARTBEAT.md bullets → heartbeat items."""
     root = path if path.is_dir() else path.parent
     items = []
-    if (root / "MEMORY.md").is_file():
-        items += _notes(root / "MEMORY.md", root, layer=CURATED_LAYER, source="openclaw")
+    if (root / TOOL_MEMORY).is_file():
+        items += _notes(root / TOOL_MEMORY, root, layer=CURATED_LAYER, source="openclaw")
     for day_file in sorted((root / "memory").glob("*.md")) if (root / "memory").is_dir() else []:
         items += _day_notes(day_file, root)
     if (root / "HEARTBEAT.md").is_file():
@@ -282,7 +327,7 @@ def read_claude_code(path: Path) -> list[Item]:
     other index lines are entries of their own."""
     root = path if path.is_dir() else path.parent
     items, linked = [], set()
-    index = root / "MEMORY.md"
+    index = root / TOOL_MEMORY
     for n, line in enumerate(_read(index).splitlines() if index.is_file() else [], 1):
         m = _BULLET.match(line)
         if not m:
@@ -300,7 +345,7 @@ def read_claude_code(path: Path) -> list[Item]:
             )
         )
     for topic in sorted(root.glob("*.md")):
-        if topic.name == "MEMORY.md":
+        if topic.name == TOOL_MEMORY:
             continue
         meta, body = _frontmatter(_read(topic))
         text = " ".join(_plain(t) for _, t, h in _lines(body) if h is None)

@@ -29,7 +29,7 @@ from giok.workspace import Workspace
 from giok.write.visibility import scoped_lines
 
 if TYPE_CHECKING:
-    from giok.retrieval.index import Index
+    from giok.retrieval.backend import SearchIndex
 
 SERVER_NAME = "giok"
 INSTRUCTIONS = (
@@ -774,7 +774,7 @@ class WarmUp:
         self.ready = threading.Event()  # set once the vectors and the baseline are built
         self.seconds: float | None = None
         self.error: Exception | None = None
-        self._index: Index | None = None
+        self._index: SearchIndex | None = None
         self._held = False
         self._embedded = (0, 0)  # vectors built / to build by step 2, for progress messages
 

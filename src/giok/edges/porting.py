@@ -16,65 +16,21 @@ from pathlib import Path
 from typing import Any, cast
 
 from giok.edges import importers
-from giok.edges.importers import Item
+from giok.edges.importers import Item, export_items
 from giok.errors import GiokError, InvalidInput
 from giok.store import tombstones
-from giok.store.clock import now, parse_date, today
+from giok.store.clock import parse_date, today
 from giok.store.fsutil import clean_text
-from giok.store.layout import Layout
 from giok.store.memoryfile import MemoryEntry, new_id
-from giok.store.sections import Doc
-from giok.store.workspace import LESSONS, _short, check_layer, check_scope
+from giok.store.workspace import LESSONS, check_confidence, check_layer, check_scope, short, state_key
 from giok.workspace import Workspace
 from giok.write.notes import safe_text as _safe_text
 
-EXPORT_VERSION = 1
 _SKIP = {".git", ".giok"}
 ACTIONS = ("kept", "merged", "refused")
 
 
-# -- export -------------------------------------------------------------------------------------
-def export_items(ws: Workspace):
-    """Every item of the workspace as a dict with a `kind`, header first."""
-    yield {
-        "kind": "giok-export",
-        "version": EXPORT_VERSION,
-        "workspace": ws.name,
-        "exported": now().isoformat(timespec="seconds"),
-    }
-    for e in ws.memory().entries():
-        data = e.to_dict()
-        data.pop("line", None)
-        yield {"kind": "entry", **data, "fields": dict(e.fields)}
-    yield from _diary_items(ws)
-    for d in ws.decisions():
-        yield {"kind": "decision", **d}
-    for t in ws.tasks():
-        yield {"kind": "task", **t}
-    yield from _lesson_items(ws)
-    for section, text in ws.state().items():
-        if text.strip():
-            yield {"kind": "state", "section": section, "text": text.strip()}
-    for text in ws.heartbeat():
-        yield {"kind": "heartbeat", "text": text}
-
-
-def _diary_items(ws: Workspace):
-    from giok.lifecycle.distill import diary_items
-
-    for rel, day in Layout(ws.root).diaries():
-        for at, text in diary_items(ws.read_text(rel)):  # as search and distill read it
-            yield {"kind": "diary", "day": day, "time": at, "text": text}
-
-
-def _lesson_items(ws: Workspace):
-    for section in Doc.parse(ws.read_text(LESSONS)).sections:
-        m = re.match(r"^\[([^\]]+)\]\s*(.*)$", section.title.strip())
-        lines = [line.strip() for line in section.lines if line.strip()]
-        if m and lines:
-            yield {"kind": "lesson", "date": m.group(1), "title": m.group(2), "text": "\n".join(lines)}
-
-
+# -- export (the items themselves: importers.export_items) --------------------------------------
 def export_jsonl(ws: Workspace) -> str:
     """One JSON object per line. Bytes that are not UTF-8 in the files (read as lone
     surrogates) are written as `\\udcXX` escapes, so the export stays valid UTF-8 and an
@@ -119,7 +75,7 @@ class Outcome:
         return {
             "kind": self.item.kind,
             "origin": self.item.origin,
-            "text": _short(self.item.text, 100),
+            "text": short(self.item.text, 100),
             "action": self.action,
             "reason": self.reason,
             "id": self.id,
@@ -247,12 +203,11 @@ class _Run:
     def _decide(self, item: Item, opts: dict) -> Outcome:
         """The policy's verdict against MEMORY.md (the dry run's copy in memory, which takes
         each planned write). A duplicate is `merged` with the id it duplicates."""
-        from giok.store.workspace import _confidence
         from giok.write import policy
 
         memory = self.memory if self.memory is not None else self.ws.memory()  # set in a dry run only
         text = clean_text(item.text, "memory text")
-        conf = _confidence(opts["confidence"])
+        conf = check_confidence(opts["confidence"])
         d = policy.decide(
             memory, text, opts["type"], opts["scope"], None if conf is None else float(conf), False, today()
         )
@@ -314,7 +269,7 @@ class _Run:
         return self._once(item, "task", write, known=known)
 
     def _lesson(self, item: Item) -> Outcome:
-        title = item.fields.get("title") or _short(item.text, 80)
+        title = item.fields.get("title") or short(item.text, 80)
         if self.dry_run:
             held = self.ws.read_text(LESSONS)
             new = [line for line in item.text.splitlines() if line.strip() and line.strip()[2:] not in held]
@@ -331,9 +286,7 @@ class _Run:
     def _state(self, item: Item) -> Outcome:
         section = item.fields.get("section") or ""
         current = self.ws.state()
-        from giok.store.workspace import _state_key
-
-        key = _state_key(section)
+        key = state_key(section)
         if " ".join(current[key].split()) == " ".join(item.text.split()):
             return Outcome(item, "merged", f"the {key} section already says this")
         if current[key].strip() and not _placeholder(current[key]):
@@ -391,5 +344,5 @@ def _append_diary(ws: Workspace, day: dt.date, at: str | None, text: str) -> str
         sep = "" if head.endswith("\n") else "\n"
         return head + sep + line + "\n", line
 
-    result, _ = ws.edit(ws.diary_path(day), change, f"import: diary {day.isoformat()} {_short(text)}")
+    result, _ = ws.edit(ws.diary_path(day), change, f"import: diary {day.isoformat()} {short(text)}")
     return cast("str | None", result)

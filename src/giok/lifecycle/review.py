@@ -7,10 +7,10 @@ words (`settle`), and reads each pair, older then newer (`classify`):
   battery is at 30 %" after "… 37 %"; judgement.volatile). A number that changes by nature:
   the newer supersedes the older, silently.
 - a **change**: the write policy's rules say the newer replaces the older (a move, a switch, a
-  new value with a change word; policy.contradicts), and the learned pair head agrees
+  new value with a change word; statements.contradicts), and the learned pair head agrees
   (judgement.change_score). The newer supersedes the older, as `remember` would have done.
 - a **contradiction**: the same claim with the opposite polarity and no word of a change
-  ("We deploy on Fridays" / "We do not deploy on Fridays"; policy.opposed). Raised.
+  ("We deploy on Fridays" / "We do not deploy on Fridays"; statements.opposed). Raised.
 - an **unsure change**: the rules see a change the pair head is unsure of or cannot judge (no
   model), or the rules read the pair backwards (the older would replace the newer). Raised.
 - two lines that differ only in a label ("#12", "Log 4:") and everything else: both hold.
@@ -38,8 +38,8 @@ from giok.store.fsutil import read_bytes
 from giok.store.layout import MEMORY, REVIEW
 from giok.store.memoryfile import LAYER_DAYS, LAYERS, MemoryEntry, MemoryFile
 from giok.store.reviewfile import Entry, Item, ReviewFile
-from giok.store.workspace import _one_line, check_id
-from giok.write import judgement, policy
+from giok.store.workspace import check_id, one_line
+from giok.write import judgement, statements
 
 CHOICES = ("newer", "both", "forget")
 RAISED = ("contradiction", "unsure-change")  # the kinds that go to the queue
@@ -61,9 +61,9 @@ def classify(old: str, new: str) -> tuple[str, str] | None:
         return "reading", _WHY["reading"]
     if judgement.labels_only(new, old):
         return None  # two labelled things ("sync (#12)" / "sync (#14)"): both hold
-    if policy.opposed(new, old) and not policy.changes(new):
+    if statements.opposed(new, old) and not statements.changes(new):
         return "contradiction", _WHY["contradiction"]
-    if policy.contradicts(new, old):
+    if statements.contradicts(new, old):
         change = judgement.change_score(new, old)
         if change is None:
             return "unsure-change", f"{_WHY['change']}; no learned judgement confirmed it"
@@ -72,7 +72,7 @@ def classify(old: str, new: str) -> tuple[str, str] | None:
         if change.verdict == "unsure":
             return "unsure-change", f"{_WHY['change']}, but the judgement is unsure (p = {change.p:.2f})"
         return None
-    if policy.contradicts(old, new):  # e.g. a reversion ("다시 화요일로 돌아갔다") after the change
+    if statements.contradicts(old, new):  # e.g. a reversion ("다시 화요일로 돌아갔다") after the change
         return "unsure-change", _WHY["backwards"]
     return None  # the learned judgement alone raises nothing: it weighs the rules' evidence
 
@@ -82,7 +82,7 @@ def _order(entry: MemoryEntry) -> tuple[dt.date, int]:
 
 
 def _entry(e: MemoryEntry) -> Entry:
-    return Entry(e.id, e.date.isoformat() if e.date else None, _one_line(e.text))
+    return Entry(e.id, e.date.isoformat() if e.date else None, one_line(e.text))
 
 
 def supersede(mf: MemoryFile, old: MemoryEntry, new: MemoryEntry, day: dt.date) -> None:
@@ -274,7 +274,7 @@ def _write(ws, item_id: str, choice: str | None, entry: str, reason: str | None 
         item = planned["item"]
         head = f"review: {item.status} {item.id}" + (f" {choice}" if choice else "")
         body = f"Review: {item.id}\nOutcome: {item.outcome}\n" + (
-            f"Reason: {_one_line(reason)}\n" if reason else ""
+            f"Reason: {one_line(reason)}\n" if reason else ""
         )
         return f"{head}\n\n{body}"
 

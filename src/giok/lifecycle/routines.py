@@ -31,6 +31,7 @@ from giok.settings import Settings, child_env
 from giok.store.clock import now, today
 from giok.store.fsutil import file_lock
 from giok.store.home import Home
+from giok.store.layout import MEMORY
 from giok.store.memoryfile import MemoryFile
 from giok.text.lazy import lazy
 
@@ -443,7 +444,7 @@ def _minimal_boot(ws) -> str:
     rules = tier1_rules(ws.read_text("AGENTS.md"))
     if rules:
         parts.append("## TIER 1 rules\n" + "\n".join(rules))
-    mf = MemoryFile.parse(ws.read_text("MEMORY.md"))
+    mf = MemoryFile.parse(ws.read_text(MEMORY))
     core = [f"- {e.text}" for layer in ("M0", "M365") for e in mf.entries(layer) if not e.expired(today())]
     if core:
         parts.append("## Core memory\n" + "\n".join(core))

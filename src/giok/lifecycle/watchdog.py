@@ -670,9 +670,9 @@ def _as_list(value: object) -> list[Any]:
 
 def _parse_gist(answer: str, name: str, day: dt.date) -> dict[str, list[str]]:
     from giok.errors import ProviderError
-    from giok.write.judges import _json_in
+    from giok.write.judges import json_in
 
-    data = _json_in(answer)
+    data = json_in(answer)
     if not isinstance(data, dict) or not any(isinstance(data.get(c), list) for c in CATEGORIES):
         raise ProviderError(f"{name}: the summary is not the JSON asked for")
     return {

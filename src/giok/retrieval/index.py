@@ -17,19 +17,19 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, cast
+from typing import ClassVar
 
 import numpy as np
 
 from giok.errors import IndexError_
 from giok.providers import embeddings
+from giok.retrieval.backend import LocalIndex, SearchIndex
 from giok.retrieval.chunks import Chunk, chunk_file
+from giok.retrieval.rows import Reader, encode_vector, holds, reader_key
 from giok.store import layout
 from giok.store.clock import now
 from giok.text.terms import VERSION as TERMS_VERSION
-from giok.write.policy import scope_name
 
 # 4: search terms changed (a name's 이 stripped, Han and Kana as bigrams): old rows must be rebuilt.
 # 5: vectors stored as float16 (half the bytes; computed in float32): the cached float32 vectors
@@ -69,66 +69,12 @@ def _printable(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def encode_vector(vec: np.ndarray) -> bytes:
-    """A vector as the index stores it: float16 (unit vectors lose ~1e-4 of cosine; half the bytes)."""
-    return np.asarray(vec, dtype=np.float16).tobytes()
-
-
-def decode_vector(blob: bytes) -> np.ndarray:
-    """A stored vector as float32, what every computation uses."""
-    return np.frombuffer(blob, dtype=np.float16).astype(np.float32)
-
-
 def _half(blob: bytes | None) -> bytes | None:
     """An older index's float32 vector blob as float16 (schema versions before HALF_SINCE);
     None for a blob that is no float32 vector."""
     if not isinstance(blob, bytes) or not blob or len(blob) % 4:
         return None
     return encode_vector(np.frombuffer(blob, dtype=np.float32))
-
-
-EVERYONE = "*"  # the reader key of an entry every reader of the workspace sees
-
-
-def reader_key(scope: str | None) -> str:
-    """A row's scope as the SQL scope rule compares it (the rule of `search._visible` and
-    `policy.visible`): EVERYONE for workspace and task: entries, user:<name casefolded>,
-    thread:<name>; any other scope a key no reader asks for (hidden, as policy hides it)."""
-    scope = scope or "workspace"
-    kind, _, name = scope.partition(":")
-    if kind == "workspace" or scope.startswith("task:"):
-        return EVERYONE
-    if kind == "user":
-        return "user:" + name.casefold()
-    if kind == "thread":
-        return scope
-    return "-" + scope
-
-
-@dataclass(frozen=True)
-class Reader:
-    """Who searches, as the SQL that fetches candidates and rows filters for (both backends):
-    a chunk this reader may not see is never read from the database. `search._visible` checks
-    every row again (and the superseded and system rules)."""
-
-    user: str | None = None
-    thread: str | None = None
-    all_scopes: bool = False
-
-    def allowed(self) -> list[str]:
-        keys = [EVERYONE]
-        if self.user is not None:
-            keys.append("user:" + scope_name(self.user).casefold())
-        if self.thread is not None:
-            keys.append(f"thread:{self.thread}")
-        return keys
-
-    def where(self, column: str = "reader", mark: str = "?") -> tuple[str, list[str]]:
-        """(SQL condition, its arguments); `mark` is the driver's placeholder."""
-        if self.all_scopes:
-            return "1 = 1", []
-        keys = self.allowed()
-        return f"{column} IN ({', '.join([mark] * len(keys))})", keys
 
 
 def content_hash(text: str) -> str:
@@ -196,7 +142,7 @@ def _retrying(fn, what: str, timeout: float):
             delay = min(delay * 2, 0.5)
 
 
-class Index:
+class Index(LocalIndex):
     """An open index for one workspace. `Index.for_workspace(ws)` reuses one per process."""
 
     _open: ClassVar[dict[str, Index]] = {}
@@ -224,14 +170,15 @@ class Index:
 
     # -- opening ---------------------------------------------------------------------------
     @classmethod
-    def for_workspace(cls, ws, embedder: embeddings.Embedder | None = None) -> Index:
+    def for_workspace(cls, ws, embedder: embeddings.Embedder | None = None) -> SearchIndex:
         """The workspace's index on the backend the home config names (`"index": {"backend":
-        "postgres", "dsn": ...}`: `giok.retrieval.pg.PgIndex`, which answers the same calls)."""
+        "postgres", "dsn": ...}`: `giok.retrieval.pg.PgIndex` over the local index; both are a
+        `SearchIndex`)."""
         from giok.retrieval import pg
 
         conf = pg.settings(ws)
         if conf["backend"] == "postgres":
-            return cast(Index, pg.PgIndex.for_workspace(ws, conf["dsn"], embedder))
+            return pg.PgIndex.for_workspace(ws, conf["dsn"], cls.local_for_workspace(ws, embedder))
         return cls.local_for_workspace(ws, embedder)
 
     @classmethod
@@ -789,7 +736,7 @@ class Index:
         )
         if not clauses:
             return 0
-        self.db.create_function("giok_holds", 2, _holds, deterministic=True)
+        self.db.create_function("giok_holds", 2, holds, deterministic=True)
         where = " OR ".join(clauses)
         try:
             self._begin("forget purged it")
@@ -1027,10 +974,6 @@ def record_pending(db: Path, ids=(), paths=(), hashes=()) -> Path:
     path = folder / f"{time.time_ns()}-{os.getpid()}-{os.urandom(4).hex()}.json"
     atomic_write(path, json.dumps({"ids": list(ids), "paths": list(paths), "hashes": list(hashes)}).encode())
     return path
-
-
-def _holds(text, needle) -> int:
-    return int(bool(text) and needle in text.casefold())
 
 
 def sync(ws, embedder=None) -> dict:

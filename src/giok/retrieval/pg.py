@@ -25,12 +25,13 @@ removed by content, nothing re-embedded) and answers the retrieval calls from th
   columns: float16, as the SQLite index stores them (half the bytes, rows small enough to stay
   out of TOAST), computed in float32;
 - chunk rows and document frequencies; the scope rule in the WHERE of every query that reads
-  candidates or rows (`giok.retrieval.index.Reader` on each row's `reader` key, as SQLite does),
+  candidates or rows (`giok.retrieval.rows.Reader` on each row's `reader` key, as SQLite does),
   so a chunk the searcher may not see never leaves the server.
 
-`PgIndex` offers the calls `giok.retrieval.search` makes of an `Index` (`matrix`, `keyword_search`,
-`doc_freq`, `rows`), so the hybrid scoring and cut-offs run unchanged over its
-candidates. The ids it hands out are the local index's (consecutive lines of a diary are
+`PgIndex` is a `giok.retrieval.backend.SearchIndex`, as the local `Index` is (`matrix`,
+`keyword_search`, `doc_freq`, `rows`, ...; what is the local index's, such as `embed_pending`,
+it hands to the local index it is built on), so the hybrid scoring and cut-offs run unchanged
+over its candidates. The ids it hands out are the local index's (consecutive lines of a diary are
 consecutive ids, which search's neighbour rule reads); each maps to its row's chunk id. Its
 `matrix()` holds no vectors: `mat @ qvec` asks the HNSW index for the top candidates, and
 `rows(ids)` fills in the exact cosines of every row it returns (keyword hits and diary
@@ -47,8 +48,10 @@ import math
 import os
 import re
 import socket
+import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -56,7 +59,8 @@ import numpy as np
 
 from giok.errors import IndexError_, InvalidInput
 from giok.providers import embeddings
-from giok.retrieval.index import Index, Reader, _holds, decode_vector
+from giok.retrieval.backend import LocalIndex, SearchIndex
+from giok.retrieval.rows import Reader, decode_vector, holds
 from giok.store import git
 from giok.text.terms import VERSION as TERMS_VERSION
 
@@ -311,12 +315,12 @@ class _Vectors:
         return self.index.vector_scores(np.asarray(qvec, dtype=np.float32), self.ids)
 
 
-class PgIndex:
-    """A workspace's index in PostgreSQL (see the module doc). `PgIndex.for_workspace(ws, dsn)`."""
+class PgIndex(SearchIndex):
+    """A workspace's index in PostgreSQL (see the module doc). `PgIndex.for_workspace(ws, dsn, local)`."""
 
     def __init__(
         self,
-        local: Index,
+        local: LocalIndex,
         ws_name: str,
         dsn: str,
         ws_id: tuple[str, str],
@@ -348,8 +352,9 @@ class PgIndex:
     _open: ClassVar[dict[tuple[str, str], PgIndex]] = {}
 
     @classmethod
-    def for_workspace(cls, ws, dsn: str, embedder: embeddings.Embedder | None = None) -> PgIndex:
-        local = Index.local_for_workspace(ws, embedder)
+    def for_workspace(cls, ws, dsn: str, local: LocalIndex) -> PgIndex:
+        """The shared index of workspace `ws` at `dsn`, over its local index `local`
+        (`Index.local_for_workspace(ws)`); one per local index and dsn in a process."""
         key = (str(local.db_path), dsn)
         cached = cls._open.get(key)
         if cached and cached.local is local:
@@ -362,12 +367,14 @@ class PgIndex:
             made._retire = _retired(ws.data_dir)
         return made
 
-    def __getattr__(self, name: str) -> Any:  # everything else (embed_pending, ...) is local
-        return getattr(self.local, name)
-
+    # -- what is the local index's: its model, its sync's switches and notes, its file
     @property
     def embedder(self) -> embeddings.Embedder:
         return self.local.embedder
+
+    @embedder.setter
+    def embedder(self, value: embeddings.Embedder) -> None:
+        self.local.embedder = value
 
     @property
     def defer_vectors(self) -> bool:  # the MCP warm-up sets it: it is the local sync's switch
@@ -384,6 +391,43 @@ class PgIndex:
     @notes.setter
     def notes(self, value: list[str]) -> None:
         self.local.notes = value
+
+    @property
+    def progress(self) -> Callable[[int, int, int, int], None] | None:  # the local sync reports it
+        return self.local.progress
+
+    @progress.setter
+    def progress(self, value: Callable[[int, int, int, int], None] | None) -> None:
+        self.local.progress = value
+
+    @property
+    def home(self) -> Path | None:
+        return self.local.home
+
+    @home.setter
+    def home(self, value: Path | None) -> None:
+        self.local.home = value
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        return self.local.db
+
+    @db.setter
+    def db(self, value: sqlite3.Connection) -> None:
+        self.local.db = value
+
+    def check_model(self) -> None:
+        self.local.check_model()
+
+    def pending_vectors(self) -> int:
+        return self.local.pending_vectors()
+
+    def embed_pending(self, lock: AbstractContextManager | None = None) -> int:
+        return self.local.embed_pending(lock)
+
+    def date_ids(self, prefix: str, limit: int, reader: Reader | None = None) -> list[int]:
+        """`Index.date_ids`, answered by the local index (whose ids this index hands out)."""
+        return self.local.date_ids(prefix, limit, reader)
 
     # -- the connection: deadlines, and one clear error ------------------------------------------
     @property
@@ -690,7 +734,7 @@ class PgIndex:
         clauses = ["giok_holds(text, ?)"] * len(needles) + ["source = ?"] * len(ids)
         marks = [["entry", i] for i in ids]
         if clauses:
-            self.local.db.create_function("giok_holds", 2, _holds, deterministic=True)
+            self.local.db.create_function("giok_holds", 2, holds, deterministic=True)
             got = self.local.db.execute(
                 f"SELECT DISTINCT text FROM memories WHERE {' OR '.join(clauses)}", [*needles, *ids]
             )

@@ -17,12 +17,14 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 import numpy as np
 
 from giok.errors import InvalidInput, PermissionDenied
+from giok.retrieval.backend import SearchIndex
 from giok.retrieval.chunks import is_own_line, successors
 from giok.retrieval.index import Index, Reader
 from giok.retrieval.questions import Question, needs_memory
@@ -217,6 +219,28 @@ class Result:
         }
 
 
+class SearchOptions(TypedDict, total=False):
+    """The keyword options of `search`, `search_full` and `recall`, as `Options` takes them
+    (`k` is a parameter of its own). Only what a caller gives is passed; `Options` has the
+    defaults and refuses a name it does not know."""
+
+    min_score: float
+    relative: float | None
+    gap: float | None
+    mode: str
+    user: str | None
+    thread: str | None
+    all_scopes: bool
+    include_superseded: bool
+    include_system: bool
+    recency_days: float | None
+    workspaces: Sequence[str]
+    as_: str | None
+    prefix: bool
+    record: str | None
+    identity: float
+
+
 @dataclass
 class Options:
     k: int = 5
@@ -409,7 +433,7 @@ def _record(ws, results: list[Result], kind: str) -> None:
         refs.record(target, [r.source for r in hits], kind, used=[used(r) for r in hits])
 
 
-def _score(index: Index, ws_name: str, query: str, o: Options, *, root=None) -> list[Result]:
+def _score(index: SearchIndex, ws_name: str, query: str, o: Options, *, root=None) -> list[Result]:
     dates, undated = query_dates(query)
     question = Question.of(undated)
     groups = question.groups(query_terms(undated))
@@ -576,12 +600,12 @@ def query_dates(query: str) -> tuple[list[str], str]:
     return list(dict.fromkeys(found)), " ".join(rest.split())
 
 
-def _date_rows(index: Index, dates: list[str], reader: Reader | None = None) -> dict[str, list[int]]:
+def _date_rows(index: SearchIndex, dates: list[str], reader: Reader | None = None) -> dict[str, list[int]]:
     """Row ids per named date prefix (diaries carry the date of their file) the reader may see."""
     return {d: index.date_ids(d, DATE_POOL, reader) for d in dates}
 
 
-def _vector_evidence(index: Index, ids, cos_all, rows: dict, query_lang: str, qvec) -> dict[int, float]:
+def _vector_evidence(index: SearchIndex, ids, cos_all, rows: dict, query_lang: str, qvec) -> dict[int, float]:
     """Vector evidence per row in [0, 1]. For a `relative` provider (e5, searched through its
     language-neutral view `baseline.Neutral`): the cosine's margin over what this query scores
     against everyday unrelated text in the chunk's language (the background baseline, which
@@ -718,7 +742,7 @@ def _name_terms(user: str | None, terms: list[str]) -> set[str]:
 
 
 def _keyword_evidence(
-    index: Index,
+    index: SearchIndex,
     groups: dict[str, tuple[str, ...]],
     rows: dict,
     kw_hits,

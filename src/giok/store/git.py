@@ -187,6 +187,18 @@ def recover_locks(root: Path, wait: float | None = None) -> list[str]:
     return removed
 
 
+_MERGE_TEMP_RE = lazy(r"^\.merge_file_[A-Za-z0-9]{6}$")  # git's copies of a file for a merge driver
+
+
+def merge_temp_files(root: Path) -> list[str]:
+    """The temp files git writes for a merge driver (`.merge_file_XXXXXX`, in the work tree's
+    top folder) that a killed merge left."""
+    try:
+        return sorted(e.name for e in os.scandir(root) if _MERGE_TEMP_RE.match(e.name) and e.is_file())
+    except OSError:
+        return []
+
+
 def _stamp(path: Path) -> tuple[int, float] | None:
     try:
         st = path.stat()
@@ -219,6 +231,23 @@ def head_id(root: Path) -> str | None:
     except (OSError, UnicodeDecodeError):
         pass
     return None
+
+
+def rev(root: Path, ref: str) -> str | None:
+    """The commit `ref` names, or None when it names none."""
+    proc = run(root, "rev-parse", "-q", "--verify", ref + "^{commit}", check=False)
+    return proc.stdout.strip() or None if proc.returncode == 0 else None
+
+
+def is_ancestor(root: Path, a: str, b: str) -> bool:
+    """Whether commit `b` holds commit `a`."""
+    return run(root, "merge-base", "--is-ancestor", a, b, check=False).returncode == 0
+
+
+def count(root: Path, spec: str) -> int:
+    """The number of commits of a `rev-list` range (`A..B`); 0 when it names none."""
+    out = run(root, "rev-list", "--count", spec, check=False).stdout.strip()
+    return int(out) if out.isdigit() else 0
 
 
 def blob_id(root: Path, data: bytes) -> str:

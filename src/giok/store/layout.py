@@ -77,6 +77,7 @@ TRACE_KEY = "trace.key"
 PROMPTS = "claude-code"  # the turn's prompt per Claude Code session, `<session>.prompt`
 PROMPT_MAX_AGE = 2 * 24 * 3600  # seconds: a session's prompt file older than this is removed
 REWRITTEN = "rewritten.json"  # remote-tracking refs as they were before forget --rewrite-history
+SYNC_MARK = "sync.json"  # {head, theirs} while a `giok sync` merge or fast-forward runs
 
 
 def diary_path(day: dt.date) -> str:

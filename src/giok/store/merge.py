@@ -35,6 +35,7 @@ $GIOK_MERGE_REPORT (giok sync sets it) or .giok/merge-reports.jsonl.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 from collections.abc import Callable, Hashable
@@ -61,6 +62,13 @@ PATTERNS = (  # .gitattributes lines giok registers
     "memory/distilled.txt",
     tomb.TOMBSTONES,
 )
+
+
+def merge_driven(path: str) -> bool:
+    """True for a path the .gitattributes lines give to giok's driver."""
+    return any(fnmatch.fnmatchcase(path, p) and path.count("/") == p.count("/") for p in PATTERNS)
+
+
 _DECISION_RE = lazy(r"^##\s+(D-(\d{3,}))\b")
 _TASK_RE = lazy(r"^-\s+(?:\[[ x~!]\]\s+)?(T-(\d{3,}))\b")
 _TIME_RE = lazy(r"^-\s+(\d{1,2}:\d{2})\b")

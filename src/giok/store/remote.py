@@ -12,7 +12,8 @@ merge driver (giok.store.merge) for the memory files so two machines' writes nev
   and names the files: nothing is lost, the workspace is as before the sync.
 - Nothing that arrives can steer giok's own writes: incoming commits whose tree tracks
   anything under `.giok/` (giok's journal, lock, index: never committed by giok) are refused
-  before the merge or fast-forward, so they are never checked out (`_refuse_private`).
+  before the merge or fast-forward, so they are never checked out
+  (`giok.store.syncreport.refuse_private`).
 - Which write is later, for an item both machines changed: the newest commit on each side,
   since their merge base, whose diff names the item's id (`git log -G`).
 - Forgetting travels: the driver drops entries forget's tombstones name (state/tombstones.txt,
@@ -25,7 +26,6 @@ merge driver (giok.store.merge) for the memory files so two machines' writes nev
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import json
 import os
 import re
@@ -33,7 +33,6 @@ import shlex
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,8 +40,9 @@ from giok.errors import ConflictError, GiokError, GitError, InvalidInput, NotFou
 from giok.store import clock, git, rewrites
 from giok.store import tombstones as tomb
 from giok.store.fsutil import atomic_write
-from giok.store.layout import DATA_DIR, MEMORY
-from giok.store.merge import PATTERNS
+from giok.store.layout import DATA_DIR, MEMORY, SYNC_MARK
+from giok.store.merge import PATTERNS, merge_driven
+from giok.store.syncreport import SyncReport, refuse_private
 from giok.text.lazy import lazy
 
 if TYPE_CHECKING:
@@ -55,41 +55,6 @@ THEIRS_ENV = "GIOK_MERGE_THEIRS"
 PUSH_TRIES = 3
 _FORGET_RE = lazy(r"^memory: forget (m-[0-9a-f]{6,12})\b")
 _NAME_RE = lazy(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-
-
-@dataclass
-class SyncReport:
-    workspace: str
-    remote: str
-    branch: str
-    fetched: int = 0  # commits that came in
-    pushed: int = 0  # commits that went out
-    merge: str | None = None  # "fast-forward", a merge commit id, or None
-    forgets: int = 0  # incoming `memory: forget` commits
-    forgotten: dict[str, str] = field(default_factory=dict)  # id → text, for the index purge (not printed)
-    reports: list[dict] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    adopt: bool = False  # --adopt-remote: take a rewritten remote, carrying this machine's writes
-    rewritten: str | None = None  # "published" | "adopted": a rewritten history was handled
-    lease: str | None = None  # the remote tip a forced push of a rewritten history expects
-    forgotten_texts: list[str] = field(
-        default_factory=list
-    )  # other versions of forgotten texts (not printed)
-    purge_paths: list[str] = field(default_factory=list)  # files whose index rows must be read again
-
-    def to_dict(self) -> dict:
-        return {
-            "workspace": self.workspace,
-            "remote": self.remote,
-            "branch": self.branch,
-            "fetched": self.fetched,
-            "pushed": self.pushed,
-            "merge": self.merge,
-            "forgets": self.forgets,
-            "rewritten": self.rewritten,
-            "reports": self.reports,
-            "notes": self.notes,
-        }
 
 
 # -- setup ----------------------------------------------------------------------------------------
@@ -191,23 +156,23 @@ def _refuse_dirty(ws: Workspace) -> None:
 
 
 def _pull(ws: Workspace, report: SyncReport) -> None:
-    pre = _rev(ws, f"refs/remotes/{report.remote}/{report.branch}")  # what this clone last fetched
+    pre = git.rev(ws.root, f"refs/remotes/{report.remote}/{report.branch}")  # what this clone last fetched
     proc = git.run(ws.root, "fetch", "-q", report.remote, check=False)
     if proc.returncode != 0:
         raise GitError(f"cannot fetch {report.remote}: {(proc.stderr or proc.stdout).strip()[-200:]}")
-    theirs = _rev(ws, f"refs/remotes/{report.remote}/{report.branch}")
+    theirs = git.rev(ws.root, f"refs/remotes/{report.remote}/{report.branch}")
     if theirs is None:
         _refuse_split(ws, report)
         return  # the remote has no such branch yet: the push creates it
     if rewrites.handle(ws, report, pre, theirs):
         return
-    ours = _rev(ws, "HEAD") or ""
-    if _is_ancestor(ws, theirs, ours):
+    ours = git.rev(ws.root, "HEAD") or ""
+    if git.is_ancestor(ws.root, theirs, ours):
         return
-    _refuse_private(ws, theirs, report)
-    report.fetched += _count(ws, f"HEAD..{theirs}")
+    refuse_private(ws, theirs, report)
+    report.fetched += git.count(ws.root, f"HEAD..{theirs}")
     _incoming_forgets(ws, theirs, report)
-    if _is_ancestor(ws, ours, theirs):
+    if git.is_ancestor(ws.root, ours, theirs):
         with _marked(ws.root, ours, theirs):
             git.run(ws.root, "merge", "-q", "--ff-only", theirs)
         report.merge = report.merge or "fast-forward"
@@ -236,24 +201,6 @@ def _incoming_tombstones(ws: Workspace, theirs: str, report: SyncReport) -> None
         report.forgotten.setdefault(eid, text)
 
 
-def _refuse_private(ws: Workspace, theirs: str, report: SyncReport) -> None:
-    """Refuse a remote whose tree tracks giok's own folder (.giok/, in any case): a journal
-    there would be acted on by this machine's next write. Checked before anything is merged."""
-    top = git.run(ws.root, "ls-tree", "-z", "--name-only", theirs, check=False).stdout.split("\0")
-    private = [name for name in top if name.lower() == DATA_DIR]
-    if not private:
-        return
-    listed = git.run(ws.root, "ls-tree", "-r", "-z", "--name-only", theirs, "--", *private, check=False)
-    found = [name for name in listed.stdout.split("\0") if name] or private
-    more = f" and {len(found) - 3} more" if len(found) > 3 else ""
-    raise ConflictError(
-        f"{report.remote}/{report.branch} tracks {', '.join(found[:3])}{more}: {DATA_DIR}/ is giok's private "
-        "state (journal, lock, index) and is never committed, so this sync merged nothing. Untrack "
-        f"it on the remote, from any clone: `git rm -r --cached {private[0]} && git commit -m "
-        f"'untrack {private[0]}' && git push`, then `giok sync` again"
-    )
-
-
 def _refuse_split(ws: Workspace, report: SyncReport) -> None:
     """A remote holding other branches but not ours: pushing would start a second history."""
     prefix = f"refs/remotes/{report.remote}/"
@@ -269,7 +216,7 @@ def _refuse_split(ws: Workspace, report: SyncReport) -> None:
 
 
 def _merge(ws: Workspace, theirs: str, report: SyncReport) -> str | None:
-    with _marked(ws.root, _rev(ws, "HEAD") or "", theirs):
+    with _marked(ws.root, git.rev(ws.root, "HEAD") or "", theirs):
         return _merge_marked(ws, theirs, report)
 
 
@@ -304,12 +251,12 @@ def _merge_marked(ws: Workspace, theirs: str, report: SyncReport) -> str | None:
     if proc.returncode != 0:
         git.run(ws.root, "merge", "--abort", check=False)
         raise GitError(f"cannot commit the merge: {(proc.stderr or proc.stdout).strip()[-200:]}")
-    return _rev(ws, "HEAD")
+    return git.rev(ws.root, "HEAD")
 
 
 def _push(ws: Workspace, report: SyncReport) -> bool:
-    theirs = _rev(ws, f"refs/remotes/{report.remote}/{report.branch}")
-    ahead = _count(ws, f"{theirs}..HEAD" if theirs else "HEAD")
+    theirs = git.rev(ws.root, f"refs/remotes/{report.remote}/{report.branch}")
+    ahead = git.count(ws.root, f"{theirs}..HEAD" if theirs else "HEAD")
     if theirs is not None and ahead == 0:
         return True
     lease = [f"--force-with-lease=refs/heads/{report.branch}:{report.lease}"] if report.lease else []
@@ -346,25 +293,6 @@ def _bury_returned(ws: Workspace, report: SyncReport) -> None:
         ]
 
 
-def _rev(ws: Workspace, ref: str) -> str | None:
-    proc = git.run(ws.root, "rev-parse", "-q", "--verify", ref + "^{commit}", check=False)
-    return proc.stdout.strip() or None if proc.returncode == 0 else None
-
-
-def _is_ancestor(ws: Workspace, a: str, b: str) -> bool:
-    return git.run(ws.root, "merge-base", "--is-ancestor", a, b, check=False).returncode == 0
-
-
-def _count(ws: Workspace, spec: str) -> int:
-    out = git.run(ws.root, "rev-list", "--count", spec, check=False).stdout.strip()
-    return int(out) if out.isdigit() else 0
-
-
-def merge_driven(path: str) -> bool:
-    """True for a path the .gitattributes lines give to giok's driver."""
-    return any(fnmatch.fnmatchcase(path, p) and path.count("/") == p.count("/") for p in PATTERNS)
-
-
 # -- renumbering, as this machine sees it --------------------------------------------------------
 _NUMBERED = ("state/decisions.md", "state/tasks.md")
 
@@ -389,8 +317,6 @@ def _renumbered_here(ws: Workspace, before: dict[str, str]) -> list[dict]:
 
 
 # -- a killed sync --------------------------------------------------------------------------------
-SYNC_MARK = "sync.json"  # in .giok/: {head, theirs} while a merge or fast-forward runs
-_GIT_TEMP_RE = re.compile(r"^\.merge_file_[A-Za-z0-9]{6}$")  # git's copies for a merge driver
 
 
 @contextlib.contextmanager
@@ -407,15 +333,6 @@ def _marked(root: Path, head: str, theirs: str) -> Iterator[None]:
     mark.unlink(missing_ok=True)
 
 
-def git_temp_files(root: Path) -> list[str]:
-    """The temp files git writes for a merge driver (`.merge_file_XXXXXX`, in the work tree's
-    top folder) that a killed merge left."""
-    try:
-        return sorted(e.name for e in os.scandir(root) if _GIT_TEMP_RE.match(e.name) and e.is_file())
-    except OSError:
-        return []
-
-
 def settle(root: Path) -> list[str]:
     """Under the workspace lock, before a sync or a write: undo what a killed sync left —
     git's lock files and its merge driver's temp files, and a merge or fast-forward that was
@@ -426,7 +343,7 @@ def settle(root: Path) -> list[str]:
     removed = git.recover_locks(root)  # a fetch killed holding a ref's lock, too
     notes = [f"removed git's lock file(s) a killed git left: {', '.join(removed)}"] if removed else []
     mark = root / DATA_DIR / SYNC_MARK
-    strays = git_temp_files(root)
+    strays = git.merge_temp_files(root)
     if not strays and not os.path.lexists(mark):
         return notes
     if git.running_in(root):

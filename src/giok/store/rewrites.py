@@ -38,10 +38,10 @@ from giok.store import git
 from giok.store import tombstones as tomb
 from giok.store.layout import DATA_DIR, MEMORY, REWRITTEN
 from giok.store.memoryfile import MemoryFile
-from giok.store.merge import MEMORY_RE, Context, merge_file
+from giok.store.merge import MEMORY_RE, Context, merge_driven, merge_file
+from giok.store.syncreport import SyncReport, refuse_private
 
 if TYPE_CHECKING:
-    from giok.store.remote import SyncReport
     from giok.store.workspace import Workspace
 
 REFLOG_LOOK = 30  # how many past values of the remote-tracking ref are looked at
@@ -93,10 +93,6 @@ def record(root: Path) -> None:
 
 
 # -- detection ------------------------------------------------------------------------------------
-def _is_ancestor(root: Path, a: str, b: str) -> bool:
-    return git.run(root, "merge-base", "--is-ancestor", a, b, check=False).returncode == 0
-
-
 def last_synced(root: Path, tracking: str, pre: str | None, theirs: str) -> str | None:
     """The commit this clone last synced when the remote no longer holds it, else None: the
     newest value of the remote-tracking ref (before this fetch, then its reflog) that HEAD
@@ -107,8 +103,8 @@ def last_synced(root: Path, tracking: str, pre: str | None, theirs: str) -> str 
         if not value or value == theirs or value in seen:
             continue
         seen.add(value)
-        if _is_ancestor(root, value, "HEAD"):
-            return None if _is_ancestor(root, value, theirs) else value
+        if git.is_ancestor(root, value, "HEAD"):
+            return None if git.is_ancestor(root, value, theirs) else value
     return None
 
 
@@ -117,28 +113,26 @@ def handle(ws: Workspace, report: SyncReport, pre: str | None, theirs: str) -> b
     now holds what must be pushed; report.lease set for a forced push); False for an ordinary
     sync. Raises ConflictError, changing nothing, for a clone the remote rewrote away from
     when --adopt-remote was not given."""
-    from giok.store import remote
-
     root = ws.root
     tracking = f"refs/remotes/{report.remote}/{report.branch}"
-    head = remote._rev(ws, "HEAD") or ""
+    head = git.rev(ws.root, "HEAD") or ""
     recorded = load(root)
     was = recorded.get(tracking)
     if was is not None:
-        if not _is_ancestor(root, was, theirs):
+        if not git.is_ancestor(root, was, theirs):
             recorded.pop(
                 tracking
             )  # published already (a force-push by hand), or the remote moved on elsewhere
             _save(root, recorded)
-        elif _is_ancestor(root, was, head):
+        elif git.is_ancestor(root, was, head):
             raise ConflictError(_merged_back(ws, report, was))
         else:
-            remote._refuse_private(ws, theirs, report)
+            refuse_private(ws, theirs, report)
             incoming = held(root, head, tomb.at(root, theirs))  # what others forgot since the rewrite
             new = carry(ws, was, head, theirs, parent=head, message=_carry_message(ws, report, was, theirs))
             _dropped(ws, report, head, new, incoming)
             _checkout(ws, report.branch, new)
-            report.fetched += remote._count(ws, f"{was}..{theirs}")
+            report.fetched += git.count(ws.root, f"{was}..{theirs}")
             report.lease, report.rewritten = theirs, "published"
             report.merge = report.merge or (new if new != head else None)
             report.notes.append(
@@ -153,7 +147,7 @@ def handle(ws: Workspace, report: SyncReport, pre: str | None, theirs: str) -> b
     stones = tomb.at(root, theirs).union(tomb.at(root, head))
     was_held = held(root, synced, stones)
     holds = {**was_held, **held(root, head, stones)}
-    local = remote._count(ws, f"{synced}..HEAD")
+    local = git.count(ws.root, f"{synced}..HEAD")
     if not report.adopt:
         what = (
             f"it forgot {', '.join(sorted(holds)[:5])}{' and more' if len(holds) > 5 else ''}"
@@ -170,7 +164,7 @@ def handle(ws: Workspace, report: SyncReport, pre: str | None, theirs: str) -> b
             f"since {synced[:10]} ({local} commit{'s' if local != 1 else ''}), and drops the old history "
             "from this clone (or clone the remote again)"
         )
-    remote._refuse_private(ws, theirs, report)
+    refuse_private(ws, theirs, report)
     message = (
         f"sync: adopt the rewritten {report.remote}/{report.branch}\n\n"
         f"Carried: this machine's {local} commit(s) since {synced[:10]}, the last commit synced"
@@ -178,7 +172,7 @@ def handle(ws: Workspace, report: SyncReport, pre: str | None, theirs: str) -> b
     new = carry(ws, synced, theirs, head, parent=theirs, message=message)
     gone = _dropped(ws, report, head, new, holds)
     report.forgotten_texts += [text for eid, text in was_held.items() if eid in gone and text != gone[eid]]
-    report.fetched += remote._count(ws, f"{head}..{theirs}")
+    report.fetched += git.count(ws.root, f"{head}..{theirs}")
     _checkout(ws, report.branch, new)
     report.rewritten, report.merge = "adopted", new
     report.notes.append(
@@ -195,7 +189,7 @@ def _merged_back(ws: Workspace, report: SyncReport, was: str) -> str:
     (a plain `git pull` of the remote it had not yet pushed over): pushing would publish every
     old commit, the forgotten text in them."""
     chain = git.run(ws.root, "rev-list", "--first-parent", "-n", "200", "HEAD", check=False).stdout.split()
-    before = next((c for c in chain if not _is_ancestor(ws.root, was, c)), None)
+    before = next((c for c in chain if not git.is_ancestor(ws.root, was, c)), None)
     reset = (
         f"reset the branch to the rewritten history (`git -C {ws.root} reset --keep {before[:10]}`, "
         "the last commit of this branch without the old history; commits made after the merge "
@@ -295,8 +289,6 @@ def carry(ws: Workspace, base: str, keep: str, other: str, *, parent: str, messa
     driver rules for the memory files, `git merge-file` for other text); every memory file
     written loses the entries the tombstones of both sides name. Returns parent itself when
     the tree is parent's. ConflictError (nothing changed) when a file cannot be merged."""
-    from giok.store import remote
-
     root = ws.root
     mine, theirs = _changes(root, base, keep), _changes(root, base, other)
     stones = tomb.at(root, keep).union(tomb.at(root, other))
@@ -316,7 +308,7 @@ def carry(ws: Workspace, base: str, keep: str, other: str, *, parent: str, messa
             )
         old = tomb.show(root, base, path) or b""
         a, b = _blob(root, ours_change[1]), _blob(root, change[1])
-        if remote.merge_driven(path):
+        if merge_driven(path):
             ctx = Context(path, later=_later(root, path, base, keep, other), tombstones=stones)
             merged = merge_file(path, old, a, b, ctx)
         else:

@@ -44,6 +44,7 @@ from giok.store.layout import (
     MEMORY,
     OPENCLAW_FILES,
     REQUIRED,
+    SYNC_MARK,
     TASKS,
     Layout,
     diary_path,
@@ -498,14 +499,12 @@ class Workspace:
 
     def _sync_leftovers(self) -> list[dict]:
         """What a killed `giok sync` left (giok.store.remote.settle rolls it back)."""
-        from giok.store import remote
-
         found: list[dict[str, Any]] = []
-        if os.path.lexists(self.root / DATA_DIR / remote.SYNC_MARK):
+        if os.path.lexists(self.root / DATA_DIR / SYNC_MARK):
             found.append(
                 {
                     "severity": "warning",
-                    "path": f"{DATA_DIR}/{remote.SYNC_MARK}",
+                    "path": f"{DATA_DIR}/{SYNC_MARK}",
                     "line": None,
                     "message": "an interrupted sync: the next giok sync or write rolls back what it did "
                     "not commit, and the sync merges again",
@@ -518,7 +517,7 @@ class Workspace:
                 "line": None,
                 "message": "temp file left by a killed merge; the next giok sync or write removes it",
             }
-            for name in remote.git_temp_files(self.root)
+            for name in git.merge_temp_files(self.root)
         ]
         return found
 
@@ -769,7 +768,8 @@ def tier1_rules(agents_md: str) -> list[str]:
     return [ln.strip() for ln in section.lines if re.match(r"^\s*[-*]\s+\S", ln)] if section else []
 
 
-def _state_key(section: str) -> str:
+def state_key(section: str) -> str:
+    """The state section a name means (its key, or its English or Korean title); InvalidInput else."""
     wanted = (section or "").strip().lower().replace("_", "-")
     for key in templates.STATE_SECTIONS:
         titles = [templates.STATE_TITLES[lang][key].lower() for lang in ("en", "ko")]
@@ -780,7 +780,8 @@ def _state_key(section: str) -> str:
     )
 
 
-def _confidence(value) -> str | None:
+def check_confidence(value) -> str | None:
+    """A confidence as an entry stores it (0 to 1, shortest form); None stays None."""
     if value is None:
         return None
     try:
@@ -792,10 +793,12 @@ def _confidence(value) -> str | None:
     return f"{number:g}"
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
+    """`text` on one line, runs of white space one space (commit messages, reasons)."""
     return " ".join(str(text).split())
 
 
-def _short(text: str, width: int = 60) -> str:
-    text = _one_line(text)
+def short(text: str, width: int = 60) -> str:
+    """`one_line(text)` cut to `width` characters with an ellipsis (commit subjects)."""
+    text = one_line(text)
     return text if len(text) <= width else text[: width - 1] + "…"

@@ -57,7 +57,7 @@ from giok.store.layout import (
 )
 from giok.store.memoryfile import MemoryEntry, MemoryFile
 from giok.store.reviewfile import entry_line
-from giok.store.workspace import Workspace, _short, check_id
+from giok.store.workspace import Workspace, check_id, short
 from giok.text.lazy import lazy
 
 _SKIP_DERIVED = (".db", ".sqlite", ".sqlite3", "-wal", "-shm", "lock", ".key")
@@ -422,7 +422,7 @@ def rewrite(ws: Workspace, texts: list[str]) -> None:
     if not texts:
         raise InvalidInput(f"the text is too short to rewrite history safely (under {MIN_MATCH} characters)")
     variants = sorted(
-        {v for t in texts for v in (t, _short(t), t[:60], " ".join(t.split())[:60]) if len(v) >= MIN_MATCH},
+        {v for t in texts for v in (t, short(t), t[:60], " ".join(t.split())[:60]) if len(v) >= MIN_MATCH},
         key=len,
         reverse=True,
     )

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 from giok.settings import judgement_mode
 from giok.text import analysis
 from giok.text.lazy import lazy
+from giok.write import statements
 
 if TYPE_CHECKING:
     import numpy as np
@@ -494,9 +495,7 @@ _RULE_RE = {k: lazy(v, re.I) for k, v in _RULE_WORDS.items()}
 
 
 def _rules(text: str, type: str | None) -> Judgement:
-    from giok.write.policy import classify  # the keyword type rules live with the policy
-
-    kind_of = type or classify(text)
+    kind_of = type or statements.classify(text)
 
     def verdict(layer: str, reason: str, kind: str) -> Judgement:
         importance = {"drop": 0.0, "M30": 0.1, "M90": 0.4, "M365": 0.75, "M0": 1.0}[layer]
@@ -521,19 +520,18 @@ _LEXICAL = ("cos", "same_subject", "rule_change", "change_word", "opposed", "jac
 def lexical_features(new: str, old: str) -> list[float]:
     """The write policy's evidence about a pair, as numbers the pair head weighs."""
     from giok.text import likeness
-    from giok.write import policy  # the subject and change rules live with the policy
 
-    a, b = policy.subject(new), policy.subject(old)
-    same = float(a is not None and b is not None and policy._same_subject(a, b))
+    a, b = statements.subject(new), statements.subject(old)
+    same = float(a is not None and b is not None and statements.same_subject(a, b))
     fa, fb = likeness.features(new), likeness.features(old)
     union = fa.words | fb.words
     jaccard = len(fa.words & fb.words) / len(union) if union else 0.0
     numbers = float(bool(fa.numbers) and bool(fb.numbers) and fa.numbers != fb.numbers)
     return [
         same,
-        float(policy.contradicts(new, old)),
-        float(policy.changes(new)),
-        float(policy.opposed(new, old)),
+        float(statements.contradicts(new, old)),
+        float(statements.changes(new)),
+        float(statements.opposed(new, old)),
         jaccard,
         numbers,
     ]
@@ -628,9 +626,7 @@ def volatile(new: str, old: str) -> bool:
         return False
     if len(numbers_new) != len(numbers_old) or analysis.positive(new)[1] or analysis.positive(old)[1]:
         return False
-    from giok.write import policy  # the change words live with the policy
-
-    if policy.changes(new) or policy.changes(old):
+    if statements.changes(new) or statements.changes(old):
         return False
     change = change_score(new, old)
     return change is None or change.verdict != "none"

@@ -183,7 +183,7 @@ def _prompt(items: list[Item], context: dict, opinions: dict[str, list[Verdict]]
 def parse_answer(text: str, items: list[Item], judge: str) -> dict[str, Verdict]:
     """Read a judge's JSON answer; keep only well-formed decisions allowed for their item.
     Nothing usable → ProviderError (the judge answered nonsense)."""
-    data = _json_in(text)
+    data = json_in(text)
     rows = data.get("decisions") if isinstance(data, dict) else data
     if not isinstance(rows, list):
         raise ProviderError(f"{judge}: answered without a decisions list")
@@ -207,7 +207,9 @@ def parse_answer(text: str, items: list[Item], judge: str) -> dict[str, Verdict]
     return out
 
 
-def _json_in(text: str):
+def json_in(text: str):
+    """The JSON object or list in a model's answer (code fences and prose around it allowed);
+    None without one."""
     text = re.sub(r"^```(?:json)?\s*|\s*```$", "", text.strip(), flags=re.M)
     for opener, closer in (("{", "}"), ("[", "]")):
         start, end = text.find(opener), text.rfind(closer)

@@ -14,8 +14,7 @@ from giok.store.clock import now, today
 from giok.store.fsutil import MAX_ENTRY_BYTES, clean_text
 from giok.store.layout import DECISIONS, HEARTBEAT, LESSONS, MEMO, TASKS
 from giok.store.sections import Doc, append_item
-from giok.store.workspace import DECISION_RE, TASK_MARK, TASK_RE, Workspace, _short
-from giok.store.workspace import _state_key as state_key
+from giok.store.workspace import DECISION_RE, TASK_MARK, TASK_RE, Workspace, short, state_key
 from giok.text.analysis import has_hangul
 from giok.write.policy import redact
 
@@ -46,7 +45,7 @@ def diary(ws: Workspace, text: str, when: dt.datetime | None = None) -> str:
         sep = "" if head.endswith("\n") else "\n"
         return head + sep + line + "\n", line
 
-    ws.edit(rel, change, f"diary: {when.date().isoformat()} {_short(text)}")
+    ws.edit(rel, change, f"diary: {when.date().isoformat()} {short(text)}")
     return line
 
 
@@ -110,7 +109,7 @@ def decide(ws: Workspace, text: str, why: str, supersedes: str | None = None) ->
     did, _ = ws.edit(
         DECISIONS,
         change,
-        lambda d: f"decision: {d} {_short(text)}" + (f" (supersedes {supersedes})" if supersedes else ""),
+        lambda d: f"decision: {d} {short(text)}" + (f" (supersedes {supersedes})" if supersedes else ""),
     )
     return did
 
@@ -127,7 +126,7 @@ def task_add(ws: Workspace, text: str) -> str:
         append_item(doc.ensure("todo"), f"- {TASK_MARK['todo']} {tid} {text}")
         return doc.render(), tid
 
-    tid, _ = ws.edit(TASKS, change, lambda t: f"task: add {t} {_short(text)}")
+    tid, _ = ws.edit(TASKS, change, lambda t: f"task: add {t} {short(text)}")
     return tid
 
 
@@ -153,7 +152,7 @@ def task_move(ws: Workspace, task_id: str, status: str, note: str | None = None)
                     return doc.render(), {"id": task_id, "status": status, "text": text}
         raise NotFound(f"no task {task_id} in {TASKS}")
 
-    task, _ = ws.edit(TASKS, change, lambda t: f"task: {status} {task_id} {_short(t['text'])}")
+    task, _ = ws.edit(TASKS, change, lambda t: f"task: {status} {task_id} {short(t['text'])}")
     return task
 
 
@@ -172,7 +171,7 @@ def state_set(ws: Workspace, section: str, text: str) -> dict[str, str]:
             doc.preamble[0] = templates.memo_stamped(doc.preamble[0], stamp, lang)
         return doc.render(), key
 
-    ws.edit(MEMO, change, f"state: {key} — {_short(text)}")
+    ws.edit(MEMO, change, f"state: {key} — {short(text)}")
     return ws.state()
 
 
@@ -184,7 +183,7 @@ def heartbeat_add(ws: Workspace, text: str) -> str:
         base = base if base.endswith("\n") else base + "\n"
         return base + f"- {text}\n", text
 
-    ws.edit(HEARTBEAT, change, f"heartbeat: add {_short(text)}")
+    ws.edit(HEARTBEAT, change, f"heartbeat: add {short(text)}")
     return text
 
 
@@ -210,5 +209,5 @@ def heartbeat_done(ws: Workspace, item: str) -> str:
         removed = lines.pop(pick).strip()[2:].strip()
         return "\n".join(lines), removed
 
-    removed, _ = ws.edit(HEARTBEAT, change, lambda r: f"heartbeat: done {_short(r)}")
+    removed, _ = ws.edit(HEARTBEAT, change, lambda r: f"heartbeat: done {short(r)}")
     return removed

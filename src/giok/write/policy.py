@@ -21,19 +21,28 @@ import re
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from giok.store.memoryfile import MemoryEntry, MemoryFile
 from giok.text import analysis, likeness
-from giok.text import terms as tokenize
 from giok.text.lazy import lazy
 from giok.write import judgement
+from giok.write.statements import (
+    CHANGE_WORDS,
+    SUPERSEDES,
+    VALUE_PREDICATES,
+    Statement,
+    claim,
+    classify,
+    contradicts,
+    opposed,
+    subject,
+)
 
 LOW_CONFIDENCE = 0.5  # speculation is kept only when marked with a type and at most this
 NEAR_DUPLICATE = likeness.NEAR_DUPLICATE  # similarity at or above which a new entry updates an old one
 
 # -- should_write: asked of the one judgement (giok.write.judgement) -----------------------------
-_SPECULATION = judgement._SPECULATION  # the flush's cue for a guess (lifecycle.watchdog)
 
 
 @dataclass
@@ -80,59 +89,6 @@ def should_write(text: str, type: str | None = None, confidence: float | None = 
 
 
 # -- type and scope ----------------------------------------------------------------------------
-# The one list of type keywords: `classify` for remember and judges.guess_type for distilled
-# diary items. First match wins, in this order.
-_TYPE_RULES = (
-    (
-        "decision",
-        lazy(
-            r"\b(decided|decides|decision|we chose|chose to|agreed to|settled on|going with|will use)\b|"
-            r"결정|합의|하기로|정했",
-            re.I,
-        ),
-    ),
-    (
-        "lesson",
-        lazy(
-            r"\b(lessons?|learned|learnt|never again|always (check|use|run)|next time|should have|"
-            r"mistakes?|mistake was|root cause|post-?mortem|pattern:)|교훈|배운|배웠|다음부터|다음엔|실수",
-            re.I,
-        ),
-    ),
-    (
-        "preference",
-        lazy(
-            r"\b(prefers?|preferred|likes?|loves?|hates?|dislikes?|wants?|favou?rite|"
-            r"would rather|enjoys?)\b|선호|좋아|싫어|원한다|원함|즐겨",
-            re.I,
-        ),
-    ),
-    (
-        "workflow",
-        lazy(
-            r"\b(pending|in progress|waiting (for|on)|blocked|next step|todo|to do|wip|"
-            r"half[- ]done|unfinished|resume|awaiting)\b|진행 ?중|대기|다음 단계|미완|보류|재개",
-            re.I,
-        ),
-    ),
-    (
-        "episode",
-        lazy(
-            r"\b(yesterday|today|this morning|last (week|night|month)|finished|completed|"
-            r"shipped|released|launched|started|founded|joined|married|graduated|met|happened|did|"
-            r"failed|broke|crashed)\b|어제|오늘|완료|했다|끝냈|출시|런칭|창업|합류|시작했|실패했|깨졌",
-            re.I,
-        ),
-    ),
-)
-
-
-def classify(text: str) -> str:
-    """The memory type a text most likely is (fact when nothing more specific fits)."""
-    for name, pattern in _TYPE_RULES:
-        if pattern.search(text):
-            return name
-    return "fact"
 
 
 def scope_for(
@@ -185,10 +141,6 @@ def normalize(text: str) -> str:
 def key(text: str) -> str:
     """The comparison key: case-folded words without punctuation."""
     return likeness.features(text).key
-
-
-def _words(text: str) -> list[str]:
-    return analysis.key_words(text)
 
 
 # -- secrets -----------------------------------------------------------------------------------
@@ -393,332 +345,6 @@ def _secret_message(line: str, kinds: list[str]) -> str:
 
 
 # -- dedup, near-duplicates, contradictions ----------------------------------------------------
-# A statement is read as subject + predicate + objects, with a polarity. The same rules hold in
-# English and Korean (docs/policy.md, "Changes and contradictions in Korean"):
-#   supersede      same subject, same predicate family and a change word in the new statement
-#                  ("now", "no longer", "이제", "요즘", "더 이상"); a switch or a move ("switched to",
-#                  "moved to", "바꿨다", "옮겼다", "이사했다") of the same subject; the same subject and
-#                  object with the opposite leaning (likes / dislikes, 좋아한다 / 좋아하지 않는다); or
-#                  the same claim negated together with a change word
-#   contradiction  the same claim with the opposite polarity and no change word: both are kept,
-#                  the nightly review flags them (`opposed`)
-_KO_SWITCH = "바꿨|바꿈|바꾸었|바꿔|변경"  # switched (to)
-_KO_VALUE_CHANGE = "늘었|늘어났|줄었|줄어들|올랐|올렸|내렸|내려갔|바뀌었|바뀜"  # went up / down, changed
-_CHANGE_WORDS = lazy(
-    r"\b(now|currently|actually|instead|anymore|these days|no longer|from now on|"
-    r"switched|changed|moved|increased|decreased|raised|lowered|went up|went down|rose|dropped)\b|"
-    rf"이제|요즘|지금은|현재는|더 이상|앞으로는|대신|{_KO_SWITCH}|옮겼|옮김|이사했|이사함|{_KO_VALUE_CHANGE}",
-    re.I,
-)
-_PREDICATES = (
-    (
-        "prefer",
-        lazy(
-            r"\b(prefers?|preferred|would rather|likes?|loves?|enjoys?|favou?rite)\b|선호|좋아|즐기|즐긴",
-            re.I,
-        ),
-    ),
-    ("dislike", lazy(r"\b(hates?|dislikes?|can'?t stand)\b|싫어|싫다", re.I)),
-    ("want", lazy(r"\b(wants?)\b|원한다|원함|원해", re.I)),
-    ("switch", lazy(rf"\b(switched|changed|migrated) (over )?to\b|{_KO_SWITCH}", re.I)),
-    ("move", lazy(r"\b(moved|relocated) to\b|이사|옮겼|옮김|이전했", re.I)),
-    (
-        "live",
-        lazy(r"\b(lives? in|based in|located in|is in|are in)\b|산다|살고|살아|거주|에 있다|에 있음", re.I),
-    ),
-    (
-        "use",
-        lazy(
-            r"\b(uses?|using|runs? on|deploys? to|works? (at|for))\b|사용|쓴다|쓰고|쓰지|쓴|돌린다|돌려|"
-            r"일한다|일해|다닌다|근무",
-            re.I,
-        ),
-    ),
-    (
-        "call",
-        lazy(r"\b(call(s|ed)? (him|her|them|me)|address(es|ed)? as|goes by)\b|호칭|부른다|불러", re.I),
-    ),
-    (
-        "change",
-        lazy(
-            r"\b(increased|decreased|raised|lowered|went (up|down)|rose|dropped|fell|cut|moved)"
-            rf"( back)? to\b|{_KO_VALUE_CHANGE}",
-            re.I,
-        ),
-    ),
-    ("be", lazy(r"\b(is|are)\b|[가-힣]다$|입니다$|이에요$|예요$", re.I)),
-)
-# What a switch or a move replaces besides its own kind; the polarity of a leaning.
-_SUPERSEDES = {"switch": {"use", "be", "prefer"}, "move": {"live", "use"}, "change": {"be", "use"}}
-_LEANING = {"prefer": 1, "want": 1, "dislike": -1}
-_VALUE_PREDICATES = {"use", "switch", "move", "live", "be", "change"}
-_KO_TOPIC = lazy(r"..*(은|는|이|가|께서)$")
-_KO_OBJECT = lazy(r"..*(을|를)$")
-_KO_SELF = {"나", "저", "내", "제", "우리", "저희"}
-_KO_LOCATIVE = lazy(r"..*(에서|에선)$")
-# What a preference is about: two preferences of different aspects are two facts ("I prefer short
-# answers" / "I prefer Korean from now on"); a preference of no known aspect may replace another.
-_PREFERENCE_ASPECTS = (
-    (
-        "language",
-        lazy(
-            r"\b(korean|english|japanese|chinese|french|german|spanish)\b|한국어|영어|일본어|중국어|한글",
-            re.I,
-        ),
-    ),
-    (
-        "length",
-        lazy(r"\b(short|long|brief|concise|detailed|verbose|terse|lengthy)\b|짧|길게|간결|자세", re.I),
-    ),
-    ("format", lazy(r"\b(bullets?|markdown|tables?|lists?|prose|json)\b|표로|목록|마크다운", re.I)),
-    ("tone", lazy(r"\b(formal|casual|polite|friendly)\b|존댓말|반말|격식", re.I)),
-)
-_STOP = {
-    "the",
-    "a",
-    "an",
-    "my",
-    "our",
-    "his",
-    "her",
-    "their",
-    "now",
-    "currently",
-    "actually",
-    "still",
-    "also",
-    "really",
-    "very",
-    "no",
-    "longer",
-    "instead",
-    "these",
-    "days",
-    "이제",
-    "요즘",
-    "지금은",
-    "현재는",
-    "not",
-    "never",
-    "don",
-    "doesn",
-    "didn",
-    "t",
-    "더",
-    "이상",
-    "앞으로는",
-    "대신",
-    "가장",
-    "안",
-    "못",
-}
-
-
-class Statement(NamedTuple):
-    who: str  # the subject ("seojun", "deploy day", "배포 요일"; "" for the speaker in Korean)
-    predicate: str  # prefer, dislike, want, switch, move, live, use, call, be
-    objects: frozenset  # the other words of the statement
-    purpose: frozenset = frozenset()  # "for X" words: "use Redis for caching"
-    where: frozenset = frozenset()  # Korean locatives: "회사에서 맥북을 쓴다" → {회사}
-
-
-@functools.lru_cache(maxsize=1 << 15)
-def subject(text: str) -> Statement | None:
-    """(who or what, predicate, object words) of a statement like "Seojun prefers tea" or
-    "서준은 차를 좋아한다"; None when no predicate is found or nothing names the subject."""
-    for name, pattern in _PREDICATES:
-        m = pattern.search(text)
-        if not m:
-            continue
-        found = _subject_ko(text, m, name) if analysis.language(text) == "ko" else _subject_en(text, m, name)
-        if found:
-            return found
-    return None
-
-
-def _subject_en(text: str, m: re.Match, name: str) -> Statement | None:
-    head = [w for w in _words(text[: m.start()].casefold()) if w not in _STOP]
-    if not head:
-        return None
-    after = [w for w in _words(text[m.end() :].casefold()) if w not in _STOP]
-    purpose = after[after.index("for") + 1 :] if "for" in after else []
-    return Statement(" ".join(head[-3:]), name, frozenset(after), frozenset(purpose) - {"the", "a", "an"})
-
-
-def _subject_ko(text: str, m: re.Match, name: str) -> Statement | None:
-    head = [w for w in _words(text[: m.start()].casefold()) if w not in _STOP]
-    marker = (
-        _KO_OBJECT if name in ("switch", "move") and any(_KO_OBJECT.match(w) for w in head) else _KO_TOPIC
-    )
-    cut = next((i + 1 for i, w in enumerate(head) if marker.match(w)), 0)
-    who = " ".join(analysis.stem_ko(w) for w in head[:cut])
-    who = "" if who in _KO_SELF else who
-    if name == "be" and not who:
-        return None
-    rest = head[cut:]
-    where = frozenset(analysis.stem_ko(w) for w in rest if _KO_LOCATIVE.match(w))
-    return Statement(who, name, frozenset(analysis.stem_ko(w) for w in rest), where=where)
-
-
-def _same_subject(a: Statement, b: Statement) -> bool:
-    """The same subject, or (for values and places) one statement names the other's subject among
-    its words: "채팅에 더 이상 슬랙을 쓰지 않는다" is about "채팅은 슬랙을 쓴다"."""
-    if a.who == b.who:
-        return True
-    if a.predicate not in _VALUE_PREDICATES or b.predicate not in _VALUE_PREDICATES:
-        return False
-    for x, y in ((a, b), (b, a)):
-        named = set(y.who.split())
-        if (
-            named
-            and (not x.who or x.predicate in _SUPERSEDES)
-            and named <= set(x.objects) | set(x.who.split())
-        ):
-            return True
-    return False
-
-
-def changes(text: str) -> bool:
-    """Does the text say something changed ("now", "no longer", "switched", "이제", "대신")?"""
-    return bool(_CHANGE_WORDS.search(text))
-
-
-def contradicts(new: str, old: str) -> bool:
-    """Does `new` replace `old`: same subject and predicate family with a change word ("now",
-    "이제", "no longer"), a switch or move of the same subject, or the same subject and object
-    with the opposite leaning?"""
-    a, b = subject(new), subject(old)
-    if not a or not b or not _same_subject(a, b):
-        return False
-    if (a.purpose or b.purpose) and not a.purpose & b.purpose:
-        return False  # "use Postgres for the database" / "now use Redis for caching"
-    if a.where and b.where and not a.where & b.where:
-        return False  # "회사에서 맥북을 쓴다" / "이제 집에서 윈도우를 쓴다": two places, two facts
-    if a.predicate in _LEANING and b.predicate in _LEANING and _aspects(new) != _aspects(old):
-        return False  # "I prefer short answers" / "I prefer Korean from now on"
-    kin = a.predicate == b.predicate or b.predicate in _SUPERSEDES.get(a.predicate, ())
-    if {a.predicate, b.predicate} <= {"be", "change", "move"} and _value_update(a, b, new, old):
-        return True  # "budget went up to 60 h" / "budget is 40 h"; "is 80 h" after it
-    if kin and _CHANGE_WORDS.search(new):
-        if a.predicate in ("move", "change") and _value_kind(a) != _value_kind(b):
-            return False  # the meeting moved to 9시 is no move of house
-        return a.predicate != "be" or _same_kind_of_value(a, b)
-    lean_a = _LEANING.get(a.predicate, 0) * (-1 if claim(new)[1] else 1)
-    lean_b = _LEANING.get(b.predicate, 0) * (-1 if claim(old)[1] else 1)
-    return lean_a * lean_b < 0 and bool(a.objects & b.objects)
-
-
-def _aspects(text: str) -> frozenset[str]:
-    """What a preference is about (language, length, format, tone), as far as the words say."""
-    return frozenset(name for name, pattern in _PREFERENCE_ASPECTS if pattern.search(text))
-
-
-_VALUE_KINDS = (
-    ("weekday", lazy(r"\b(mon|tues|wednes|thurs|fri|satur|sun)days?\b|[월화수목금토일]요일")),
-    ("time", lazy(r"\b\d{1,2}(\s\d{2})?\s?(am|pm)\b|\d+시|오전|오후|\b\d{1,2} \d{2}\b")),
-    (
-        "month",
-        lazy(
-            r"\b(january|february|march|april|may|june|july|august|september|october|november|december)\b|\d+월"
-        ),
-    ),
-    ("number", lazy(r"\d")),
-)
-
-
-_LINKS = {"at", "to", "on", "in", "by", "back"}
-
-
-def _kind_of(text: str) -> str | None:
-    """The first kind of value (weekday, time, month, number) the text holds, or None."""
-    return next((k for k, rx in _VALUE_KINDS if rx.search(text)), None)
-
-
-def _value_kind(x: Statement) -> str | None:
-    """The kind of value among a statement's words (weekday, time, month, number), or None."""
-    return next((k for k, rx in _VALUE_KINDS if any(rx.search(w) for w in x.objects)), None)
-
-
-def _value_update(a: Statement, b: Statement, new: str, old: str) -> bool:
-    """A new value of the same attribute: the same subject (checked by the caller), a value of the
-    same kind (weekday, time, month, number) that differs, the same other words ("every weekday",
-    "한 달에"), neither negated. "Standup moved to 09:30 every weekday" replaces "Standup is at
-    10:00 every weekday"; "연구실 GPU 예산은 한 달에 80시간이다" replaces "…60시간으로 늘었다"."""
-    if claim(new)[1] or claim(old)[1]:
-        return False
-    parts = []
-    for x in (a, b):
-        slots: dict[str, set] = {}
-        rest = set(x.who.split())  # "서준은 아침 회의를" = "서준은 … 아침 회의"
-        for w in x.objects:
-            kind = _kind_of(w)
-            if kind:
-                slots.setdefault(kind, set()).add(re.sub(r"(?<=[a-z])s$", "", w))  # Mondays = Monday
-            else:
-                rest.add(w)
-        parts.append((slots, rest - _LINKS))
-    (slots_a, rest_a), (slots_b, rest_b) = parts
-    if not slots_a or slots_a.keys() != slots_b.keys() or rest_a != rest_b:
-        return False
-    return sum(slots_a[k] != slots_b[k] for k in slots_a) == 1  # one value changed, not two
-
-
-def _same_kind_of_value(a: Statement, b: Statement) -> bool:
-    """ "X is Y" → "X is now Z" replaces only a value of the same kind (a weekday, a time, a month,
-    a number), or, with no kind on either side, an attribute named in several words ("deploy day",
-    "favourite food"): "Seojun is busy these days" does not replace "Seojun is a developer"."""
-    if len(a.objects) > 3 or len(b.objects) > 3:
-        return False
-    kind_a, kind_b = _kind_of(" ".join(sorted(a.objects))), _kind_of(" ".join(sorted(b.objects)))
-    if kind_a or kind_b:
-        return kind_a == kind_b
-    return len(a.who.split()) >= 2
-
-
-_KO_ENDINGS = ("는다", "다", "지는", "지", "함", "해", "할")  # only on words tokenize.stem_ko left alone
-_LIGHT_VERBS = {"하", "되", "이", "있", "수"}
-
-
-@functools.lru_cache(maxsize=1 << 15)
-def claim(text: str) -> tuple[frozenset, bool]:
-    """(the words of the positive claim, negated?): "배포는 금요일에 하지 않는다" and "Deploys do not
-    happen on Friday" become the words of "배포는 금요일에 한다" / "Deploys happen on Friday", True.
-    Korean words are compared by stem (particles and endings off, last final consonant dropped:
-    한다 / 하지 → 하, 돈다 / 돌지 → 도); English words by tokenize's stemmer; change words drop."""
-    body, negated = analysis.positive(text)
-    body = _CHANGE_WORDS.sub(" ", body)
-    out = set()
-    for word in _words(body):
-        if word in _STOP:
-            continue
-        if re.match(r"[가-힣]", word):
-            stem = _ko_claim_word(word)
-            if stem not in _LIGHT_VERBS:
-                out.add(stem)
-        else:
-            out.update(tokenize.terms(word))
-    return frozenset(out), negated
-
-
-def _ko_claim_word(word: str) -> str:
-    stem = analysis.stem_ko(word)
-    for ending in _KO_ENDINGS if stem == word else ():
-        if stem.endswith(ending) and len(stem) > len(ending):
-            stem = stem[: -len(ending)]
-            break
-    if len(stem) > 1 and stem.endswith("하"):
-        stem = stem[:-1]
-    last = ord(stem[-1]) - 0xAC00
-    if 0 <= last < 11172 and last % 28:
-        stem = stem[:-1] + chr(0xAC00 + last - last % 28)  # the final consonant off: 한 → 하, 돌 → 도
-    return stem
-
-
-def opposed(a: str, b: str) -> bool:
-    """The same claim with the opposite polarity ("runs on Fridays" / "does not run on Fridays",
-    "GPU가 있다" / "GPU가 없다"): a contradiction to flag, unless the newer one says it changed."""
-    (wa, na), (wb, nb) = claim(a), claim(b)
-    return na != nb and bool(wa) and bool(wb) and likeness.counterparts(set(wa), set(wb))
 
 
 def similarity(a: str, b: str) -> float:
@@ -742,7 +368,7 @@ def compare(
     if reverted:
         return reverted
     mine = subject(text)
-    changed = bool(_CHANGE_WORDS.search(text))
+    changed = bool(CHANGE_WORDS.search(text))
     best, best_score = None, 0.0
     for entry in look.newest_first(text, mine, changed):
         if mine and contradicts(text, entry.text) and _confirmed(text, entry.text):
@@ -909,7 +535,7 @@ class Index:
 
 
 class _Subjects:
-    """Entries by subject, for `contradicts` (see `_same_subject`): by who; for value
+    """Entries by subject, for `contradicts` (see `same_subject`): by who; for value
     predicates also by the first word of who, and by every word that may name another
     statement's subject."""
 
@@ -923,11 +549,11 @@ class _Subjects:
         if found is None:
             return
         self._who.setdefault(found.who, set()).add(serial)
-        if found.predicate in _VALUE_PREDICATES:
+        if found.predicate in VALUE_PREDICATES:
             who = found.who.split()
             if who:
                 self._first.setdefault(who[0], set()).add(serial)
-            if not found.who or found.predicate in _SUPERSEDES:
+            if not found.who or found.predicate in SUPERSEDES:
                 for word in set(found.objects) | set(who):
                     self._named.setdefault(word, set()).add(serial)
 
@@ -948,9 +574,9 @@ class _Subjects:
 
     def candidates(self, mine: Statement) -> set[int]:
         out = set(self._who.get(mine.who, ()))
-        if mine.predicate in _VALUE_PREDICATES:
+        if mine.predicate in VALUE_PREDICATES:
             who = mine.who.split()
-            if not mine.who or mine.predicate in _SUPERSEDES:
+            if not mine.who or mine.predicate in SUPERSEDES:
                 for word in set(mine.objects) | set(who):
                     out |= self._first.get(word, set())
             if who:

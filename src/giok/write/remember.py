@@ -22,12 +22,12 @@ from giok.store.workspace import (
     TYPES,
     Workspace,
     WriteResult,
-    _confidence,
-    _one_line,
-    _short,
+    check_confidence,
     check_id,
     check_layer,
     check_scope,
+    one_line,
+    short,
 )
 from giok.text import likeness
 from giok.text.lazy import lazy
@@ -71,7 +71,7 @@ def remember(
     if type is not None and type not in TYPES:
         raise InvalidInput(f"invalid type {type!r}: choose one of {', '.join(TYPES)}")
     scope = check_scope(policy.scope_for(scope, user, thread, task))
-    conf = _confidence(confidence)
+    conf = check_confidence(confidence)
 
     def change(before: bytes):
         mf, index = _parsed(ws, before)
@@ -140,7 +140,7 @@ def remember(
 
     def message(result) -> str:
         decision, e, _ = result
-        return f"memory: remember {e.id} ({e.layer}) {_short(e.text)}\n\n" + trace.trailers(
+        return f"memory: remember {e.id} ({e.layer}) {short(e.text)}\n\n" + trace.trailers(
             decision, source, via
         )
 
@@ -356,8 +356,8 @@ def edit_entry(
 
     def message(result) -> str:
         decision, e, _ = result
-        body = f"Edit: {e.id}\n" + (f"Why: {_one_line(reason)}\n" if reason else "")
-        return f"memory: edit {e.id} ({e.layer}) {_short(e.text)}\n\n{body}" + trace.trailers(
+        body = f"Edit: {e.id}\n" + (f"Why: {one_line(reason)}\n" if reason else "")
+        return f"memory: edit {e.id} ({e.layer}) {short(e.text)}\n\n{body}" + trace.trailers(
             decision, None, "edit"
         )
 
@@ -409,9 +409,9 @@ def move_entry(ws: Workspace, entry_id: str, layer: str, *, reason: str | None =
         e, was, how = result
         verb = {"promoted": "promote", "demoted": "demote"}[how]
         return (
-            f"memory: {verb} {e.id} {was} → {e.layer} {_short(e.text)}\n\n"
+            f"memory: {verb} {e.id} {was} → {e.layer} {short(e.text)}\n\n"
             f"Move: {was} → {e.layer}\nExpires: {e.expires or 'never'}\n"
-            + (f"Reason: {_one_line(reason)}\n" if reason else "")
+            + (f"Reason: {one_line(reason)}\n" if reason else "")
         )
 
     (entry, was, how), sha = ws.edit(MEMORY, change, message)

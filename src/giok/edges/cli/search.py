@@ -405,7 +405,7 @@ def _pg_index(ws, action: str, rebuild: bool, backend: str | None, dsn: str | No
     dsn = dsn or pg.settings(ws).get("dsn")
     if not dsn:
         raise InvalidInput('--backend postgres needs --dsn (or "index": {"dsn": ...} in the home config)')
-    index = pg.PgIndex.for_workspace(ws, dsn)
+    index = pg.PgIndex.for_workspace(ws, dsn, index_mod.Index.local_for_workspace(ws))
     if action == "status" and not rebuild:
         return index.status()
     stats = index.rebuild() if rebuild else index.sync()

@@ -2,7 +2,7 @@
 command calls; where an MCP tool exists (boot, recall, search, remember, decide, task, state,
 heartbeat, forget, crossview, review) the route runs that tool through giok.edges.mcp.call, so the
 arguments, checks and results are the tool's. A route either reads (any token reaching the
-workspace) or writes (a write token), always for the token's user (app.bind: a route that
+workspace) or writes (a write token), always for the token's user (access.bind: a route that
 takes `user=` refuses another name; show and entry leave other users' and threads' entries
 out); the git history and the review queue need an owner token. Errors are one JSON line `{"error": "..."}`:
 400 bad input, 401 no or bad token, 403 not this token's workspace or scope, 404 unknown,
@@ -23,7 +23,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from giok.edges.server.app import Refused, Served, authorize, check_user, refusal
+from giok.edges.server.access import Refused, Served, authorize, check_user, refusal
 from giok.edges.server.limits import BodyTooLarge
 from giok.edges.server.tokens import Token
 from giok.errors import ConflictError, GiokError, InvalidInput, NotFound, PermissionDenied
