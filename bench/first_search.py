@@ -17,7 +17,10 @@ machine only CPU is comparable between runs, so the load average is printed with
    (`python -c 'while True: pass'`), for thread settings GIOK_EMBED_THREADS × OMP_WAIT_POLICY.
 3. Search p50/p90 (library call, in process, after a warm-up search) at 1,000 and 10,000 chunks,
    default model, and the stat-family system calls one search makes (counted with `strace -f`
-   between two marks the worker leaves; -1 without strace).
+   between two marks the worker leaves; -1 without strace). Both workspaces hold the same
+   1,000 diary texts (the larger one each ten times), so their vectors are embedded once and
+   kept in a temp file between runs (`giok-bench-vectors-1000.sqlite`, seeded by
+   `Index.seed_vectors`).
 4. A sync of 1,000 new files (5,000 chunks) with the tests' fake embedder (`Fake`, dim 64).
 """
 
@@ -125,12 +128,15 @@ def worker_embed(count: str) -> None:
     print(json.dumps({"wall": wall, "cpu": cpu, "n": len(texts)}))
 
 
-def _diary_workspace(root: Path, files: int, lines: int) -> None:
+def _diary_workspace(root: Path, files: int, lines: int, distinct: int = 0) -> None:
+    """files diaries of lines items each; `distinct`: the items' texts repeat after this many
+    (their vectors come from the embedding cache: a 10,000-chunk index embeds only 1,000)."""
     folder = root / "memory"
     folder.mkdir(parents=True, exist_ok=True)
     for f in range(files):
         day = time.strftime("%Y-%m-%d", time.gmtime(1_500_000_000 + f * 86400))
-        body = [f"# {day}", ""] + [f"- {9 + i % 10}:{i % 6}0 {_line(f * lines + i)}" for i in range(lines)]
+        at = [(f * lines + i) % distinct if distinct else f * lines + i for i in range(lines)]
+        body = [f"# {day}", ""] + [f"- {9 + i % 10}:{i % 6}0 {_line(n)}" for i, n in enumerate(at)]
         (folder / f"{day}.md").write_text("\n".join(body) + "\n", "utf-8")
 
 
@@ -147,10 +153,10 @@ def worker_search_p50(tmp: str, files: str = "100", lines: str = "10", rounds: s
 
     home = Home(Path(tmp) / "home")
     ws, _ = Workspace.init(Path(tmp) / "p50", name="p50", user="Seojun", home=home)
-    _diary_workspace(ws.root, int(files), int(lines))
+    _diary_workspace(ws.root, int(files), int(lines), distinct=1000)
     index = Index.for_workspace(ws)
-    seed = Path(tempfile.gettempdir()) / f"giok-bench-vectors-{files}x{lines}.sqlite"
-    index.seed_vectors(seed)  # the passages' vectors of an earlier run: 10,000 take minutes to embed
+    seed = Path(tempfile.gettempdir()) / "giok-bench-vectors-1000.sqlite"
+    index.seed_vectors(seed)  # the 1,000 texts' vectors of an earlier run (they take minutes to embed)
     index.sync()
     if not seed.exists():
         import sqlite3

@@ -148,7 +148,14 @@ def content_hash(text: str) -> str:
 VECTORS_PENDING = "vectors-pending"  # meta key: a deferred sync left chunks without vectors
 BUSY_TIMEOUT = 30.0  # seconds a connection waits for another process's write; $GIOK_INDEX_BUSY_TIMEOUT
 RESCAN = 2.0  # seconds a process's syncs may skip the per-file scan; $GIOK_INDEX_RESCAN (settings)
-RACY_NS = 2_000_000_000  # a folder changed this close before a scan may change again unseen
+# A folder changed this close before a scan may change again with the same mtime: file
+# systems stamp with a coarse clock (one tick, a few ms) or in whole seconds (FAT, ext3, HFS+).
+RACY_NS = 100_000_000
+RACY_COARSE_NS = 2_000_000_000  # for a folder whose mtime is a whole second
+
+
+def _racy_margin(mtime_ns: int) -> int:
+    return RACY_COARSE_NS if mtime_ns % 1_000_000_000 == 0 else RACY_NS
 
 
 @dataclass(frozen=True)
@@ -157,7 +164,7 @@ class Freshness:
     workspace lock's stamp read before the scan, every folder the scan read with its mtime (read
     before the folder was listed), and when the scan began. A folder whose mtime lies within
     RACY_NS of the scan's start may change again with the same mtime (file systems keep coarse
-    times: a clock tick, or whole seconds), so then the next sync scans again."""
+    times), so then the next sync scans again (RACY_NS, RACY_COARSE_NS)."""
 
     began: float  # time.monotonic()
     stamp: bytes
@@ -487,7 +494,7 @@ class Index:
         stats.pop("purged", None)
         if self.rescan > 0:
             folders = tuple(self._folders)
-            racy = any(mtime >= wall - RACY_NS for _, mtime in folders)
+            racy = any(mtime >= wall - _racy_margin(mtime) for _, mtime in folders)
             self._fresh = Freshness(began, stamp, folders, stats["files"], racy)
         if background:  # the model-wide baseline, once per model: part of the first build
             self.baseline()
