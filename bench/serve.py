@@ -170,12 +170,16 @@ def main() -> None:
                         raise SystemExit("giok serve did not start") from None
                     time.sleep(0.1)
             began = time.perf_counter()
-            httpx.get(
-                f"{url}/api/w/zeon/search",
-                params={"q": "warm up"},
-                headers={"Authorization": f"Bearer {token}"},
-                timeout=300,
-            ).raise_for_status()
+            while True:  # until the warm-up is done: a search past its wait answers from keywords
+                answer = httpx.get(
+                    f"{url}/api/w/zeon/search",
+                    params={"q": "warm up"},
+                    headers={"Authorization": f"Bearer {token}"},
+                    timeout=300,
+                )
+                answer.raise_for_status()
+                if "index" not in answer.json():
+                    break
             warm = time.perf_counter() - began
             print(f"giok serve on loopback, 1 workspace of 200 entries, warm-up search {warm:.1f}s")
             print(f"serving {args.src or 'this tree'}; load {' '.join(f'{x:.1f}' for x in os.getloadavg())}")

@@ -9,7 +9,6 @@ import hashlib
 import os
 import re
 import stat
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -69,6 +68,8 @@ def atomic_write(path: Path, data: bytes, expected_checksum: bytes | None = None
         raise DirtyFileError(
             f"{path.name} changed on disk while giok was writing it; nothing was written, try again"
         )
+    import tempfile  # here: a command that only reads (a prompt hook) never loads it (~10 ms)
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
