@@ -129,7 +129,7 @@ def test_a_file_rewritten_in_place_by_hand_is_seen_by_the_next_process_and_after
     path.write_text("# Notes\n\nThe boiler was serviced in March.\n")
     index = settle(ws)
     with open(path, "r+") as f:  # in place: same file, its folder untouched (an editor that writes in place)
-        f.write("# Notes\n\nThe chimney was swept in April. \n")
+        f.write("# Notes\n\nThe chimney was swept in April, both flues.\n")  # longer: its size tells
     out = run_giok("-w", ws.name, "search", "chimney swept", "--json")
     assert out.returncode == 0, out.stderr
     assert "chimney" in out.stdout  # a new process scans every file at its first search
@@ -142,7 +142,7 @@ def test_a_file_rewritten_in_place_by_hand_is_seen_by_the_next_process_and_after
 
     index.rescan = 0.0  # GIOK_INDEX_RESCAN=0: every search scans every file
     with open(path, "r+") as f:
-        f.write("# Notes\n\nThe gutter was cleared in May.  \n")
+        f.write("# Notes\n\nThe gutter was cleared in May, the whole length of it.\n")
     assert any("gutter" in t for t in texts(ws, "gutter cleared"))
 
 
