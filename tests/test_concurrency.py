@@ -20,6 +20,7 @@ worker = int(sys.argv[2])
 for i in range(int(sys.argv[3])):
     words = [hashlib.sha1(f"{worker}-{i}-{k}".encode()).hexdigest()[:8] for k in range(6)]
     ws.remember("Note " + " ".join(words), layer="M30", type="fact")
+    print("wrote", flush=True)
 """
 
 
@@ -68,7 +69,11 @@ def _git_children_gone(ws) -> None:
 def test_writer_killed_mid_write_leaves_valid_files(ws):
     for round_ in range(6):
         proc = _spawn(ws, 100 + round_, 1000)
-        time.sleep(0.4 + 0.13 * round_)
+        # the event: this writer has finished round_ + 1 writes; the kill then lands at a point
+        # of a later write that varies by round (any point must be safe, so no timing is asserted)
+        for _ in range(round_ + 1):
+            assert proc.stdout.readline() == "wrote\n", proc.stderr.read()
+        time.sleep(0.013 * round_)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         _git_children_gone(ws)
