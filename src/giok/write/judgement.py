@@ -332,6 +332,11 @@ class Heads:
         self.layer_w, self.layer_b = data["layer_w"], data["layer_b"]
         self.type_w, self.type_b = data["type_w"], data["type_b"]
         self.pair_w, self.pair_b = data["pair_w"], data["pair_b"]
+        # a hidden layer before the pair head's output, when it was trained with one
+        self.pair_w1 = data.get("pair_w1")
+        self.pair_b1 = data.get("pair_b1")
+        width = (self.pair_w1 if self.pair_w1 is not None else self.pair_w).shape[0]
+        self.pair_classic = width > PAIR_SHORT
         # the written training sentences (vectors and layers) the nearest-neighbour vote reads
         self.near_x = data["near_x"].astype(np.float32) if "near_x" in data else None
         self.near_y = np.eye(len(LAYERS))[data["near_y"]] if "near_y" in data else None
@@ -339,6 +344,15 @@ class Heads:
         self.m0_at = float(data["m0_at"])
         self.change_at = float(data["change_at"])
         self.unsure_at = float(data["unsure_at"])
+
+    def pair_p(self, u: np.ndarray, v: np.ndarray, new: str, old: str) -> float:
+        """How likely `new` (vector u) gives a new value to the slot `old` (vector v) fills."""
+        import numpy as np
+
+        x = pair_features(u, v, new, old, classic=self.pair_classic)
+        if self.pair_w1 is not None and self.pair_b1 is not None:
+            x = np.maximum(0.0, x @ self.pair_w1 + self.pair_b1)
+        return float(_sigmoid(x @ self.pair_w + self.pair_b))
 
     def keep_p(self, v: np.ndarray) -> float:
         """How likely the sentence is worth keeping: the keep head and the layer head (1 − its
@@ -538,13 +552,19 @@ def lexical_features(new: str, old: str) -> list[float]:
     ]
 
 
-def pair_features(u: np.ndarray, v: np.ndarray, new: str, old: str) -> np.ndarray:
+def pair_features(u: np.ndarray, v: np.ndarray, new: str, old: str, *, classic: bool = False) -> np.ndarray:
     """What the pair head reads: the two vectors' shared meaning (u·v elementwise), their
-    difference (|u−v|), their cosine and the lexical evidence."""
+    difference (|u−v|), their cosine and the lexical evidence; `classic` puts the two vectors
+    themselves first (u, v, u·v, |u−v|: the usual reading of a sentence pair in NLI)."""
     import numpy as np
 
     cos = float(u @ v)
-    return np.concatenate([u * v, np.abs(u - v), [cos], lexical_features(new, old)]).astype(np.float32)
+    whole = [u, v] if classic else []
+    parts = [*whole, u * v, np.abs(u - v), [cos], lexical_features(new, old)]
+    return np.concatenate(parts).astype(np.float32)
+
+
+PAIR_SHORT = 2 * 384 + 1 + len(_LEXICAL) - 1  # the features without the two vectors themselves
 
 
 @dataclass(frozen=True)
@@ -561,7 +581,7 @@ def change_score(new: str, old: str) -> Change | None:
     if heads is None:
         return None
     u, v = vectors_of([new, old])
-    p = float(_sigmoid(pair_features(u, v, new, old) @ heads.pair_w + heads.pair_b))
+    p = heads.pair_p(u, v, new, old)
     verdict = "change" if p >= heads.change_at else "unsure" if p >= heads.unsure_at else "none"
     return Change(p, verdict)
 
