@@ -36,14 +36,16 @@ from giok.text.analysis import (
 from giok.text.lazy import lazy
 
 # What the index's keyword terms are made of: raise it whenever `terms()` or `grams()` gives
-# another output for some word (a new stop word, suffix or stemming rule). An index whose terms
+# another output for some word (a new stop word, suffix or stemming rule), or the index's extra
+# terms change (`crossing.index_terms`: name keys, lexicon phrases; 3). An index whose terms
 # were made under another version re-derives them from its files (retrieval/index.py), and a
 # PostgreSQL copy re-publishes its rows: keyword search never mixes two analyses.
-VERSION = "2"
+VERSION = "3"
 
 __all__ = [
     "VERSION",
     "grams",
+    "inflected",
     "language",
     "normalize",
     "query_terms",
@@ -97,6 +99,20 @@ def grams(text: str) -> list[str]:
         stem = stem_ko(word)
         if len(stem) >= 2:
             out.extend(bigrams(stem))
+    return out
+
+
+def inflected(text: str) -> dict[str, str]:
+    """The Korean words of a text that are a stem of two or more syllables with a particle or
+    ending (`서준이는` → `서준`, `부산에` → `부산`), word term → stem term. Search counts such a word
+    as its stem: `서준이는` meets `서준은` and `서준이가` as fully as itself. A one-syllable stem
+    (`나이` → `나`, `집에` → `집`) is too often a misreading to stand for its word."""
+    out: dict[str, str] = {}
+    for word in words(text):
+        if is_hangul(word) and word not in KO_STOP:
+            stem = stem_ko(word)
+            if stem != word and len(stem) >= 2:
+                out[word] = stem
     return out
 
 
