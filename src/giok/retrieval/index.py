@@ -153,13 +153,14 @@ class _Analyser:
 
         out_terms: list[str] = []
         out_grams: list[str] = []
-        for word in words(text):
+        found = words(text)
+        for word in found:
             hit = self._memo.get(word)
             if hit is None:
                 hit = self._memo[word] = (terms(word), grams(word))
             out_terms += hit[0]
             out_grams += hit[1]
-        out_terms += index_terms(text)  # the other script's keys and the lexicon's phrases
+        out_terms += index_terms(text, found)  # the other script's keys and the lexicon's phrases
         return " ".join(out_terms), " ".join(out_grams)
 
 

@@ -493,7 +493,9 @@ def _result(row: dict, ws_name: str, score: float, evidence: dict, relevance: fl
     )
 
 
-def _fts(groups: dict[str, tuple[str, ...]], prefix: bool, cross: dict[str, tuple[str, ...]] | None = None) -> str:
+def _fts(
+    groups: dict[str, tuple[str, ...]], prefix: bool, cross: dict[str, tuple[str, ...]] | None = None
+) -> str:
     """The FTS5 query of the keyword terms: the query's own terms (as prefixes on recall's second
     attempt), the written forms of its predicates (`questions.Question`) and the other script's
     terms for them (`crossing`), exact."""
@@ -779,7 +781,8 @@ def _keyword_evidence(
             continue
         have = set((row["terms"] or "").split())
         hit = sum(
-            w * _present(t, groups[t], have, prefix, cross.get(t, ()), stems.get(t, ())) for t, w in idf.items()
+            w * _present(t, groups[t], have, prefix, cross.get(t, ()), stems.get(t, ()))
+            for t, w in idf.items()
         )
         hit += sum(w for d, w in day_idf.items() if cid in on_day[d])
         out[cid] = (hit / whole) * (1.0 - 0.15 * min(rank.get(cid, 20), 20) / 20)

@@ -26,6 +26,7 @@ so the write policy's duplicate detection (which shares it) is unaffected.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,9 +109,7 @@ SURNAMES = {
 }
 # The first syllables of the surnames above, in Hangul: a three-syllable stem led by one is
 # also keyed by its last two syllables (김민지 → minji), as the given name is written alone.
-_SURNAME_SYLLABLES = frozenset(
-    "김이박최정강조윤장임한오서신권황안송류유홍전고문양손배백허남노우구주민"
-)
+_SURNAME_SYLLABLES = frozenset("김이박최정강조윤장임한오서신권황안송류유홍전고문양손배백허남노우구주민")
 
 _CAPITALISED = lazy(r"\b[A-Z][a-z]+(?:-[A-Za-z][a-z]+)*(?:\s+[A-Z][a-z]+(?:-[A-Za-z][a-z]+)*)?")
 _KEY_FOLDS = (
@@ -137,6 +136,7 @@ _KEY_FOLDS = (
     ("ui", "i"),
 )
 _H_CLOSING = lazy(r"h(?![aeiouwy])")
+_HAS_CAPITAL = lazy(r"[A-Z]")
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -150,16 +150,17 @@ def name_key(latin: str) -> str:
     return re.sub(r"(.)\1+", r"\1", key)
 
 
-def hangul_keys(stem: str, given: bool = True) -> list[str]:
+@functools.lru_cache(maxsize=1 << 16)
+def hangul_keys(stem: str, given: bool = True) -> tuple[str, ...]:
     """The name keys of a Hangul stem of two to five syllables (`부산` → `busan`), and with
     `given` that of the last two syllables of a three-syllable stem led by a common surname
     (`박서준` → `bagsujun`, `sujun`); none for a shorter or longer one."""
     if not MIN_SYLLABLES <= len(stem) <= MAX_SYLLABLES or not is_hangul(stem):
-        return []
+        return ()
     keys = [name_key(romanize(stem))]
     if given and len(stem) == 3 and stem[0] in _SURNAME_SYLLABLES:
         keys.append(name_key(romanize(stem[1:])))
-    return list(dict.fromkeys(keys))
+    return tuple(dict.fromkeys(keys))
 
 
 def latin_name_keys(text: str) -> list[str]:
@@ -190,6 +191,7 @@ class Lexicon:
     english: dict[tuple[str, ...], list[int]] = field(default_factory=dict)  # English stems → entries
     entries: list[tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]] = field(default_factory=list)
     longest: int = 1
+    starts: set[str] = field(default_factory=set)  # the first stems of the phrases
 
     def add(self, korean: list[str], english: list[str]) -> None:
         ko = tuple(k for k in korean if k)
@@ -203,6 +205,8 @@ class Lexicon:
         for e in en:
             self.english.setdefault(e, []).append(n)
             self.longest = max(self.longest, len(e))
+            if len(e) > 1:
+                self.starts.add(e[0])
 
 
 def _stems(text: str) -> list[str]:
@@ -239,6 +243,9 @@ def _phrases(stems: list[str]) -> list[tuple[int, int, tuple[str, ...]]]:
     out: list[tuple[int, int, tuple[str, ...]]] = []
     i = 0
     while i < len(stems):
+        if stems[i] not in lex.starts:
+            i += 1
+            continue
         for n in range(min(lex.longest, len(stems) - i), 1, -1):
             form = tuple(stems[i : i + n])
             if form in lex.english:
@@ -254,17 +261,31 @@ def _latin_stems(text: str) -> list[str]:
 
 
 # -- index side -----------------------------------------------------------------------------------
-def index_terms(text: str) -> list[str]:
-    """The extra index terms of a text: the name keys of its Hangul stems and capitalised
-    Latin names, and its English lexicon phrases (`녹차를 마신다` → `0knogja`; "Minji drinks
-    green tea in Busan" → `0eminji`, `0ebusan`, `0pgreentea`)."""
+def index_terms(text: str, found: list[str] | None = None) -> list[str]:
+    """The extra index terms of a text (`found`: its `words`, when at hand): the name keys of
+    its Hangul stems and capitalised Latin names, and its English lexicon phrases (`녹차를
+    마신다` → `0knogja`; "Minji drinks green tea in Busan" → `0eminji`, `0ebusan`, `0pgreentea`)."""
+    found = words(text) if found is None else found
     out: list[str] = []
-    for word in words(text):
-        if is_hangul(word) and word not in KO_STOP:
-            out.extend(FROM_HANGUL + k for k in hangul_keys(stem_ko(word)))
-    out.extend(FROM_LATIN + k for k in latin_name_keys(text))
-    out.extend(PHRASE + "".join(form) for _, _, form in _phrases(_latin_stems(text)))
+    latin: list[str] = []
+    for word in found:
+        keys, stem = _word_keys(word)
+        out.extend(keys)
+        if stem:
+            latin.append(stem)
+    if _HAS_CAPITAL.search(text):
+        out.extend(FROM_LATIN + k for k in latin_name_keys(text))
+    if lexicon().starts.intersection(latin):
+        out.extend(PHRASE + "".join(form) for _, _, form in _phrases(latin))
     return out
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _word_keys(word: str) -> tuple[tuple[str, ...], str]:
+    """(the name keys of a Hangul word, the stem of a Latin one that is no stop word)."""
+    if is_hangul(word):
+        return (() if word in KO_STOP else tuple(FROM_HANGUL + k for k in hangul_keys(stem_ko(word)))), ""
+    return (), ("" if word in SEARCH_STOP else stem_en(word))
 
 
 # -- query side -----------------------------------------------------------------------------------
@@ -307,7 +328,7 @@ def query_alternatives(text: str) -> Crossing:
         if alts:
             found.setdefault(stem, []).extend(alts)
     latin = words(text)
-    for a, b in zip(latin, latin[1:], strict=False):
+    for a, b in itertools.pairwise(latin):
         surname = SURNAMES.get(a)
         if surname and not is_hangul(b) and len(b) >= MIN_LATIN:
             found.setdefault(stem_en(b), []).append(FROM_HANGUL + name_key(surname + b))
