@@ -762,7 +762,7 @@ def _keyword_evidence(
     if dated and not total:
         total = index.db.execute("SELECT count(*) FROM memories").fetchone()[0]
     groups = _predicates(groups, df, question)
-    stems = _as_stems(groups, inflected(query)) if STEM_AS_WORD else {}
+    stems = _as_stems(groups, inflected(query), names) if STEM_AS_WORD else {}
     idf = {
         t: math.log(
             1 + (total + 1) / (min(total, sum(df.get(a, 0) for a in (*alts, *cross.get(t, ())))) + 0.5)
@@ -855,13 +855,17 @@ def _phrased(groups: dict[str, tuple[str, ...]], crossing: Crossing) -> dict[str
     return out
 
 
-def _as_stems(groups: dict[str, tuple[str, ...]], stems: dict[str, str]) -> dict[str, tuple[str, ...]]:
-    """word term → (its stem,) for a Korean word with a particle or ending whose stem is a term
-    of the query too (and that is no predicate with written forms): the word counts present where
-    its stem is (`서준이는` in `서준은`), with its own weight, so a word the store never wrote
-    weighs what it weighed."""
+def _as_stems(
+    groups: dict[str, tuple[str, ...]], stems: dict[str, str], names: Collection[str] = ()
+) -> dict[str, tuple[str, ...]]:
+    """word term → (its stem,) for a Korean noun with a particle whose stem is a term of the query
+    too (`terms.inflected`; not a predicate with written forms, not the user's name, which every
+    entry shares): the word counts present where its stem is (`서준이는` in `서준은`), with its own
+    weight, so a word the store never wrote weighs what it weighed."""
     return {
-        t: (stem,) for t, alts in groups.items() if alts == (t,) and (stem := stems.get(t)) and stem in groups
+        t: (stem,)
+        for t, alts in groups.items()
+        if alts == (t,) and t not in names and (stem := stems.get(t)) and stem in groups
     }
 
 
