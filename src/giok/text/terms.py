@@ -104,10 +104,11 @@ def grams(text: str) -> list[str]:
 
 # The particles after which a noun is the same noun whatever the particle (a verb ending is not
 # here: 좋아하는 and 좋아한다 say different things of different subjects).
-_PARTICLES = frozenset(
+_PARTICLE_LIST = (
     "이 가 은 는 을 를 의 에 도 만 와 과 랑 로 께 에서 에게 한테 께서 으로 까지 부터 처럼 보다 "
-    "이랑 에는 에도 에선 으론 로는 와는 과는 에서는 에서도 으로는 으로도 에게는 한테는 까지는 부터는".split()
+    "이랑 에는 에도 에선 으론 로는 와는 과는 에서는 에서도 으로는 으로도 에게는 한테는 까지는 부터는"
 )
+_PARTICLES = frozenset(_PARTICLE_LIST.split())
 
 
 def inflected(text: str) -> dict[str, str]:
