@@ -148,9 +148,9 @@ ASKING_WEIGHT = 0.0
 # A query term met only through the other script (a name key, `부산` ↔ "Busan"; the lexicon,
 # `녹차` ↔ "green tea": `giok.text.crossing`) counts this share of the term's weight.
 CROSS_WEIGHT = 0.95
-# A Korean word with a particle counts as its stem (`서준이는` as `서준`): `terms.inflected`.
-STEM_AS_WORD = True
-STEM_SHARE = 0.9  # ... its word's share of the weight where only the stem is there
+# A Korean noun with a particle counts where its stem is (`서준이는` in `서준은`: `terms.inflected`),
+# at this share of its weight.
+STEM_SHARE = 0.9
 CHAIN_STEP = 1e-4  # how far the second of a chained pair sits below the first
 # A returned hit counts as used (a reference, for promotion) only when the answer plausibly rests
 # on it: a score of at least CONFIDENT and a content term of the query in its text.
@@ -762,7 +762,7 @@ def _keyword_evidence(
     if dated and not total:
         total = index.db.execute("SELECT count(*) FROM memories").fetchone()[0]
     groups = _predicates(groups, df, question)
-    stems = _as_stems(groups, inflected(query), names) if STEM_AS_WORD else {}
+    stems = _as_stems(groups, inflected(query), names)
     idf = {
         t: math.log(
             1 + (total + 1) / (min(total, sum(df.get(a, 0) for a in (*alts, *cross.get(t, ())))) + 0.5)
