@@ -140,16 +140,19 @@ class _Analyser:
         self._memo: dict[str, tuple[list[str], list[str]]] = {}
 
     def __call__(self, text: str) -> tuple[str, str]:
+        from giok.text.crossing import index_terms
         from giok.text.terms import grams, terms, words
 
         out_terms: list[str] = []
         out_grams: list[str] = []
-        for word in words(text):
+        found = words(text)
+        for word in found:
             hit = self._memo.get(word)
             if hit is None:
                 hit = self._memo[word] = (terms(word), grams(word))
             out_terms += hit[0]
             out_grams += hit[1]
+        out_terms += index_terms(text, found)  # the other script's keys and the lexicon's phrases
         return " ".join(out_terms), " ".join(out_grams)
 
 

@@ -33,8 +33,9 @@ from giok.store.clock import today
 from giok.store.fsutil import check_binary
 from giok.store.layout import MEMORY
 from giok.text.analysis import has_hangul, romanize
+from giok.text.crossing import Crossing, query_alternatives
 from giok.text.lazy import lazy
-from giok.text.terms import language, query_terms, quote_fts
+from giok.text.terms import inflected, language, query_terms, quote_fts
 from giok.write import policy
 
 MIN_SCORE = 0.35
@@ -146,6 +147,12 @@ PREDICATE_WEIGHT = 0.5
 # Question words (뭘, 무슨, 얼마, 몇, 어디서; `questions.Question.asking`) no memory holds: no
 # weight, so a fact is not marked down for lacking them.
 ASKING_WEIGHT = 0.0
+# A query term met only through the other script (a name key, `부산` ↔ "Busan"; the lexicon,
+# `녹차` ↔ "green tea": `giok.text.crossing`) counts this share of the term's weight.
+CROSS_WEIGHT = 0.95
+# A Korean noun with a particle counts where its stem is (`서준이는` in `서준은`: `terms.inflected`),
+# at this share of its weight.
+STEM_SHARE = 0.9
 CHAIN_STEP = 1e-4  # how far the second of a chained pair sits below the first
 # A returned hit counts as used (a reference, for promotion) only when the answer plausibly rests
 # on it: a score of at least CONFIDENT and a content term of the query in its text.
@@ -436,7 +443,8 @@ def _record(ws, results: list[Result], kind: str) -> None:
 def _score(index: SearchIndex, ws_name: str, query: str, o: Options, *, root=None) -> list[Result]:
     dates, undated = query_dates(query)
     question = Question.of(undated)
-    groups = question.groups(query_terms(undated))
+    crossing = query_alternatives(undated) if o.mode != "vector" else Crossing()
+    groups = _phrased(question.groups(query_terms(undated)), crossing)
     terms = list(groups)
     reader = Reader(o.user, o.thread, o.all_scopes)  # the scope rule in SQL: unseen rows are never read
     ids, _ = index.matrix()
@@ -447,19 +455,23 @@ def _score(index: SearchIndex, ws_name: str, query: str, o: Options, *, root=Non
         qvec = index.embedder.embed([_without_user(undated, o.user) or query], "query")[0]
         cos_all = index.cosines(qvec, reader)
     if o.mode != "vector" and terms:
-        kw_hits = index.keyword_search(_fts(groups, o.prefix), POOL, reader)
+        kw_hits = index.keyword_search(_fts(groups, o.prefix, crossing.alternatives), POOL, reader)
     dated = _date_rows(index, dates, reader) if dates and o.mode != "vector" else {}
     candidates = _candidates(ids, cos_all, kw_hits, dated)
     near = sorted(set(candidates) | {c + d for c in candidates for d in (-1, 1)})
     rows = index.rows(near, reader)
     names = _name_terms(o.user, terms)
-    kw = _keyword_evidence(index, groups, rows, kw_hits, o.prefix, dated, names, question)
+    kw = _keyword_evidence(
+        index, groups, rows, kw_hits, o.prefix, dated, names, question, crossing.alternatives, undated
+    )
     vec = _vector_evidence(index, ids, cos_all, rows, language(query), qvec)
     on_dates = {cid for day_ids in dated.values() for cid in day_ids}
     asked_of = _named_speakers(undated, terms, rows)
     own = {cid: _fuse(vec.get(cid, 0.0), kw.get(cid, 0.0), o.mode) for cid in rows}
     content = [
-        alts for t, alts in groups.items() if t not in GENERIC and t not in names and t not in question.asking
+        (*alts, *crossing.alternatives.get(t, ()))
+        for t, alts in groups.items()
+        if t not in GENERIC and t not in names and t not in question.asking
     ]
     out: list[Result] = []
     langs: list[str] = []
@@ -505,10 +517,16 @@ def _result(row: dict, ws_name: str, score: float, evidence: dict, relevance: fl
     )
 
 
-def _fts(groups: dict[str, tuple[str, ...]], prefix: bool) -> str:
+def _fts(
+    groups: dict[str, tuple[str, ...]], prefix: bool, cross: dict[str, tuple[str, ...]] | None = None
+) -> str:
     """The FTS5 query of the keyword terms: the query's own terms (as prefixes on recall's second
-    attempt) and the written forms of its predicates (`questions.Question`), exact."""
-    extra = [a for t, alts in groups.items() for a in alts if a != t and a not in groups]
+    attempt), the written forms of its predicates (`questions.Question`) and the other script's
+    terms for them (`crossing`), exact."""
+    cross = cross or {}
+    extra = [
+        a for t, alts in groups.items() for a in (*alts, *cross.get(t, ())) if a != t and a not in groups
+    ]
     own = quote_fts(list(groups), prefix=prefix)
     return " OR ".join(x for x in (own, quote_fts(list(dict.fromkeys(extra)))) if x)
 
@@ -750,20 +768,29 @@ def _keyword_evidence(
     dated: dict[str, list[int]],
     names: Collection[str] = (),
     question: Question | None = None,
+    cross: dict[str, tuple[str, ...]] | None = None,
+    query: str = "",
 ) -> dict[int, float]:
     """IDF-weighted share of query terms present, times a mild BM25-rank factor. A term is
     present when any of its alternatives is (a question's predicate and its written forms,
     `questions.Question`; its document frequency is theirs together). A date the query names
     counts as one more term, present in the rows of that date; the user's name weighs like a
-    generic word (most of a user's memories name them)."""
+    generic word (most of a user's memories name them). A Korean word with a particle counts as
+    its stem (`terms.inflected`); a term met only through the other script (`cross`) counts
+    CROSS_WEIGHT of its weight."""
     if not kw_hits and not dated:
         return {}
-    df, total = index.doc_freq(list(dict.fromkeys(a for alts in groups.values() for a in alts)))
+    cross = cross or {}
+    wanted = [a for t, alts in groups.items() for a in (*alts, *cross.get(t, ()))]
+    df, total = index.doc_freq(list(dict.fromkeys(wanted)))
     if dated and not total:
         total = index.db.execute("SELECT count(*) FROM memories").fetchone()[0]
     groups = _predicates(groups, df, question)
+    stems = _as_stems(groups, inflected(query), names)
     idf = {
-        t: math.log(1 + (total + 1) / (min(total, sum(df.get(a, 0) for a in alts)) + 0.5))
+        t: math.log(
+            1 + (total + 1) / (min(total, sum(df.get(a, 0) for a in (*alts, *cross.get(t, ())))) + 0.5)
+        )
         * _weight(t, alts, names, question.asking if question else ())
         for t, alts in groups.items()
     }
@@ -777,7 +804,10 @@ def _keyword_evidence(
         if row is None:
             continue
         have = set((row["terms"] or "").split())
-        hit = sum(w for t, w in idf.items() if _present(t, groups[t], have, prefix))
+        hit = sum(
+            w * _present(t, groups[t], have, prefix, cross.get(t, ()), stems.get(t, ()))
+            for t, w in idf.items()
+        )
         hit += sum(w for d, w in day_idf.items() if cid in on_day[d])
         out[cid] = (hit / whole) * (1.0 - 0.15 * min(rank.get(cid, 20), 20) / 20)
     return out
@@ -813,10 +843,54 @@ def _weight(
     return PREDICATE_WEIGHT if len(alternatives) > 1 else 1.0
 
 
-def _present(term: str, alternatives: tuple[str, ...], have: set[str], prefix: bool) -> bool:
+def _present(
+    term: str,
+    alternatives: tuple[str, ...],
+    have: set[str],
+    prefix: bool,
+    cross: tuple[str, ...] = (),
+    stem: tuple[str, ...] = (),
+) -> float:
+    """1 when the chunk holds the term or one of its alternatives, STEM_SHARE when it holds only
+    the stem of a Korean word (another particle), CROSS_WEIGHT when it holds only the other
+    script's term for it, else 0."""
     if prefix and any(h.startswith(term) for h in have):
-        return True
-    return any(a in have for a in alternatives)
+        return 1.0
+    if any(a in have for a in alternatives):
+        return 1.0
+    if any(a in have for a in stem):
+        return STEM_SHARE
+    return CROSS_WEIGHT if any(a in have for a in cross) else 0.0
+
+
+def _phrased(groups: dict[str, tuple[str, ...]], crossing: Crossing) -> dict[str, tuple[str, ...]]:
+    """The query's terms with each lexicon phrase ("green tea") standing for its words: one term,
+    in the place of its first word."""
+    if not crossing.phrases:
+        return groups
+    taken = {w for words_ in crossing.phrases.values() for w in words_}
+    first = {words_[0]: phrase for phrase, words_ in crossing.phrases.items()}
+    out: dict[str, tuple[str, ...]] = {}
+    for t, alts in groups.items():
+        if t in first:
+            out[first[t]] = (first[t],)
+        if t not in taken:
+            out[t] = alts
+    return out
+
+
+def _as_stems(
+    groups: dict[str, tuple[str, ...]], stems: dict[str, str], names: Collection[str] = ()
+) -> dict[str, tuple[str, ...]]:
+    """word term → (its stem,) for a Korean noun with a particle whose stem is a term of the query
+    too (`terms.inflected`; not a predicate with written forms, not the user's name, which every
+    entry shares): the word counts present where its stem is (`서준이는` in `서준은`), with its own
+    weight, so a word the store never wrote weighs what it weighed."""
+    return {
+        t: (stem,)
+        for t, alts in groups.items()
+        if alts == (t,) and t not in names and (stem := stems.get(t)) and stem in groups
+    }
 
 
 def _fuse(v: float, k: float, mode: str) -> float:

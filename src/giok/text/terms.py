@@ -36,14 +36,16 @@ from giok.text.analysis import (
 from giok.text.lazy import lazy
 
 # What the index's keyword terms are made of: raise it whenever `terms()` or `grams()` gives
-# another output for some word (a new stop word, suffix or stemming rule). An index whose terms
+# another output for some word (a new stop word, suffix or stemming rule), or the index's extra
+# terms change (`crossing.index_terms`: name keys, lexicon phrases; 3). An index whose terms
 # were made under another version re-derives them from its files (retrieval/index.py), and a
 # PostgreSQL copy re-publishes its rows: keyword search never mixes two analyses.
-VERSION = "2"
+VERSION = "3"
 
 __all__ = [
     "VERSION",
     "grams",
+    "inflected",
     "language",
     "normalize",
     "query_terms",
@@ -97,6 +99,33 @@ def grams(text: str) -> list[str]:
         stem = stem_ko(word)
         if len(stem) >= 2:
             out.extend(bigrams(stem))
+    return out
+
+
+# The particles after which a noun is the same noun whatever the particle (a verb ending is not
+# here: 좋아하는 and 좋아한다 say different things of different subjects).
+_PARTICLE_LIST = (
+    "이 가 은 는 을 를 의 에 도 만 와 과 랑 로 께 에서 에게 한테 께서 으로 까지 부터 처럼 보다 "
+    "이랑 에는 에도 에선 으론 로는 와는 과는 에서는 에서도 으로는 으로도 에게는 한테는 까지는 부터는"
+)
+_PARTICLES = frozenset(_PARTICLE_LIST.split())
+
+
+def inflected(text: str) -> dict[str, str]:
+    """The Korean words of a text that are a noun of two or more syllables with a particle
+    (`서준이는` → `서준`: the name's 이, then 는; `부산에` → `부산`), word term → stem term. Search
+    counts such a word present where its stem is: `서준이는` meets `서준은` and `서준이가`. A
+    one-syllable stem (`나이` → `나`, `집에` → `집`) is too often a misreading to stand for its word,
+    and a verb ending (`좋아하는`) is not a particle."""
+    out: dict[str, str] = {}
+    for word in words(text):
+        if is_hangul(word) and word not in KO_STOP:
+            stem = stem_ko(word)
+            rest = word[len(stem) :] if word.startswith(stem) else ""
+            if rest[:1] == "이" and len(rest) > 1 and rest[1:] in _PARTICLES:
+                rest = rest[1:]
+            if len(stem) >= 2 and rest in _PARTICLES:
+                out[word] = stem
     return out
 
 
