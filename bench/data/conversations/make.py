@@ -38,8 +38,7 @@ def detok(text: str) -> str:
     text = re.sub(r" (n't|'s|'re|'m|'ll|'ve|'d)\b", r"\1", text)
     text = re.sub(r"\b(gon|wan|got) (na|ta)\b", r"\1\2", text)
     text = re.sub(r" ([,.!?;:%)\]])", r"\1", text)
-    text = re.sub(r"([(\[]) ", r"\1", text)
-    return text
+    return re.sub(r"([(\[]) ", r"\1", text)
 
 
 def friendsqa(dev: str, tst: str) -> dict:
