@@ -100,5 +100,8 @@ def test_a_speaker_label_without_searchable_words_is_named_by_no_question():
         "20:04 Monica: Bye, Ross.",
     ]
     rows = {i: {"layer": "diary", "text": text} for i, text in enumerate(lines)}
-    for query, named in (("Where is the bread knife?", set()), ("What did Monica say about the knife?", {"monica"})):
+    for query, named in (
+        ("Where is the bread knife?", set()),
+        ("What did Monica say about the knife?", {"monica"}),
+    ):
         assert search._named_speakers(query, query_terms(query), rows) == named, query
