@@ -87,3 +87,21 @@ def test_a_label_opening_diary_lines_is_no_speaker():
     }
     query = "what decision did we make about the API"
     assert search._named_speakers(query, query_terms(query), rows) == set()
+
+
+def test_a_speaker_label_without_searchable_words_is_named_by_no_question():
+    # a TV transcript's chorus line ("All: Hi!"): "all" is a stop word, so no question names
+    # that speaker, and the lines of everyone else keep their score
+    lines = [
+        "20:00 All: Hi Ross!",
+        "20:01 Ross: Hi. Where is the bread knife?",
+        "20:02 Monica: The bread knife is in the second drawer.",
+        "20:03 All: Bye!",
+        "20:04 Monica: Bye, Ross.",
+    ]
+    rows = {i: {"layer": "diary", "text": text} for i, text in enumerate(lines)}
+    for query, named in (
+        ("Where is the bread knife?", set()),
+        ("What did Monica say about the knife?", {"monica"}),
+    ):
+        assert search._named_speakers(query, query_terms(query), rows) == named, query

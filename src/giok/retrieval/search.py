@@ -701,7 +701,8 @@ def _named_speakers(query: str, terms: list[str], rows: dict) -> set[str]:
     if len(speakers) < 2:  # no conversation: a label such as "Decision:" or "Note:" opens lines
         return set()
     asked = set(terms)
-    named = {who for who in speakers if set(query_terms(who)) <= asked}
+    # a label with no searchable word ("All", a stop word) is named by no question
+    named = {who for who in speakers if (own := set(query_terms(who))) and own <= asked}
     if len(named) < 2:
         return named
     low = query.lower()
