@@ -20,7 +20,8 @@ from giok.errors import ProviderError
 from giok.providers import embeddings
 from giok.retrieval import baseline
 from giok.retrieval.index import Index, _Analyser
-from giok.text.terms import grams, quote_fts, terms
+from giok.text.crossing import index_terms
+from giok.text.terms import grams, quote_fts, terms, words
 
 PLUGIN = '''
 import os, time
@@ -200,8 +201,9 @@ def test_the_index_analyses_text_exactly_as_terms_and_grams_do():
         "!!! ???",
     ]
     analyse = _Analyser()
-    for text in texts * 2:
-        assert analyse(text) == (" ".join(terms(text)), " ".join(grams(text)))
+    for text in texts * 2:  # the terms, then the other script's keys (giok.text.crossing)
+        expected = [*terms(text), *index_terms(text, words(text))]
+        assert analyse(text) == (" ".join(expected), " ".join(grams(text)))
 
 
 def test_model_threads_come_from_the_argument_the_env_or_the_cores(monkeypatch):

@@ -102,10 +102,12 @@ def test_a_byte_that_is_not_utf8_on_the_remote_merges_through_and_later_syncs_to
 
 # -- a killed sync ------------------------------------------------------------------------------
 def _wait_for_git_to_finish(root: Path) -> None:
-    """The `parent` point leaves git merging alone: wait until no git process works in root."""
+    """The `parent` point leaves git merging alone: wait for the events that say it is done, the
+    merge's MERGE_HEAD written and then no git process working in root. (Waiting on the process
+    alone could end before an orphaned git, slow to start on a busy machine, was seen.)"""
     deadline = time.monotonic() + 120
-    while gitlib.running_in(root):
-        assert time.monotonic() < deadline, "git still running"
+    while not (root / ".git" / "MERGE_HEAD").exists() or gitlib.running_in(root):
+        assert time.monotonic() < deadline, "the orphaned merge neither finished nor left MERGE_HEAD"
         time.sleep(0.05)
 
 
