@@ -132,12 +132,7 @@ def write_diaries(conv: dict, root: Path) -> tuple[dict[tuple[str, int], str], d
             lines.append(f"- {stamp} {line}")
             where[(rel, len(lines))] = turn["id"]
             said[(rel, len(lines))] = line
-    for rel, lines in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        body = "\n".join(lines) + "\n"
-        if not path.exists() or path.read_text("utf-8") != body:
-            path.write_text(body, "utf-8")
+    locomo.write_files(root, files)
     return where, said
 
 

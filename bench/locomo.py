@@ -73,13 +73,19 @@ def write_workspace(conv: dict, root: Path) -> tuple[dict[tuple[str, int], str],
             lines.append(f"- {stamp} {turn['speaker']}: {text}")
             where[(rel, len(lines))] = turn["dia_id"]
             said[(rel, len(lines))] = f"{turn['speaker']}: {text}"
+    write_files(root, files)
+    return where, said
+
+
+def write_files(root: Path, files: dict[str, list[str]]) -> None:
+    """Each diary file's lines under root, rewritten only when they differ (a rerun keeps the
+    files, so their index rows stay current)."""
     for rel, lines in files.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         body = "\n".join(lines) + "\n"
         if not path.exists() or path.read_text("utf-8") != body:
             path.write_text(body, "utf-8")
-    return where, said
 
 
 def bm25_words(text: str) -> list[str]:
