@@ -3,7 +3,8 @@
 Every module of giok belongs to one layer; it may import its own layer and the layers below,
 never one above — at module level or inside a function. The order, lowest first:
 
-    errors, settings < text < store < providers < write < retrieval < lifecycle < api < edges < main
+    errors, settings, locations < text < store < providers < write < retrieval < lifecycle < api
+    < edges < main
 
 `api` is the library's public face, above every feature it gathers: `giok/__init__.py` and the
 facade `giok/workspace.py`. The edges (CLI, MCP, memory tool, hooks) call it; `__main__` runs
@@ -17,7 +18,7 @@ import giok
 
 SRC = Path(giok.__file__).parent
 LAYERS = ("base", "text", "store", "providers", "write", "retrieval", "lifecycle", "api", "edges", "main")
-BASE = {"errors", "settings"}  # modules at the package root, below everything
+BASE = {"errors", "settings", "locations"}  # modules at the package root, below everything
 API = {"__init__", "workspace"}
 
 

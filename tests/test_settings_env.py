@@ -14,7 +14,7 @@ import giok
 from giok.settings import Settings
 
 SRC = Path(giok.__file__).parent
-READERS = {"settings.py", "__main__.py", "edges/mcp.py"}  # and the folders below
+READERS = {"settings.py", "__main__.py", "edges/mcp.py", "edges/hookline.py"}  # and the folders below
 READER_DIRS = ("edges/cli/", "edges/server/")
 # Modules outside this change that still read the environment, each with what it reads; they
 # move behind giok.settings next (the list may only shrink: docs/architecture.md).

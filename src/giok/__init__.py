@@ -1,34 +1,65 @@
 """giok — long-term memory for AI agents.
 
 The library is the product: the CLI and the MCP server are thin edges over these names.
-The core (workspace, MEMORY.md model, errors) is imported at once; the heavier parts
-(search, distillation, routines, cross-view) are imported on first use, so a short-lived
-command does not pay for modules it never touches.
+Every name is imported on first use (`giok.Workspace` loads the workspace modules, `giok.Boot`
+the boot builder), so a short-lived command does not pay for modules it never touches.
 """
 
 from importlib import import_module
 
-from giok.errors import (
-    ConflictError,
-    DirtyFileError,
-    GiokError,
-    GitError,
-    InvalidInput,
-    LockTimeout,
-    LoopRefused,
-    NotFound,
-    PermissionDenied,
-    ProviderError,
-    WorkspaceError,
-)
-from giok.store.home import Home
-from giok.store.memoryfile import LAYERS, MemoryEntry, MemoryFile
-from giok.store.workspace import WriteResult
-from giok.workspace import Workspace
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a hook starts in ~10 ms)
+
+if TYPE_CHECKING:  # what the names below are; at run time each loads on first use
+    from giok.errors import (
+        ConflictError,
+        DirtyFileError,
+        GiokError,
+        GitError,
+        InvalidInput,
+        LockTimeout,
+        LoopRefused,
+        NotFound,
+        PermissionDenied,
+        ProviderError,
+        WorkspaceError,
+    )
+    from giok.lifecycle.boot import Boot
+    from giok.lifecycle.crossview import Bus as CrossView
+    from giok.lifecycle.distill import Report as DistillReport
+    from giok.lifecycle.routines import Routine, Scheduler
+    from giok.lifecycle.watchdog import Thresholds, Watchdog
+    from giok.store.home import Home
+    from giok.store.memoryfile import LAYERS, MemoryEntry, MemoryFile
+    from giok.store.workspace import WriteResult
+    from giok.workspace import Workspace
+    from giok.write.judges import LLMJudge, OfflineJudge, Panel
+    from giok.write.policy import Decision
 
 __version__ = "0.1.0"
 
+_ERRORS = (
+    "ConflictError",
+    "DirtyFileError",
+    "GiokError",
+    "GitError",
+    "InvalidInput",
+    "LockTimeout",
+    "LoopRefused",
+    "NotFound",
+    "PermissionDenied",
+    "ProviderError",
+    "WorkspaceError",
+)
+# Every public name loads on first use, so that `import giok` costs nothing: a Claude Code hook
+# that hands its prompt to a running giok process (giok.edges.hookline) imports almost none of it.
 _LAZY = {
+    **{name: ("errors", name) for name in _ERRORS},
+    "Home": ("store.home", "Home"),
+    "LAYERS": ("store.memoryfile", "LAYERS"),
+    "MemoryEntry": ("store.memoryfile", "MemoryEntry"),
+    "MemoryFile": ("store.memoryfile", "MemoryFile"),
+    "WriteResult": ("store.workspace", "WriteResult"),
+    "Workspace": ("workspace", "Workspace"),
     "Boot": ("lifecycle.boot", "Boot"),
     "CrossView": ("lifecycle.crossview", "Bus"),
     "Decision": ("write.policy", "Decision"),
@@ -43,25 +74,35 @@ _LAZY = {
 }
 
 __all__ = [
+    "LAYERS",
+    "Boot",
     "ConflictError",
+    "CrossView",
+    "Decision",
     "DirtyFileError",
+    "DistillReport",
     "GiokError",
     "GitError",
     "Home",
     "InvalidInput",
-    "LAYERS",
+    "LLMJudge",
     "LockTimeout",
     "LoopRefused",
     "MemoryEntry",
     "MemoryFile",
     "NotFound",
+    "OfflineJudge",
+    "Panel",
     "PermissionDenied",
     "ProviderError",
+    "Routine",
+    "Scheduler",
+    "Thresholds",
+    "Watchdog",
     "Workspace",
     "WorkspaceError",
     "WriteResult",
     "__version__",
-    *sorted(_LAZY),
 ]
 
 

@@ -1,4 +1,4 @@
-from giok.edges.cli import main
+from giok.edges.hookline import main
 
 if __name__ == "__main__":
     main()

@@ -21,6 +21,8 @@ the entry points that reads the environment. The variables, as documented:
 - CLAUDE_CONFIG_DIR — Claude Code's user settings folder (`giok doctor`); default ~/.claude
 - GIOK_MERGE_THEIRS and GIOK_MERGE_REPORT — set by `giok sync` for the merge driver it runs
   through git (`giok merge-driver`): the commit merged in, the file the driver reports to
+- GIOK_HOOK_SOCKET — `0`: the prompt hook and `giok mcp` do not use the hook socket (read by the
+  entry points giok.edges.hookline and giok.edges.mcp; docs/search.md)
 
 Process-wide values with no workspace in reach are read here at their use instead, because
 scripts and tests move them within one process: GIOK_NOW (`now_override`, the clock of
@@ -42,6 +44,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from giok.locations import home_dir
 
 BUSY_TIMEOUT = 30.0  # seconds: the default of GIOK_INDEX_BUSY_TIMEOUT
 INDEX_RESCAN = 2.0  # seconds: the default of GIOK_INDEX_RESCAN
@@ -95,11 +99,7 @@ def _git_author(env: Mapping[str, str]) -> bool:
 
 
 def _home(env: Mapping[str, str]) -> Path:
-    given = env.get("GIOK_HOME")
-    if given:
-        return Path(given).expanduser().resolve()
-    base = env.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(base).resolve() / "giok"
+    return Path(home_dir(env))
 
 
 def _seconds(raw: str | None, default: float, positive: bool = False) -> float:

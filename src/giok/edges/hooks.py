@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,69 @@ MAX_PROMPT = 2000  # longer prompts are recalled by their start (search's own li
 
 
 context = hook_answer  # the answer of a hook that adds text to the conversation (one place: boot)
+
+
+def parse_input(raw: str) -> dict:
+    """The JSON object a hook got on stdin ({} for none); ValueError for anything else."""
+    if not raw.strip():
+        return {}
+    data = json.loads(raw)
+    if not isinstance(data, dict):
+        raise ValueError("the hook input is not a JSON object")
+    return data
+
+
+def respond(event: str, raw: str, budget, open_ws: Callable[[], Any]) -> tuple[str, str]:
+    """What `giok hook EVENT` prints for the input `raw` (stdout, stderr), whether the CLI runs
+    it or a running giok answers it for the CLI (giok.edges.hookserver). `open_ws` opens the
+    workspace. Never raises: a failure is a line on stderr and, but for PreCompact, a
+    `systemMessage` the user sees."""
+    out: list[str] = []
+    err: list[str] = []
+    try:
+        if budget is not None:  # checked here, not by click: a usage error would exit 2 and block
+            if not str(budget).isdigit():
+                raise ValueError(f"--budget must be a whole number of tokens, not {budget!r}")
+            budget = int(budget)
+        try:
+            data = parse_input(raw)
+        except ValueError as exc:
+            raise ValueError(f"the hook input on stdin is not a JSON object ({exc})") from None
+        event = served_event(event, data, err)
+        if event not in EVENTS:
+            err.append(f"giok hook: nothing to do for event {event!r} (giok handles {', '.join(EVENTS)})")
+            return "", _lines(err)
+        ws = open_ws()
+        answer: dict | None = None
+        if event == "SessionStart":
+            answer = session_start(ws, data, budget)
+        elif event == "UserPromptSubmit":
+            answer = prompt_recall(ws, data, **({"budget": budget} if budget else {}))
+        elif event == "PreCompact":
+            result = pre_compact(ws, data)
+            err.append(f"giok: {result.action} ({result.level}, session {result.session})")
+        elif line := stop(ws, data):
+            err.append(f"giok: diary {line}")
+        if answer:
+            out.append(json.dumps(answer, ensure_ascii=False))
+    except Exception as exc:  # memory never blocks the session: report and let Claude Code go on
+        err.append(f"giok hook {event}: {exc}")
+        shown = failure(event, exc)  # the line the user sees
+        if shown:
+            out.append(json.dumps(shown, ensure_ascii=False))
+    return _lines(out), _lines(err)
+
+
+def served_event(event: str, data: dict, err: list[str] | None = None) -> str:
+    """The event to answer: the one Claude Code sent in the input, else the one configured."""
+    sent = data.get("hook_event_name")
+    if sent and event and sent != event and err is not None:
+        err.append(f"giok hook: configured as {event} but Claude Code sent {sent}; answering {sent}")
+    return str(sent or event or "")
+
+
+def _lines(lines: list[str]) -> str:
+    return "".join(f"{line}\n" for line in lines)
 
 
 def session_start(

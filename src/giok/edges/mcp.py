@@ -971,6 +971,8 @@ def serve(ws: Workspace) -> None:
     """Serve MCP over stdin/stdout until the client closes the connection. `initialize` is
     answered before the SDK loads (`early_initialize`); the warm-up starts with the client's next
     message, so neither the handshake nor the SDK waits for the embedding model."""
+    from giok.edges.hookline import enabled as hook_socket_enabled
+    from giok.edges.hookserver import HookServer
     from giok.settings import first_search_wait
 
     first, early = early_initialize() if _sdk_present() else (b"", None)
@@ -978,9 +980,14 @@ def serve(ws: Workspace) -> None:
     warm = WarmUp(ws, first_search_wait(FIRST_SEARCH_WAIT))
     server = build_server(ws, warm)
 
+    hook_server = None
+
     def seen(message) -> None:
+        nonlocal hook_server
         if not warm.started.is_set() and _method(message) != "initialize":
             warm.start()
+            if hook_socket_enabled(os.environ):  # the prompt hook asks this process (hookserver)
+                hook_server = HookServer(ws, warm, os.environ).start()
 
     async def main():
         async with stdio_server() as (read, write):
@@ -993,7 +1000,11 @@ def serve(ws: Workspace) -> None:
                 tasks.cancel_scope.cancel()
             await write.aclose()  # the SDK closed `out`, not this: its stdout writer ends here
 
-    anyio.run(main)
+    try:
+        anyio.run(main)
+    finally:
+        if hook_server is not None:
+            hook_server.close()
 
 
 # -- the handshake before the SDK loads -----------------------------------------------------

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import select
 import sys
 
@@ -13,19 +12,21 @@ from giok.edges.cli import main, open_workspace, workspace_option
 
 def hook_input(wait: float = 1.0) -> dict:
     """The JSON object a Claude Code hook gets on stdin; {} from a terminal or an empty stdin."""
+    from giok.edges.hooks import parse_input
+
+    return parse_input(read_hook_input(wait))
+
+
+def read_hook_input(wait: float = 1.0) -> str:
+    """What a Claude Code hook got on stdin ('' from a terminal, or when nothing comes within
+    `wait` seconds)."""
     if sys.stdin is None or sys.stdin.isatty():
-        return {}
+        return ""
     try:
         ready, _, _ = select.select([sys.stdin], [], [], wait)
     except (OSError, ValueError):  # not a selectable stream (a file or a test's StringIO): just read it
         ready = [sys.stdin]
-    raw = sys.stdin.read() if ready else ""
-    if not raw.strip():
-        return {}
-    data = json.loads(raw)
-    if not isinstance(data, dict):
-        raise ValueError("the hook input is not a JSON object")
-    return data
+    return sys.stdin.read() if ready else ""
 
 
 @main.command("hook")
@@ -44,47 +45,8 @@ def hook(event, budget):
     """
     from giok.edges import hooks
 
-    try:
-        if budget is not None:  # checked here, not by click: a usage error would exit 2 and block
-            if not str(budget).isdigit():
-                raise ValueError(f"--budget must be a whole number of tokens, not {budget!r}")
-            budget = int(budget)
-        try:
-            data = hook_input()
-        except ValueError as exc:
-            raise ValueError(f"the hook input on stdin is not a JSON object ({exc})") from None
-        event = event or data.get("hook_event_name") or ""
-        sent = data.get("hook_event_name")
-        if sent and sent != event:
-            click.echo(
-                f"giok hook: configured as {event} but Claude Code sent {sent}; answering {sent}", err=True
-            )
-            event = sent
-        if event not in hooks.EVENTS:
-            click.echo(
-                f"giok hook: nothing to do for event {event!r} (giok handles {', '.join(hooks.EVENTS)})",
-                err=True,
-            )
-            return
-        ws = open_workspace()
-        out: dict | None
-        if event == "SessionStart":
-            out = hooks.session_start(ws, data, budget)
-        elif event == "UserPromptSubmit":
-            out = hooks.prompt_recall(ws, data, **({"budget": budget} if budget else {}))
-        elif event == "PreCompact":
-            result = hooks.pre_compact(ws, data)
-            click.echo(f"giok: {result.action} ({result.level}, session {result.session})", err=True)
-            out = None
-        else:
-            line = hooks.stop(ws, data)
-            out = None
-            if line:
-                click.echo(f"giok: diary {line}", err=True)
-        if out:
-            click.echo(json.dumps(out, ensure_ascii=False))
-    except Exception as exc:  # memory never blocks the session: report and let Claude Code go on
-        click.echo(f"giok hook {event}: {exc}", err=True)
-        shown = hooks.failure(event, exc)  # the line the user sees
-        if shown:
-            click.echo(json.dumps(shown, ensure_ascii=False))
+    out, err = hooks.respond(event, read_hook_input(), budget, open_workspace)
+    if err:
+        click.echo(err, err=True, nl=False)
+    if out:
+        click.echo(out, nl=False)
