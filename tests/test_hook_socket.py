@@ -257,3 +257,18 @@ def test_the_front_door_loads_nothing_of_giok_but_itself():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["['giok',", "'giok.edges',", "'giok.edges.hookline',", "'giok.locations']"]
+
+
+def test_a_server_that_never_answers_adds_nothing_and_a_stale_socket_leaves_it_to_the_cli(giok_home):
+    env = {"GIOK_HOME": str(giok_home.path)}
+    path = hook_socket(str(giok_home.path), env)
+    os.makedirs(os.path.dirname(path), mode=0o700)
+    request = {"v": hookline.PROTOCOL, "input": "{}"}
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as mute:
+        mute.bind(path)
+        mute.listen()  # accepts (the kernel does) and never answers
+        answer = hookline.ask(request, env, timeout=0.2)
+    assert answer is not None and answer["stdout"] == ""
+    assert "no answer within 0.2 s" in answer["stderr"]
+    assert os.path.exists(path)  # the socket file of a process that is gone
+    assert hookline.ask(request, env) is None  # refused: the CLI answers

@@ -118,18 +118,24 @@ def ask(request: dict, env, timeout: float = ANSWER_TIMEOUT) -> dict | None:
     payload = (json.dumps(request, ensure_ascii=False) + "\n").encode("utf-8")
     if len(payload) > MAX_REQUEST:
         return None
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        try:
             conn.settimeout(CONNECT_TIMEOUT)
             conn.connect(path)
+        except OSError:  # no server, or a stale socket: the CLI's turn
+            return None
+        try:
             conn.settimeout(timeout)
             conn.sendall(payload)
             conn.shutdown(socket.SHUT_WR)
             chunks = []
             while chunk := conn.recv(65536):
                 chunks.append(chunk)
-    except OSError:  # no server, a stale socket, a server gone mid-answer, or no answer in time
-        return None
+        except TimeoutError:  # a server too busy to answer: doing the work here too would be later still
+            late = f"giok hook: the running giok mcp gave no answer within {timeout:g} s; nothing added\n"
+            return {"stdout": "", "stderr": late}
+        except OSError:  # a server gone mid-answer
+            return None
     try:
         answer = json.loads(b"".join(chunks))
     except ValueError:
