@@ -399,43 +399,23 @@ def _confirmed(new: str, old: str) -> bool:
 
 
 LEARNED_CANDIDATES = 12  # live entries the pair head reads for one new text, newest first
-MEANING_AT = 0.78  # cosine of the judgement vectors that makes an entry a candidate by meaning
-MEANING_CANDIDATES = 4  # entries by meaning the pair head reads besides those sharing a word
-MEANING_SCAN = 64  # newest live entries looked at for them (each costs one vector, once)
 
 
 def _learned_change(look: _Everything | _Indexed, text: str, mine: Statement | None) -> tuple[str, Any, str]:
     """The pair head's reading (giok.write.judgement.change_score) where the rules found no
-    change: among live entries that share a word or the subject with the text, and the newest
-    whose meaning is near it ("moved to Seoul" / "lives in Busan" share no word), the one whose
+    change: among live entries that share a word or the subject with the text, the one whose
     slot the text most likely fills with a new value ("Seojun started at Kakao" replaces
     "Seojun works at Naver"). ("new", None, "") when none reaches the head's threshold."""
     if not judgement.available():
         return "new", None, ""
     best, best_p = None, 0.0
-    sharing = look.learned_candidates(text, mine)[:LEARNED_CANDIDATES]
-    for entry in sharing + _near_in_meaning(look.newest_live(), text, sharing):
+    for entry in look.learned_candidates(text, mine)[:LEARNED_CANDIDATES]:
         found = judgement.change_score(text, entry.text)
         if found is not None and found.verdict == "change" and found.p > best_p:
             best, best_p = entry, found.p
     if best is None:
         return "new", None, ""
     return "supersede", best, f"replaces {best.id} (the same slot with a new value; judged {best_p:.2f})"
-
-
-def _near_in_meaning(newest: Iterable[MemoryEntry], text: str, seen: list[MemoryEntry]) -> list[MemoryEntry]:
-    """Up to MEANING_CANDIDATES of the MEANING_SCAN newest live entries, newest first, whose
-    judgement vector has a cosine of at least MEANING_AT with the text's (the vectors are the
-    ones the judgement computes and keeps: judgement.vectors_of)."""
-    skip = {id(e) for e in seen}
-    scan = (e for e in itertools.islice(newest, MEANING_SCAN) if id(e) not in skip)
-    mine = judgement.vectors_of([text])[0]
-    out: list[MemoryEntry] = []
-    while len(out) < MEANING_CANDIDATES and (batch := list(itertools.islice(scan, MEANING_CANDIDATES * 2))):
-        # a few at a time: each entry not yet seen costs one vector
-        cosines = judgement.vectors_of([e.text for e in batch]) @ mine
-        out += [e for e, c in zip(batch, cosines, strict=True) if c >= MEANING_AT]
-    return out[:MEANING_CANDIDATES]
 
 
 def _is_live(entry: MemoryEntry, scope: str, today=None) -> bool:
@@ -638,9 +618,6 @@ class _Everything:
     def learned_candidates(self, text: str, mine: Statement | None) -> list[MemoryEntry]:
         return _sharing(self.live[::-1], text, mine)
 
-    def newest_live(self) -> Iterable[MemoryEntry]:
-        return reversed(self.live)
-
 
 @functools.lru_cache(maxsize=8192)
 def _stems(text: str) -> frozenset[str]:
@@ -697,10 +674,6 @@ class _Indexed:
         if mine:
             serials |= self.index.same_subject(mine)
         return _sharing(self._live(self.index.in_order(serials))[::-1], text, mine)
-
-    def newest_live(self) -> Iterator[MemoryEntry]:
-        entries = sorted(self.index.entries, key=lambda e: e.line_no, reverse=True)
-        return (e for e in entries if _is_live(e, self.scope, self.today))
 
 
 class _LastById:
