@@ -120,3 +120,16 @@ def test_a_homonym_does_not_replace_a_preference(ws):
     car = ws.remember("서준이 차를 테슬라로 바꿨다")
     assert car.action == "written", car
     assert not ws.get(tea.id).superseded
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [("월세 100만원", "배터리 이제 80%"), ("주간회의 화요일 10시", "이제 커피 하루 2잔만 마셔")],
+)
+def test_a_new_number_of_another_slot_replaces_nothing(ws, old, new):
+    # the pair head scores any two texts with other numbers and a change word near 0.9, whatever
+    # their slots: it is shown only entries that share a word or the speaker with the new text
+    kept = ws.remember(old, layer="M90").entry
+    result = ws.remember(new, force=True)
+    assert result.action == "written", result
+    assert not ws.get(kept.id).superseded
