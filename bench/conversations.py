@@ -2,6 +2,7 @@
 
     PYTHONPATH=src .venv/bin/python bench/conversations.py [--set NAME …] [--split dev|test|all]
         [--dir /tmp/giok-conversations] [--json] [--dump FILE]
+    PYTHONPATH=src .venv/bin/python bench/conversations.py --sweep [--compare] [--split dev|test]
 
 Sets: `locomo` (the LoCoMo dev conversations in ../shared/bench/locomo_dev.json, written and
 scored with bench/locomo.py's own functions) and every bench/data/conversations/NAME.json
@@ -24,6 +25,20 @@ with 1 standard error over questions, giok/BM25 ratios (s.e. by the delta method
 paired per-question values), n; and how often giok returns nothing, on answerable questions
 and on those the set marks unanswerable. --dump writes one JSON line per question (both
 rankings) for looking at losses.
+
+--sweep draws the cut-off curve (choose on --split dev, the default; report on test): every
+conversation set and, unless --set is given, bench/retrieval_sets.py's four sets (built its
+way). Each question is searched once; giok's ranked candidates before the cut-offs are taken
+from the real search (its `_cut` wrapped for the call) and giok's own `_cut` / `floor_of` are
+applied at every point of a grid: the floor (`min_score` × `relative`), which decides whether
+anything is found; `rest`, a lower `min_score` for the list once something is found (not a giok
+option: simulated here); and the gap rule (0.15 or off). Printed per point: recall@5 per set
+(turn fractional; the retrieval sets' r@5), abstention (no result) on each set's no-answer
+questions (associative and CJK off-topic, Korean name-only, Molweni unanswerable, LoCoMo
+adversarial), results returned per answerable question, the worst paired change against the
+first row (the cut-offs before the curve) in s.e. units, and whether the point holds (helps a
+set, hurts none by more than 1 s.e.). The point at giok's defaults is checked against the
+real search on every question. --compare prints only that first row and today's defaults.
 
 Workspaces (and the home with its embedding cache) are kept in --dir: a rerun reads
 the diaries back unchanged and reuses the index.
@@ -277,6 +292,242 @@ def show(res: list[dict]) -> None:
         )
 
 
+# --- the cut-off curve (--sweep) -----------------------------------------------------------
+
+# The cut-offs giok shipped before this curve was drawn: the 0.35 floor (with the store-relative
+# 0.1) on every result, and the gap rule (0.15) anywhere in the list.
+BEFORE = {"min_score": 0.35, "relative": 0.1, "rest": None, "gap": 0.15}
+SWEEP_MIN = (0.30, 0.35, 0.40, 0.45, 0.50, 0.53, 0.55)
+SWEEP_RELATIVE = (None, 0.1, 0.15)
+SWEEP_REST = (None, 0.3, 0.2, 0.1, 0.0)
+SWEEP_GAP = (0.15, None)
+RETRIEVAL_SETS = ("bilingual", "associative", "korean_keywords", "cjk")
+# abstention columns: set → what its no-answer questions are
+ABSTAIN = {
+    "associative": "off-topic",
+    "cjk": "off-topic",
+    "korean_keywords": "name only",
+    "molweni": "unanswerable",
+    "locomo": "adversarial",
+}
+
+
+def sweep_points(compare: bool) -> list[dict[str, Any]]:
+    """The grid of cut-off settings, BEFORE first; with compare, BEFORE and today's defaults only.
+    A point is giok's floor (`min_score`, `relative`), which decides whether anything is found,
+    `rest` (None, or a lower `min_score` for the results after that: the list floor), and `gap`."""
+    from giok.retrieval.search import Options
+
+    now = {
+        "min_score": Options().min_score,
+        "relative": Options().relative,
+        "rest": None,
+        "gap": Options().gap,
+    }
+    if compare:
+        return [BEFORE] if now == BEFORE else [BEFORE, now]
+    grid = [
+        {"min_score": m, "relative": r, "rest": rest, "gap": g}
+        for m in SWEEP_MIN
+        for r in SWEEP_RELATIVE
+        for rest in SWEEP_REST
+        for g in SWEEP_GAP
+        if rest is None or rest < m
+    ]
+    return [BEFORE, *(p for p in grid if p != BEFORE)]
+
+
+def cut_at(ranked: list[Any], named: bool, point: dict[str, Any]) -> list[Any]:
+    """The results at one point: giok's own `_cut` at (min_score, relative, gap); with `rest`,
+    `_cut` at min_score = rest, and nothing at all unless a candidate clears giok's floor at the
+    point's min_score (the floor decides whether there is an answer, rest how long the list is)."""
+    from giok.retrieval import search as S
+
+    o = S.Options(k=K, min_score=point["min_score"], relative=point["relative"], gap=point["gap"])
+    if point["rest"] is None:
+        return S._cut(ranked, o, S.Response("", []), named)[:K]
+    floor = S.floor_of(ranked, o, named)
+    if not any(r.relevant >= floor for r in ranked):
+        return []
+    o.min_score = point["rest"]
+    return S._cut(ranked, o, S.Response("", []), named)[:K]
+
+
+def candidates(ws: Any, query: str) -> tuple[list[Any], bool, list[Any]]:
+    """giok's ranked candidates for query before the cut-offs, whether the query names the user
+    (what `search._cut` is given), and the results the real search returned."""
+    from giok.retrieval import search as S
+
+    seen: dict[str, Any] = {"ranked": [], "named": False}
+    original = S._cut
+
+    def keep(ranked, o, response, named=False):  # type: ignore[no-untyped-def]
+        seen["ranked"], seen["named"] = list(ranked), named
+        return original(ranked, o, response, named)
+
+    S._cut = keep
+    try:
+        response = S.search_full(ws, query, k=K, record=None)
+    finally:
+        S._cut = original
+    return seen["ranked"], seen["named"], response.results
+
+
+class Curve:
+    """Per set: for each question, the recall (or the abstention) at every point of the grid."""
+
+    def __init__(self, points: list[dict[str, Any]]) -> None:
+        self.points = points
+        self.recall: dict[str, list[list[float]]] = {}  # set → question → value per point
+        self.abstain: dict[str, list[list[float]]] = {}
+        self.slots: dict[str, list[list[float]]] = {}  # results returned (≤ 5) per answerable question
+        self.checked = [0, 0]  # (agree, total): the default point against the real search
+
+    def add(self, name: str, ws: Any, query: str, hit, answerable: bool) -> None:  # type: ignore[no-untyped-def]
+        """hit(results at one point) → recall of that top list; answerable False: abstention."""
+        from giok.retrieval import search as S
+
+        ranked, named, real = candidates(ws, query)
+        values, slots = [], []
+        now = {"min_score": S.Options().min_score, "relative": S.Options().relative, "gap": S.Options().gap}
+        for p in self.points:
+            kept = cut_at(ranked, named, p)
+            if p == {**now, "rest": None}:  # giok's defaults: must be what the real search returned
+                self.checked[0] += [id(r) for r in kept] == [id(r) for r in real]
+                self.checked[1] += 1
+            values.append(hit(kept) if answerable else float(not kept))
+            slots.append(float(min(len(kept), AT)))
+        if answerable:
+            self.recall.setdefault(name, []).append(values)
+            self.slots.setdefault(name, []).append(slots)
+        else:
+            self.abstain.setdefault(name, []).append(values)
+
+    def column(self, table: dict[str, list[list[float]]], name: str, i: int) -> list[float]:
+        return [row[i] for row in table.get(name, [])]
+
+
+def sweep_conversations(curve: Curve, name: str, base: Path, split: str, log) -> None:  # type: ignore[no-untyped-def]
+    data = load_set(name)
+    for conv in data["conversations"]:
+        if split not in ("all", split_of(name, conv["id"])):
+            continue
+        started = time.perf_counter()
+        ws, where, _ = open_workspace(name, conv, base)
+        for q in conv["questions"]:
+
+            def hit(kept, gold=q["evidence"], where=where):  # type: ignore[no-untyped-def]
+                return recall([where.get((r.path, r.start_line), "?") for r in kept], gold)[0]
+
+            curve.add(name, ws, q["question"], hit, q["answerable"])
+        took = time.perf_counter() - started
+        log(f"sweep {name} {conv['id']}: {len(conv['questions'])} questions, {took:.0f} s")
+
+
+def sweep_retrieval(curve: Curve, split: str, log) -> None:  # type: ignore[no-untyped-def]
+    """bench/retrieval_sets.py's sets, built its way (fresh home and workspace each); recall is
+    its r@5 (an expected entry among the top 5), abstention no result at all."""
+    import tempfile
+
+    import retrieval_sets
+
+    home = os.environ.get("GIOK_HOME")
+    for name in RETRIEVAL_SETS:
+        data = retrieval_sets.load(name)
+        queries = [q for q in data["queries"] if split == "all" or q["split"] == split]
+        started = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix=f"giok-sweep-{name}-") as tmp:
+            ws = retrieval_sets.build(data, Path(tmp))
+            for q in queries:
+                expected = {retrieval_sets.entry_id(e) for e in q["expected"]}
+
+                def hit(kept, expected=expected):  # type: ignore[no-untyped-def]
+                    return float(bool(expected & {r.id for r in kept[:AT]}))
+
+                curve.add(name, ws, q["query"], hit, bool(expected))
+        log(f"sweep {name}: {len(queries)} queries, {time.perf_counter() - started:.0f} s")
+    if home is not None:
+        os.environ["GIOK_HOME"] = home
+
+
+def paired(a: list[float], b: list[float]) -> tuple[float, float]:
+    """mean(a − b) and its s.e., a and b paired per question."""
+    d = [x - y for x, y in zip(a, b, strict=True)]
+    return mean_se(d)
+
+
+def sweep_table(curve: Curve) -> list[dict[str, Any]]:
+    rows = []
+    for i, p in enumerate(curve.points):
+        row: dict[str, Any] = {**p, "recall": {}, "delta": {}, "abstain": {}, "slots": {}, "n": {}}
+        for name in curve.recall:
+            now, before = curve.column(curve.recall, name, i), curve.column(curve.recall, name, 0)
+            row["recall"][name] = mean_se(now)
+            row["delta"][name] = paired(now, before)
+            row["slots"][name] = mean_se(curve.column(curve.slots, name, i))[0]
+            row["n"][name] = len(now)
+        for name in curve.abstain:
+            now, before = curve.column(curve.abstain, name, i), curve.column(curve.abstain, name, 0)
+            row["abstain"][name] = (mean_se(now)[0], len(now))
+            row["delta"][f"{name} abstain"] = paired(now, before)
+        deltas = [(d, se) for d, se in row["delta"].values() if not math.isnan(se)]
+        row["worst"] = min((d / se if se else 0.0 for d, se in deltas), default=0.0)
+        row["holds"] = any(d > 0 for d, _ in deltas) and all(d >= -se for d, se in deltas)
+        rows.append(row)
+    return rows
+
+
+def short(name: str) -> str:
+    return {"korean_keywords": "korean", "associative": "assoc", "friendsqa": "friends"}.get(name, name)
+
+
+def show_sweep(rows: list[dict[str, Any]], checked: list[int]) -> None:
+    first = rows[0]
+    sets = list(first["recall"])
+    abst = list(first["abstain"])
+    print(
+        f"\nrecall@{AT} per set (conversations: turn fractional; retrieval sets: r@{AT}) and abstention\n"
+        f"(no result) on the questions with no answer, per cut-off setting. worst Δ: the worst paired\n"
+        f"change against the first row, recall or abstention, in s.e. units; holds: helps a set, hurts\n"
+        f"none (recall or abstention) by more than 1 s.e.; slots: results returned per answerable\n"
+        f"question (mean over sets). giok's defaults agree with its real search on "
+        f"{checked[0]}/{checked[1]} questions."
+    )
+    head = f"{'min':>5}{'rel':>5}{'rest':>5}{'gap':>5} |"
+    head += "".join(f"{short(s)[:7]:>8}" for s in sets) + " |"
+    head += "".join(f"{short(s)[:5] + ' ' + ABSTAIN.get(s, '')[:3]:>10}" for s in abst)
+    head += f" | {'slots':>5} {'worst Δ':>8} holds"
+    print(head)
+
+    def num(v: float | None) -> str:
+        return "none" if v is None else f"{v:.2f}".lstrip("0") if v < 1 else f"{v:.1f}"
+
+    for r in rows:
+        line = f"{num(r['min_score']):>5}{num(r['relative']):>5}{num(r['rest']):>5}{num(r['gap']):>5} |"
+        line += "".join(f"{r['recall'][s][0]:>8.3f}" for s in sets) + " |"
+        line += "".join(f"{r['abstain'][s][0]:>10.2f}" for s in abst)
+        worst = r["worst"]
+        slots = sum(r["slots"].values()) / max(len(r["slots"]), 1)
+        line += f" | {slots:>5.2f} {worst:>8.1f} {'yes' if r['holds'] else ''}"
+        print(line)
+    if len(rows) <= 3:  # --compare: each row's paired change against the first, ± 1 s.e.
+        for r in rows[1:]:
+            changes = ", ".join(f"{short(name)} {d:+.3f} ± {se:.3f}" for name, (d, se) in r["delta"].items())
+            print(f"paired change of row {rows.index(r) + 1}: {changes}")
+    print(
+        "n (answerable / no answer): "
+        + ", ".join(f"{s} {len_or(first, s)}" for s in dict.fromkeys([*sets, *abst]))
+    )
+    print(
+        "s.e. of recall at the first row: "
+        + ", ".join(f"{short(s)} {first['recall'][s][1]:.3f}" for s in sets)
+    )
+
+
+def len_or(row: dict[str, Any], name: str) -> str:
+    return f"{row['n'].get(name, 0)} / {row['abstain'].get(name, (0, 0))[1]}"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--set", action="append", choices=set_names(), help="one set (repeat for several)")
@@ -284,6 +535,14 @@ def main() -> None:
     ap.add_argument("--dir", default="/tmp/giok-conversations", help="workspaces and home, kept between runs")
     ap.add_argument("--json", action="store_true", help="one JSON document on stdout")
     ap.add_argument("--dump", metavar="FILE", help="write one JSON line per question (both rankings)")
+    ap.add_argument(
+        "--sweep",
+        action="store_true",
+        help="the cut-off curve: recall and abstention per setting, on these sets and the retrieval sets",
+    )
+    ap.add_argument(
+        "--compare", action="store_true", help="with --sweep: only the old cut-offs and today's defaults"
+    )
     args = ap.parse_args()
     base = Path(args.dir)
     base.mkdir(parents=True, exist_ok=True)
@@ -295,6 +554,20 @@ def main() -> None:
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
+    if args.sweep:
+        curve = Curve(sweep_points(args.compare))
+        for name in args.set or set_names():
+            sweep_conversations(curve, name, base, args.split or "dev", log)
+        if not args.set:
+            sweep_retrieval(curve, args.split or "dev", log)
+        table_rows = sweep_table(curve)
+        if args.json:
+            json.dump({"split": args.split or "dev", "k": AT, "points": table_rows}, sys.stdout, indent=1)
+            print()
+        else:
+            show_sweep(table_rows, curve.checked)
+            print(f"\ntotal {time.perf_counter() - started:.0f} s")
+        return
     rows = []
     for name in args.set or set_names():
         rows += run_set(name, base, log, args.split or "all")

@@ -13,10 +13,11 @@ abstention (no result at all) on queries whose right answer is nothing.
 
 --curve sweeps `min_score` (the documented floor of `giok search --min-score`, 0.20–0.60) and
 prints recall@5 on answerable queries next to abstention on the nothing-to-find ones; --gaps
-also sweeps the gap rule (`gap`, 0.15 by default). The sweep searches each query once with no
-cut-offs and applies the cut-offs as documented; a few real searches per point check that
-this matches giok (printed as "agree n/m"). A floor relative to the store, or any other
-operating knob giok grows, is not swept: add it to `sweep` once it is a public option.
+also sweeps the gap rule (`gap`: off by default, the seed's 0.15 when asked for). The sweep
+searches each query once with no cut-offs and applies the cut-offs as documented; a few real
+searches per point check that this matches giok (printed as "agree n/m"). The store-relative
+floor is not swept here: `bench/conversations.py --sweep` sweeps every cut-off on these sets
+and the conversation sets together.
 Tune on --split dev only; the test split is for the report.
 """
 
@@ -222,6 +223,12 @@ def sweep(
     return points, f"{agree}/{total}"
 
 
+def default_gap() -> float | None:
+    from giok.retrieval.search import Options
+
+    return Options().gap
+
+
 def run_set(name: str, split: str, curve: bool, gaps: bool, mode: str = "hybrid") -> dict[str, Any]:
     data = load(name)
     queries = [q for q in data["queries"] if split == "all" or q["split"] == split]
@@ -255,7 +262,9 @@ def run_set(name: str, split: str, curve: bool, gaps: bool, mode: str = "hybrid"
             ],
         }
         if curve:
-            result["curve"], result["curve_checked"] = sweep(ws, queries, mode, GAPS if gaps else (0.15,))
+            result["curve"], result["curve_checked"] = sweep(
+                ws, queries, mode, GAPS if gaps else (default_gap(),)
+            )
     return result
 
 

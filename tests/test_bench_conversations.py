@@ -154,3 +154,27 @@ def test_stored_sets_hold_together(name):
 def test_locomo_keeps_the_tuning_half_as_dev():
     assert {cb.split_of("locomo", c) for c in cb.locomo.TUNING} == {"dev"}
     assert cb.split_of("locomo", "conv-42") == "test"
+
+
+def test_the_sweep_applies_giok_cut_offs_and_the_rest_floor_only_once_something_is_found():
+    from giok.retrieval.search import Options, Response, Result, _cut
+
+    def mk(scores):
+        return [Result(str(i), "w", "p", i, i, None, None, s, "", None) for i, s in enumerate(scores)]
+
+    def at(ranked, **point):
+        return [
+            r.score for r in cb.cut_at(ranked, False, {"relative": None, "rest": None, "gap": None, **point})
+        ]
+
+    ranked = mk([0.9, 0.6, 0.3, 0.1])
+    for point in (cb.BEFORE, {"min_score": 0.5, "relative": None, "rest": None, "gap": None}):
+        o = Options(k=cb.K, min_score=point["min_score"], relative=point["relative"], gap=point["gap"])
+        assert cb.cut_at(ranked, False, point) == _cut(ranked, o, Response("q", []), False)
+    assert at(ranked, min_score=0.35, gap=0.15) == [0.9]  # 0.9 → 0.6 is a gap wider than 0.15
+    assert at(ranked, min_score=0.35) == [0.9, 0.6]
+    assert at(ranked, min_score=0.35, rest=0.2) == [0.9, 0.6, 0.3]
+    assert at(mk([0.34, 0.3]), min_score=0.35, rest=0.2) == []  # nothing clears the floor: no answer
+    points = cb.sweep_points(compare=False)
+    assert points[0] == cb.BEFORE and points.count(cb.BEFORE) == 1
+    assert all(p["rest"] is None or p["rest"] < p["min_score"] for p in points)

@@ -85,13 +85,18 @@ def test_cutoffs_noise_and_gap():
         return [Result(str(i), "w", "p", i, i, None, None, s, "", None) for i, s in enumerate(scores)]
 
     resp = Response("q", [])
-    kept = _cut(mk([0.9, 0.85, 0.6, 0.55, 0.3]), Options(k=10), resp)
+    kept = _cut(mk([0.9, 0.85, 0.6, 0.55, 0.3]), Options(k=10, gap=DYNAMIC_GAP), resp)
     assert [r.score for r in kept] == [0.9, 0.85]
     assert resp.cut_noise == 1
     assert resp.cut_gap == 2
-    kept = _cut(mk([0.5, 0.45, 0.40, 0.36, 0.2]), Options(k=10), Response("q", []))
+    kept = _cut(mk([0.5, 0.45, 0.40, 0.36, 0.2]), Options(k=10, gap=DYNAMIC_GAP), Response("q", []))
     assert [r.score for r in kept] == [0.5, 0.45, 0.40, 0.36]
     assert DYNAMIC_GAP == 0.15
+    # by default only the floor cuts: the gap rule is the seed's, asked for with gap=
+    resp = Response("q", [])
+    kept = _cut(mk([0.9, 0.85, 0.6, 0.55, 0.3]), Options(k=10), resp)
+    assert [r.score for r in kept] == [0.9, 0.85, 0.6, 0.55]
+    assert (resp.cut_noise, resp.cut_gap) == (1, 0)
 
 
 def test_monotonic_in_k(filled):

@@ -7,9 +7,11 @@ Score. Each candidate gets two pieces of evidence in [0, 1]:
   rare words present → 1), lightly scaled by BM25 rank among the keyword hits.
 They fuse as a noisy-OR, `1 - (1 - W_VEC·v)(1 - W_KW·k)`: either strong piece of evidence
 alone passes the 0.35 noise floor (a keyword-only hit survives), and agreement lifts a result
-above either. Then the seed's cut-offs: results under MIN_SCORE are noise; where the gap
-between consecutive results reaches DYNAMIC_GAP everything below it is dropped. Candidates
-are scored independently of k, so results are monotonic in k.
+above either. Then the cut-offs: results under MIN_SCORE (or the store-relative floor) are
+noise, so a query whose best candidate is under it finds nothing ("no memory"); the seed's gap
+rule (everything below a gap of DYNAMIC_GAP dropped) is off unless asked for (`gap=`): it cost
+recall on every evaluation set and never decides whether anything is found (docs/search.md,
+"Cut-offs: the curve"). Candidates are scored independently of k, so results are monotonic in k.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from giok.text.terms import inflected, language, query_terms, quote_fts
 from giok.write import policy
 
 MIN_SCORE = 0.35
-DYNAMIC_GAP = 0.15
+DYNAMIC_GAP = 0.15  # the seed's gap rule, when a search asks for it (`gap=DYNAMIC_GAP`); off by default
 # The store-relative floor: a result must also score RELATIVE_FLOOR above what a typical
 # chunk of this store scores for this query (the STORE_QUANTILE of the candidates' scores,
 # once there are STORE_MIN of them), so that a word every entry shares — the user's name,
@@ -253,7 +255,7 @@ class Options:
     k: int = 5
     min_score: float = MIN_SCORE
     relative: float | None = RELATIVE_FLOOR  # a result must beat the store's typical score by this
-    gap: float | None = DYNAMIC_GAP
+    gap: float | None = None  # drop everything below a score gap this wide (the seed's: DYNAMIC_GAP)
     mode: str = "hybrid"
     user: str | None = None  # None: the asking workspace's user (USER.md)
     thread: str | None = None  # None: no thread (thread-scoped entries hidden)

@@ -223,8 +223,8 @@ def search_cmd(
 ):
     """Search memories: MEMORY.md entries, diaries, archive, lessons, decisions, other notes.
 
-    Hybrid keyword (Korean-aware) + vector search with the seed's cut-offs: results under
-    0.35 are dropped, and a gap of 0.15 between results drops everything below it. Repeat
+    Hybrid keyword (Korean-aware) + vector search; results under 0.35 (or under the
+    store-relative floor) are dropped, so a question nothing stored is about gets none. Repeat
     -w to search several workspaces (the home config decides who may read whom).
     Entries scoped to a user show only for that user (default: USER.md's), a thread's only
     with --thread; --all-scopes shows them all.
