@@ -49,3 +49,13 @@ def test_a_question_nothing_stored_is_about_still_gets_no_memory(small, monkeypa
     answer = small.recall(question)
     assert answer.decision == "search"
     assert answer.answer == "no memory", [r.text for r in answer.results]
+
+
+def test_what_the_prompt_hook_injects_unasked_keeps_the_gap_rule(small, monkeypatch):
+    from giok.edges.hooks import prompt_recall
+
+    monkeypatch.setenv("GIOK_HOME", str(small.home.path))
+    shown = prompt_recall(small, {"prompt": "When does the passport expire?", "session_id": "cut"})
+    assert shown is not None
+    context = shown["hookSpecificOutput"]["additionalContext"]
+    assert EXPIRES in context and DRAWER not in context

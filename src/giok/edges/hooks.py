@@ -140,11 +140,12 @@ def prompt_recall(ws, data: dict, budget: int = PROMPT_BUDGET) -> dict | None:
     _keep_prompt(ws, data, prompt)
     if not prompt or not needs_memory(prompt)[0]:
         return None
-    from giok.retrieval.search import recall
+    from giok.retrieval.search import DYNAMIC_GAP, recall
 
-    found = recall(
-        ws, prompt, k=PROMPT_HITS + 2, record="inject"
-    )  # shown unasked: not a use (giok.store.refs)
+    # Shown unasked, so kept tight: the seed's gap rule, off for a search the agent asks for
+    # (docs/search.md, "Cut-offs: the curve"), still drops what trails far behind the best
+    # hit here. Not a use either (giok.store.refs).
+    found = recall(ws, prompt, k=PROMPT_HITS + 2, record="inject", gap=DYNAMIC_GAP)
     mine = f"{DIARY_TAG} {_session(data)[:8]}:"  # this session's own diary lines: it has them already
     hits = [h for h in found.results if mine not in h.text][:PROMPT_HITS]
     head = f"giok memory that may bear on this prompt (workspace {ws.name}; memory_get opens a path):"
