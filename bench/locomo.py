@@ -9,8 +9,9 @@ Each conversation becomes a workspace: one diary file per session date
 question of categories 1–4 is searched through `giok search --batch` (one process per
 conversation and mode), and results are mapped back to turns by path and line. Prints
 hybrid next to keyword-only and vector-only: turn-level fractional and any-hit recall@1/5/10
-per category, session-level recall@5, the share of top-10 slots cut by the 0.35 / 0.15 rules,
-abstention on adversarial questions, indexing time per 1,000 turns and latency p50/p95.
+per category, session-level recall@5, the share of top-10 slots cut by the 0.35 floor and by
+the 0.15 gap rule (off unless a search asks for it), abstention on adversarial questions,
+indexing time per 1,000 turns and latency p50/p95.
 
 --split prints turn recall@5 for a tuning half (conv-26, conv-30, conv-41: where the conversation
 rules of retrieval/search.py were decided) and a held-out half (conv-42, conv-43) next to the
@@ -235,7 +236,7 @@ def report(mode, table, cuts, lat, abstain):
         print(f"{label:<12}{row['n']:>5} " + " ".join(f"{row[c] / row['n']:>11.3f}" for c in cols))
     print(
         f"cut among top-{K} slots: noise (<0.35) {cuts['noise'] / max(cuts['slots'], 1):.1%}, "
-        f"gap (>=0.15) {cuts['gap'] / max(cuts['slots'], 1):.1%}"
+        f"gap (>=0.15, off by default) {cuts['gap'] / max(cuts['slots'], 1):.1%}"
     )
     adv = sum(abstain["adv"]) / max(len(abstain["adv"]), 1)
     empty = sum(abstain["ans"]) / max(len(abstain["ans"]), 1)
