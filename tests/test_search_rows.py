@@ -1,7 +1,7 @@
 """What a search reads again, and what it never gets wrong for it (docs/search.md, "Speed"): the
 rows of one index generation are read from SQLite once per process and reused by the next
 searches; a row remembered for one reader is never shown to another who may not see it; any
-write is seen by the next search; a library process multiplies the query by the matrix on one
+write is seen by the next search; a library process multiplies the query by a large matrix on one
 BLAS thread unless its environment names BLAS threads."""
 
 from __future__ import annotations
@@ -95,10 +95,10 @@ PROBE = textwrap.dedent(
         threads = None
         def __array__(self, dtype=None, copy=None):
             Probe.threads = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
-            return np.ones(4, dtype=dtype or np.float32)
+            return np.ones(384, dtype=dtype or np.float32)
 
     index = Index.__new__(Index)
-    index.matrix = lambda: (np.arange(3), np.ones((3, 4), dtype=np.float32))
+    index.matrix = lambda: (np.arange(2000), np.ones((2000, 384), dtype=np.float32))
     index.cosines(Probe())
     print(json.dumps(Probe.threads))
     """

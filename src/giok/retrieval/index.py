@@ -171,11 +171,16 @@ def _serial(method: _Method) -> _Method:
     return cast(_Method, run)
 
 
-def _blas_for_one_query() -> AbstractContextManager:
-    """One BLAS thread for a query vector times the matrix, unless the environment names BLAS
-    threads (the entry points set 1; a library user's own choice is kept). A pool of threads
-    multiplied 10,000 × 384 rows for 4-6 ms CPU, one thread for 0.6-0.8 ms (the same cosines)."""
-    if any(os.environ.get(name) for name in BLAS_THREADS):
+SMALL_MATRIX = 400_000  # numbers: OpenBLAS multiplies a vector by so few on one thread anyway
+
+
+def _blas_for_one_query(size: int) -> AbstractContextManager:
+    """One BLAS thread for a query vector times a matrix of `size` numbers, unless the
+    environment names BLAS threads (the entry points set 1; a library user's own choice is
+    kept). A pool of threads multiplied 2,000-10,000 × 384 rows for 3.4-6 ms CPU, one thread
+    for 0.2-0.8 ms (the same cosines); below SMALL_MATRIX OpenBLAS uses one thread by itself
+    and the switch would cost more than the product (~0.06 ms)."""
+    if size <= SMALL_MATRIX or any(os.environ.get(name) for name in BLAS_THREADS):
         return nullcontext()
     return embeddings.blas_threads(1)
 
@@ -1059,7 +1064,7 @@ class Index(LocalIndex):
         """The query's cosine with every `matrix()` row; -2 (below any cosine) for rows `reader`
         may not see, so they never become candidates."""
         _, mat = self.matrix()
-        with _blas_for_one_query():
+        with _blas_for_one_query(mat.size):
             cos = mat @ np.asarray(qvec, dtype=np.float32)
         mask = self.visible(reader) if reader is not None else None
         if mask is not None:

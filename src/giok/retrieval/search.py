@@ -632,10 +632,11 @@ def _vector_evidence(index: SearchIndex, ids, cos_all, rows: dict, query_lang: s
     keep their order. Otherwise the calibrated cosine, shifted per language pair."""
     if cos_all is None:
         return {}
-    wanted = np.array(sorted(rows), dtype=np.int64)
+    order = sorted(rows)
+    wanted = np.array(order, dtype=np.int64)
     pos = np.clip(np.searchsorted(ids, wanted), 0, len(ids) - 1)
     found = ids[pos] == wanted
-    langs = [("ko" if rows[int(c)]["lang"] == "ko" else "en") for c in wanted]
+    langs = [("ko" if rows[c]["lang"] == "ko" else "en") for c in order]
     e = index.embedder
     if e.relative:
         base = index.baseline()
@@ -651,7 +652,7 @@ def _vector_evidence(index: SearchIndex, ids, cos_all, rows: dict, query_lang: s
     else:
         shift = np.array([e.pair_shift(query_lang, lang) for lang in langs])
         cal = e.calibrate(cos_all[pos] + shift)
-    return {int(c): float(v) for c, v, ok in zip(wanted, cal, found, strict=True) if ok}
+    return {c: v for c, v, ok in zip(order, np.asarray(cal).tolist(), found.tolist(), strict=True) if ok}
 
 
 def _with_neighbours(cid: int, rows: dict, own: dict) -> float:
