@@ -28,7 +28,6 @@ import argparse
 import contextlib
 import json
 import os
-import queue
 import resource
 import shutil
 import signal
@@ -36,11 +35,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))  # the raw JSON-RPC client the tests use
+
+from raw_mcp import RawServer  # noqa: E402
+
 QUESTION = "what database did we choose?"
 KNOWN = "SQLite"
 TASK = "fix the failing test in parser.py"
@@ -79,59 +81,20 @@ def tree_env(env: dict, src: Path) -> dict:
 
 
 # -- MCP: initialize and the first recall ---------------------------------------------------------
-class Server:
-    """A `giok mcp -w bench` process spoken to in raw JSON-RPC over stdio (no SDK on this side)."""
+class Server(RawServer):
+    """A `giok mcp -w bench` process spoken to in raw JSON-RPC over stdio (tests/raw_mcp.py)."""
 
     def __init__(self, env: dict, cwd: Path):
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "giok", "mcp", "-w", "bench"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-            cwd=cwd,
-        )
-        self.lines: queue.Queue = queue.Queue()
-        out = self.proc.stdout
-        threading.Thread(target=lambda: [self.lines.put(x) for x in out], daemon=True).start()  # type: ignore[union-attr]
+        super().__init__(env, cwd, "bench", quiet=True)
 
-    def send(self, message: dict) -> None:
-        self.proc.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())  # type: ignore[union-attr]
-        self.proc.stdin.flush()  # type: ignore[union-attr]
-
-    def answer(self, wanted: int) -> dict:
-        while True:
-            message = json.loads(self.lines.get(timeout=300))
-            if message.get("id") == wanted:
-                return message
-
-    def handshake(self) -> None:
-        hello = {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "bench", "version": "0"},
-        }
-        self.send({"id": 1, "method": "initialize", "params": hello})
-        self.answer(1)
-
-    def recall(self, ident: int) -> dict:
-        call = {
-            "name": "memory_recall",
-            "arguments": {"query": QUESTION},
-            "_meta": {"progressToken": "bench"},
-        }
-        self.send({"id": ident, "method": "tools/call", "params": call})
-        return self.answer(ident)["result"].get("structuredContent") or {}
+    def recall(self) -> dict:
+        meta = {"progressToken": "bench"}
+        return self.call("memory_recall", {"query": QUESTION}, meta).get("structuredContent") or {}
 
     def cpu(self) -> float:
         """CPU seconds (user + system) the server has used so far (Linux /proc, 10 ms ticks)."""
         fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self.proc.stdin.close()  # type: ignore[union-attr]
-        self.proc.wait(60)
 
 
 def first_contact(env: dict, cwd: Path) -> tuple[float, str, bool, float]:
@@ -140,10 +103,10 @@ def first_contact(env: dict, cwd: Path) -> tuple[float, str, bool, float]:
     started = time.perf_counter()
     server = Server(env, cwd)
     try:
-        server.handshake()
+        server.handshake(initialized=False)
         ready = time.perf_counter()
         server.send({"method": "notifications/initialized"})
-        data = server.recall(2)
+        data = server.recall()
         recalled = time.perf_counter()
         found = any(KNOWN in r.get("text", "") for r in data.get("results", []))
         return ready - started, str(data.get("answer")), found, recalled - ready
@@ -155,10 +118,8 @@ def running_server(env: dict, cwd: Path) -> Server:
     """A `giok mcp` as the Claude Code plugin keeps one running, past its warm-up."""
     server = Server(env, cwd)
     server.handshake()
-    server.send({"method": "notifications/initialized"})
-    ident = 2
-    while server.recall(ident).get("answer") != "found":  # a recall waits for the warm-up (bounded)
-        ident += 1
+    while server.recall().get("answer") != "found":  # a recall waits for the warm-up (bounded)
+        pass
     return server
 
 

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -25,6 +23,7 @@ import pytest
 from giok import Workspace
 from giok.edges import hookline
 from giok.locations import hook_socket, run_dir
+from raw_mcp import RawServer
 
 TIMEOUT = 300
 QUESTION = "what did we decide about the SQLite index?"
@@ -52,51 +51,18 @@ def _env(giok_home, **extra) -> dict:
     }
 
 
-class Server:
+class Server(RawServer):
     """`giok mcp -w bench`, driven by raw JSON-RPC lines over stdio."""
 
     def __init__(self, env: dict, cwd: Path):
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "giok", "mcp", "-w", "bench"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-            cwd=cwd,
-        )
-        self.lines: queue.Queue = queue.Queue()
-        out = self.proc.stdout
-        threading.Thread(target=lambda: [self.lines.put(x) for x in out], daemon=True).start()  # type: ignore[union-attr]
-        self._id = 0
-
-    def request(self, method: str, params: dict | None = None) -> dict:
-        self._id += 1
-        message = {"jsonrpc": "2.0", "id": self._id, "method": method, "params": params or {}}
-        self.proc.stdin.write((json.dumps(message) + "\n").encode())  # type: ignore[union-attr]
-        self.proc.stdin.flush()  # type: ignore[union-attr]
-        while True:
-            answer = json.loads(self.lines.get(timeout=TIMEOUT))
-            if answer.get("id") == self._id:
-                return answer
+        super().__init__(env, cwd, "bench", quiet=True)
 
     def start(self) -> Server:
         """The handshake, then one recall, which waits for the warm-up ($GIOK_MCP_WAIT)."""
-        hello = {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"},
-        }
-        self.request("initialize", hello)
-        self.proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')  # type: ignore[union-attr]
-        self.proc.stdin.flush()  # type: ignore[union-attr]
-        answer = self.request("tools/call", {"name": "memory_recall", "arguments": {"query": QUESTION}})
-        assert answer["result"]["structuredContent"]["answer"] == "found"
+        self.handshake()
+        answer = self.call("memory_recall", {"query": QUESTION})
+        assert answer["structuredContent"]["answer"] == "found"
         return self
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.stdin.close()  # type: ignore[union-attr]
-        self.proc.wait(TIMEOUT)
 
 
 @pytest.fixture

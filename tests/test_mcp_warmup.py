@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import queue
 import subprocess
 import sys
 import threading
@@ -23,6 +22,7 @@ from anyio.from_thread import start_blocking_portal
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from giok import Workspace
+from raw_mcp import RawServer
 from test_speed import plugin  # noqa: F401 - the `gated` embedding provider, a fixture
 
 TIMEOUT = 180.0  # seconds a call may take on a busy machine (the server's own wait is bounded)
@@ -252,38 +252,6 @@ def test_initialize_is_answered_before_the_model_loads(tmp_path, giok_home):
         proc.wait(TIMEOUT)
 
 
-class _Raw:
-    """A server driven by raw JSON-RPC lines over stdio, its answers read by a thread."""
-
-    def __init__(self, env: dict, cwd: Path):
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "giok", "mcp", "-w", "fresh"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            cwd=cwd,
-        )
-        self.lines: queue.Queue = queue.Queue()
-        threading.Thread(target=lambda: [self.lines.put(x) for x in self.proc.stdout], daemon=True).start()  # type: ignore[union-attr]
-
-    def send(self, *messages: dict) -> None:
-        data = "".join(json.dumps({"jsonrpc": "2.0", **m}) + "\n" for m in messages)
-        self.proc.stdin.write(data.encode())  # type: ignore[union-attr]
-        self.proc.stdin.flush()  # type: ignore[union-attr]
-
-    def answer(self, wanted: int) -> dict:
-        while True:
-            message = json.loads(self.lines.get(timeout=TIMEOUT))
-            if message.get("id") == wanted:
-                return message
-
-    def close(self) -> str:
-        self.proc.stdin.close()  # type: ignore[union-attr]
-        self.proc.wait(TIMEOUT)
-        return self.proc.stderr.read().decode()  # type: ignore[union-attr]
-
-
 @pytest.mark.parametrize("version", HANDSHAKE_VERSIONS)
 def test_initialize_is_answered_before_the_sdk_has_loaded(tmp_path, giok_home, version):
     """The handshake does not wait for the ~1 s of CPU the SDK's import costs: `initialize` is
@@ -296,7 +264,9 @@ def test_initialize_is_answered_before_the_sdk_has_loaded(tmp_path, giok_home, v
     (blocker / "sitecustomize.py").write_text(SDK_GATE)
     gate = tmp_path / "sdk-gate"
     path = os.pathsep.join([str(blocker), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])
-    server = _Raw(_env(giok_home, PYTHONPATH=path, SDK_GATE=str(gate), GIOK_EMBEDDINGS="fake"), tmp_path)
+    server = RawServer(
+        _env(giok_home, PYTHONPATH=path, SDK_GATE=str(gate), GIOK_EMBEDDINGS="fake"), tmp_path, "fresh"
+    )
     try:
         hello = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
         server.send({"id": 1, "method": "initialize", "params": hello})
