@@ -156,6 +156,12 @@ CROSS_WEIGHT = 0.95
 # at this share of its weight.
 STEM_SHARE = 0.9
 CHAIN_STEP = 1e-4  # how far the second of a chained pair sits below the first
+# Two live memories of one slot (`_by_date`): near in meaning (the cosine of the entries' own
+# vectors, neutral view) and in score, of different dates; chosen on a dev set of everyday
+# changes the write policy does not link (bench/current_values.py, docs/search.md "Standing").
+SLOT_NEAR = 0.55
+SLOT_TIE = 0.2
+SLOT_POOL = 20  # among the best this many results
 # A returned hit counts as used (a reference, for promotion) only when the answer plausibly rests
 # on it: a score of at least CONFIDENT and a content term of the query in its text.
 CONFIDENT = 0.5
@@ -477,6 +483,7 @@ def _score(index: SearchIndex, ws_name: str, query: str, o: Options, *, root=Non
     ]
     out: list[Result] = []
     langs: list[str] = []
+    kept: list[int] = []
     for cid in candidates:
         row = rows.get(cid)
         if row is None or not _visible(row, o, question.past):
@@ -494,8 +501,10 @@ def _score(index: SearchIndex, ws_name: str, query: str, o: Options, *, root=Non
         evidence["shared"] = any(have.intersection(alts) for alts in content)
         out.append(_result(row, ws_name, score * standing(row, question.past), evidence, relevance=score))
         langs.append("ko" if row["lang"] == "ko" else "en")
+        kept.append(cid)
     if o.mode != "keyword":
         _by_lead(out, langs)
+        _by_date(out, kept, ids, index, question.past)
     if root is not None and (question.past or o.include_superseded):
         _by_chain(out, successors(root), past=question.past)
     return out
@@ -574,6 +583,47 @@ def _by_chain(results: list[Result], successors: dict[str, str], past: bool) -> 
         first, second = (old, new) if past else (new, old)
         first.score, second.score = top, top - CHAIN_STEP
         old.relevance = new.relevance = relevance
+
+
+def _by_date(results: list[Result], cids: list[int], ids, index: SearchIndex, past: bool) -> None:
+    """Two live memories of one slot written on different days: the newer is the likelier
+    current value (a change the write policy did not link: "Seojun cycles to the office these
+    days" after "Seojun takes the 7:40 bus"). Where two live MEMORY.md entries of different
+    dates are near in meaning (SLOT_NEAR, the cosine of their own vectors) and their scores
+    near-tie (within SLOT_TIE of the better), the newer takes the better score and the older
+    sits CHAIN_STEP below it; for a question about the past the other way round. No score rises
+    above what the pair had, so whether a query gets any result is unchanged."""
+    best = sorted(range(len(results)), key=lambda i: -results[i].score)[:SLOT_POOL]
+    live = [
+        (i, results[i])
+        for i in best
+        if results[i].layer in LAYER_WEIGHT
+        and results[i].date
+        and results[i].evidence.get("status") == "live"
+    ]
+    if len(live) < 2:
+        return
+    wanted = np.array([cids[i] for i, _ in live], dtype=np.int64)
+    pos = np.clip(np.searchsorted(ids, wanted), 0, len(ids) - 1)
+    if not bool(np.all(ids[pos] == wanted)):
+        return
+    every = index.matrix()[1]
+    if not isinstance(every, np.ndarray):  # the shared PostgreSQL index keeps its vectors in the server
+        return
+    mat = every[pos]
+    norms = np.linalg.norm(mat, axis=1)
+    if not bool(np.all(norms > 0)):
+        return
+    near = (mat @ mat.T) / np.outer(norms, norms)
+    order = sorted(range(len(live)), key=lambda j: -live[j][1].score)
+    for x_at, x in enumerate(order):
+        for y in order[x_at + 1 :]:
+            high, low = live[x][1], live[y][1]
+            if near[x, y] < SLOT_NEAR or high.date == low.date or high.score - low.score > SLOT_TIE:
+                continue
+            if (str(low.date) > str(high.date)) != past:  # the newer, or for the past the older
+                low.score, high.score = high.score, high.score - CHAIN_STEP
+                low.relevance = max(low.relevant, high.relevant)
 
 
 def _by_lead(results: list[Result], langs: list[str]) -> None:
