@@ -38,6 +38,32 @@ def test_trivia_greetings_and_filler_are_refused(ws, text):
     assert ws.memory().entries() == []
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Yerin and I chatted about a baking show",
+        "Yerin and I talked about a cooking competition on TV",
+        "예린이 택배 언제 오냐고 물어봄, 머그컵 배송 중",
+        "예린이랑 다큐 얘기하다 퇴근",
+    ],
+)
+def test_everyday_trivia_about_a_named_person_stays_below_what_matters_about_her(text):
+    # a name must not lift a chat or a parcel to a standing preference or a life event
+    assert judgement.judge(text).layer in ("drop", "M30")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Yerin gave birth to a boy last night.",
+        "예린이 참깨 알레르기 있어",
+        "Yerin starts her new job at Naver next month.",
+    ],
+)
+def test_what_matters_about_the_same_person_is_kept_for_90_days_or_more(text):
+    assert LAYERS.index(judgement.judge(text).layer) >= LAYERS.index("M90")
+
+
 def test_trivia_is_kept_when_the_caller_chooses_a_layer(ws):
     result = ws.remember("택배 3개 왔음", layer="M30")
     assert result.action == "written"

@@ -3,6 +3,7 @@
     .venv/bin/python tools/train_judgement.py [--holdout conv-42 ...] [--out PATH]
     .venv/bin/python tools/train_judgement.py --pair-only [--pair-classic] [--nli DIR --nli-weight W]
     .venv/bin/python tools/train_judgement.py --pair-only --cross-negatives N [--seed S] [--slot-traps]
+    .venv/bin/python tools/train_judgement.py --holdout conv-42 conv-43 [--written-weight trivia=W]
 
 Training material, none of it the evaluation sets (bench/data/judgement/, written apart):
 - LoCoMo dev (../shared/bench/locomo_dev.json; CC BY-NC 4.0): a turn is worth keeping when the
@@ -373,12 +374,18 @@ def train_pair(
     return {"pair_w": w.astype(np.float32), "pair_b": np.float32(b)}
 
 
-def train(holdout: set[str], vectors: Vectors, pair: dict) -> dict[str, np.ndarray]:
+def train(
+    holdout: set[str], vectors: Vectors, pair: dict, source_weight: dict[str, float] | None = None
+) -> dict[str, np.ndarray]:
+    """Every head; `source_weight` weighs the written sentences of a raw file (its `source`,
+    raw/j_trivia.txt -> "trivia") in the keep and layer heads, 1 for the rest."""
     turns, events = locomo(holdout)
     mine = written()
-    ours = policy_set() + [(i["text"], int(i["layer"] != "drop")) for i in mine]
+    share = source_weight or {}
+    ours = [(t, y, 1.0) for t, y in policy_set()]
+    ours += [(i["text"], int(i["layer"] != "drop"), share.get(i.get("source", ""), 1.0)) for i in mine]
     keep_rows = [(model_text(t), y, LOCOMO_WEIGHT) for t, y in turns if model_text(t)]
-    keep_rows += [(model_text(t), y, 1.0) for t, y in ours if model_text(t)]
+    keep_rows += [(model_text(t), y, w) for t, y, w in ours if model_text(t)]
     keep_rows += [(model_text(e), 1, LOCOMO_WEIGHT) for e in events if model_text(e)]
     kx = vectors.of([t for t, *_ in keep_rows])
     keep_w, keep_b = fit(
@@ -387,7 +394,9 @@ def train(holdout: set[str], vectors: Vectors, pair: dict) -> dict[str, np.ndarr
 
     # one head over drop and the four layers: written sentences, the policy set's refusals,
     # LoCoMo's life events (M365) and, lightly, its uncited turns (drop)
-    layer_rows = [(i["text"], judgement.LAYERS.index(i["layer"]), 1.0) for i in mine]
+    layer_rows = [
+        (i["text"], judgement.LAYERS.index(i["layer"]), share.get(i.get("source", ""), 1.0)) for i in mine
+    ]
     layer_rows += [(t, 0, 1.0) for t, y in policy_set() if not y]
     # LoCoMo's "events" include outings and errands, not only life events: light, like its turns
     layer_rows += [(e, judgement.LAYERS.index("M365"), LOCOMO_WEIGHT) for e in events]
@@ -499,7 +508,15 @@ def main() -> None:
         action="store_true",
         help="the pair head also reads the slot traps of tools/data/raw/c_traps.txt (the pairs with a kind)",
     )
+    parser.add_argument(
+        "--written-weight",
+        action="append",
+        default=[],
+        metavar="SOURCE=W",
+        help="weigh the written sentences of raw/j_SOURCE.txt W times in the keep and layer heads",
+    )
     args = parser.parse_args()
+    source_weight = {k: float(v) for k, _, v in (a.partition("=") for a in args.written_weight)}
     pair = {
         "nli": args.nli,
         "nli_weight": args.nli_weight if args.nli else 0.0,
@@ -516,7 +533,7 @@ def main() -> None:
             weights = {k: shipped[k] for k in shipped.files if not k.startswith("pair_")}
         weights.update(train_pair(vectors, **pair))
     else:
-        weights = train(set(args.holdout), vectors, pair)
+        weights = train(set(args.holdout), vectors, pair, source_weight)
     tune(weights, vectors, keep=not args.pair_only)
     vectors.save()
     np.savez_compressed(args.out, **weights)

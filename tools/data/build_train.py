@@ -50,6 +50,7 @@ def norm_type_kind(layer, typ, kind):
 def build_judgement():
     items, seen = [], set()
     for path in sorted(glob.glob(os.path.join(HERE, "raw", "j_*.txt"))):
+        source = Path(path).stem[2:]  # raw/j_trivia.txt -> "trivia" (train_judgement.py --written-weight)
         for n, line in enumerate(Path(path).read_text("utf-8").splitlines(), 1):
             line = line.rstrip("\n")
             if not line.strip() or line.startswith("#"):
@@ -68,7 +69,7 @@ def build_judgement():
                 sys.exit(f"{path}:{n}: duplicate text {text!r}")
             seen.add(text)
             lang, mixed = lang_of(text)
-            it = {"text": text, "lang": lang, "layer": layer, "type": typ, "kind": kind}
+            it = {"text": text, "lang": lang, "layer": layer, "type": typ, "kind": kind, "source": source}
             if mixed:
                 it["mixed"] = True
             items.append(it)
