@@ -49,7 +49,6 @@ class HookServer:
         self.env = environment(env)
         self.home = str(ws.home.path)
         self.path = hook_socket(self.home, env)
-        self.listening = threading.Event()  # set once the socket is bound and accepting
         self._server: socketserver.UnixStreamServer | None = None
         self._lock_fd: int | None = None
         self._closed = threading.Event()
@@ -91,7 +90,6 @@ class HookServer:
                 self._give_up()
                 return
             self._server = server
-        self.listening.set()
         server.serve_forever(poll_interval=0.5)
 
     def close(self) -> None:

@@ -1108,7 +1108,8 @@ class Index(LocalIndex):
 
         Rows read before in the index's current generation come from memory (`_RowCache`): the
         SQL reads only the others, with the reader's scope rule; a remembered row is returned
-        only when its `reader` key is one the rule allows. Callers must not change a row."""
+        only when its `reader` key is one the rule allows. Callers must not change a row's fields;
+        they may add what they derive from it (`search._memo`)."""
         gen = self.generation()
         cache = self._rows
         if cache is None or cache.gen != gen:

@@ -455,7 +455,7 @@ def _score(index: SearchIndex, ws_name: str, query: str, o: Options, *, root=Non
     groups = _phrased(question.groups(query_terms(undated)), crossing)
     terms = list(groups)
     reader = Reader(o.user, o.thread, o.all_scopes)  # the scope rule in SQL: unseen rows are never read
-    ids, _ = index.matrix()
+    ids, every = index.matrix()
     if not len(ids):
         return []
     cos_all = kw_hits = qvec = None
@@ -504,7 +504,7 @@ def _score(index: SearchIndex, ws_name: str, query: str, o: Options, *, root=Non
         kept.append(cid)
     if o.mode != "keyword":
         _by_lead(out, langs)
-        _by_date(out, kept, ids, index, question.past)
+        _by_date(out, kept, ids, every, question.past)
     if root is not None and (question.past or o.include_superseded):
         _by_chain(out, successors(root), past=question.past)
     return out
@@ -585,45 +585,48 @@ def _by_chain(results: list[Result], successors: dict[str, str], past: bool) -> 
         old.relevance = new.relevance = relevance
 
 
-def _by_date(results: list[Result], cids: list[int], ids, index: SearchIndex, past: bool) -> None:
+def _by_date(results: list[Result], cids: list[int], ids, every, past: bool) -> None:
     """Two live memories of one slot written on different days: the newer is the likelier
     current value (a change the write policy did not link: "Seojun cycles to the office these
     days" after "Seojun takes the 7:40 bus"). Where two live MEMORY.md entries of different
-    dates are near in meaning (SLOT_NEAR, the cosine of their own vectors) and their scores
-    near-tie (within SLOT_TIE of the better), the newer takes the better score and the older
-    sits CHAIN_STEP below it; for a question about the past the other way round. No score rises
-    above what the pair had, so whether a query gets any result is unchanged."""
+    dates are near in meaning (SLOT_NEAR, the cosine of their own vectors: rows of `every`, the
+    index's matrix) and their scores near-tie (within SLOT_TIE of the better), the newer takes
+    the better score and the older sits CHAIN_STEP below it; for a question about the past the
+    other way round. No score rises above what the pair had, so whether a query gets any result
+    is unchanged. The shared PostgreSQL index keeps its vectors in the server: left alone."""
+    if not isinstance(every, np.ndarray):
+        return
     best = sorted(range(len(results)), key=lambda i: -results[i].score)[:SLOT_POOL]
     live = [
-        (i, results[i])
+        i
         for i in best
         if results[i].layer in LAYER_WEIGHT
         and results[i].date
         and results[i].evidence.get("status") == "live"
-    ]
+    ]  # best first
     if len(live) < 2:
         return
-    wanted = np.array([cids[i] for i, _ in live], dtype=np.int64)
-    pos = np.clip(np.searchsorted(ids, wanted), 0, len(ids) - 1)
-    if not bool(np.all(ids[pos] == wanted)):
-        return
-    every = index.matrix()[1]
-    if not isinstance(every, np.ndarray):  # the shared PostgreSQL index keeps its vectors in the server
-        return
+    pos, found = _positions(ids, [cids[i] for i in live])
     mat = every[pos]
     norms = np.linalg.norm(mat, axis=1)
-    if not bool(np.all(norms > 0)):
+    if not bool(np.all(found) and np.all(norms > 0)):
         return
     near = (mat @ mat.T) / np.outer(norms, norms)
-    order = sorted(range(len(live)), key=lambda j: -live[j][1].score)
-    for x_at, x in enumerate(order):
-        for y in order[x_at + 1 :]:
-            high, low = live[x][1], live[y][1]
+    for x in range(len(live)):
+        for y in range(x + 1, len(live)):
+            high, low = results[live[x]], results[live[y]]
             if near[x, y] < SLOT_NEAR or high.date == low.date or high.score - low.score > SLOT_TIE:
                 continue
             if (str(low.date) > str(high.date)) != past:  # the newer, or for the past the older
                 low.score, high.score = high.score, high.score - CHAIN_STEP
                 low.relevance = max(low.relevant, high.relevant)
+
+
+def _positions(ids, wanted: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Where the chunk ids `wanted` sit in the index's sorted `ids`, and which are there."""
+    want = np.array(wanted, dtype=np.int64)
+    pos = np.clip(np.searchsorted(ids, want), 0, len(ids) - 1)
+    return pos, ids[pos] == want
 
 
 def _by_lead(results: list[Result], langs: list[str]) -> None:
@@ -685,9 +688,7 @@ def _vector_evidence(index: SearchIndex, ids, cos_all, rows: dict, query_lang: s
     if cos_all is None:
         return {}
     order = sorted(rows)
-    wanted = np.array(order, dtype=np.int64)
-    pos = np.clip(np.searchsorted(ids, wanted), 0, len(ids) - 1)
-    found = ids[pos] == wanted
+    pos, found = _positions(ids, order)
     langs = [("ko" if rows[c]["lang"] == "ko" else "en") for c in order]
     e = index.embedder
     if e.relative:

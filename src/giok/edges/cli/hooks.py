@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import select
-import sys
-
 import click
 
 from giok.edges.cli import main, open_workspace, workspace_option
@@ -19,14 +16,10 @@ def hook_input(wait: float = 1.0) -> dict:
 
 def read_hook_input(wait: float = 1.0) -> str:
     """What a Claude Code hook got on stdin ('' from a terminal, or when nothing comes within
-    `wait` seconds)."""
-    if sys.stdin is None or sys.stdin.isatty():
-        return ""
-    try:
-        ready, _, _ = select.select([sys.stdin], [], [], wait)
-    except (OSError, ValueError):  # not a selectable stream (a file or a test's StringIO): just read it
-        ready = [sys.stdin]
-    return sys.stdin.read() if ready else ""
+    `wait` seconds): the front door's reader (giok.edges.hookline), which may have read it first."""
+    from giok.edges.hookline import read_input
+
+    return read_input(wait) or ""
 
 
 @main.command("hook")
