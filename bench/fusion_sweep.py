@@ -24,8 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from giok.providers import embeddings
-from giok.retrieval import baseline
+from giok.providers import baseline, embeddings
 
 ROOT = Path(__file__).resolve().parent.parent
 _MEMO: dict[tuple[str, str, str], np.ndarray] = {}

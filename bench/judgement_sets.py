@@ -12,7 +12,13 @@ Tune on dev, report test and fresh. `--rules` answers with the keyword rules alo
    their agreement, and the layer (exact, and within one step).
 2. changes (changes.json): does `remember` of `new` supersede `old` (policy.decide against a
    MEMORY.md holding `old`)? Accuracy, changes found, and false supersedes on the traps.
-3. cost: CPU to judge one day's diary (the sentences as diary items) by the offline judge.
+3. changes in a store (changes.json again): every `old` of the split and language in one
+   MEMORY.md (dated in file order, as a life writes them), and each `new` decided against that
+   whole store, as `remember` meets it: many entries about the same people ("I", Seojun, 지민이)
+   compete. A change is found when its own `old` is among what it replaces; a wrong link is an
+   entry replaced that is not its own old (any entry, for a trap); items with a wrong link are
+   counted.
+4. cost: CPU to judge one day's diary (the sentences as diary items) by the offline judge.
 """
 
 from __future__ import annotations
@@ -107,6 +113,54 @@ def changes(items: list[dict]) -> dict:
     }
 
 
+def changes_in_store(items: list[dict]) -> dict:
+    import datetime as dt
+
+    from giok.store.memoryfile import MemoryEntry, MemoryFile, empty
+    from giok.write import policy
+
+    hit = true = wrong_items = wrong_links = traps_linked = 0
+    misses = []
+    for lang in ("en", "ko"):
+        mine = [i for i in items if i["lang"] == lang]
+        mf = MemoryFile.parse(empty(lang))
+        start = dt.date(2026, 1, 1)
+        for n, item in enumerate(mine):
+            fields = {"id": f"m-{n:06d}"}
+            mf.add(
+                MemoryEntry(
+                    policy.normalize(item["old"]), layer="M90", date=start + dt.timedelta(n), fields=fields
+                )
+            )
+        for n, item in enumerate(mine):
+            decision = policy.decide(mf, item["new"], force=True)
+            replaced = set()
+            if decision.action == "supersede" and decision.target is not None:
+                replaced = {decision.target.id, *(e.id for e in decision.also)}
+            own = f"m-{n:06d}"
+            wrong = replaced - {own} if item["change"] else replaced
+            if item["change"]:
+                true += 1
+                hit += own in replaced
+            else:
+                traps_linked += bool(replaced)
+            wrong_items += bool(wrong)
+            wrong_links += len(wrong)
+            if wrong or (item["change"] and own not in replaced):
+                olds = {e.id: e.text for e in mf.entries()}
+                got = ", ".join(olds.get(i, i) for i in sorted(replaced)) or "nothing"
+                misses.append(f"[{item['kind']}] {item['new']} → replaced {got} (own old: {item['old']})")
+    n = max(1, len(items))
+    return {
+        "n": len(items),
+        "changes_found": hit / max(1, true),
+        "items_with_wrong_links": wrong_items / n,
+        "wrong_links": wrong_links,
+        "traps_linked": traps_linked,
+        "misses": misses,
+    }
+
+
 def cost(items: list[dict]) -> dict:
     from giok.write import judgement, judges, policy
 
@@ -135,6 +189,7 @@ def main() -> None:
         "judge": "rules" if args.rules else "model",
         "keep": keep_refuse(load("sentences.json", args.split)),
         "changes": changes(load("changes.json", args.split)),
+        "store": changes_in_store(load("changes.json", args.split)),
         "cost": cost(load("sentences.json", args.split)),
     }
     if args.json:
@@ -151,10 +206,15 @@ def main() -> None:
         f"changes      n={c['n']}  accuracy {c['accuracy']:.3f}  found {c['changes_found']:.3f}  "
         f"false supersedes on traps {c['false_supersedes']:.3f}"
     )
+    st = result["store"]
+    print(
+        f"in a store   n={st['n']}  found {st['changes_found']:.3f}  items with a wrong link "
+        f"{st['items_with_wrong_links']:.3f} ({st['wrong_links']} links; traps linked {st['traps_linked']})"
+    )
     print(
         f"cost         {result['cost']['lines']} diary lines judged in {result['cost']['cpu_ms']:.0f} ms CPU"
     )
-    for name in ("keep", "changes"):
+    for name in ("keep", "changes", "store"):
         for line in result[name]["misses"][: args.misses]:
             print(f"  {name} miss: {line}")
 

@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 from giok.errors import IndexError_
-from giok.providers import embeddings
-from giok.retrieval import baseline
+from giok.providers import baseline, embeddings
 from giok.retrieval.index import Index
 
 

@@ -159,3 +159,21 @@ def test_a_new_number_of_another_slot_replaces_nothing(ws, old, new):
     result = ws.remember(new, force=True)
     assert result.action == "written", result
     assert not ws.get(kept.id).superseded
+
+
+def test_a_change_replaces_its_own_slot_and_no_other_fact_of_the_same_person(ws):
+    # the rules see one subject (도윤) and a change word, and the pair head calls every pair of
+    # this person a change: meaning picks the one slot the new text fills
+    others = [
+        ws.remember(text, type="fact").entry
+        for text in (
+            "도윤은 갑각류 알레르기가 있다",
+            "도윤은 매일 아침 현미녹차를 마신다",
+            "도윤은 8시에 출근한다",
+        )
+    ]
+    car = ws.remember("도윤의 차는 회색 쏘나타다", type="fact").entry
+    result = ws.remember("도윤이 차를 쏘나타에서 아이오닉5로 바꿨다")
+    assert result.action == "superseded", result
+    assert ws.get(car.id).superseded
+    assert [e.text for e in others if ws.get(e.id).superseded] == []

@@ -1,4 +1,4 @@
-"""The language-neutral view of a multilingual model (`giok.retrieval.baseline.Neutral`): the
+"""The language-neutral view of a multilingual model (`giok.providers.baseline.Neutral`): the
 index searches e5 vectors with the Korean-minus-English direction and the common mean removed,
 so a Korean question finds its Korean answer before an English near-miss, and the reverse."""
 
@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from conftest import stocked_workspace
-from giok.providers import embeddings
-from giok.retrieval import baseline
+from giok.providers import baseline, embeddings
 from giok.retrieval.index import Index
 
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from giok.providers import embeddings
-from giok.retrieval import baseline
+from giok.providers import baseline, embeddings
 
 
 class Counted(embeddings.Embedder):

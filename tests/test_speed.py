@@ -17,8 +17,7 @@ import pytest
 from conftest import run_giok
 from giok import Workspace
 from giok.errors import ProviderError
-from giok.providers import embeddings
-from giok.retrieval import baseline
+from giok.providers import baseline, embeddings
 from giok.retrieval.index import Index, _Analyser
 from giok.text.crossing import index_terms
 from giok.text.terms import grams, quote_fts, terms, words

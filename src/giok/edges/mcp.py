@@ -798,7 +798,7 @@ class WarmUp:
     def _run(self) -> None:
         started = time.perf_counter()
         try:
-            from giok.retrieval import baseline
+            from giok.providers import baseline
             from giok.retrieval.index import Index
 
             index = self._index = Index.for_workspace(self.ws)

@@ -88,10 +88,10 @@ class Embedder:
 
     pair_shifts: ClassVar[dict[tuple[str, str], float]] = {}
     # relative = True: vector evidence is the cosine's margin over the background baseline
-    # (`giok.retrieval.baseline`), calibrated between margin_floor and margin_ceil, instead of the
+    # (`giok.providers.baseline`), calibrated between margin_floor and margin_ceil, instead of the
     # absolute cosine between floor and ceil.
     relative = False
-    # neutral = True: the index searches `giok.retrieval.baseline.Neutral`'s view of this model
+    # neutral = True: the index searches `giok.providers.baseline.Neutral`'s view of this model
     # (its language direction and common mean removed), for a multilingual model.
     neutral = False
     margin_floor = 0.0

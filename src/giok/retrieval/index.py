@@ -305,7 +305,7 @@ class Index(LocalIndex):
 
     @classmethod
     def local_for_workspace(cls, ws, embedder: embeddings.Embedder | None = None) -> Index:
-        from giok.retrieval import baseline
+        from giok.providers import baseline
 
         embedder = baseline.neutral(embedder or embeddings.get(embeddings.settings(ws.home)), ws.home.path)
         db = ws.data_dir / FILENAME
@@ -547,7 +547,7 @@ class Index(LocalIndex):
 
     def _background_due(self) -> list[str]:
         """The background texts a search will embed for this model's baseline (none once cached)."""
-        from giok.retrieval import baseline as background
+        from giok.providers import baseline as background
 
         if self.defer_vectors or not self.embedder.relative or self._baseline is not None:
             return []
@@ -1035,10 +1035,10 @@ class Index(LocalIndex):
         return ids[:at], mat[:at]
 
     def baseline(self) -> dict[tuple[str, str], np.ndarray]:
-        """Centroids of the background set (`giok.retrieval.baseline`) for the configured model:
+        """Centroids of the background set (`giok.providers.baseline`) for the configured model:
         {(kind, lang): unit-free mean vector}, embedded once per model and kept in the home."""
         if self._baseline is None:
-            from giok.retrieval import baseline as background
+            from giok.providers import baseline as background
 
             self._baseline = background.centroids(self.embedder, self.home)
         return self._baseline

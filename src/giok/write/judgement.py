@@ -586,6 +586,28 @@ def change_score(new: str, old: str) -> Change | None:
     return Change(p, verdict)
 
 
+_NEUTRAL: list = []  # [the encoder's language-neutral view] once built
+
+
+def slot_likeness(new: str, olds: Sequence[str]) -> list[float] | None:
+    """How near each old text is to `new` in meaning, as the slot it fills: the cosine of their
+    vectors in the search's language-neutral view (giok.providers.baseline.Neutral: the common
+    mean and the language direction removed, so that two sentences about one person do not look
+    alike for the name and the language alone). "하윤이 차를 테슬라로 바꿨다" is 0.71 from "하윤의
+    차는 흰색 아반떼다" and 0.42–0.57 from the allergy, the commute and the tea of the same
+    person. None when the model cannot answer."""
+    if _heads() is None or not olds:
+        return None if _heads() is None else []
+    encoder = _encoder()
+    with _ENCODER_LOCK:
+        if not _NEUTRAL:
+            from giok.providers.baseline import Neutral
+
+            _NEUTRAL.append(Neutral(encoder, None))
+    moved = _NEUTRAL[0].transform(vectors_of([new, *olds]), "passage")
+    return [float(x) for x in moved[1:] @ moved[0]]
+
+
 # -- readings: a number that changes by nature -----------------------------------------------------
 _NUMBER = lazy(r"(?<![\w#.:-])\d+(?:[.,]\d+)*(?::\d\d)?")  # 37, 72.5, 10,400, 09:30; not #1, v2
 _LABEL = lazy(r"#\d|\b[A-Za-z]+\d|\d\s*:(?!\d)")  # #123, v2, A3, "Log 4:" (not a time, 09:30)

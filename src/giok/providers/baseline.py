@@ -253,7 +253,7 @@ def embed_all(embedder: Embedder) -> Vectors:
     }
 
 
-# The default model's background vectors ship with giok (retrieval/background/, written by
+# The default model's background vectors ship with giok (providers/background/, written by
 # tools/background.py), so the first search on a new machine does not spend seconds embedding
 # them. A shipped file is taken only when its key names this model and background set and when
 # the model, embedding a few of the texts now, gives the same vectors: a changed model build
