@@ -159,8 +159,10 @@ def main() -> None:
         _env(base)
         from giok.lifecycle import slots
 
-        built = [(item, _workspace(base, f"p{n}", [(OLD_DAY, item["old"]), (NEW_DAY, item["new"])]))
-                 for n, item in enumerate(pairs(opts.split))]
+        built = [
+            (item, _workspace(base, f"p{n}", [(OLD_DAY, item["old"]), (NEW_DAY, item["new"])]))
+            for n, item in enumerate(pairs(opts.split))
+        ]
         cv = None
         if opts.split == "dev":
             data = json.loads(CURRENT.read_text("utf-8"))

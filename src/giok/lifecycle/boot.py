@@ -428,7 +428,9 @@ def _counted(data: object, counter: str) -> dict[str, int]:
     return counted
 
 
-def _cache_key(ws, day: dt.date, user, thread, open_tasks: set[str], index: list | None = None) -> list | None:
+def _cache_key(
+    ws, day: dt.date, user, thread, open_tasks: set[str], index: list | None = None
+) -> list | None:
     """What the kept lines depend on; MEMORY.md by a digest of its bytes, not its time stamps:
     an edit that keeps the size, the inode and the modification time is still seen; the index's
     model and generation (`slots.state`), whose vectors decide which entries fold."""
@@ -482,7 +484,8 @@ def _parse_memory_items(
 
 
 HISTORY = {"en": "earlier", "ko": "이전"}  # the label of an entry's earlier values (slots.newest)
-_HISTORY_RE = re.compile(r" \((?:%s), \d{4}-\d{2}-\d{2}: .*$" % "|".join(HISTORY.values()), re.M)
+_LABELS = "|".join(HISTORY.values())
+_HISTORY_RE = re.compile(rf" \((?:{_LABELS}), \d{{4}}-\d{{2}}-\d{{2}}: .*$", re.M)
 
 
 def _history(older: list, lang: str) -> str:

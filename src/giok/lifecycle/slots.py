@@ -5,7 +5,7 @@ coffee to matcha" can stay live beside "Priya drinks an oat flat white every mor
 orders such a pair by date at ranking time (`search._by_date`); boot lists entries, so it folds
 them: the newer entry's line carries the older as history, and the older has no line of its own.
 
-    - [2026-05-02] Priya switched her morning coffee to matcha (m-b2) (earlier, 2026-01-10: Priya drinks an oat flat white every morning; m-a1)
+    - [2026-05-02] Priya has matcha now (m-b2) (earlier, 2026-01-10: Priya drinks flat whites, m-a1)
 
 Two entries fill one slot here when, among the live entries boot shows, both have a date, the
 dates differ, their own vectors are near (cosine ≥ NEAR in the index's neutral view) and each is
