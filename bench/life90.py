@@ -16,8 +16,10 @@ heart rate, battery) through the day, plus some trivia the agent over-eagerly `r
 `distill` at 23:30. On day N+1 (91) it measures what a user sees:
 
 - changes: for every fact that changed, is its current value in `giok boot` and is no stale
-  statement there (the old line, shown as live);
-- one-offs: important one-offs still live in MEMORY.md (any layer);
+  statement there (the old line, shown as live; an old value boot folds into the newer line as
+  "(earlier, DATE: …)" is history, counted apart: `boot.without_history`);
+- one-offs: important one-offs still live in MEMORY.md (any layer), and in boot as current or
+  only as the history of another line (a false pairing of `giok.lifecycle.slots`);
 - trivia above M30: share of live M90/M365/M0 entries that are trivia;
 - M30 boot trivia: M30 lines in the boot text that are trivia;
 - recall@1: colloquial questions, Korean and English, current / before / one-off /
@@ -290,7 +292,7 @@ class Life:
             live = [e for e in entries if not e.superseded]
             r = {"boot_tokens": shown["tokens"], "live": Counter(e.layer or "M30" for e in live)}
             r["changes"] = self.m_changes(a, text, by_id)
-            r["important"] = self.m_important(a, live)
+            r["important"] = self.m_important(a, live, text)
             r["trivia_above"] = self.m_trivia_above(a, live)
             r["boot_m30"] = self.m_boot_m30(a, shown, by_id)
             r["homonyms"] = self.m_homonyms(a, by_id, text)
@@ -320,17 +322,23 @@ class Life:
         return day <= self.days
 
     def m_changes(self, a: Agent, text: str, by_id: dict) -> list[dict]:
+        from giok.lifecycle.boot import without_history
+
         rows = []
+        shown = text
+        text = without_history(shown)  # what boot shows as current: not the "(earlier, …)" history
+
+        def seen(k: str, where: str) -> bool:
+            return has(where, a.key_text[k]) or any(
+                i in where or has(where, a.id_text.get(i, "-")) for i in a.key_ids[k]
+            )
+
         for c in a.s["changes"]:
             if not all(self.due(st["day"]) for st in c["steps"]):
                 continue
             current_ok = all(has(text, v) for v in c["current"])
-            stale_shown = [
-                k
-                for k in c["stale"]
-                if has(text, a.key_text[k])
-                or any(i in text or has(text, a.id_text.get(i, "-")) for i in a.key_ids[k])
-            ]
+            stale_shown = [k for k in c["stale"] if seen(k, text)]
+            as_history = [k for k in c["stale"] if k not in stale_shown and seen(k, shown)]
             old_live = [
                 k for k in c["stale"] if any(i in by_id and not by_id[i].superseded for i in a.key_ids[k])
             ]
@@ -341,19 +349,32 @@ class Life:
                     "current": c["current"],
                     "current_in_boot": current_ok,
                     "stale_in_boot": [a.key_text[k] for k in stale_shown],
+                    "stale_as_history": [a.key_text[k] for k in as_history],
                     "stale_live_in_memory": [a.key_text[k] for k in old_live],
                     "ok": current_ok and not stale_shown,
                 }
             )
         return rows
 
-    def m_important(self, a: Agent, live: list) -> list[dict]:
+    def m_important(self, a: Agent, live: list, text: str = "") -> list[dict]:
+        from giok.lifecycle.boot import without_history
+
+        current = without_history(text)
         rows = []
         for imp in a.s["important"]:
             if not self.due(a.key_day[imp["key"]]):
                 continue
             hit = [e for e in live if all(has(e.text, m) for m in imp["match"])]
-            rows.append({"what": imp["what"], "kept": bool(hit), "layer": hit[0].layer if hit else None})
+            in_boot = any(f"({e.id})" in current for e in hit)
+            rows.append(
+                {
+                    "what": imp["what"],
+                    "kept": bool(hit),
+                    "layer": hit[0].layer if hit else None,
+                    "in_boot": in_boot,
+                    "history_only": not in_boot and any(e.id in text for e in hit),
+                }
+            )
         return rows
 
     def is_trivia(self, a: Agent, text: str) -> bool:
@@ -539,9 +560,12 @@ def summarise(m: dict, days: int, model: str, seed: int, elapsed: float, cpu_s: 
             **share(changes),
             "current_in_boot": sum(1 for c in changes if c["current_in_boot"]),
             "stale_in_boot": sum(1 for c in changes if c["stale_in_boot"]),
+            "stale_as_history": sum(1 for c in changes if c["stale_as_history"]),
             "stale_live_in_memory": sum(1 for c in changes if c["stale_live_in_memory"]),
         },
         "important_kept": share(imp, "kept"),
+        "important_in_boot": share(imp, "in_boot"),
+        "important_history_only": sum(1 for x in imp if x["history_only"]),
         "trivia_above_m30": {
             "above": above,
             "trivia": above_t,
@@ -566,9 +590,12 @@ def render(s: dict, verbose: bool = False) -> str:
     rows = [
         ("changed facts right in boot (current shown, no stale)", pct(ch)),
         ("  current value in boot", f"{ch['current_in_boot']}/{ch['n']}"),
-        ("  a stale statement in boot", f"{ch['stale_in_boot']}/{ch['n']}"),
+        ("  a stale statement in boot (shown as current)", f"{ch['stale_in_boot']}/{ch['n']}"),
+        ("  an older value shown as history only", f"{ch['stale_as_history']}/{ch['n']}"),
         ("  stale entry still live in MEMORY.md", f"{ch['stale_live_in_memory']}/{ch['n']}"),
         ("important one-offs kept (live, any layer)", pct(s["important_kept"])),
+        ("  in boot as current", pct(s["important_in_boot"])),
+        ("  in boot only as another line's history", str(s["important_history_only"])),
         (
             "trivia above M30 (of live M90/M365/M0)",
             f"{ta['trivia']}/{ta['above']}" + (f" ({ta['share']:.0%})" if ta["share"] is not None else ""),

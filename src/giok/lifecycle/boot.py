@@ -41,6 +41,7 @@ import stat
 from dataclasses import dataclass, field
 
 from giok.errors import GiokError, InvalidInput
+from giok.lifecycle import slots
 from giok.retrieval.chunks import is_own_line
 from giok.store import refs, templates
 from giok.store.clock import today
@@ -369,7 +370,7 @@ def _diary_items(ws, day: dt.date) -> dict[str, list[Item]]:
 
 
 CACHE = "boot-memory.json"  # in .giok/: MEMORY.md's boot lines, sorted and counted
-_CACHE_VERSION = 2  # 2: keyed on a digest of MEMORY.md's bytes
+_CACHE_VERSION = 3  # 2: keyed on a digest of MEMORY.md's bytes; 3: and on the index (slots.state)
 CACHE_MAX = 64 << 20  # bytes: a larger file is not one boot wrote
 
 
@@ -377,7 +378,8 @@ def _memory_items(ws, day: dt.date, user, thread, open_tasks: set[str]) -> dict[
     """MEMORY.md's lines for boot, per layer, best first, with their token costs. Kept in
     .giok/ keyed on a digest of the file's bytes and on everything else they depend on (day,
     reader, open tasks, token counter): a command that boots again skips the parse."""
-    key = _cache_key(ws, day, user, thread, open_tasks)
+    index = slots.state(ws)  # one slot's entries fold by the index's vectors (slots.newest)
+    key = _cache_key(ws, day, user, thread, open_tasks, index)
     path = ws.layout.derived(CACHE)  # not created here: a read-only boot writes nothing it must
     raw = read_regular(path, CACHE_MAX) if key else None
     try:
@@ -387,7 +389,7 @@ def _memory_items(ws, day: dt.date, user, thread, open_tasks: set[str]) -> dict[
     if isinstance(data, dict) and data.get("key") == key:
         items = data.get("items") or {}
         return {layer: [Item(layer, *row) for row in items.get(layer, [])] for layer in LAYERS}
-    out = _parse_memory_items(ws, day, user, thread, open_tasks)
+    out = _parse_memory_items(ws, day, user, thread, open_tasks, index[0] if index else None)
     counter = tokens.counter()
     counted = _counted(data, counter)  # a line's cost depends on nothing else: the last boot's
     for items in out.values():
@@ -426,29 +428,78 @@ def _counted(data: object, counter: str) -> dict[str, int]:
     return counted
 
 
-def _cache_key(ws, day: dt.date, user, thread, open_tasks: set[str]) -> list | None:
+def _cache_key(
+    ws, day: dt.date, user, thread, open_tasks: set[str], index: list | None = None
+) -> list | None:
     """What the kept lines depend on; MEMORY.md by a digest of its bytes, not its time stamps:
-    an edit that keeps the size, the inode and the modification time is still seen."""
+    an edit that keeps the size, the inode and the modification time is still seen; the index's
+    model and generation (`slots.state`), whose vectors decide which entries fold."""
     try:
         data = (ws.root / MEMORY).read_bytes()
     except OSError:
         return None
     digest = hashlib.sha1(data, usedforsecurity=False).hexdigest()  # a cache key; sha1 is the fastest here
-    return [_CACHE_VERSION, digest, day.isoformat(), user, thread, sorted(open_tasks), tokens.counter()]
+    return [
+        _CACHE_VERSION,
+        digest,
+        day.isoformat(),
+        user,
+        thread,
+        sorted(open_tasks),
+        index,
+        tokens.counter(),
+    ]
 
 
-def _parse_memory_items(ws, day: dt.date, user, thread, open_tasks: set[str]) -> dict[str, list[Item]]:
+def _parse_memory_items(
+    ws, day: dt.date, user, thread, open_tasks: set[str], model: str | None = None
+) -> dict[str, list[Item]]:
+    """The live entries this reader may see, per layer, best first. Where two or more fill one
+    slot (`slots.newest`, with the index's `model`), the newest's line carries the earlier ones
+    as history and stands where the best placed of them stood (the first layer in fill order,
+    the best score); the earlier ones have no line of their own."""
     mf = ws.memory()
+    live = [
+        e
+        for e in mf.entries()
+        if not (e.superseded or e.expired(day) or not policy.visible(e.scope, user, thread, open_tasks))
+    ]
+    earlier = slots.newest(ws, live, model) if model else {}
+    folded = {e.id for group in earlier.values() for e in group}
+    lang = templates.language(ws) if earlier else "en"
     pools: dict[str, list] = {layer: [] for layer in LAYERS}
-    for e in mf.entries():
-        if e.superseded or e.expired(day) or not policy.visible(e.scope, user, thread, open_tasks):
+    for e in live:
+        if e.id in folded:
             continue
-        pools[e.layer or "M30"].append(e)
+        group = [e, *earlier.get(e.id, [])]
+        layer = min((g.layer or "M30" for g in group), key=_ORDER.index)
+        score = max(_score(g, day) for g in group)
+        line = _entry_line(e) + _history(group[1:], lang)
+        pools[layer].append((score, Item(layer, line, e.id)))
     out = {}
-    for layer, entries in pools.items():
-        entries.sort(key=lambda e: _score(e, day), reverse=True)
-        out[layer] = [Item(layer, _entry_line(e), e.id) for e in entries]
+    for layer, scored in pools.items():
+        scored.sort(key=lambda x: x[0], reverse=True)
+        out[layer] = [item for _, item in scored]
     return out
+
+
+HISTORY = {"en": "earlier", "ko": "이전"}  # the label of an entry's earlier values (slots.newest)
+_LABELS = "|".join(HISTORY.values())
+_HISTORY_RE = re.compile(rf" \((?:{_LABELS}), \d{{4}}-\d{{2}}-\d{{2}}: .*$", re.M)
+
+
+def _history(older: list, lang: str) -> str:
+    """` (earlier, 2026-01-10: TEXT, m-a1; 2025-11-02: TEXT, m-c3)`: what the slot held before."""
+    if not older:
+        return ""
+    parts = "; ".join(f"{e.date.isoformat()}: {e.text}, {e.id}" for e in older)
+    return f" ({HISTORY.get(lang, HISTORY['en'])}, {parts})"
+
+
+def without_history(text: str) -> str:
+    """Boot text without the earlier values folded into a line (`_history`): what it shows as
+    current."""
+    return _HISTORY_RE.sub("", text)
 
 
 def _score(entry, day: dt.date) -> float:
