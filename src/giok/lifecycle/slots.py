@@ -105,11 +105,11 @@ def _vectors(ws, entries: list, model: str) -> dict:
     stores it), for the entries that have one under `model`."""
     import numpy as np
 
-    from giok.retrieval.index import _printable, content_hash
+    from giok.retrieval.index import embedding_key
 
     by_hash: dict[str, list[str]] = {}
     for e in entries:
-        by_hash.setdefault(content_hash(_printable(e.text)), []).append(e.id)
+        by_hash.setdefault(embedding_key(e.text), []).append(e.id)
     hashes = list(by_hash)
     out = {}
     try:

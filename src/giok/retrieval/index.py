@@ -93,6 +93,11 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", errors="surrogateescape")).hexdigest()[:32]
 
 
+def embedding_key(text: str) -> str:
+    """The key of a text's vector in the embedding cache (`embedding_cache.hash`)."""
+    return content_hash(_printable(text))
+
+
 VECTORS_PENDING = "vectors-pending"  # meta key: a deferred sync left chunks without vectors
 BUSY_TIMEOUT = 30.0  # seconds a connection waits for another process's write; $GIOK_INDEX_BUSY_TIMEOUT
 RESCAN = 2.0  # seconds a process's syncs may skip the per-file scan; $GIOK_INDEX_RESCAN (settings)
