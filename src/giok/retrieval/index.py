@@ -341,7 +341,8 @@ class Index(LocalIndex):
         if kept is None:
             return None
         signature, settings, index = kept
-        if settings != ws.home.settings or _signature(ws.home.config_path) != signature:
+        same_settings = settings is ws.home.settings or settings == ws.home.settings
+        if not same_settings or _signature(ws.home.config_path) != signature:
             return None
         if cls._open.get(str(index.db_path)) is not index or not index._same_file():
             return None
@@ -1177,15 +1178,12 @@ class Index(LocalIndex):
         known = cache.rows
         allowed = None if reader is None or reader.all_scopes else frozenset(reader.allowed())
         absent = cache.absent.setdefault(allowed, set())
-        out = {}
-        missing = []
-        for i in ids:
-            row = known.get(i)
-            if row is None:
-                if i not in absent:
-                    missing.append(i)
-            elif allowed is None or row["reader"] in allowed:
-                out[i] = row
+        get = known.get
+        if allowed is None:
+            out = {i: row for i in ids if (row := get(i)) is not None}
+        else:
+            out = {i: row for i in ids if (row := get(i)) is not None and row["reader"] in allowed}
+        missing = [i for i in ids if i not in known and i not in absent] if len(out) < len(ids) else []
         if not missing:
             return out
         if len(known) + len(missing) > ROW_CACHE or len(absent) > ROW_CACHE:

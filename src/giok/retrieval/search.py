@@ -478,10 +478,10 @@ def _score(
     candidates = _candidates(ids, cos_all, kw_hits, dated)
     near = sorted(set(candidates) | {c + d for c in candidates for d in (-1, 1)})
     rows = index.rows(near, reader)
-    facts = {cid: _facts(row) for cid, row in rows.items()}
+    facts = {cid: row.get("~facts") or _facts(row) for cid, row in rows.items()}
     names = _name_terms(o.user, terms)
     kw = _keyword_evidence(
-        index, groups, rows, kw_hits, o.prefix, dated, names, question, crossing.alternatives, undated
+        index, groups, facts, kw_hits, o.prefix, dated, names, question, crossing.alternatives, undated
     )
     vec = _vector_evidence(index, ids, cos_all, facts, language(query), qvec)
     content = frozenset(  # the query's content terms: a hit that shares one counts as used (`used`)
@@ -492,9 +492,8 @@ def _score(
     )
     scored = _Scored(rows, facts, vec, kw, o.mode)
     on_dates = {cid for day_ids in dated.values() for cid in day_ids}
-    out, langs, kept = scored.results(
-        candidates, ws_name, o, question.past, on_dates, _named_speakers(undated, terms, rows), content
-    )
+    asked_of = _named_among(undated, terms, [fact.speaker for fact in facts.values()])
+    out, langs, kept = scored.results(candidates, ws_name, o, question.past, on_dates, asked_of, content)
     if o.mode != "keyword":
         _by_lead(out, langs)
         _by_date(out, kept, ids, every, question.past)
@@ -767,7 +766,10 @@ def _vector_evidence(
     else:
         shift = np.array([e.pair_shift(query_lang, "ko" if k else "en") for k in ko.tolist()])
         cal = e.calibrate(cos_all[pos] + shift)
-    return {c: v for c, v, ok in zip(order, np.asarray(cal).tolist(), found.tolist(), strict=True) if ok}
+    values = np.asarray(cal).tolist()
+    if found.all():
+        return dict(zip(order, values, strict=True))
+    return {c: v for c, v, ok in zip(order, values, found.tolist(), strict=True) if ok}
 
 
 def _with_neighbours(cid: int, facts: dict[int, _Facts], own: dict) -> float:
@@ -874,9 +876,13 @@ def _named_speakers(query: str, terms: list[str], rows: dict) -> set[str]:
     question is about: a question about one of them is answered by what they said. Of two
     named ones, the first is the subject ("what did Gina tell Jon …") unless they are named
     together ("Jon and Gina", "both Jon and Gina": what either said)."""
+    return _named_among(query, terms, [_speaker(row) for row in rows.values()])
+
+
+def _named_among(query: str, terms: list[str], said_by: list[str | None]) -> set[str]:
+    """`_named_speakers`, given who says each line at hand (None: nobody)."""
     said: dict[str, int] = {}
-    for row in rows.values():
-        who = _speaker(row)
+    for who in said_by:
         if who:
             said[who] = said.get(who, 0) + 1
     speakers = {who for who, n in said.items() if n >= 2}
@@ -952,7 +958,7 @@ def _user_names(user: str) -> tuple[frozenset[str], frozenset[str]]:
 def _keyword_evidence(
     index: SearchIndex,
     groups: dict[str, tuple[str, ...]],
-    rows: dict,
+    facts: dict[int, _Facts],
     kw_hits,
     prefix: bool,
     dated: dict[str, list[int]],
@@ -991,10 +997,10 @@ def _keyword_evidence(
     weighed = [(t, w, groups[t], cross.get(t, ()), stems.get(t, ())) for t, w in idf.items()]
     out = {}
     for cid in set(rank).union(*on_day.values()):
-        row = rows.get(cid)
-        if row is None:
+        fact = facts.get(cid)
+        if fact is None:
             continue
-        have = _have(row)
+        have = fact.have
         hit = sum([w * _present(t, alts, have, prefix, other, stem) for t, w, alts, other, stem in weighed])
         if day_idf:
             hit += sum(w for d, w in day_idf.items() if cid in on_day[d])
