@@ -507,11 +507,8 @@ def _query_vector(embedder, text: str, vectors: dict | None) -> np.ndarray:
     if vectors is None:
         return embedder.embed([text], "query")[0]
     key = (id(embedder), text)
-    if key not in vectors:
-        vectors[key] = (
-            embedder,
-            embedder.embed([text], "query")[0],
-        )  # the embedder kept: its id stays its own
+    if key not in vectors:  # the embedder is kept beside its vector, so its id stays its own
+        vectors[key] = (embedder, embedder.embed([text], "query")[0])
     return vectors[key][1]
 
 
@@ -562,7 +559,7 @@ class _Scored:
             state = status(row)
             evidence = {"vector": vec.get(cid, 0.0), "keyword": kw.get(cid, 0.0), "status": state}
             evidence["shared"] = not fact.have.isdisjoint(content)
-            factor = (1.0 if past else STATUS[state]) * fact.layer_weight * fact.type_weight  # `standing`
+            factor = _standing(state, fact.layer_weight, fact.type_weight, past)
             out.append(_result(row, ws_name, score * factor, evidence, relevance=score))
             langs.append("ko" if fact.ko else "en")
             kept.append(cid)
@@ -616,11 +613,20 @@ def status(row: dict) -> str:
 def standing(row: dict, past: bool = False) -> float:
     """The factor of what an entry is: its status (set aside for a question about the past),
     its layer and its type (STATUS, LAYER_WEIGHT, TYPE_WEIGHT)."""
-    factor = 1.0 if past else STATUS[status(row)]
+    return _standing(status(row), _layer_weight(row), _type_weight(row), past)
+
+
+def _standing(state: str, layer_weight: float, type_weight: float, past: bool) -> float:
+    return (1.0 if past else STATUS[state]) * layer_weight * type_weight
+
+
+def _layer_weight(row: dict) -> float:
     layer = row["layer"] if row["layer"] != "archive" else None
-    return (
-        factor * LAYER_WEIGHT.get(layer or "", LAYER_OTHER) * TYPE_WEIGHT.get(row.get("category") or "", 1.0)
-    )
+    return LAYER_WEIGHT.get(layer or "", LAYER_OTHER)
+
+
+def _type_weight(row: dict) -> float:
+    return TYPE_WEIGHT.get(row.get("category") or "", 1.0)
 
 
 def _by_chain(results: list[Result], successors: dict[str, str], past: bool) -> None:
@@ -811,8 +817,9 @@ def _memo(row: dict, key: str, compute: Callable[[dict], Any]) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class _Facts:
-    """What scoring reads of a row beside its evidence, derived from the row's own fields once
-    (`_memo`: a local index's row serves every search of its generation)."""
+    """What scoring reads of a row beside its evidence, derived from the row's own fields once and
+    kept in the row (`_facts`; as `_memo` keeps a derived value: a local index's row serves every
+    search of its generation)."""
 
     path: str
     diary: bool
@@ -827,6 +834,7 @@ class _Facts:
 
 
 def _facts(row: dict) -> _Facts:
+    """The row's `_Facts` (`_memo`, written out: it runs for every row a search reads)."""
     try:
         return row["~facts"]
     except KeyError:
@@ -835,7 +843,6 @@ def _facts(row: dict) -> _Facts:
 
 
 def _facts_of(row: dict) -> _Facts:
-    layer = row["layer"] if row["layer"] != "archive" else None
     return _Facts(
         path=row["path"],
         diary=row["layer"] == "diary",
@@ -845,8 +852,8 @@ def _facts_of(row: dict) -> _Facts:
         have=_have(row),
         ko=row["lang"] == "ko",
         identity=row["path"] in IDENTITY_FILES,
-        layer_weight=LAYER_WEIGHT.get(layer or "", LAYER_OTHER),
-        type_weight=TYPE_WEIGHT.get(row.get("category") or "", 1.0),
+        layer_weight=_layer_weight(row),
+        type_weight=_type_weight(row),
     )
 
 
