@@ -15,9 +15,11 @@ machine only CPU is comparable between runs, so the load average is printed with
 2. Indexing throughput of the default model on 200 passages: texts/s of wall time
    and CPU ms/text, on the idle machine and with one competing CPU-bound process
    (`python -c 'while True: pass'`), for thread settings GIOK_EMBED_THREADS × OMP_WAIT_POLICY.
-3. Search p50/p90 (library call, in process, after a warm-up search) at 1,000 and 10,000 chunks,
-   default model, and the stat-family system calls one search makes (counted with `strace -f`
-   between two marks the worker leaves; -1 without strace). Both workspaces hold the same
+3. Search p50/p90 (library call, in process, after a warm-up search, a new query each round) at
+   1,000 and 10,000 chunks, default model; the p50 of what a search spends beside the query's
+   embedding (the time inside the embedder's `embed`, also printed, taken off each search); and
+   the stat-family system calls one search makes (counted with `strace -f` between two marks the
+   worker leaves; -1 without strace). Both workspaces hold the same
    1,000 diary texts (the larger one each ten times), so their vectors are embedded once and
    kept in a temp file between runs (`giok-bench-vectors-1000.sqlite`, seeded by
    `Index.seed_vectors`). --rounds searches per run (40); --repeat N runs each tree N times,
@@ -166,17 +168,21 @@ def worker_search_p50(tmp: str, files: str = "100", lines: str = "10", rounds: s
             index.db.backup(copy)
     chunks = index.status()["chunks"]
     search_full(ws, "warm up", record=None)
-    walls, cpus = [], []
+    spent = _time_embedding(index.embedder)
+    walls, cpus, own_walls, own_cpus, embed_walls = [], [], [], [], []
     os.access(MARK + "begin", os.F_OK)
     for i in range(int(rounds)):
-        q = QUERIES[i % len(QUERIES)] + ("" if i < len(QUERIES) else f" {i}")
+        q = QUERIES[i % len(QUERIES)] + ("" if i < len(QUERIES) else f" {i}")  # a new query each round
+        spent[:] = [0.0, 0.0]
         t0, c0 = time.perf_counter(), time.process_time()
         search_full(ws, q, record=None)
         walls.append((time.perf_counter() - t0) * 1000)
         cpus.append((time.process_time() - c0) * 1000)
+        own_walls.append(walls[-1] - spent[0] * 1000)
+        own_cpus.append(cpus[-1] - spent[1] * 1000)
+        embed_walls.append(spent[0] * 1000)
     os.access(MARK + "end", os.F_OK)
     walls.sort()
-    cpus.sort()
     print(
         json.dumps(
             {
@@ -185,9 +191,30 @@ def worker_search_p50(tmp: str, files: str = "100", lines: str = "10", rounds: s
                 "p50_wall": statistics.median(walls),
                 "p90_wall": walls[int(len(walls) * 0.9)],
                 "p50_cpu": statistics.median(cpus),
+                "own_wall": statistics.median(own_walls),
+                "own_cpu": statistics.median(own_cpus),
+                "embed_wall": statistics.median(embed_walls),
             }
         )
     )
+
+
+def _time_embedding(embedder) -> list[float]:
+    """Wall and CPU seconds `embedder.embed` spends (the query's embedding), added up in the list
+    returned (the caller resets it): the rest of a search is the search's own work."""
+    spent = [0.0, 0.0]
+    real = embedder.embed
+
+    def timed(texts, kind="passage"):
+        t0, c0 = time.perf_counter(), time.process_time()
+        try:
+            return real(texts, kind)
+        finally:
+            spent[0] += time.perf_counter() - t0
+            spent[1] += time.process_time() - c0
+
+    embedder.embed = timed
+    return spent
 
 
 def stat_calls(src: Path, tmp: str, files: int, lines: int, rounds: int = 10) -> float:
@@ -360,13 +387,20 @@ def search_p50(trees: list[tuple[str, Path]], repeat: int, rounds: int) -> None:
                     calls = ""
                 print(
                     f"  [{label}] {r['chunks']} chunks: p50 {r['p50_wall']:.1f} ms wall, "
-                    f"{r['p50_cpu']:.1f} ms CPU; p90 {r['p90_wall']:.1f} ms wall{calls} — {_load()}"
+                    f"{r['p50_cpu']:.1f} ms CPU; p90 {r['p90_wall']:.1f} ms wall; without the query's "
+                    f"embedding (p50 {r['embed_wall']:.1f} ms wall) {r['own_wall']:.2f} ms wall, "
+                    f"{r['own_cpu']:.2f} ms CPU{calls} — {_load()}"
                 )
         if repeat > 1:
             for label, got in runs.items():
                 wall = statistics.median(r["p50_wall"] for r in got)
                 cpu = statistics.median(r["p50_cpu"] for r in got)
-                print(f"  [{label}] median of {repeat} runs: p50 {wall:.1f} ms wall, {cpu:.1f} ms CPU")
+                own = statistics.median(r["own_wall"] for r in got)
+                own_cpu = statistics.median(r["own_cpu"] for r in got)
+                print(
+                    f"  [{label}] median of {repeat} runs: p50 {wall:.1f} ms wall, {cpu:.1f} ms CPU; "
+                    f"without the query's embedding {own:.2f} ms wall, {own_cpu:.2f} ms CPU"
+                )
 
 
 THREAD_SETTINGS = [

@@ -14,6 +14,7 @@ import textwrap
 
 import pytest
 
+from giok.errors import IndexError_
 from giok.retrieval.index import Index, Reader
 from giok.retrieval.search import search_full
 
@@ -124,3 +125,91 @@ def test_a_library_process_multiplies_the_query_on_one_blas_thread_unless_told_o
     threads = _blas_threads_in_cosines({})
     assert threads and set(threads) == {1}
     assert set(_blas_threads_in_cosines({"OPENBLAS_NUM_THREADS": "2"})) == {2}
+
+
+# -- what a search opens and embeds ------------------------------------------------------------
+HOUR_NS = 3600 * 10**9
+
+
+def _settle(ws) -> None:
+    """Every folder of the workspace and the home config an hour old (nothing changed lately),
+    then a search: its full scan is one the next searches may trust (docs/search.md, "Freshness")."""
+    paths = [ws.home.config_path]
+    for base, dirs, _ in os.walk(ws.root):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        paths.append(base)
+    for path in paths:
+        then = os.stat(path).st_mtime_ns - HOUR_NS
+        os.utime(path, ns=(then, then))
+    Index.for_workspace(ws).rescan = 3600.0
+    _answer(ws, "settle")
+
+
+class Opens:
+    """The files of the workspace and of the home that Python code opens while counting."""
+
+    def __init__(self, monkeypatch, *folders):
+        import builtins
+        import io
+
+        self.paths: list[str] = []
+        real = io.open
+        roots = [str(f) for f in folders]
+
+        def spy(file, *args, **kwargs):
+            if isinstance(file, str | os.PathLike) and str(file).startswith(tuple(roots)):
+                self.paths.append(os.path.relpath(str(file), roots[0]))
+            return real(file, *args, **kwargs)
+
+        monkeypatch.setattr(io, "open", spy)
+        monkeypatch.setattr(builtins, "open", spy)
+
+
+def test_a_search_while_nothing_changed_reads_neither_user_md_nor_the_home_config(diary, monkeypatch):
+    _settle(diary)
+    opened = Opens(monkeypatch, diary.root, diary.home.path)
+    got = _answer(diary, "where is the umbrella")
+    assert opened.paths == [os.path.join(".giok", "lock")]  # the stamp of the last giok write only
+    assert any("car boot" in r["text"] for r in got)
+
+
+def test_a_changed_user_md_or_home_config_is_seen_by_the_next_search(diary):
+    diary.remember("Minji keeps the spare bike key in the blue tin", layer="M90", scope="user:Minji")
+    _settle(diary)
+    assert not any("blue tin" in r["text"] for r in _answer(diary, "spare bike key"))  # Seojun's view
+    user_md = diary.root / "USER.md"
+    swap = diary.root / ".USER.md.swp"  # an editor's safe save: a new file renamed over the old
+    swap.write_text(user_md.read_text("utf-8").replace("Seojun", "Minji"), "utf-8")
+    os.replace(swap, user_md)
+    assert any("blue tin" in r["text"] for r in _answer(diary, "spare bike key"))  # now Minji's
+
+    _settle(diary)
+    before = Index.for_workspace(diary)
+    diary.home.update(lambda c: c.update(embeddings={"provider": "fake", "dim": 16}))
+    config = diary.home.config_path
+    then = os.stat(config).st_mtime_ns - HOUR_NS  # even with a time stamp as old as the last one
+    os.utime(config, ns=(then, then))
+    assert Index.for_workspace(diary).embedder.identity != before.embedder.identity
+    with pytest.raises(IndexError_, match="configured model is fake:16"):  # the new model, not the old
+        _answer(diary, "spare bike key")
+
+
+def test_a_search_of_two_workspaces_embeds_its_query_once(diary, tmp_path, giok_home, monkeypatch):
+    from giok import Workspace
+    from giok.providers import embeddings
+
+    other, _ = Workspace.init(tmp_path / "mira", name="mira", user="Seojun", home=giok_home)
+    other.remember("Mira keeps the deployment runbook in the wiki", layer="M90")
+    _answer(diary, "warm up", workspaces=[diary.name, "mira"])
+    asked: list[str] = []
+    real = embeddings.Fake.embed_batch
+
+    def counting(self, texts, kind):
+        if kind == "query":
+            asked.extend(texts)
+        return real(self, texts, kind)
+
+    monkeypatch.setattr(embeddings.Fake, "embed_batch", counting)
+    got = _answer(diary, "where is the deployment runbook", workspaces=[diary.name, "mira"])
+    assert any("runbook" in r["text"] for r in got) and {r["workspace"] for r in got} >= {"mira"}
+    assert asked == ["where is the deployment runbook"]

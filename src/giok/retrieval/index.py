@@ -111,6 +111,21 @@ def _racy_margin(mtime_ns: int) -> int:
     return RACY_COARSE_NS if mtime_ns % 1_000_000_000 == 0 else RACY_NS
 
 
+def _signature(path: Path) -> tuple[int, int, int] | None:
+    """(inode, size, mtime) of a file that is replaced or rewritten when it changes (the home
+    config: written atomically); (0, 0, 0) when there is none; None when it cannot be trusted
+    yet: changed within the racy margin, when a second change may keep the same mtime."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return (0, 0, 0)
+    except OSError:
+        return None
+    if time.time_ns() - st.st_mtime_ns < _racy_margin(st.st_mtime_ns):
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 @dataclass(frozen=True)
 class Freshness:
     """What one full scan saw, for the cheap check of the next syncs of this process: the
@@ -124,6 +139,8 @@ class Freshness:
     folders: tuple[tuple[str, int], ...]
     files: int
     racy: bool
+    # what was derived from the workspace's files while this scan holds (`Index.while_fresh`)
+    kept: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def holds(self, lock: Path, within: float) -> bool:
         """Whether nothing a sync would see can have changed, short of a file rewritten in place
@@ -260,6 +277,8 @@ class Index(LocalIndex):
     the index on meanwhile."""
 
     _open: ClassVar[dict[str, Index]] = {}
+    # (workspace root, home) -> (the home config's signature, the home's settings, the index): `_kept`
+    _chosen: ClassVar[dict[tuple[str, str], tuple[tuple[int, int, int], Any, Index]]] = {}
     _opening: ClassVar[threading.Lock] = threading.Lock()
     # Optional callable(files_done, files_total, texts_done, texts_total) that a sync calls as
     # it reads changed files and embeds texts (the CLI shows progress with it; a 0 total means
@@ -300,13 +319,39 @@ class Index(LocalIndex):
     def for_workspace(cls, ws, embedder: embeddings.Embedder | None = None) -> SearchIndex:
         """The workspace's index on the backend the home config names (`"index": {"backend":
         "postgres", "dsn": ...}`: `giok.retrieval.pg.PgIndex` over the local index; both are a
-        `SearchIndex`)."""
+        `SearchIndex`).
+
+        The local index chosen with the configured model is kept for the next call while the
+        home config is unchanged (`Index._kept`: one stat, not the config read twice)."""
         from giok.retrieval import pg
 
+        if embedder is None and (kept := cls._kept(ws)) is not None:
+            return kept
+        signature = _signature(ws.home.config_path)  # taken before the read: a later change is seen
         conf = pg.settings(ws)
         if conf["backend"] == "postgres":
             return pg.PgIndex.for_workspace(ws, conf["dsn"], cls.local_for_workspace(ws, embedder))
-        return cls.local_for_workspace(ws, embedder)
+        index = cls.local_for_workspace(ws, embedder)
+        if embedder is None and signature is not None:
+            cls._chosen[(str(ws.root), str(ws.home.path))] = (signature, ws.home.settings, index)
+        return index
+
+    @classmethod
+    def _kept(cls, ws) -> Index | None:
+        """The local index `for_workspace` chose for this workspace and home, when the home config
+        has the same stat signature (inode, size, mtime) as then, the home the same settings, and
+        the index is still the open one of its file (the model, the backend and the file are
+        then what they were); None otherwise."""
+        kept = cls._chosen.get((str(ws.root), str(ws.home.path)))
+        if kept is None:
+            return None
+        signature, settings, index = kept
+        same_settings = settings is ws.home.settings or settings == ws.home.settings
+        if not same_settings or _signature(ws.home.config_path) != signature:
+            return None
+        if cls._open.get(str(index.db_path)) is not index or not index._same_file():
+            return None
+        return index
 
     @classmethod
     def local_for_workspace(cls, ws, embedder: embeddings.Embedder | None = None) -> Index:
@@ -496,6 +541,20 @@ class Index(LocalIndex):
         if self._pending():
             return False
         return self.defer_vectors or not self._meta_raw(VECTORS_PENDING)
+
+    def while_fresh(self, key: str, compute: Callable[[], Any]) -> Any:
+        """compute(), kept while this process's last full scan holds (`Freshness`): a value
+        derived from the workspace's files (search's user, from USER.md) is derived again when
+        a sync would see them change. Call it after `sync`; without a kept scan (GIOK_INDEX_RESCAN
+        = 0) it computes every time."""
+        fresh = self._fresh
+        if fresh is None:
+            return compute()
+        try:
+            return fresh.kept[key]
+        except KeyError:
+            value = fresh.kept[key] = compute()
+            return value
 
     def _sync_once(self) -> dict:
         self._folders = []
@@ -730,10 +789,12 @@ class Index(LocalIndex):
 
     # -- purges forget could not run yet ----------------------------------------------------
     def _pending(self) -> list[Path]:
+        folder = layout.index_pending(self.db_path)
         try:
-            return sorted(layout.index_pending(self.db_path).glob("*.json"))
+            names = os.listdir(folder)  # every sync looks: one call, most often for no folder at all
         except OSError:
             return []
+        return sorted(folder / name for name in names if name.endswith(".json"))
 
     def _apply_pending(self) -> list[Path]:
         """Run every recorded purge (the caller holds the write lock). Returns the records run."""
@@ -1122,15 +1183,12 @@ class Index(LocalIndex):
         known = cache.rows
         allowed = None if reader is None or reader.all_scopes else frozenset(reader.allowed())
         absent = cache.absent.setdefault(allowed, set())
-        out = {}
-        missing = []
-        for i in ids:
-            row = known.get(i)
-            if row is None:
-                if i not in absent:
-                    missing.append(i)
-            elif allowed is None or row["reader"] in allowed:
-                out[i] = row
+        get = known.get
+        if allowed is None:
+            out = {i: row for i in ids if (row := get(i)) is not None}
+        else:
+            out = {i: row for i in ids if (row := get(i)) is not None and row["reader"] in allowed}
+        missing = [i for i in ids if i not in known and i not in absent] if len(out) < len(ids) else []
         if not missing:
             return out
         if len(known) + len(missing) > ROW_CACHE or len(absent) > ROW_CACHE:

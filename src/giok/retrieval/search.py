@@ -17,6 +17,7 @@ recall on every evaluation set and never decides whether anything is found (docs
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import re
 from collections.abc import Callable, Collection, Sequence
@@ -378,19 +379,23 @@ def search_full(ws, query: str, k: int = 5, **opts) -> Response:
     """Search ws (or opts.workspaces); Response carries results and what the cut-offs removed."""
     query = check_query(query)
     o = Options.make(k=k, **opts)
-    if o.user is None and not o.all_scopes:
-        o.user = default_user(ws)
     response = Response(query, [])
     if not re.search(r"\w", query):
         response.notes.append("the query has no words to search for")
         return response
-    ranked: list[Result] = []
+    synced = []
     for target in _targets(ws, o):
         index = Index.for_workspace(target)
         index.sync()
         response.notes += index.notes
         index.notes = []
-        ranked += _score(index, target.name, query, o, root=target.root)
+        synced.append((target, index))
+    if o.user is None and not o.all_scopes:
+        o.user = default_user(ws, next((i for t, i in synced if t.root == ws.root), None))
+    ranked: list[Result] = []
+    vectors: dict = {}  # the query's vectors, per model, for this search's workspaces
+    for target, index in synced:
+        ranked += _score(index, target.name, query, o, root=target.root, vectors=vectors)
     ranked.sort(key=lambda r: (-round(r.score, 6), -r.priority, r.workspace, r.path, r.start_line))
     kept = _cut(ranked, o, response, bool(_name_terms(o.user, query_terms(query))))
     response.results = kept[: o.k]
@@ -448,7 +453,12 @@ def _record(ws, results: list[Result], kind: str) -> None:
         refs.record(target, [r.source for r in hits], kind, used=[used(r) for r in hits])
 
 
-def _score(index: SearchIndex, ws_name: str, query: str, o: Options, *, root=None) -> list[Result]:
+def _score(
+    index: SearchIndex, ws_name: str, query: str, o: Options, *, root=None, vectors: dict | None = None
+) -> list[Result]:
+    """Every candidate of one index for the query, scored (unsorted, before the cut-offs).
+    `vectors`: the query vectors this search has embedded, by embedder and text (a search of
+    several workspaces embeds its query once per model)."""
     dates, undated = query_dates(query)
     question = Question.of(undated)
     crossing = query_alternatives(undated) if o.mode != "vector" else Crossing()
@@ -460,7 +470,7 @@ def _score(index: SearchIndex, ws_name: str, query: str, o: Options, *, root=Non
         return []
     cos_all = kw_hits = qvec = None
     if o.mode != "keyword":
-        qvec = index.embedder.embed([_without_user(undated, o.user) or query], "query")[0]
+        qvec = _query_vector(index.embedder, _without_user(undated, o.user) or query, vectors)
         cos_all = index.cosines(qvec, reader)
     if o.mode != "vector" and terms:
         kw_hits = index.keyword_search(_fts(groups, o.prefix, crossing.alternatives), POOL, reader)
@@ -468,46 +478,92 @@ def _score(index: SearchIndex, ws_name: str, query: str, o: Options, *, root=Non
     candidates = _candidates(ids, cos_all, kw_hits, dated)
     near = sorted(set(candidates) | {c + d for c in candidates for d in (-1, 1)})
     rows = index.rows(near, reader)
+    facts = {cid: row.get("~facts") or _facts(row) for cid, row in rows.items()}
     names = _name_terms(o.user, terms)
     kw = _keyword_evidence(
-        index, groups, rows, kw_hits, o.prefix, dated, names, question, crossing.alternatives, undated
+        index, groups, facts, kw_hits, o.prefix, dated, names, question, crossing.alternatives, undated
     )
-    vec = _vector_evidence(index, ids, cos_all, rows, language(query), qvec)
-    on_dates = {cid for day_ids in dated.values() for cid in day_ids}
-    asked_of = _named_speakers(undated, terms, rows)
-    own = {cid: _fuse(vec.get(cid, 0.0), kw.get(cid, 0.0), o.mode) for cid in rows}
-    content = [
-        (*alts, *crossing.alternatives.get(t, ()))
+    vec = _vector_evidence(index, ids, cos_all, facts, language(query), qvec)
+    content = frozenset(  # the query's content terms: a hit that shares one counts as used (`used`)
+        a
         for t, alts in groups.items()
         if t not in GENERIC and t not in names and t not in question.asking
-    ]
-    out: list[Result] = []
-    langs: list[str] = []
-    kept: list[int] = []
-    for cid in candidates:
-        row = rows.get(cid)
-        if row is None or not _visible(row, o, question.past):
-            continue
-        prior = o.identity if row["path"] in IDENTITY_FILES else 1.0
-        if not prior:
-            continue
-        score = _with_neighbours(cid, rows, own) ** GAMMA * _recency(row, o) * prior
-        if on_dates and row["layer"] == "diary" and cid not in on_dates:
-            score *= DATE_MISS
-        if asked_of and _speaker(row) not in asked_of | {None}:
-            score *= SPEAKER_MISS
-        have = _have(row)
-        evidence = {"vector": vec.get(cid, 0.0), "keyword": kw.get(cid, 0.0), "status": status(row)}
-        evidence["shared"] = any(have.intersection(alts) for alts in content)
-        out.append(_result(row, ws_name, score * standing(row, question.past), evidence, relevance=score))
-        langs.append("ko" if row["lang"] == "ko" else "en")
-        kept.append(cid)
+        for a in (*alts, *crossing.alternatives.get(t, ()))
+    )
+    scored = _Scored(rows, facts, vec, kw, o.mode)
+    on_dates = {cid for day_ids in dated.values() for cid in day_ids}
+    asked_of = _named_among(undated, terms, [fact.speaker for fact in facts.values()])
+    out, langs, kept = scored.results(candidates, ws_name, o, question.past, on_dates, asked_of, content)
     if o.mode != "keyword":
         _by_lead(out, langs)
         _by_date(out, kept, ids, every, question.past)
     if root is not None and (question.past or o.include_superseded):
         _by_chain(out, successors(root), past=question.past)
     return out
+
+
+def _query_vector(embedder, text: str, vectors: dict | None) -> np.ndarray:
+    """The query's vector, embedded once per search and model (`_score`'s `vectors`)."""
+    if vectors is None:
+        return embedder.embed([text], "query")[0]
+    key = (id(embedder), text)
+    if key not in vectors:  # the embedder is kept beside its vector, so its id stays its own
+        vectors[key] = (embedder, embedder.embed([text], "query")[0])
+    return vectors[key][1]
+
+
+class _Scored:
+    """The rows one search read, with their facts and evidence: each row's own score (the fused
+    evidence) and, per candidate, its result (`results`)."""
+
+    def __init__(self, rows: dict, facts: dict, vec: dict, kw: dict, mode: str):
+        self.rows, self.facts, self.vec, self.kw = rows, facts, vec, kw
+        if mode == "hybrid":  # `_fuse`, written out: it runs for every row read
+            self.own = {
+                cid: 1.0 - (1.0 - W_VEC * vec.get(cid, 0.0)) * (1.0 - W_KW * kw.get(cid, 0.0)) for cid in rows
+            }
+        else:
+            self.own = {cid: _fuse(vec.get(cid, 0.0), kw.get(cid, 0.0), mode) for cid in rows}
+
+    def results(
+        self,
+        candidates: list[int],
+        ws_name: str,
+        o: Options,
+        past: bool,
+        on_dates: set[int],
+        asked_of: set[str],
+        content: frozenset[str],
+    ) -> tuple[list[Result], list[str], list[int]]:
+        """The candidates' results (visible ones only), their languages and their ids."""
+        rows, facts, vec, kw = self.rows, self.facts, self.vec, self.kw
+        speakers = asked_of | {None}
+        scopes: dict[str | None, bool] = {}
+        out: list[Result] = []
+        langs: list[str] = []
+        kept: list[int] = []
+        for cid in candidates:
+            row = rows.get(cid)
+            if row is None or not _visible(row, o, past, scopes):
+                continue
+            fact = facts[cid]
+            prior = o.identity if fact.identity else 1.0
+            if not prior:
+                continue
+            recency = _recency(row, o) if o.recency_days else 1.0
+            score = _with_neighbours(cid, facts, self.own) ** GAMMA * recency * prior
+            if on_dates and fact.diary and cid not in on_dates:
+                score *= DATE_MISS
+            if asked_of and fact.speaker not in speakers:
+                score *= SPEAKER_MISS
+            state = status(row)
+            evidence = {"vector": vec.get(cid, 0.0), "keyword": kw.get(cid, 0.0), "status": state}
+            evidence["shared"] = not fact.have.isdisjoint(content)
+            factor = _standing(state, fact.layer_weight, fact.type_weight, past)
+            out.append(_result(row, ws_name, score * factor, evidence, relevance=score))
+            langs.append("ko" if fact.ko else "en")
+            kept.append(cid)
+        return out, langs, kept
 
 
 def _result(row: dict, ws_name: str, score: float, evidence: dict, relevance: float | None = None) -> Result:
@@ -557,11 +613,20 @@ def status(row: dict) -> str:
 def standing(row: dict, past: bool = False) -> float:
     """The factor of what an entry is: its status (set aside for a question about the past),
     its layer and its type (STATUS, LAYER_WEIGHT, TYPE_WEIGHT)."""
-    factor = 1.0 if past else STATUS[status(row)]
+    return _standing(status(row), _layer_weight(row), _type_weight(row), past)
+
+
+def _standing(state: str, layer_weight: float, type_weight: float, past: bool) -> float:
+    return (1.0 if past else STATUS[state]) * layer_weight * type_weight
+
+
+def _layer_weight(row: dict) -> float:
     layer = row["layer"] if row["layer"] != "archive" else None
-    return (
-        factor * LAYER_WEIGHT.get(layer or "", LAYER_OTHER) * TYPE_WEIGHT.get(row.get("category") or "", 1.0)
-    )
+    return LAYER_WEIGHT.get(layer or "", LAYER_OTHER)
+
+
+def _type_weight(row: dict) -> float:
+    return TYPE_WEIGHT.get(row.get("category") or "", 1.0)
 
 
 def _by_chain(results: list[Result], successors: dict[str, str], past: bool) -> None:
@@ -678,7 +743,9 @@ def _date_rows(index: SearchIndex, dates: list[str], reader: Reader | None = Non
     return {d: index.date_ids(d, DATE_POOL, reader) for d in dates}
 
 
-def _vector_evidence(index: SearchIndex, ids, cos_all, rows: dict, query_lang: str, qvec) -> dict[int, float]:
+def _vector_evidence(
+    index: SearchIndex, ids, cos_all, facts: dict[int, _Facts], query_lang: str, qvec
+) -> dict[int, float]:
     """Vector evidence per row in [0, 1]. For a `relative` provider (e5, searched through its
     language-neutral view `baseline.Neutral`): the cosine's margin over what this query scores
     against everyday unrelated text in the chunk's language (the background baseline, which
@@ -687,46 +754,50 @@ def _vector_evidence(index: SearchIndex, ids, cos_all, rows: dict, query_lang: s
     keep their order. Otherwise the calibrated cosine, shifted per language pair."""
     if cos_all is None:
         return {}
-    order = sorted(rows)
+    order = sorted(facts)
     pos, found = _positions(ids, order)
-    langs = [("ko" if rows[c]["lang"] == "ko" else "en") for c in order]
+    ko = np.array([facts[c].ko for c in order], dtype=bool)
     e = index.embedder
     if e.relative:
         base = index.baseline()
         ql = "ko" if query_lang == "ko" else "en"
         expected = {lang: float(qvec @ base[("passage", lang)]) for lang in ("en", "ko")}
-        same = np.array([lang == ql for lang in langs])
+        same = ko if ql == "ko" else ~ko
         cross_floor = e.cross_margin_floors.get(ql, e.margin_floor)
         cross_ceil = e.cross_margin_ceil or e.margin_ceil
         floor = np.where(same, e.margin_floor, cross_floor)
         scale = np.where(same, e.margin_ceil, cross_ceil) - floor
-        margin = cos_all[pos] - np.array([expected[lang] for lang in langs])
+        margin = cos_all[pos] - np.where(ko, expected["ko"], expected["en"])
         cal = np.tanh(np.maximum(margin - floor, 0.0) / scale)
     else:
-        shift = np.array([e.pair_shift(query_lang, lang) for lang in langs])
+        shift = np.array([e.pair_shift(query_lang, "ko" if k else "en") for k in ko.tolist()])
         cal = e.calibrate(cos_all[pos] + shift)
-    return {c: v for c, v, ok in zip(order, np.asarray(cal).tolist(), found.tolist(), strict=True) if ok}
+    values = np.asarray(cal).tolist()
+    if found.all():
+        return dict(zip(order, values, strict=True))
+    return {c: v for c, v, ok in zip(order, values, found.tolist(), strict=True) if ok}
 
 
-def _with_neighbours(cid: int, rows: dict, own: dict) -> float:
+def _with_neighbours(cid: int, facts: dict[int, _Facts], own: dict) -> float:
     """A diary line next to a strong match is itself likely relevant: blend in the better
     neighbour in the same file. The line after a question is its answer: it scores at least
     what the question does (a question matches the query's words; its answer holds the fact),
     and the question itself a little less than its own evidence (ASKED), so the answer comes
     first."""
-    row = rows[cid]
-    if row["layer"] != "diary":
+    fact = facts[cid]
+    if not fact.diary:
         return own[cid]
-    near = {
-        n: own[n]
-        for n in (cid - 1, cid + 1)
-        if n in rows and rows[n]["path"] == row["path"] and not _system(rows[n])
-    }
-    best = max(near.values(), default=0.0)
-    mine = own[cid] * (ASKED if _asks_row(row) else 1.0)
+    before, after = facts.get(cid - 1), facts.get(cid + 1)
+    before_near = before is not None and before.path == fact.path and not before.system
+    after_near = after is not None and after.path == fact.path and not after.system
+    if before_near and after_near:
+        best = max(own[cid - 1], own[cid + 1])
+    else:
+        best = own[cid - 1] if before_near else own[cid + 1] if after_near else 0.0
+    mine = own[cid] * (ASKED if fact.asks else 1.0)
     blended = (mine + NEIGHBOUR * best) / (1 + NEIGHBOUR)
-    if cid - 1 in near and _asks_row(rows[cid - 1]):
-        return max(blended, near[cid - 1])
+    if before is not None and before_near and before.asks:
+        return max(blended, own[cid - 1])
     return blended
 
 
@@ -742,6 +813,48 @@ def _memo(row: dict, key: str, compute: Callable[[dict], Any]) -> Any:
     except KeyError:
         value = row[key] = compute(row)
         return value
+
+
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    """What scoring reads of a row beside its evidence, derived from the row's own fields once and
+    kept in the row (`_facts`; as `_memo` keeps a derived value: a local index's row serves every
+    search of its generation)."""
+
+    path: str
+    diary: bool
+    system: bool  # `_system`
+    asks: bool  # `_asks`
+    speaker: str | None  # `_speaker`
+    have: frozenset[str]  # `_have`
+    ko: bool
+    identity: bool  # one of IDENTITY_FILES
+    layer_weight: float  # `standing`'s layer and type factors
+    type_weight: float
+
+
+def _facts(row: dict) -> _Facts:
+    """The row's `_Facts` (`_memo`, written out: it runs for every row a search reads)."""
+    try:
+        return row["~facts"]
+    except KeyError:
+        fact = row["~facts"] = _facts_of(row)
+        return fact
+
+
+def _facts_of(row: dict) -> _Facts:
+    return _Facts(
+        path=row["path"],
+        diary=row["layer"] == "diary",
+        system=_system(row),
+        asks=_asks_row(row),
+        speaker=_speaker(row),
+        have=_have(row),
+        ko=row["lang"] == "ko",
+        identity=row["path"] in IDENTITY_FILES,
+        layer_weight=_layer_weight(row),
+        type_weight=_type_weight(row),
+    )
 
 
 def _speaker(row: dict) -> str | None:
@@ -770,9 +883,13 @@ def _named_speakers(query: str, terms: list[str], rows: dict) -> set[str]:
     question is about: a question about one of them is answered by what they said. Of two
     named ones, the first is the subject ("what did Gina tell Jon …") unless they are named
     together ("Jon and Gina", "both Jon and Gina": what either said)."""
+    return _named_among(query, terms, [_speaker(row) for row in rows.values()])
+
+
+def _named_among(query: str, terms: list[str], said_by: list[str | None]) -> set[str]:
+    """`_named_speakers`, given who says each line at hand (None: nobody)."""
     said: dict[str, int] = {}
-    for row in rows.values():
-        who = _speaker(row)
+    for who in said_by:
         if who:
             said[who] = said.get(who, 0) + 1
     speakers = {who for who, n in said.items() if n >= 2}
@@ -803,7 +920,7 @@ def _candidates(ids: np.ndarray, cos_all, kw_hits, dated: dict[str, list[int]]) 
     if cos_all is not None:
         limit = min(POOL, len(ids))
         top = np.argpartition(-cos_all, limit - 1)[:limit]
-        found.update((int(ids[i]), None) for i in top)
+        found.update(dict.fromkeys(ids[top].tolist()))
     for cid, _ in kw_hits or []:
         found[cid] = None
     for day_ids in dated.values():
@@ -827,8 +944,7 @@ def _name_terms(user: str | None, terms: list[str]) -> set[str]:
     registered as 서준 is named seojun in an English one (Revised Romanization)."""
     if not user:
         return set()
-    names = {t for t in query_terms(user) if len(t) >= 2}
-    latin = {romanize(n) for n in names} | {"".join(romanize(n) for n in query_terms(user))}
+    names, latin = _user_names(user)
     return {
         t
         for t in terms
@@ -838,10 +954,18 @@ def _name_terms(user: str | None, terms: list[str]) -> set[str]:
     }
 
 
+@functools.lru_cache(maxsize=64)
+def _user_names(user: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The user's name terms (two or more letters) and their romanised forms, for `_name_terms`."""
+    names = {t for t in query_terms(user) if len(t) >= 2}
+    latin = {romanize(n) for n in names} | {"".join(romanize(n) for n in query_terms(user))}
+    return frozenset(names), frozenset(latin)
+
+
 def _keyword_evidence(
     index: SearchIndex,
     groups: dict[str, tuple[str, ...]],
-    rows: dict,
+    facts: dict[int, _Facts],
     kw_hits,
     prefix: bool,
     dated: dict[str, list[int]],
@@ -877,17 +1001,16 @@ def _keyword_evidence(
     day_idf = {d: math.log(1 + (total + 1) / (len(day_ids) + 0.5)) for d, day_ids in on_day.items()}
     whole = (sum(idf.values()) + sum(day_idf.values())) or 1.0
     rank = {cid: i for i, (cid, _) in enumerate(kw_hits or [])}
+    weighed = [(t, w, groups[t], cross.get(t, ()), stems.get(t, ())) for t, w in idf.items()]
     out = {}
     for cid in set(rank).union(*on_day.values()):
-        row = rows.get(cid)
-        if row is None:
+        fact = facts.get(cid)
+        if fact is None:
             continue
-        have = _have(row)
-        hit = sum(
-            w * _present(t, groups[t], have, prefix, cross.get(t, ()), stems.get(t, ()))
-            for t, w in idf.items()
-        )
-        hit += sum(w for d, w in day_idf.items() if cid in on_day[d])
+        have = fact.have
+        hit = sum([w * _present(t, alts, have, prefix, other, stem) for t, w, alts, other, stem in weighed])
+        if day_idf:
+            hit += sum(w for d, w in day_idf.items() if cid in on_day[d])
         out[cid] = (hit / whole) * (1.0 - 0.15 * min(rank.get(cid, 20), 20) / 20)
     return out
 
@@ -988,24 +1111,41 @@ def _system(row: dict) -> bool:
     )
 
 
-def default_user(ws) -> str | None:
+def default_user(ws, index: SearchIndex | None = None) -> str | None:
     """Whose memory a read sees when no user is named: the name in the workspace's USER.md
-    (as boot does); None when it names nobody, and then no user-scoped entry is seen."""
+    (as boot does); None when it names nobody, and then no user-scoped entry is seen. With the
+    workspace's own local index, just synced: read again only when that sync scanned the files
+    (`Index.while_fresh`), so a search does not read USER.md while nothing in the workspace
+    changed."""
     from giok.store.workspace import default_user as from_user_md
 
-    return from_user_md(ws.read_text("USER.md"))
+    def read() -> str | None:
+        return from_user_md(ws.read_text("USER.md"))
+
+    if isinstance(index, Index) and index.root == ws.root:
+        return index.while_fresh("user", read)
+    return read()
 
 
-def _visible(row: dict, o: Options, past: bool = False) -> bool:
+def _visible(row: dict, o: Options, past: bool = False, scopes: dict | None = None) -> bool:
     """Scopes by default: a user's entry only for that user (o.user, resolved to USER.md's
     user when not given), a thread's only in that thread; `workspace` and `task:` entries
     for everyone (a task scope says when boot injects, not who may read). all_scopes: all.
     Superseded entries with include_superseded, or for a question about the past."""
     if row["superseded"] and not (o.include_superseded or past):
         return False
-    if not o.include_system and _system(row):
+    if not o.include_system and _facts(row).system:
         return False
-    scope = row["scope"] or "workspace"
+    if scopes is not None:  # one search's verdicts, per scope (most rows share a few scopes)
+        seen = scopes.get(row["scope"])
+        if seen is None:
+            seen = scopes[row["scope"]] = _visible_scope(row["scope"], o)
+        return seen
+    return _visible_scope(row["scope"], o)
+
+
+def _visible_scope(scope: str | None, o: Options) -> bool:
+    scope = scope or "workspace"
     if o.all_scopes or scope.startswith("task:"):
         return True
     return policy.visible(scope, o.user, o.thread)
