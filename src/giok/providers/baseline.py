@@ -267,11 +267,13 @@ def shipped_path(embedder: Embedder) -> Path:
     return SHIPPED_DIR / f"{digest}.npz"
 
 
-def shipped(embedder: Embedder) -> Vectors | None:
-    """The packaged background vectors of `embedder`, when they match the model (see above)."""
+def shipped(embedder: Embedder, verify: bool = True) -> Vectors | None:
+    """The packaged background vectors of `embedder`, when they match the model (see above;
+    `verify=False` skips embedding the few texts: for a caller that trusts the model's build,
+    as the judgement does, whose heads were trained on it)."""
     found = _read(shipped_path(embedder), cache_key(embedder), embedder.dim)
-    if found is None:
-        return None
+    if found is None or not verify:
+        return found
     sets = {"passage": PASSAGES, "query": QUERIES}
     for kind, lang, i in SHIPPED_CHECKS:
         now = embedder.embed([sets[kind][lang][i]], kind)[0]
@@ -337,7 +339,12 @@ class Neutral(Embedder):
     cross_margin_ceil: float | None = 0.30
 
     def __init__(
-        self, inner: Embedder, home: Path | None, beta: float = NEUTRAL_BETA, lam: float = NEUTRAL_LAMBDA
+        self,
+        inner: Embedder,
+        home: Path | None,
+        beta: float = NEUTRAL_BETA,
+        lam: float = NEUTRAL_LAMBDA,
+        background: Vectors | None = None,
     ):
         self.inner = inner
         self.home = home
@@ -347,7 +354,7 @@ class Neutral(Embedder):
         self.dim = inner.dim
         self.batch_size = inner.batch_size
         self.note = inner.note
-        self._raw: dict[tuple[str, str], np.ndarray] | None = None
+        self._raw: dict[tuple[str, str], np.ndarray] | None = background  # else read when first asked
         self._params: tuple[np.ndarray, dict[str, np.ndarray]] | None = None
         self._lock = threading.Lock()
 

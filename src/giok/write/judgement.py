@@ -601,9 +601,12 @@ def slot_likeness(new: str, olds: Sequence[str]) -> list[float] | None:
     encoder = _encoder()
     with _ENCODER_LOCK:
         if not _NEUTRAL:
-            from giok.providers.baseline import Neutral
+            from giok.providers import baseline
 
-            _NEUTRAL.append(Neutral(encoder, None))
+            # the shipped background as it is: the heads already trust this build of the model
+            _NEUTRAL.append(
+                baseline.Neutral(encoder, None, background=baseline.shipped(encoder, verify=False))
+            )
     moved = _NEUTRAL[0].transform(vectors_of([new, *olds]), "passage")
     return [float(x) for x in moved[1:] @ moved[0]]
 

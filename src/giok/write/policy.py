@@ -416,13 +416,14 @@ def _confirmed(new: str, old: str) -> bool:
 
 # A change fills one slot: the entry nearest to the new text in meaning (judgement.slot_likeness,
 # the cosine in the search's language-neutral view). The rivals are the entries the rules accept
-# (the same subject with a changed value, confirmed by the pair head) and the newest live entries
-# that share a word or the subject with the text; an entry is replaced only when it is within
-# SLOT_BAND of the nearest rival, at least SLOT_FLOOR near (LEARNED_FLOOR where the rules did not
-# accept it, and the pair head gives it LEARNED_AT). So "하윤이 차를 테슬라로 바꿨다" replaces the
-# car ("하윤의 차는 흰색 아반떼다", 0.71), not the allergy, the commute or the tea of the same
-# person (0.42–0.57), which the rules alone would all have replaced. Chosen on the dev split of
-# bench/data/judgement/changes.json, alone and in a store (docs/judgement.md, "One slot per change").
+# (the same subject with a changed value, confirmed by the pair head), else the newest live
+# entries that share a word or the subject with the text; an entry is replaced only when it is
+# within SLOT_BAND of the nearest of them and at least SLOT_FLOOR near (LEARNED_FLOOR where the
+# rules did not accept it, and the pair head gives it LEARNED_AT). So "하윤이 차를 테슬라로
+# 바꿨다" replaces the car ("하윤의 차는 흰색 아반떼다", 0.71), not the allergy, the commute or the
+# tea of the same person (0.42–0.57), which the rules alone would all have replaced. Chosen on
+# the dev split of bench/data/judgement/changes.json, alone and in a store (docs/judgement.md,
+# "One slot per change").
 SLOT_FLOOR = 0.6
 SLOT_BAND = 0.05
 LEARNED_FLOOR = 0.65
@@ -442,23 +443,25 @@ def _slot(
     Without the model the rules alone answer: the newest entry they accept and every other."""
     if not judgement.available():
         return ("ruled", ruled[0], None, ruled[1:]) if ruled else None
+    if ruled:
+        ruled_near = judgement.slot_likeness(text, [e.text for e in ruled]) or [0.0] * len(ruled)
+        top = max(ruled_near)
+        chosen = [
+            (e, x) for e, x in zip(ruled, ruled_near, strict=True) if x >= max(top - SLOT_BAND, SLOT_FLOOR)
+        ]
+        if chosen:
+            return "ruled", chosen[0][0], chosen[0][1], [e for e, _ in chosen[1:]]
+    if near_duplicate:
+        return None
     seen = {id(e) for e in ruled}
-    rivals = ruled + [
-        e for e in look.learned_candidates(text, mine)[:LEARNED_CANDIDATES] if id(e) not in seen
-    ]
+    rivals = [e for e in look.learned_candidates(text, mine)[:LEARNED_CANDIDATES] if id(e) not in seen]
     near = judgement.slot_likeness(text, [e.text for e in rivals])
     if not near:
         return None
     top = max(near)
-    close = [(e, x) for e, x in zip(rivals, near, strict=True) if x >= top - SLOT_BAND]
-    chosen = [(e, x) for e, x in close if id(e) in seen and x >= SLOT_FLOOR]
-    if chosen:
-        return "ruled", chosen[0][0], chosen[0][1], [e for e, _ in chosen[1:]]
-    if near_duplicate:
-        return None
     learned = []
-    for entry, x in close:
-        if id(entry) in seen or x < LEARNED_FLOOR:
+    for entry, x in zip(rivals, near, strict=True):
+        if x < max(top - SLOT_BAND, LEARNED_FLOOR):
             continue
         found = judgement.change_score(text, entry.text)
         if found is not None and found.p >= LEARNED_AT:
