@@ -7,8 +7,10 @@ words (`settle`), and reads each pair, older then newer (`classify`):
   battery is at 30 %" after "… 37 %"; judgement.volatile). A number that changes by nature:
   the newer supersedes the older, silently.
 - a **change**: the write policy's rules say the newer replaces the older (a move, a switch, a
-  new value with a change word; statements.contradicts), and the learned pair head agrees
-  (judgement.change_score). The newer supersedes the older, as `remember` would have done.
+  new value with a change word; statements.contradicts), the learned pair head agrees
+  (judgement.change_score), and the two fill one slot (`same_slot`: slot likeness at least
+  policy.SLOT_FLOOR, as the write policy asks). The newer supersedes the older, as `remember`
+  would have done. Of two slots (another fact of the same person), nothing happens.
 - a **contradiction**: the same claim with the opposite polarity and no word of a change
   ("We deploy on Fridays" / "We do not deploy on Fridays"; statements.opposed). Raised.
 - an **unsure change**: the rules see a change the pair head is unsure of or cannot judge (no
