@@ -110,6 +110,24 @@ def test_the_judgement_decides_a_change_it_can_answer(monkeypatch):
         assert review.classify("Seojun likes tea", "Seojun drinks tea at 4pm") is None  # no rule: nothing
 
 
+@pytest.mark.parametrize(
+    "old,new,kind",
+    [
+        ("하윤은 매일 아침 녹차를 마신다", "하윤이 차를 테슬라로 바꿨다", None),  # tea, not the car
+        ("Seojun is allergic to peanuts", "Seojun switched to a standing desk", None),
+        ("Seojun uses a sitting desk", "Seojun switched to a standing desk", "change"),
+        ("Seojun lives in Busan", "Seojun moved to Seoul", "change"),
+    ],
+)
+def test_a_change_at_night_needs_the_same_slot(monkeypatch, old, new, kind):
+    """The rules and the pair head both read a change into any pair of one person with a change
+    word; the shipped model's slot likeness keeps the night from retiring another attribute."""
+    monkeypatch.delenv("GIOK_JUDGEMENT")
+    assert judgement.available()
+    found = review.classify(old, new)
+    assert (found[0] if found else None) == kind
+
+
 # -- nights ------------------------------------------------------------------------------------
 def test_a_battery_reading_every_night_raises_nothing_over_ten_nights(ws, monkeypatch):
     for night in range(1, 11):

