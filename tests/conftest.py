@@ -175,3 +175,15 @@ def two_machines(tmp_path, monkeypatch, home_a: Home | None = None, home_b: Home
     b, _ = Workspace.init(tmp_path / "b" / "zeon", name="zeon", user="Seojun", home=home_b)
     remote.sync(b)
     return a, b, bare
+
+
+def unlinked_store(path, home: Home, monkeypatch, dated: list[tuple[str, str]], now: str) -> Workspace:
+    """A workspace whose MEMORY.md holds `dated` ((day, text), each remembered at M365 on its
+    day) with nothing linked by a supersede; the clock then stands at `now` (a day)."""
+    ws, _ = Workspace.init(path, name=path.name, user="Seojun", home=home)
+    for day, text in sorted(dated):
+        monkeypatch.setenv("GIOK_NOW", f"{day}T12:00:00")
+        ws.remember(text, layer="M365")
+    monkeypatch.setenv("GIOK_NOW", f"{now}T12:00:00")
+    assert "superseded_by" not in ws.path("MEMORY.md").read_text("utf-8")  # both live: not linked
+    return ws

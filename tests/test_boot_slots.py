@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import unlinked_store
 from giok import Workspace
 from giok.lifecycle import boot
 from giok.retrieval import index
@@ -21,13 +22,13 @@ OTHERS = [
 
 @pytest.fixture
 def changed(tmp_path, giok_home, monkeypatch) -> Workspace:
-    ws, _ = Workspace.init(tmp_path / "w", name="w", user="Seojun", home=giok_home)
-    for day, text in sorted([("2026-01-10", OLD), ("2026-05-02", NEW), *OTHERS]):
-        monkeypatch.setenv("GIOK_NOW", f"{day}T12:00:00")
-        ws.remember(text, layer="M365")
-    monkeypatch.setenv("GIOK_NOW", "2026-06-25T12:00:00")
-    assert "superseded_by" not in ws.path("MEMORY.md").read_text("utf-8")  # both live: not linked
-    return ws
+    return unlinked_store(
+        tmp_path / "w",
+        giok_home,
+        monkeypatch,
+        [("2026-01-10", OLD), ("2026-05-02", NEW), *OTHERS],
+        "2026-06-25",
+    )
 
 
 def _line(text: str, entry: str) -> str:

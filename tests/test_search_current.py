@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import unlinked_store
 from giok import Workspace
 
 OLD = "Priya lives in a flat in Leeds."
@@ -19,13 +20,13 @@ OTHER = [
 
 @pytest.fixture
 def moved(tmp_path, giok_home, monkeypatch) -> Workspace:
-    ws, _ = Workspace.init(tmp_path / "cv", name="cv", user="Seojun", home=giok_home)
-    for day, text in sorted([("2026-01-10", OLD), ("2026-05-02", NEW), *OTHER]):
-        monkeypatch.setenv("GIOK_NOW", f"{day}T12:00:00")
-        ws.remember(text, layer="M365")
-    monkeypatch.setenv("GIOK_NOW", "2026-06-25T12:00:00")
-    assert "superseded_by" not in ws.path("MEMORY.md").read_text("utf-8")  # both live: not linked
-    return ws
+    return unlinked_store(
+        tmp_path / "cv",
+        giok_home,
+        monkeypatch,
+        [("2026-01-10", OLD), ("2026-05-02", NEW), *OTHER],
+        "2026-06-25",
+    )
 
 
 def test_the_value_now_is_the_newer_memory_of_the_slot(moved):
