@@ -666,9 +666,6 @@ class _Everything:
     def newest_first(self, text: str, mine: Statement | None, changed: bool) -> Iterable[MemoryEntry]:
         return reversed(self.live)
 
-    def subject_candidates(self, mine: Statement) -> list[MemoryEntry]:
-        return self.live
-
     def learned_candidates(self, text: str, mine: Statement | None) -> list[MemoryEntry]:
         return _sharing(self.live[::-1], text, mine)
 
@@ -719,9 +716,6 @@ class _Indexed:
         if changed:
             serials |= self.index.same_claim(text)
         return self._live(self.index.in_order(serials))[::-1]
-
-    def subject_candidates(self, mine: Statement) -> list[MemoryEntry]:
-        return self._live(self.index.in_order(self.index.same_subject(mine)))
 
     def learned_candidates(self, text: str, mine: Statement | None) -> list[MemoryEntry]:
         serials = self.index.near(likeness.features(text)) | self.index.same_claim(text)
