@@ -177,3 +177,20 @@ def test_a_change_replaces_its_own_slot_and_no_other_fact_of_the_same_person(ws)
     assert result.action == "superseded", result
     assert ws.get(car.id).superseded
     assert [e.text for e in others if ws.get(e.id).superseded] == []
+
+
+def test_trivia_is_kept_as_a_change_only_on_the_pair_heads_own_verdict(monkeypatch):
+    # a kept text may replace an entry the pair head gives 0.5 and meaning puts in its slot;
+    # trivia kept only because it "changes" something needs the head's verdict itself: a lunch
+    # walk of 20 minutes is no new commute, whatever their numbers
+    from giok.store.memoryfile import MemoryEntry, MemoryFile, empty
+    from giok.write import policy
+
+    mf = MemoryFile.parse(empty("ko"))
+    mf.add(MemoryEntry("도윤은 아침 8시 30분까지 출근한다", layer="M90", fields={"id": "m-000001"}))
+    monkeypatch.setattr(judgement, "slot_likeness", lambda new, olds: [0.7] * len(olds))
+    monkeypatch.setattr(judgement, "change_score", lambda new, old: judgement.Change(0.6, "unsure"))
+    walk = "도윤이 점심 먹고 산책 20분"
+    assert judgement.judge(walk).kind == "trivia"
+    assert policy.decide(mf, walk).action == "refuse"
+    assert policy.decide(mf, walk, force=True).action == "supersede"  # a text kept anyway: the lower bar

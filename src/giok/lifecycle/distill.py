@@ -494,7 +494,8 @@ class _Run:
         review pass then settles the pair."""
         if verdict.decision != "drop" or verdict.reason != judgement.TRIVIA:
             return verdict
-        found, target, _ = policy.compare(self.mf, policy.normalize(item.text), "workspace", self.day)
+        text = policy.normalize(item.text)
+        found, target, _ = policy.compare(self.mf, text, "workspace", self.day, trivial=True)
         if found != "supersede" or target is None:
             return verdict
         return judges.Verdict(target.layer or "M30", f"kept: it changes {target.id}", verdict.judge)

@@ -353,18 +353,26 @@ def similarity(a: str, b: str) -> float:
 
 
 def compare(
-    memory: MemoryFile, text: str, scope: str, today=None, index: Index | None = None
+    memory: MemoryFile,
+    text: str,
+    scope: str,
+    today=None,
+    index: Index | None = None,
+    trivial: bool = False,
 ) -> tuple[str, MemoryEntry | None, str]:
     """Against live entries of the same scope: ("duplicate"|"supersede"|"new", entry, why).
     The new text's features are computed once; an entry's are memoised by its text
     (giok.text.likeness), so each entry costs a few lookups. With `index` (an `Index` of
-    `memory`) only the entries it names are compared: the same decision, found sooner."""
-    verdict, target, why, _also = _compare(memory, text, scope, today, index)
+    `memory`) only the entries it names are compared: the same decision, found sooner.
+    `trivial`: the judgement found the text not worth keeping, and it is kept only if it
+    changes an entry; where the rules see no change, that takes the pair head's own verdict
+    ("change"), not the lower bar a kept text meets."""
+    verdict, target, why, _also = _compare(memory, text, scope, today, index, trivial)
     return verdict, target, why
 
 
 def _compare(
-    memory: MemoryFile, text: str, scope: str, today=None, index: Index | None = None
+    memory: MemoryFile, text: str, scope: str, today=None, index: Index | None = None, trivial: bool = False
 ) -> tuple[str, MemoryEntry | None, str, list[MemoryEntry]]:
     """`compare`, and the other entries a change replaces besides the one it names."""
     mine_f = likeness.features(text)
@@ -390,7 +398,7 @@ def _compare(
             score = likeness.similarity(mine_f, other)
             if score > best_score:
                 best, best_score = entry, score
-    slot = _slot(look, text, mine, ruled, best is not None)
+    slot = _slot(look, text, mine, ruled, best is not None, trivial)
     if slot is not None and slot[0] == "ruled":
         _kind, target, x, also = slot
         who, what = (mine[0], mine[1]) if mine else ("", "")
@@ -437,6 +445,7 @@ def _slot(
     mine: Statement | None,
     ruled: list[MemoryEntry],
     near_duplicate: bool,
+    trivial: bool = False,
 ) -> tuple[str, MemoryEntry, float | None, list[MemoryEntry]] | None:
     """The slot `text` fills: ("ruled", entry, likeness, others of the same slot) where the rules
     accept an entry, ("learned", entry, likeness, []) where only the pair head does, or None.
@@ -464,7 +473,7 @@ def _slot(
         if x < max(top - SLOT_BAND, LEARNED_FLOOR):
             continue
         found = judgement.change_score(text, entry.text)
-        if found is not None and found.p >= LEARNED_AT:
+        if found is not None and (found.verdict == "change" if trivial else found.p >= LEARNED_AT):
             learned.append((x, entry))
     if not learned:
         return None
@@ -797,7 +806,7 @@ def decide(
     verdict, target, because, also = _compare(memory, text, scope, today, index) if ok or force else nothing
     if not ok and not force and judged.kind == "trivia":
         # in context: what changes a kept memory is worth keeping ("I now prefer coffee")
-        verdict, target, because, also = _compare(memory, text, scope, today, index)
+        verdict, target, because, also = _compare(memory, text, scope, today, index, trivial=True)
         if verdict == "supersede" and target is not None:
             ok, why = True, f"kept: it changes {target.id} ({judged.reason})"
     if not ok and not force:
