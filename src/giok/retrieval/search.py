@@ -20,9 +20,9 @@ import datetime as dt
 import functools
 import math
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import TypedDict
 
 import numpy as np
 
@@ -478,7 +478,7 @@ def _score(
     candidates = _candidates(ids, cos_all, kw_hits, dated)
     near = sorted(set(candidates) | {c + d for c in candidates for d in (-1, 1)})
     rows = index.rows(near, reader)
-    facts = {cid: row.get("~facts") or _facts(row) for cid, row in rows.items()}
+    facts = {cid: _facts(row) for cid, row in rows.items()}
     names = _name_terms(o.user, terms)
     kw = _keyword_evidence(
         index, groups, facts, kw_hits, o.prefix, dated, names, question, crossing.alternatives, undated
@@ -804,29 +804,19 @@ def _with_neighbours(cid: int, facts: dict[int, _Facts], own: dict) -> float:
 _SPEAKER = lazy(r"^(?:\d{1,2}:\d{2}\s+)?([^\W\d_][\w.'-]*(?: [^\W\d_][\w.'-]*)?):\s")
 
 
-def _memo(row: dict, key: str, compute: Callable[[dict], Any]) -> Any:
-    """compute(row), kept in the row under `key`: a row of the local index is read once per
-    generation and reused by the searches of that generation (`Index.rows`), so what is derived
-    from its text alone (a regular expression's verdict, its term set) is derived once."""
-    try:
-        return row[key]
-    except KeyError:
-        value = row[key] = compute(row)
-        return value
-
-
 @dataclass(frozen=True, slots=True)
 class _Facts:
     """What scoring reads of a row beside its evidence, derived from the row's own fields once and
-    kept in the row (`_facts`; as `_memo` keeps a derived value: a local index's row serves every
-    search of its generation)."""
+    kept in the row (`_facts`): a row of the local index is read once per generation and reused
+    by the searches of that generation (`Index.rows`), so a regular expression's verdict or a
+    term set is derived once."""
 
     path: str
     diary: bool
     system: bool  # `_system`
     asks: bool  # `_asks`
     speaker: str | None  # `_speaker`
-    have: frozenset[str]  # `_have`
+    have: frozenset[str]  # the row's keyword terms
     ko: bool
     identity: bool  # one of IDENTITY_FILES
     layer_weight: float  # `standing`'s layer and type factors
@@ -834,48 +824,31 @@ class _Facts:
 
 
 def _facts(row: dict) -> _Facts:
-    """The row's `_Facts` (`_memo`, written out: it runs for every row a search reads)."""
+    """The row's `_Facts`, derived on first need and kept in the row under "~facts"."""
     try:
         return row["~facts"]
     except KeyError:
-        fact = row["~facts"] = _facts_of(row)
+        fact = row["~facts"] = _Facts(
+            path=row["path"],
+            diary=row["layer"] == "diary",
+            system=_system(row),
+            asks=_asks(row["text"]),
+            speaker=_speaker(row),
+            have=frozenset((row["terms"] or "").split()),
+            ko=row["lang"] == "ko",
+            identity=row["path"] in IDENTITY_FILES,
+            layer_weight=_layer_weight(row),
+            type_weight=_type_weight(row),
+        )
         return fact
-
-
-def _facts_of(row: dict) -> _Facts:
-    return _Facts(
-        path=row["path"],
-        diary=row["layer"] == "diary",
-        system=_system(row),
-        asks=_asks_row(row),
-        speaker=_speaker(row),
-        have=_have(row),
-        ko=row["lang"] == "ko",
-        identity=row["path"] in IDENTITY_FILES,
-        layer_weight=_layer_weight(row),
-        type_weight=_type_weight(row),
-    )
 
 
 def _speaker(row: dict) -> str | None:
     """Who says a diary line written as a transcript ("HH:MM Name: text"), lower-cased."""
-    return _memo(row, "~speaker", _speaker_of)
-
-
-def _speaker_of(row: dict) -> str | None:
     if row["layer"] != "diary":
         return None
     m = _SPEAKER.match(row["text"] or "")
     return m.group(1).lower() if m else None
-
-
-def _have(row: dict) -> frozenset[str]:
-    """The row's keyword terms."""
-    return _memo(row, "~have", lambda r: frozenset((r["terms"] or "").split()))
-
-
-def _asks_row(row: dict) -> bool:
-    return _memo(row, "~asks", lambda r: _asks(r["text"]))
 
 
 def _named_speakers(query: str, terms: list[str], rows: dict) -> set[str]:
@@ -1106,9 +1079,7 @@ def _fuse(v: float, k: float, mode: str) -> float:
 def _system(row: dict) -> bool:
     """A line giok wrote about itself; rows indexed before the "system" kind existed are
     recognised by their text."""
-    return row["layer"] == "system" or (
-        row["layer"] == "diary" and _memo(row, "~own", lambda r: is_own_line(r["text"] or ""))
-    )
+    return row["layer"] == "system" or (row["layer"] == "diary" and is_own_line(row["text"] or ""))
 
 
 def default_user(ws, index: SearchIndex | None = None) -> str | None:
