@@ -33,8 +33,9 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+import judgement_sets  # the judgement sets and their splits, as bench/judgement_sets.py reads them
+
 ROOT = Path(__file__).resolve().parent.parent
-JUDGEMENT = ROOT / "bench" / "data" / "judgement"
 CURRENT = ROOT / "bench" / "data" / "retrieval" / "current_values.json"
 OLD_DAY, NEW_DAY, AFTER = "2026-01-10", "2026-05-02", "2026-06-25T12:00:00"
 
@@ -70,13 +71,6 @@ def _shown(ws) -> tuple[str, str]:
 
 def _entry_texts(ws) -> dict[str, tuple[str, bool]]:
     return {e.id: (e.text, e.superseded) for e in ws.memory().entries()}
-
-
-def pairs(split: str) -> list[dict]:
-    if split == "fresh":
-        return json.loads((JUDGEMENT / "fresh" / "changes.json").read_text("utf-8"))["items"]
-    items = json.loads((JUDGEMENT / "changes.json").read_text("utf-8"))["items"]
-    return [i for i in items if i["split"] == split]
 
 
 def measure_pairs(built: list[tuple[dict, object]]) -> dict:
@@ -161,7 +155,7 @@ def main() -> None:
 
         built = [
             (item, _workspace(base, f"p{n}", [(OLD_DAY, item["old"]), (NEW_DAY, item["new"])]))
-            for n, item in enumerate(pairs(opts.split))
+            for n, item in enumerate(judgement_sets.load("changes.json", opts.split))
         ]
         cv = None
         if opts.split == "dev":
