@@ -2,9 +2,12 @@
 work, style instructions, dated facts — in both languages, each stored once and injected once
 at boot (DESIGN.md parts 7 and 13)."""
 
+import datetime as dt
 import json
 import sys
 from pathlib import Path
+
+import pytest
 
 from giok.lifecycle import boot
 from giok.lifecycle.watchdog import extract, flush
@@ -99,3 +102,37 @@ def test_the_ordinary_talk_set_dev_split():
     result = evaluate("dev")
     assert result["kept_rate"] >= 0.85, [r["missed"] for r in result["rows"]]
     assert result["injected_once"], [r["injections"] for r in result["rows"]]
+
+
+def test_a_pronoun_keeps_whom_it_stands_for():
+    """A sentence kept on its own would lose the turn it leans on: "he" is the name said last."""
+    gist = extract(
+        "user: Dara's cat Pixel is staying with us this week\n"
+        "assistant: Lovely! Anything I should know about Pixel?\n"
+        "user: he's on a special diet and he can't have fish, allergic"
+    )
+    assert "Pixel is on a special diet and he can't have fish, allergic" in gist["facts"]
+
+
+def test_a_pronoun_with_no_name_near_it_is_left_as_said():
+    gist = extract(
+        "user: Dara's cat Pixel is staying with us\nassistant: ok\nuser: the vet is on Elm Street\n"
+        "assistant: noted\nuser: anyway\nassistant: sure\nuser: she's allergic to penicillin"
+    )
+    assert "she's allergic to penicillin" in gist["facts"]
+
+
+def test_mine_keeps_the_question_it_answers():
+    gist = extract(
+        "user: how long does a visa renewal take?\nassistant: About two weeks.\n"
+        "user: ok, mine expires on 14 March",
+        today=dt.date(2026, 12, 3),
+    )
+    assert any(f.startswith("ok, mine expires on 14 March") and "visa renewal" in f for f in gist["facts"])
+
+
+@pytest.mark.judgement_model
+def test_a_decision_said_in_passing_is_kept():
+    """An explicit decision ("…하기로 했어") is kept even where the model calls the sentence trivia."""
+    gist = extract("user: 방금 회의 끝났어\nuser: 버그는 재현이가 고치기로 했고", today=dt.date(2026, 12, 3))
+    assert gist["decisions"] == ["버그는 재현이가 고치기로 했고"]

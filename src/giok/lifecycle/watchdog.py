@@ -489,7 +489,7 @@ _NOT_A_RULE = lazy(r"^(don'?t|do not) (worry|mind|bother)\b|^i (don'?t|do not) (
 _IMPERATIVE = lazy(_LEAD + r"(don'?t|do not|never|always|make sure|avoid|stop)\b", re.I)
 # What the user asks of the agent is kept even when judgement's model, trained on facts, calls
 # it trivia ("앞으로 존댓말 써 주세요"); a decision, failure or finding is kept only when judgement keeps it.
-_INSTRUCTIONS = ("constraints", "preferences", "pending")
+_INSTRUCTIONS = ("constraints", "preferences", "pending", "decisions")
 _BY_TYPE = {"decision": "decisions", "preference": "preferences", "workflow": "pending"}
 _REFUSED = ("greeting", "question", "speculation", "filler", "secret")
 
@@ -533,7 +533,9 @@ def classify_sentence(
     the one every write path asks): a greeting, question, guess, filler or bare secret is never
     kept. Then the flush's cue set sorts what is left: rules and likings count only when the
     user said them (or the speaker is unknown): an agent repeating a rule back is not a new one;
-    decisions, failures, discoveries and pending work from anyone. A sentence of the user with
+    decisions, failures, discoveries and pending work from anyone. An instruction or a decision
+    stands even where judgement calls it trivia (the model, trained on facts, reads "버그는
+    재현이가 고치기로 했고" as small talk); a failure or finding does not. A sentence of the user with
     none of these cues is a fact when it names a day ("away next Monday") or asks to be
     remembered; where judgement's model answers, whatever it keeps, sorted by the type it gives
     (a decision, a preference, pending work, else a fact) — never what it calls trivia."""
@@ -600,25 +602,110 @@ def extract(
     (2026-03-09)"). Every constraint, preference, decision and fact is kept (up to MAX_KEPT
     each), in the order said; of the others the latest `per_category`."""
     day = today or now().date()
-    said: list[tuple[str, str]] = []
+    said: list[tuple[str, str, str]] = []  # (speaker, the sentence, as kept: its referent resolved)
     seen = set()
-    for role, text in messages(conversation):
+    talk = messages(conversation)
+    context = _Referents(text for _, text in talk)
+    for role, text in talk:
         speaker, text = _speaker(role, text, agent)
+        context.turn()
         for sentence in _turn(text):
             clean = policy.redact(policy.normalize(sentence))[0]
+            kept = context.resolve(clean) if speaker != "assistant" else clean
+            context.read(clean, speaker)
             if clean.lower() in seen or (speaker == "assistant" and not _agent_cue(clean)):
                 continue  # the agent's own talk (most of a transcript) is judged only when it reports
             seen.add(clean.lower())
-            said.append((speaker, clean))
-    verdicts = judgement.judge_many([_probe(s) for _, s in said])
+            said.append((speaker, clean, kept))
+    verdicts = judgement.judge_many([_probe(s) for _, s, _ in said])
     found = [
-        (classify_sentence(s, speaker, v, day), s) for (speaker, s), v in zip(said, verdicts, strict=True)
+        (classify_sentence(s, speaker, v, day), kept)
+        for (speaker, s, kept), v in zip(said, verdicts, strict=True)
     ]
     gist: dict[str, list[str]] = {c: [] for c in CATEGORIES}
     for category, sentence in found:
         if category:
             gist[category].append(_clip(dates.resolve(sentence, day)))
     return {c: items[:MAX_KEPT] if c in KEPT else items[-per_category:] for c, items in gist.items()}
+
+
+# -- who "he" is: a sentence kept on its own loses the turn it leans on ---------------------------
+_NAME = lazy(r"(?<![\w'’])[A-Z][a-z]+(?=['’]s\b|\b)")
+_FIRST_WORD = lazy(r"^\W*\w+")
+_NOT_NAMES = frozenset(("i", "ok", "okay", *dates.DAYS_EN, *dates.MONTHS_EN))
+_SUBJECT = lazy(_LEAD + r"(?P<who>he|she)(?P<verb>['’]s\s+(?:been|got|gone|had)\b|['’]s\b|\b)", re.I)
+_HIS_HER = lazy(_LEAD + r"(?P<who>his|her)\s+(?=[a-z])", re.I)
+_MINE = lazy(r"\b(mine|ours|hers|theirs)\b", re.I)
+RECENT_TURNS = 3  # a name said this many turns back (this one included) can still be "he"
+
+
+class _Referents:
+    """What a pronoun of the user's stands for, read from the talk before it, so that a sentence
+    kept on its own still says whom or what it is about: "he's on a grain-free diet" after "Seojun's
+    dog Max …" / "Anything I should know about Max?" is kept as "Max is on a grain-free diet"; "mine
+    expires in March" after "how long does a passport renewal take?" keeps that question beside it.
+
+    A name is a capitalised word that is not the first of its sentence (unless it owns something:
+    "Seojun's dog") and that the talk never writes in lower case (a weekday, a month and "I" are
+    not names); "he" / "she" / "his" / "her" opening a sentence that names nobody stand for the
+    name said last, if it was said within RECENT_TURNS turns. A possessive pronoun standing alone
+    (mine, hers) gets the user's last question as its context. English only: Korean drops the
+    pronoun altogether, and the subject it leaves out is not guessed."""
+
+    def __init__(self, texts):
+        self.common = {w.casefold() for t in texts for w in re.findall(r"\b[a-z]+\b", t)}
+        self.turns = 0
+        self.last: tuple[str, int] | None = None  # the name said last, and in which turn
+        self.asked: str | None = None  # the user's last question
+
+    def turn(self) -> None:
+        self.turns += 1
+
+    def names(self, sentence: str) -> list[str]:
+        first = _FIRST_WORD.match(sentence)
+        start = first.end() if first else 0
+        return [
+            m.group()
+            for m in _NAME.finditer(sentence)
+            if m.group().casefold() not in _NOT_NAMES | self.common
+            and (m.start() >= start or sentence[m.end() : m.end() + 2] in ("'s", "’s"))
+        ]
+
+    def read(self, sentence: str, speaker: str) -> None:
+        found = self.names(sentence)
+        if found:
+            self.last = (found[-1], self.turns)
+        if speaker != "assistant" and judgement.is_question(sentence):
+            self.asked = _topic(sentence)
+
+    def resolve(self, sentence: str) -> str:
+        recent = self.last and self.turns - self.last[1] < RECENT_TURNS
+        name = self.last[0] if self.last and recent and not self.names(sentence) else None
+        if name and (m := _SUBJECT.match(sentence)):
+            verb = m["verb"]  # "'s been" → " has been", "'s" → " is", "" (he can't) → ""
+            if verb:
+                verb = (" has" if verb[2:].strip() else " is") + verb[2:]
+            return sentence[: m.start("who")] + name + verb + sentence[m.end() :]
+        if name and (m := _HIS_HER.match(sentence)):
+            return sentence[: m.start("who")] + name + "'s " + sentence[m.end() :]
+        if self.asked and _MINE.search(sentence):
+            return f"{sentence} (re: {self.asked})"
+        return sentence
+
+
+def _topic(question: str) -> str | None:
+    """What a question is about, as the longest run of its content words ("how long does a
+    Korean passport renewal take?" → "Korean passport renewal"; the last of equal runs)."""
+    best: list[str] = []
+    run: list[str] = []
+    for word in [*analysis.key_words(question), ""]:
+        if word and analysis.content_words(word):
+            run.append(word)
+            continue
+        if len(run) >= len(best):
+            best = run
+        run = []
+    return " ".join(best) or None
 
 
 def _clip(text: str, width: int = 240) -> str:

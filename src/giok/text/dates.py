@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 from giok.text.lazy import LazyPattern, lazy
 
-_DAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+DAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _DAYS_KO = "월화수목금토일"
-_MONTHS_EN = (
+MONTHS_EN = (
     "january",
     "february",
     "march",
@@ -125,20 +125,20 @@ def _year_of(today: dt.date, month: int, day: int | None, past: bool) -> int:
 
 def _month_index(word: str) -> int:
     word = word.lower().rstrip(".")
-    return next(n for n, name in enumerate(_MONTHS_EN, 1) if name.startswith(word[:3]))
+    return next(n for n, name in enumerate(MONTHS_EN, 1) if name.startswith(word[:3]))
 
 
 def _iso(kind: str, m: re.Match[str], today: dt.date, past: bool) -> str | None:
     g = [x for x in m.groups() if x is not None]
     if kind in ("rel_weekday", "rel_weekday_ko"):
         which, day = g[0].lower(), g[1].lower()
-        index = _DAYS_EN.index(day) if kind == "rel_weekday" else _DAYS_KO.index(day)
+        index = DAYS_EN.index(day) if kind == "rel_weekday" else _DAYS_KO.index(day)
         if which in ("coming",):
             return _weekday(today, index, False).isoformat()
         shift = {"this": 0, "이번": 0, "next": 1, "다음": 1, "last": -1, "지난": -1}[which]
         return (_monday(today) + dt.timedelta(weeks=shift, days=index)).isoformat()
     if kind in ("weekday", "weekday_ko"):
-        index = _DAYS_EN.index(g[0].lower()) if kind == "weekday" else _DAYS_KO.index(g[0])
+        index = DAYS_EN.index(g[0].lower()) if kind == "weekday" else _DAYS_KO.index(g[0])
         return _weekday(today, index, past).isoformat()
     if kind == "tomorrow":
         word = g[0].lower()
