@@ -1,9 +1,10 @@
 """What a watchdog flush keeps from ordinary talk, and whether boot injects each kept item once.
 
-    PYTHONPATH=src python bench/flush_ordinary.py [dev|test|fresh] [--heads PATH] [--json] [-v]
+    PYTHONPATH=src python bench/flush_ordinary.py [dev|dev2|test|fresh] [--heads PATH] [--json] [-v]
 
 Set: bench/data/judgement/flush.json (copied from branch wt/evaldata, written by hand apart from
-giok's rules; tune on dev, report test), and `fresh` from bench/data/judgement/fresh/flush.json
+giok's rules; tune on dev, report test); `dev2` from bench/data/judgement/flush_dev2.json (30 more
+conversations written apart, for tuning); and `fresh` from bench/data/judgement/fresh/flush.json
 (written after the rules, never tuned on). Each conversation is flushed into a fresh workspace
 (a real flush: write policy, git, state memo); what it stored is every live MEMORY.md entry
 and every state memo line the flush added. Then `boot.build` on the next morning:
@@ -28,9 +29,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SET = ROOT / "bench" / "data" / "judgement" / "flush.json"
-FRESH = (
-    ROOT / "bench" / "data" / "judgement" / "fresh" / "flush.json"
-)  # written after the rules; never tuned on
+DEV2 = ROOT / "bench" / "data" / "judgement" / "flush_dev2.json"  # 30 more, written apart: tune on it
+FRESH = ROOT / "bench" / "data" / "judgement" / "fresh" / "flush.json"  # written after: never tune on it
 NOW = "2026-12-03T15:00"  # the set was written on 2026-12-03 (a Thursday)
 
 
@@ -85,8 +85,8 @@ def evaluate(split: str, heads: str | None = None) -> dict:
 
         loaded = judgement.Heads(dict(np.load(heads)))
         judgement._load_heads = lambda: loaded  # type: ignore[assignment]
-    path = FRESH if split == "fresh" else SET
-    items = [i for i in json.loads(path.read_text("utf-8"))["items"] if i["split"] == split]
+    path = {"fresh": FRESH, "dev2": DEV2}.get(split, SET)
+    items = [i for i in json.loads(path.read_text("utf-8"))["items"] if i["split"] == split.removesuffix("2")]
     keys = ("GIOK_HOME", "GIOK_NOW", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM")
     saved = {k: os.environ.get(k) for k in keys}
     with tempfile.TemporaryDirectory() as tmp:
@@ -126,7 +126,7 @@ def evaluate(split: str, heads: str | None = None) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("split", nargs="?", default="dev", choices=("dev", "test", "fresh"))
+    parser.add_argument("split", nargs="?", default="dev", choices=("dev", "dev2", "test", "fresh"))
     parser.add_argument("--heads", help="judgement heads (.npz) to use instead of the shipped ones")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("-v", "--verbose", action="store_true", help="list misses and false keeps")

@@ -54,3 +54,18 @@ def test_what_names_no_day_is_not_dated():
     assert not dated("Mina had the same thing yesterday", THURSDAY)
     assert dated("송별회 7시에 강남에서 해", THURSDAY)  # a time of day
     assert dated("엄마 생신은 음력 8월 3일이야", THURSDAY)  # named, though not resolved
+
+
+@pytest.mark.parametrize(
+    "said,resolved",
+    [
+        ("Dentist on Tuesday the 10th at 9:30", "Dentist on Tuesday the 10th at 9:30"),
+        ("1월 16일 토요일. 장소는 잠실이래", "1월 16일(2027-01-16) 토요일. 장소는 잠실이래"),
+        ("Meeting on Friday, 13 March", "Meeting on Friday, 13 March (2026-03-13)"),
+        ("the call is on Monday 2 pm", "the call is on Monday (2026-03-09) 2 pm"),
+        ("3 people on Monday", "3 people on Monday (2026-03-09)"),
+    ],
+)
+def test_a_weekday_beside_a_day_of_the_month_is_not_resolved_on_its_own(said, resolved):
+    """ "1월 16일 토요일" is the Saturday of that date, not the next or last Saturday."""
+    assert resolve(said, THURSDAY) == resolved

@@ -136,3 +136,39 @@ def test_a_decision_said_in_passing_is_kept():
     """An explicit decision ("…하기로 했어") is kept even where the model calls the sentence trivia."""
     gist = extract("user: 방금 회의 끝났어\nuser: 버그는 재현이가 고치기로 했고", today=dt.date(2026, 12, 3))
     assert gist["decisions"] == ["버그는 재현이가 고치기로 했고"]
+
+
+def test_a_pronoun_is_left_as_said_when_two_people_were_named():
+    """A wrong name is worse than none: with Calloway and Odalys both named, "he" stays "he"."""
+    gist = extract(
+        "user: my manager Calloway is leaving at the end of the month\n"
+        "assistant: Do you know who's replacing him?\n"
+        "user: Everyone says it'll probably be Odalys.\nassistant: I see.\n"
+        "user: He asked me to finish the budget by the 23rd, I need to do it"
+    )
+    kept = [t for items in gist.values() for t in items]
+    assert not any("Odalys asked" in t for t in kept), kept
+    assert any(t.startswith("He asked me to finish the budget") for t in kept), kept
+
+
+def test_a_short_answer_to_the_agents_question_completes_the_point_it_asked_about():
+    gist = extract(
+        "user: We're picking up our new dog on Saturday\nassistant: Exciting! What's her name?\n"
+        "user: Biscuit.\nassistant: Lovely.\n"
+        "user: 동생한테 30만원 빌려줬어. 다음 달에 갚는대\n"
+        "assistant: 기억해 둘게. 동생 이름이 뭐였지?\nuser: 은찬이",
+        today=dt.date(2026, 12, 3),
+    )
+    kept = [t for items in gist.values() for t in items]
+    assert any("new dog" in t and "(What's her name? Biscuit.)" in t for t in kept), kept
+    assert any("30만원" in t and "은찬이" in t for t in kept), kept
+
+
+def test_a_yes_to_an_offer_adds_nothing():
+    gist = extract(
+        "user: We're picking up our new dog on Saturday\n"
+        "assistant: Want me to put it in your calendar?\nuser: Yeah please.",
+        today=dt.date(2026, 12, 3),
+    )
+    kept = [t for items in gist.values() for t in items]
+    assert kept and not any("calendar" in t or "Yeah" in t for t in kept), kept

@@ -126,6 +126,16 @@ def test_an_instruction_is_no_question():
     assert judgement.is_question("주차 되려나")
 
 
+def test_a_statement_with_a_tag_is_no_question():
+    """ "…있는 거 알지?" says the allergy; it does not ask about it."""
+    assert not judgement.is_question("근데 나 새우 알레르기 있는 거 알지?")
+    assert not judgement.is_question("I'm allergic to shellfish, remember?")
+    assert not judgement.is_question("we agreed on Tuesday, right?")
+    assert judgement.is_question("뭐 알지?")
+    assert judgement.is_question("is it raining?")
+    assert judgement.judge("근데 나 새우 알레르기 있는 거 알지?").keep
+
+
 def test_change_score_reads_a_pair():
     found = judgement.change_score("Seojun moved to Seoul last month", "Seojun lives in Busan")
     assert found is not None

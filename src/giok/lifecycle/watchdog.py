@@ -30,6 +30,7 @@ from typing import Any
 from giok.errors import GiokError, InvalidInput
 from giok.providers import llm
 from giok.retrieval.chunks import OWN_MARK
+from giok.retrieval.questions import asks_for
 from giok.store import templates
 from giok.store.clock import now, today
 from giok.store.fsutil import atomic_write, check_binary, file_lock, read_bytes
@@ -602,31 +603,63 @@ def extract(
     (2026-03-09)"). Every constraint, preference, decision and fact is kept (up to MAX_KEPT
     each), in the order said; of the others the latest `per_category`."""
     day = today or now().date()
-    said: list[tuple[str, str, str]] = []  # (speaker, the sentence, as kept: its referent resolved)
+    said: list[_Said] = []
     seen = set()
     talk = messages(conversation)
     context = _Referents(text for _, text in talk)
-    for role, text in talk:
+    question: str | None = None  # the agent's question that asks for a value, if its turn ended so
+    for turn, (role, text) in enumerate(talk):
         speaker, text = _speaker(role, text, agent)
         context.turn()
-        for sentence in _turn(text):
+        sentences = _turn(text)
+        parts = judgement.sentences(text)
+        for n, sentence in enumerate(sentences):
             clean = policy.redact(policy.normalize(sentence))[0]
+            answers = (
+                question
+                if n == 0
+                and speaker != "assistant"
+                and question
+                and _fragment(parts[0])
+                and not _empty(parts[0])
+                else None
+            )
             kept = context.resolve(clean) if speaker != "assistant" else clean
-            context.read(clean, speaker)
+            context.read(clean, speaker, answer=answers is not None)
             if clean.lower() in seen or (speaker == "assistant" and not _agent_cue(clean)):
                 continue  # the agent's own talk (most of a transcript) is judged only when it reports
             seen.add(clean.lower())
-            said.append((speaker, clean, kept))
-    verdicts = judgement.judge_many([_probe(s) for _, s, _ in said])
-    found = [
-        (classify_sentence(s, speaker, v, day), kept)
-        for (speaker, s, kept), v in zip(said, verdicts, strict=True)
-    ]
+            said.append(_Said(speaker, clean, kept, turn, answers))
+        last = policy.normalize(parts[-1]) if parts else ""
+        question = last if speaker == "assistant" and judgement.is_question(last) and asks_for(last) else None
+    verdicts = judgement.judge_many([_probe(s.text) for s in said])
+    found: list[list] = []  # [category, text as kept, the turn it was said in]
+    for item, verdict in zip(said, verdicts, strict=True):
+        home = next((f for f in reversed(found) if f[0] and f[2] == item.turn - 2), None)
+        if item.answers and home is not None:  # "What's her name?" "Pickle." completes the point asked about
+            end = "" if home[1].endswith((".", "!", "?", "。", "！", "？", ")")) else "."
+            home[1] = f"{home[1]}{end} ({item.answers} {item.kept})"
+            continue
+        found.append([classify_sentence(item.text, item.speaker, verdict, day), item.kept, item.turn])
     gist: dict[str, list[str]] = {c: [] for c in CATEGORIES}
-    for category, sentence in found:
+    for category, sentence, _ in found:
         if category:
             gist[category].append(_clip(dates.resolve(sentence, day)))
     return {c: items[:MAX_KEPT] if c in KEPT else items[-per_category:] for c, items in gist.items()}
+
+
+@dataclass
+class _Said:
+    speaker: str
+    text: str  # as said (what judgement reads)
+    kept: str  # as kept: what its pronoun stood for written in
+    turn: int
+    answers: str | None = None  # the agent's question it answers, when it is a short answer
+
+
+def _empty(answer: str) -> bool:
+    """An answer with nothing in it: a greeting or a bare yes, ok, thanks."""
+    return judgement.substance(answer)[1] == "greeting" or not analysis.content_words(answer)
 
 
 # -- who "he" is: a sentence kept on its own loses the turn it leans on ---------------------------
@@ -636,51 +669,58 @@ _NOT_NAMES = frozenset(("i", "ok", "okay", *dates.DAYS_EN, *dates.MONTHS_EN))
 _SUBJECT = lazy(_LEAD + r"(?P<who>he|she)(?P<verb>['’]s\s+(?:been|got|gone|had)\b|['’]s\b|\b)", re.I)
 _HIS_HER = lazy(_LEAD + r"(?P<who>his|her)\s+(?=[a-z])", re.I)
 _MINE = lazy(r"\b(mine|ours|hers|theirs)\b", re.I)
-RECENT_TURNS = 3  # a name said this many turns back (this one included) can still be "he"
 
 
 class _Referents:
     """What a pronoun of the user's stands for, read from the talk before it, so that a sentence
     kept on its own still says whom or what it is about: "he's on a grain-free diet" after "Seojun's
     dog Max …" / "Anything I should know about Max?" is kept as "Max is on a grain-free diet"; "mine
-    expires in March" after "how long does a passport renewal take?" keeps that question beside it.
+    expires in March" after "how long does a passport renewal take?" keeps that question's topic
+    beside it.
 
-    A name is a capitalised word that is not the first of its sentence (unless it owns something:
-    "Seojun's dog") and that the talk never writes in lower case (a weekday, a month and "I" are
-    not names); "he" / "she" / "his" / "her" opening a sentence that names nobody stand for the
-    name said last, if it was said within RECENT_TURNS turns. A possessive pronoun standing alone
-    (mine, hers) gets the user's last question as its context. English only: Korean drops the
-    pronoun altogether, and the subject it leaves out is not guessed."""
+    A name is a capitalised word that is not a function word ("Who's", "It"), not a weekday or a
+    month, and never written in lower case in the talk; the first word of a sentence counts only
+    when it owns something ("Seojun's dog") or the sentence is a short answer ("Ines from ops.").
+    "he" / "she" / "his" / "her" opening a sentence that names nobody stand for a name only when
+    the talk so far names exactly one person who is not only an owner ("Seojun's dog Max": Max):
+    with two ("my manager Calloway is leaving" … "it'll probably be Odalys") the pronoun is left
+    as said, since a wrong name is worse than none. A possessive pronoun standing
+    alone (mine, hers) gets the topic of the user's last question. English only: Korean leaves
+    the subject out rather than saying a pronoun, and what it leaves out is not guessed."""
 
     def __init__(self, texts):
         self.common = {w.casefold() for t in texts for w in re.findall(r"\b[a-z]+\b", t)}
         self.turns = 0
-        self.last: tuple[str, int] | None = None  # the name said last, and in which turn
-        self.asked: str | None = None  # the user's last question
+        self.said: list[tuple[str, int]] = []  # (a name that is not only an owner, its turn)
+        self.asked: str | None = None  # the topic of the user's last question
 
     def turn(self) -> None:
         self.turns += 1
 
-    def names(self, sentence: str) -> list[str]:
+    def names(self, sentence: str, *, answer: bool = False) -> list[tuple[str, bool]]:
+        """(name, whether it only owns something: "Seojun's") for each name in the sentence."""
         first = _FIRST_WORD.match(sentence)
         start = first.end() if first else 0
-        return [
-            m.group()
-            for m in _NAME.finditer(sentence)
-            if m.group().casefold() not in _NOT_NAMES | self.common
-            and (m.start() >= start or sentence[m.end() : m.end() + 2] in ("'s", "’s"))
-        ]
+        out = []
+        for m in _NAME.finditer(sentence):
+            word = m.group()
+            owner = sentence[m.end() : m.end() + 2] in ("'s", "’s")
+            folded = word.casefold()
+            if folded in _NOT_NAMES or folded in self.common or folded in analysis.STOP_WORDS:
+                continue  # a weekday, a word the talk writes in lower case, "Who's", "It"
+            if m.start() < start and not (owner or answer):
+                continue  # a sentence's first word ("Congrats", "Also") unless it owns or answers
+            out.append((word, owner))
+        return out
 
-    def read(self, sentence: str, speaker: str) -> None:
-        found = self.names(sentence)
-        if found:
-            self.last = (found[-1], self.turns)
+    def read(self, sentence: str, speaker: str, *, answer: bool = False) -> None:
+        self.said += [(name, self.turns) for name, owner in self.names(sentence, answer=answer) if not owner]
         if speaker != "assistant" and judgement.is_question(sentence):
             self.asked = _topic(sentence)
 
     def resolve(self, sentence: str) -> str:
-        recent = self.last and self.turns - self.last[1] < RECENT_TURNS
-        name = self.last[0] if self.last and recent and not self.names(sentence) else None
+        named = {name for name, _ in self.said}
+        name = next(iter(named)) if len(named) == 1 and not self.names(sentence) else None
         if name and (m := _SUBJECT.match(sentence)):
             verb = m["verb"]  # "'s been" → " has been", "'s" → " is", "" (he can't) → ""
             if verb:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from giok.text.analysis import is_hangul, words
+from giok.text.analysis import has_hangul, is_hangul, words
 from giok.text.lazy import lazy
 from giok.text.terms import query_terms, terms
 from giok.write import judgement
@@ -145,6 +145,22 @@ _ASKING_TAIL = frozenset(
 
 def _asking(word: str) -> bool:
     return any(word.startswith(q) and word[len(q) :] in _ASKING_TAIL for q in _ASKING)
+
+
+_ASKS_FOR_EN = lazy(
+    r"\b(what|what's|whats|who|who's|whom|whose|which|when|when's|where|where's"
+    r"|how (many|much|long|old|far|often|soon))\b",
+    re.I,
+)
+
+
+def asks_for(question: str) -> bool:
+    """Whether a question asks for a value (a name, a place, a time, a number: "what's her
+    name?", "who's running it?", "how long?", "동생 이름이 뭐였지?", "얼마나 가 있어요?"), so that
+    the answer fills its gap, rather than for yes or no ("is that manageable?", "정했대?")."""
+    if _ASKS_FOR_EN.search(question):
+        return True
+    return any(_asking(re.sub(r"[^\w]", "", w)) for w in question.split() if has_hangul(w))
 
 
 def _stems(word: str, last: bool) -> set[str]:

@@ -167,6 +167,21 @@ def _iso(kind: str, m: re.Match[str], today: dt.date, past: bool) -> str | None:
     return None
 
 
+# A day of the month just after or before a weekday: "Tuesday the 8th", "Friday, 11 December",
+# "토요일 16일"; "8th Tuesday"-less orders: "1월 16일 토요일", "the 8th, a Tuesday". Not a time
+# ("Monday 2 pm", "Monday 10:30").
+_DAY_AFTER = lazy(
+    r"^[\s,]*(the\s+)?\d{1,2}(st|nd|rd|th)?\b(?![.:]\d|\s*(am|pm|a\.m|p\.m|o'clock|h\b))|^[\s,]*\d{1,2}일",
+    re.I,
+)
+_DAY_BEFORE = lazy(r"(\b\d{1,2}(st|nd|rd|th)?|\d{1,2}일)[\s,]*(a\s+)?$", re.I)
+
+
+def _with_day(text: str, m: re.Match[str]) -> bool:
+    """Whether a weekday stands beside a day of the month, which then says which day it is."""
+    return bool(_DAY_AFTER.search(text[m.end() : m.end() + 16]) or _DAY_BEFORE.search(text[: m.start()]))
+
+
 def mentions(text: str, today: dt.date) -> list[Mention]:
     """The dates in a text, in order, each resolved; overlapping matches keep the first pattern's."""
     past = _past(text)
@@ -176,6 +191,8 @@ def mentions(text: str, today: dt.date) -> list[Mention]:
         for m in pattern.finditer(text):
             if any(m.start() < end and start < m.end() for start, end in taken):
                 continue
+            if kind in ("weekday", "weekday_ko") and _with_day(text, m):
+                continue  # "Tuesday the 8th", "1월 16일 토요일": the day of the month says which
             iso = _iso(kind, m, today, past)
             if iso:
                 found.append(Mention(m.start(), m.end(), m.group(0), iso))

@@ -96,9 +96,21 @@ def is_greeting(text: str) -> bool:
     return rest != body and len(analysis.key_words(rest)) < 2
 
 
+# A statement with a tag that asks for agreement: the speaker says it ("나 새우 알레르기 있는 거
+# 알지?", "우리 다음 주 휴가잖아?", "I'm allergic to shellfish, remember?", "we agreed on Tuesday, right?").
+_TAG_QUESTION = lazy(
+    r"(,\s*(right|you know|remember|yeah)\s*[?？]+\s*$)"
+    r"|((거|것|건|게)\s?(알지|알죠|알잖아|기억하지|기억나지|기억하죠)|잖아요?)\s*[?？]+\s*$",
+    re.I,
+)
+
+
 def is_question(text: str) -> bool:
-    """A question in either language, with or without its mark ("뭘 마셔", "where does he live")."""
+    """A question in either language, with or without its mark ("뭘 마셔", "where does he live");
+    not a statement with a tag ("…있는 거 알지?", "…, right?")."""
     body = text.strip()
+    if _TAG_QUESTION.search(body):
+        return False
     if body.endswith(("?", "？")):
         return True
     if "?" in body:
