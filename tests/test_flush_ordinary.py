@@ -172,3 +172,23 @@ def test_a_yes_to_an_offer_adds_nothing():
     )
     kept = [t for items in gist.values() for t in items]
     assert kept and not any("calendar" in t or "Yeah" in t for t in kept), kept
+
+
+def test_a_value_corrected_in_the_same_talk_is_kept_with_its_correction():
+    """No memory keeps the wrong day alone: the correction is written into the point it corrects."""
+    gist = extract(
+        "user: 나 이사 날짜 잡았어. 1월 22일\nassistant: 어디로 가?\n"
+        "user: 판교. 아 잠깐, 22일 아니고 23일이다. 22일은 잔금 날이고",
+        today=dt.date(2026, 12, 3),
+    )
+    kept = [t for items in gist.values() for t in items]
+    assert len(kept) == 1, kept
+    assert "1월 22일" in kept[0] and "22일 아니고 23일이다" in kept[0], kept
+
+
+def test_actually_without_a_value_is_no_correction():
+    gist = extract(
+        "user: the demo is on 12 March\nassistant: ok\nuser: Actually, we also need a projector by 11 March"
+    )
+    kept = [t for items in gist.values() for t in items]
+    assert any(t.startswith("Actually, we also need a projector") for t in kept), kept

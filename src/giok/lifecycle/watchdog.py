@@ -633,16 +633,24 @@ def extract(
         last = policy.normalize(parts[-1]) if parts else ""
         question = last if speaker == "assistant" and judgement.is_question(last) and asks_for(last) else None
     verdicts = judgement.judge_many([_probe(s.text) for s in said])
-    found: list[list] = []  # [category, text as kept, the turn it was said in]
+    found: list[list] = []  # [category, text as kept, the turn it was said in, the speaker]
     for item, verdict in zip(said, verdicts, strict=True):
         home = next((f for f in reversed(found) if f[0] and f[2] == item.turn - 2), None)
         if item.answers and home is not None:  # "What's her name?" "Pickle." completes the point asked about
-            end = "" if home[1].endswith((".", "!", "?", "。", "！", "？", ")")) else "."
-            home[1] = f"{home[1]}{end} ({item.answers} {item.kept})"
+            _beside(home, f"{item.answers} {item.kept}")
             continue
-        found.append([classify_sentence(item.text, item.speaker, verdict, day), item.kept, item.turn])
+        if item.speaker != "assistant" and _corrects(item.text):
+            wrong = next(
+                (f for f in reversed(found) if f[0] and f[3] != "assistant" and _VALUE.search(f[1])), None
+            )
+            if wrong is not None:  # "1월 22일" … "아 잠깐, 22일 아니고 23일이다": one memory, corrected
+                _beside(wrong, item.kept)
+                continue
+        found.append(
+            [classify_sentence(item.text, item.speaker, verdict, day), item.kept, item.turn, item.speaker]
+        )
     gist: dict[str, list[str]] = {c: [] for c in CATEGORIES}
-    for category, sentence, _ in found:
+    for category, sentence, _, _ in found:
         if category:
             gist[category].append(_clip(dates.resolve(sentence, day)))
     return {c: items[:MAX_KEPT] if c in KEPT else items[-per_category:] for c, items in gist.items()}
@@ -655,6 +663,27 @@ class _Said:
     kept: str  # as kept: what its pronoun stood for written in
     turn: int
     answers: str | None = None  # the agent's question it answers, when it is a short answer
+
+
+def _beside(kept: list, more: str) -> None:
+    """Write `more` into a kept point, in brackets after it."""
+    end = "" if kept[1].endswith((".", "!", "?", "。", "！", "？", ")")) else "."
+    kept[1] = f"{kept[1]}{end} ({more})"
+
+
+# A value said again, corrected by the user in the same talk: "Actually wait, no, hers is the 16th",
+# "I mean the 23rd", "아 잠깐, 22일 아니고 23일이다", "3시 말고 4시". With a number in it, it is written
+# into the last point of the user's that holds a number, so no memory keeps the wrong value alone.
+_CORRECTION = lazy(
+    r"^\W*(actually,? (wait|no)|wait,? no|no wait|oops|sorry,? i meant?|i meant?|correction)\b"
+    r"|^\W*(아\s*)?(잠깐|아니\s|정정)|\d\S*\s*(말고|아니고|아니라)\s+\S*\d",
+    re.I,
+)
+_VALUE = lazy(r"\d")
+
+
+def _corrects(sentence: str) -> bool:
+    return bool(_CORRECTION.search(sentence) and _VALUE.search(sentence))
 
 
 def _empty(answer: str) -> bool:
