@@ -204,3 +204,30 @@ def test_trivia_is_kept_as_a_change_only_on_the_pair_heads_own_verdict(monkeypat
     assert judgement.judge(walk).kind == "trivia"
     assert policy.decide(mf, walk).action == "refuse"
     assert policy.decide(mf, walk, force=True).action == "supersede"  # a text kept anyway: the lower bar
+
+
+def test_a_pair_head_trained_on_the_joint_reading_reads_the_pair_as_one_passage(monkeypatch):
+    # tools/train_judgement.py --pair-joint writes pair_reading = "joint": change_score then also
+    # embeds "OLD → NEW" whole and the head weighs what that vector adds to the two alone
+    from importlib import resources
+
+    import numpy as np
+
+    with resources.files("giok.write").joinpath(judgement.WEIGHTS).open("rb") as f:
+        shipped = dict(np.load(f))
+    old, new = "Jiwoo works at Samsung as a designer", "Jiwoo quit Samsung and joined Kakao as a designer"
+    u, v, j = judgement.vectors_of([new, old, judgement.joint_text(old, new)])
+    added = j - (u + v) / 2
+    weights = np.zeros(384 + len(shipped["pair_w"]), dtype=np.float32)
+    weights[:384] = added / float(added @ added)  # reads 1.0 for this pair's joint vector alone
+    heads = judgement.Heads(
+        {**shipped, "pair_w": weights, "pair_b": np.float32(0.0), "pair_reading": np.array("joint")}
+    )
+    monkeypatch.setattr(judgement, "_load_heads", lambda: heads)
+    found = judgement.change_score(new, old)
+    assert found is not None
+    assert found.p == pytest.approx(1 / (1 + np.exp(-1.0)), abs=1e-3)
+    # another pair's joint vector is another reading
+    assert judgement.change_score("Jiwoo has been at Samsung for four years now", old).p != pytest.approx(
+        found.p, abs=1e-3
+    )

@@ -3,6 +3,7 @@
     .venv/bin/python tools/train_judgement.py [--holdout conv-42 ...] [--out PATH]
     .venv/bin/python tools/train_judgement.py --pair-only [--pair-classic] [--nli DIR --nli-weight W]
     .venv/bin/python tools/train_judgement.py --pair-only --cross-negatives N [--seed S] [--slot-traps]
+    .venv/bin/python tools/train_judgement.py --pair-only --pair-joint [--with-judgement-dev] [--pair-l2 L]
     .venv/bin/python tools/train_judgement.py --holdout conv-42 conv-43 [--written-weight trivia=W]
     .venv/bin/python tools/train_judgement.py --contradiction --nli DIR [--pair-classic] [--pair-hidden H]
                                               [--standing S] [--contradiction-out PATH]
@@ -22,6 +23,12 @@ Training material, none of it the evaluation sets (bench/data/judgement/, writte
   change_train.json holds the slot traps of raw/c_traps.txt (the pairs with a `kind`: the same
   value said again, an addition, another subject, another attribute; changes sharing no word);
   they are read only with `--slot-traps` (not in the shipped head: docs/judgement.md).
+- With `--pair-joint`, the pair head also reads the pair embedded as one passage ("OLD → NEW",
+  judgement.joint_text: what that vector adds to the mean of the two alone), fitted on
+  standardised features; the weights say so (`pair_reading` = "joint") and judgement.change_score
+  embeds the joint text when they do. With `--with-judgement-dev` it also trains on the dev split
+  of bench/data/judgement/changes.json, its threshold chosen on out-of-fold scores of that split
+  (tools/pair_dev_folds.py decides each dev item end to end by the head that did not see it).
 - With `--contradiction`, a contradiction head (tools/contradiction_head.py) on the NLI pairs
   alone, written to tools/.cache/contradiction.npz; a design measured, not shipped
   (docs/review.md, "Designs tried"); bench/contradictions.py --candidate reads it.
@@ -342,6 +349,44 @@ def fit_mlp(
     return w1, b1, w, b
 
 
+def fit_standard(
+    x: np.ndarray, y: np.ndarray, l2: float, steps: int = 3000, rate: float = 0.5
+) -> tuple[np.ndarray, np.float64]:
+    """Class-balanced logistic regression on standardised features by gradient descent, its
+    weights folded back onto the raw features (so the head reads them as any other: x·w + b)."""
+    mu, sd = x.mean(0), x.std(0) + 1e-6
+    z = (x - mu) / sd
+    w, b = np.zeros(z.shape[1]), 0.0
+    share = y.mean()
+    weight = np.where(y == 1, 0.5 / share, 0.5 / (1 - share))
+    for _ in range(steps):
+        grad = (1 / (1 + np.exp(-(z @ w + b))) - y) * weight
+        w -= rate * (z.T @ grad / len(y) + l2 * w)
+        b -= rate * grad.mean()
+    return w / sd, np.float64(b - (mu / sd) @ w)
+
+
+def pair_x(vectors: Vectors, rows: list[tuple[str, str, int]], *, classic: bool, joint: bool) -> np.ndarray:
+    """The pair features of (new, old, label) rows; with `joint`, beside what the pair read as
+    one passage (judgement.joint_text) adds."""
+    if not rows:
+        return np.zeros((0, 0))
+    news = vectors.of([new for new, _, _ in rows])
+    olds = vectors.of([old for _, old, _ in rows])
+    joints = vectors.of([judgement.joint_text(old, new) for new, old, _ in rows]) if joint else None
+    return np.stack(
+        [
+            judgement.pair_features(
+                news[n], olds[n], new, old, classic=classic, joint=None if joints is None else joints[n]
+            )
+            for n, (new, old, _) in enumerate(rows)
+        ]
+    )
+
+
+PAIR_FOLDS = 5  # the dev split's scores, when it is trained on, come out of this many folds
+
+
 def train_pair(
     vectors: Vectors,
     nli: Path | None,
@@ -353,37 +398,86 @@ def train_pair(
     cross_numbers: bool = False,
     seed: int = 0,
     traps: bool = False,
-) -> dict[str, np.ndarray]:
-    """The pair head: the project's change pairs (with `cross` pairs of another slot per
-    change, `cross_negatives`), and NLI pairs from `nli` whose rows weigh `nli_weight` times
-    the project's pairs in all; `classic` reads (u, v, u·v, |u−v|), `hidden` puts a ReLU layer
-    of that width before the output."""
+    joint: bool = False,
+    with_dev: bool = False,
+    l2: float | None = None,
+    fold_heads: list[dict[str, np.ndarray]] | None = None,
+) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
+    """The pair head and, with `with_dev`, its out-of-fold scores on the dev split of
+    bench/data/judgement/changes.json (None without). Trained on the project's change pairs
+    (with `cross` pairs of another slot per change, `cross_negatives`), and NLI pairs from
+    `nli` whose rows weigh `nli_weight` times the project's pairs in all; `classic` reads (u, v,
+    u·v, |u−v|), `hidden` puts a ReLU layer of that width before the output. `joint` reads the
+    pair as one passage too (judgement.joint_text: joint − (u + v) / 2 beside the features),
+    fitted on standardised features (`fit_standard`); `with_dev` also trains on the dev split
+    of the evaluation's change pairs, whose threshold then comes from scores of heads that did
+    not see them (PAIR_FOLDS folds; `fold_heads` receives those heads, dev item n left out of
+    head n % PAIR_FOLDS). `l2`: the penalty (1e-2 by default)."""
     own = change_pairs(traps)
     own += cross_negatives(own, cross, seed, cross_numbers)
     public = nli_pairs(nli) if nli_weight else []
-    rows = own + public
-    x = np.stack(
-        [judgement.pair_features(*vectors.of([new, old]), new, old, classic=classic) for new, old, _ in rows]
+    dev = (
+        [(clean(i["new"]), clean(i["old"]), int(bool(i["change"]))) for i in dev_changes()]
+        if with_dev
+        else []
     )
+    rows = own + public
+    x = pair_x(vectors, rows, classic=classic, joint=joint)
     y = np.array([label for *_, label in rows])
     sample = np.array([1.0] * len(own) + [nli_weight * len(own) / max(1, len(public))] * len(public))
-    if hidden:
-        w1, b1, w, b = fit_mlp(x, y, hidden, l2=1e-3, sample=sample)
-        return {
-            "pair_w1": w1.astype(np.float32),
-            "pair_b1": b1.astype(np.float32),
-            "pair_w": w.astype(np.float32),
-            "pair_b": np.float32(b),
-        }
-    w, b = fit(x, y, 2, l2=1e-2, sample=sample)
-    return {"pair_w": w.astype(np.float32), "pair_b": np.float32(b)}
+    penalty = 1e-2 if l2 is None else l2
+
+    def fit_head(x: np.ndarray, y: np.ndarray, sample: np.ndarray) -> dict[str, np.ndarray]:
+        if hidden:
+            w1, b1, w, b = fit_mlp(x, y, hidden, l2=1e-3, sample=sample)
+            return {
+                "pair_w1": w1.astype(np.float32),
+                "pair_b1": b1.astype(np.float32),
+                "pair_w": w.astype(np.float32),
+                "pair_b": np.float32(b),
+            }
+        if joint:
+            w, b = fit_standard(x, y, penalty)
+        else:
+            w, b = fit(x, y, 2, l2=penalty, sample=sample)
+        return {"pair_w": w.astype(np.float32), "pair_b": np.float32(b)}
+
+    reading = {"pair_reading": np.array("joint")} if joint else {}
+    if not dev:
+        return {**fit_head(x, y, sample), **reading}, None
+    x_dev = pair_x(vectors, dev, classic=classic, joint=joint)
+    y_dev = np.array([label for *_, label in dev])
+    folds = np.arange(len(dev)) % PAIR_FOLDS
+    scores = np.zeros(len(dev))
+    for k in range(PAIR_FOLDS):
+        rest = folds != k
+        head = fit_head(
+            np.vstack([x, x_dev[rest]]),
+            np.concatenate([y, y_dev[rest]]),
+            np.concatenate([sample, np.ones(int(rest.sum()))]),
+        )
+        scores[~rest] = [_pair_score(head, row) for row in x_dev[~rest]]
+        if fold_heads is not None:
+            fold_heads.append({**head, **reading})
+    final = fit_head(
+        np.vstack([x, x_dev]), np.concatenate([y, y_dev]), np.concatenate([sample, np.ones(len(dev))])
+    )
+    return {**final, **reading}, scores
+
+
+def _pair_score(head: dict[str, np.ndarray], x: np.ndarray) -> float:
+    """The pair head's probability for one row of pair features (as Heads.pair_p reads them)."""
+    if "pair_w1" in head:
+        x = np.maximum(0.0, x @ head["pair_w1"] + head["pair_b1"])
+    return float(1 / (1 + np.exp(-(x @ head["pair_w"] + head["pair_b"]))))
 
 
 def train(
     holdout: set[str], vectors: Vectors, pair: dict, source_weight: dict[str, float] | None = None
-) -> dict[str, np.ndarray]:
-    """Every head; `source_weight` weighs the written sentences of a raw file (its `source`,
-    raw/j_trivia.txt -> "trivia") in the keep and layer heads, 1 for the rest."""
+) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
+    """Every head, and the pair head's out-of-fold dev scores (`train_pair`); `source_weight`
+    weighs the written sentences of a raw file (its `source`, raw/j_trivia.txt -> "trivia") in
+    the keep and layer heads, 1 for the rest."""
     turns, events = locomo(holdout)
     mine = written()
     share = source_weight or {}
@@ -425,11 +519,11 @@ def train(
     else:
         type_w, type_b = np.zeros((kx.shape[1], len(judgement.TYPES))), np.zeros(len(judgement.TYPES))
 
-    pair_head = train_pair(vectors, **pair)
+    pair_head, dev_scores = train_pair(vectors, **pair)
     near = [(model_text(i["text"]), judgement.LAYERS.index(i["layer"])) for i in mine]
     near += [(model_text(t), 0) for t, y in policy_set() if not y]
     near = [(t, y) for t, y in near if t]
-    return {
+    weights = {
         "near_x": vectors.of([t for t, _ in near]).astype(np.float16),
         "near_y": np.array([y for _, y in near], dtype=np.int8),
         "keep_w": keep_w.astype(np.float32),
@@ -444,11 +538,15 @@ def train(
         "change_at": np.float32(0.5),
         "unsure_at": np.float32(0.3),
     }
+    return weights, dev_scores
 
 
-def tune(weights: dict[str, np.ndarray], vectors: Vectors, keep: bool = True) -> None:
+def tune(
+    weights: dict[str, np.ndarray], vectors: Vectors, keep: bool = True, dev_scores: np.ndarray | None = None
+) -> None:
     """The keep and change thresholds that do best on the dev split of the evaluation sets
-    (the change threshold alone when `keep` is false)."""
+    (the change threshold alone when `keep` is false); `dev_scores`: the pair head's scores on
+    the dev change pairs when it was trained on them (out of fold), read instead of its own."""
     heads = judgement.Heads(weights)
     dev = [i for i in dev_sentences() if model_text(i["text"])] if keep else []
     if dev:
@@ -459,23 +557,28 @@ def tune(weights: dict[str, np.ndarray], vectors: Vectors, keep: bool = True) ->
         print(f"keep_at {best:.2f}: dev accuracy (model part) {np.mean((p >= best) == y):.3f} on {len(dev)}")
     changes = dev_changes()
     if changes:
-        scores = []
-        for i in changes:
-            new, old = clean(i["new"]), clean(i["old"])
-            scores.append(heads.pair_p(*vectors.of([new, old]), new, old))
-        s, y = np.array(scores), np.array([bool(i["change"]) for i in changes])
+        if dev_scores is None:
+            rows = [(clean(i["new"]), clean(i["old"]), 0) for i in changes]
+            x = pair_x(vectors, rows, classic=heads.pair_classic, joint=heads.joint)
+            pair = {k: v for k, v in weights.items() if k.startswith("pair_")}
+            dev_scores = np.array([_pair_score(pair, row) for row in x])
+        s, y = dev_scores, np.array([bool(i["change"]) for i in changes])
 
         def reading(t: float) -> tuple[float, float]:
             return float(np.mean(s[y] >= t)), float(np.mean(s[~y] >= t))
 
         # the most changes found while at most one trap in ten is superseded (the rest, between
         # unsure_at and change_at, goes to the review queue instead of replacing anything)
-        fair = [t for t in np.arange(0.5, 0.99, 0.01) if reading(t)[1] <= 0.10]
-        best = min(fair) if fair else 0.99
+        # a head whose scores crowd near 1 (the joint reading) is read between its dev scores:
+        # halfway from each trap's score to the next score above it
+        steps = [*np.arange(0.5, 0.99, 0.01)]
+        steps += [(t + min(s[s > t], default=1.0)) / 2 for t in s[~y & (s >= 0.99)]]
+        fair = [t for t in steps if reading(t)[1] <= 0.10]
+        best = min(fair) if fair else 1.0
         weights["change_at"] = np.float32(best)
         weights["unsure_at"] = np.float32(max(0.3, best - 0.3))
         found, traps = reading(best)
-        print(f"change_at {best:.2f}: dev changes found {found:.3f}, traps superseded {traps:.3f}")
+        print(f"change_at {best:.6g}: dev changes found {found:.3f}, traps superseded {traps:.3f}")
 
 
 # -- the contradiction head (tools/contradiction_head.py; measured, not shipped) -----------------
@@ -594,6 +697,18 @@ def main() -> None:
         help="the pair head also reads the slot traps of tools/data/raw/c_traps.txt (the pairs with a kind)",
     )
     parser.add_argument(
+        "--pair-joint",
+        action="store_true",
+        help="the pair head also reads the pair embedded as one passage ('OLD → NEW'; docs/judgement.md)",
+    )
+    parser.add_argument(
+        "--with-judgement-dev",
+        action="store_true",
+        help="the pair head also trains on the dev split of bench/data/judgement/changes.json "
+        "(its threshold from out-of-fold scores)",
+    )
+    parser.add_argument("--pair-l2", type=float, default=None, help="the pair head's L2 (1e-2)")
+    parser.add_argument(
         "--written-weight",
         action="append",
         default=[],
@@ -611,6 +726,9 @@ def main() -> None:
         "cross_numbers": args.cross_numbers,
         "seed": args.seed,
         "traps": args.slot_traps,
+        "joint": args.pair_joint,
+        "with_dev": args.with_judgement_dev,
+        "l2": args.pair_l2,
     }
     vectors = Vectors()
     if args.contradiction:
@@ -629,10 +747,11 @@ def main() -> None:
     if args.pair_only:
         with np.load(ROOT / "src" / "giok" / "write" / judgement.WEIGHTS) as shipped:
             weights = {k: shipped[k] for k in shipped.files if not k.startswith("pair_")}
-        weights.update(train_pair(vectors, **pair))
+        head, dev_scores = train_pair(vectors, **pair)
+        weights.update(head)
     else:
-        weights = train(set(args.holdout), vectors, pair, source_weight)
-    tune(weights, vectors, keep=not args.pair_only)
+        weights, dev_scores = train(set(args.holdout), vectors, pair, source_weight)
+    tune(weights, vectors, keep=not args.pair_only, dev_scores=dev_scores)
     vectors.save()
     np.savez_compressed(args.out, **weights)
     print(f"wrote {args.out} ({Path(args.out).stat().st_size:,} bytes)")

@@ -347,7 +347,11 @@ class Heads:
         # a hidden layer before the pair head's output, when it was trained with one
         self.pair_w1 = data.get("pair_w1")
         self.pair_b1 = data.get("pair_b1")
+        # which reading of the pair the head was trained on: "pair" (the two vectors side by side)
+        # or "joint" (also the pair embedded as one passage, `joint_text`); "pair" when absent
+        self.pair_reading = str(data["pair_reading"]) if "pair_reading" in data else "pair"
         width = (self.pair_w1 if self.pair_w1 is not None else self.pair_w).shape[0]
+        width -= 384 if self.pair_reading == "joint" else 0
         self.pair_classic = width > PAIR_SHORT
         # the written training sentences (vectors and layers) the nearest-neighbour vote reads
         self.near_x = data["near_x"].astype(np.float32) if "near_x" in data else None
@@ -357,11 +361,19 @@ class Heads:
         self.change_at = float(data["change_at"])
         self.unsure_at = float(data["unsure_at"])
 
-    def pair_p(self, u: np.ndarray, v: np.ndarray, new: str, old: str) -> float:
-        """How likely `new` (vector u) gives a new value to the slot `old` (vector v) fills."""
+    @property
+    def joint(self) -> bool:
+        """Does the pair head read the pair embedded as one passage (`joint_text`)?"""
+        return self.pair_reading == "joint"
+
+    def pair_p(self, u: np.ndarray, v: np.ndarray, new: str, old: str, j: np.ndarray | None = None) -> float:
+        """How likely `new` (vector u) gives a new value to the slot `old` (vector v) fills; `j`
+        is the vector of `joint_text(old, new)`, which a head trained on the joint reading needs."""
         import numpy as np
 
-        x = pair_features(u, v, new, old, classic=self.pair_classic)
+        if self.joint and j is None:
+            raise ValueError("this pair head reads the joint vector: pass j = vector of joint_text(old, new)")
+        x = pair_features(u, v, new, old, classic=self.pair_classic, joint=j if self.joint else None)
         if self.pair_w1 is not None and self.pair_b1 is not None:
             x = np.maximum(0.0, x @ self.pair_w1 + self.pair_b1)
         return float(_sigmoid(x @ self.pair_w + self.pair_b))
@@ -564,15 +576,32 @@ def lexical_features(new: str, old: str) -> list[float]:
     ]
 
 
-def pair_features(u: np.ndarray, v: np.ndarray, new: str, old: str, *, classic: bool = False) -> np.ndarray:
+def joint_text(old: str, new: str) -> str:
+    """The pair as one passage, the older text first ("서준은 부산에 산다 → 서준이 서울로 이사했다"):
+    embedded whole, the model's attention reads both sentences at once."""
+    return f"{old} → {new}"
+
+
+def pair_features(
+    u: np.ndarray,
+    v: np.ndarray,
+    new: str,
+    old: str,
+    *,
+    classic: bool = False,
+    joint: np.ndarray | None = None,
+) -> np.ndarray:
     """What the pair head reads: the two vectors' shared meaning (u·v elementwise), their
     difference (|u−v|), their cosine and the lexical evidence; `classic` puts the two vectors
-    themselves first (u, v, u·v, |u−v|: the usual reading of a sentence pair in NLI)."""
+    themselves first (u, v, u·v, |u−v|: the usual reading of a sentence pair in NLI); `joint`,
+    the vector of `joint_text(old, new)`, puts first what reading the two together adds to
+    reading them apart (joint − (u + v) / 2)."""
     import numpy as np
 
     cos = float(u @ v)
     whole = [u, v] if classic else []
-    parts = [*whole, u * v, np.abs(u - v), [cos], lexical_features(new, old)]
+    together = [joint - (u + v) / 2] if joint is not None else []
+    parts = [*together, *whole, u * v, np.abs(u - v), [cos], lexical_features(new, old)]
     return np.concatenate(parts).astype(np.float32)
 
 
@@ -592,8 +621,12 @@ def change_score(new: str, old: str) -> Change | None:
     heads = _heads()
     if heads is None:
         return None
-    u, v = vectors_of([new, old])
-    p = heads.pair_p(u, v, new, old)
+    if heads.joint:
+        u, v, j = vectors_of([new, old, joint_text(old, new)])
+        p = heads.pair_p(u, v, new, old, j)
+    else:
+        u, v = vectors_of([new, old])
+        p = heads.pair_p(u, v, new, old)
     verdict = "change" if p >= heads.change_at else "unsure" if p >= heads.unsure_at else "none"
     return Change(p, verdict)
 
