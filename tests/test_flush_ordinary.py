@@ -192,3 +192,16 @@ def test_actually_without_a_value_is_no_correction():
     )
     kept = [t for items in gist.values() for t in items]
     assert any(t.startswith("Actually, we also need a projector") for t in kept), kept
+
+
+def test_a_later_flush_completes_a_point_instead_of_keeping_it_twice(ws, monkeypatch):
+    """Soft flush, then the user answers the agent's question, then a hard flush of the same
+    session: the completed point replaces the one kept before, and boot shows it once."""
+    monkeypatch.setenv("GIOK_NOW", "2026-12-03T15:00")
+    first = "user: We're picking up our new dog on Saturday\nassistant: Exciting! What's her name?"
+    flush(ws, first, "s1", level="soft")
+    flush(ws, first + "\nuser: Pickle.\nassistant: Lovely.", "s1", level="hard")
+    monkeypatch.setenv("GIOK_NOW", "2026-12-04T09:00")
+    text = boot.build(ws, record=False).text
+    assert text.count("picking up our new dog") == 1, text
+    assert "(What's her name? Pickle.)" in text

@@ -341,15 +341,32 @@ def keep(ws, gist: dict[str, list[str]], session: str) -> list[dict]:
         for said in gist.get(category, []):
             text = said if category == "facts" else f"{_LABEL[category]}: {said}"
             layer = _fact_layer(said) if category == "facts" else KEPT_LAYER
-            decision = policy.decide(ws.memory(), text, kind, "workspace", today=today())
+            memory = ws.memory()
+            decision = policy.decide(memory, text, kind, "workspace", today=today())
             if decision.action in ("duplicate", "refuse"):
                 target = decision.target.id if decision.target else None
                 out.append(_kept(category, text, decision.action, target, decision.reason, layer))
                 continue
-            result = ws.remember(text, layer=layer, type=kind, source=f"flush:{session}", via="watchdog")
+            grown = _grown_from(memory, text, session)
+            result = ws.remember(
+                text, layer=layer, type=kind, source=f"flush:{session}", via="watchdog", supersedes=grown
+            )
             entry = result.entry.id if result.entry else None
             out.append(_kept(category, text, result.action, entry, result.reason, layer))
     return out
+
+
+def _grown_from(memory, text: str, session: str) -> str | None:
+    """The id of the live entry an earlier flush of this session kept that `text` completes: the
+    same point with an answer or a correction said since written after it ("…on Saturday" →
+    "…on Saturday. (What's her name? Pickle.)"), so the next boot shows it once."""
+    for entry in reversed(memory.entries()):
+        said = entry.text
+        if entry.superseded or entry.fields.get("source") != f"flush:{session}" or len(said) >= len(text):
+            continue
+        if text.startswith(said.rstrip(".")) and text[len(said.rstrip(".")) :].lstrip(".").startswith(" ("):
+            return entry.id
+    return None
 
 
 def _kept(category: str, text: str, action: str, id: str | None, reason: str, layer: str) -> dict:
