@@ -205,3 +205,14 @@ def test_a_later_flush_completes_a_point_instead_of_keeping_it_twice(ws, monkeyp
     text = boot.build(ws, record=False).text
     assert text.count("picking up our new dog") == 1, text
     assert "(What's her name? Pickle.)" in text
+
+
+def test_a_reminder_that_names_nothing_is_kept_with_what_it_is_about():
+    gist = extract(
+        "user: my passport expires in May, so I need to renew it before then. Remind me in January.\n"
+        "user: 여권 5월에 만료돼. 1월에 알려줘",
+        today=dt.date(2026, 12, 3),
+    )
+    kept = [t for items in gist.values() for t in items]
+    assert any("passport" in t and "Remind me in January" in t for t in kept), kept
+    assert any("여권" in t and "1월에 알려줘" in t for t in kept), kept

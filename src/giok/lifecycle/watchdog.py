@@ -594,18 +594,29 @@ def _probe(sentence: str) -> str:
 
 def _turn(text: str) -> list[str]:
     """A turn's sentences, cleaned; a fragment ("plain paragraphs.", "빼줘", "이번 주 안에 해야
-    돼") is read with the sentence before it in the same turn, unless that one is a greeting, a
-    question or a guess."""
+    돼") or a reminder that names nothing to be reminded of ("Remind me in January.", "1월에
+    알려줘") is read with the sentence before it in the same turn, unless that one is a greeting,
+    a question or a guess."""
     out: list[str] = []
     for part in judgement.sentences(text):
         part = " ".join(part.split()).lstrip("-*• ").strip()
         if not part:
             continue
-        if out and _fragment(part) and not judgement.substance(out[-1])[1]:
+        leans = _fragment(part) or _BARE_REMINDER.search(part)
+        if out and leans and not judgement.substance(out[-1])[1]:
             out[-1] = f"{out[-1]} {part}"
         else:
             out.append(part)
     return out
+
+
+# "remind me" with no "to …", "about …" or "that …" after it: of what the sentence before says.
+_BARE_REMINDER = lazy(
+    _LEAD
+    + r"(can you |could you |pls |please )?remind me\b(?!\s+(to|about|that|of|when|how|what|where|who)\b)"
+    r"|^[^을를]*(알려\s?줘|알려\s?주세요|리마인드\s?(해\s?줘|해\s?주세요)|상기시켜\s?줘)[.!~\s]*$",
+    re.I,
+)
 
 
 def _fragment(sentence: str) -> bool:
