@@ -638,7 +638,6 @@ def extract(
     question: str | None = None  # the agent's question that asks for a value, if its turn ended so
     for turn, (role, text) in enumerate(talk):
         speaker, text = _speaker(role, text, agent)
-        context.turn()
         sentences = _turn(text)
         parts = judgement.sentences(text)
         for n, sentence in enumerate(sentences):
@@ -747,12 +746,8 @@ class _Referents:
 
     def __init__(self, texts):
         self.common = {w.casefold() for t in texts for w in re.findall(r"\b[a-z]+\b", t)}
-        self.turns = 0
-        self.said: list[tuple[str, int]] = []  # (a name that is not only an owner, its turn)
+        self.named: set[str] = set()  # the names said so far that do not only own something
         self.asked: str | None = None  # the topic of the user's last question
-
-    def turn(self) -> None:
-        self.turns += 1
 
     def names(self, sentence: str, *, answer: bool = False) -> list[tuple[str, bool]]:
         """(name, whether it only owns something: "Seojun's") for each name in the sentence."""
@@ -771,13 +766,12 @@ class _Referents:
         return out
 
     def read(self, sentence: str, speaker: str, *, answer: bool = False) -> None:
-        self.said += [(name, self.turns) for name, owner in self.names(sentence, answer=answer) if not owner]
+        self.named |= {name for name, owner in self.names(sentence, answer=answer) if not owner}
         if speaker != "assistant" and judgement.is_question(sentence):
             self.asked = _topic(sentence)
 
     def resolve(self, sentence: str) -> str:
-        named = {name for name, _ in self.said}
-        name = next(iter(named)) if len(named) == 1 and not self.names(sentence) else None
+        name = next(iter(self.named)) if len(self.named) == 1 and not self.names(sentence) else None
         if name and (m := _SUBJECT.match(sentence)):
             verb = m["verb"]  # "'s been" → " has been", "'s" → " is", "" (he can't) → ""
             if verb:
@@ -792,7 +786,7 @@ class _Referents:
 
 def _topic(question: str) -> str | None:
     """What a question is about, as the longest run of its content words ("how long does a
-    Korean passport renewal take?" → "Korean passport renewal"; the last of equal runs)."""
+    Korean passport renewal take?" → "Korean passport renewal take"; the last of equal runs)."""
     best: list[str] = []
     run: list[str] = []
     for word in [*analysis.key_words(question), ""]:
