@@ -42,6 +42,9 @@ def test_relative_and_partial_dates_get_their_iso_form(said, resolved):
         "금요일에는 배포하지 말자",
         "엄마 생신은 음력 8월 3일이야",
         "you may go",
+        "never deploy on a Friday",
+        "we meet every Friday",
+        "each Monday we sync",
     ],
 )
 def test_habits_lunar_dates_and_modals_are_left_as_said(said):

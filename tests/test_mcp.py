@@ -41,6 +41,7 @@ EXPECTED = {
     "crossview_ack",
     "memory_distill_plan",
     "memory_distill_apply",
+    "memory_flush",
     "memory_review",
     "memory_review_resolve",
 }
@@ -296,6 +297,25 @@ def test_decide_lesson_task_state_heartbeat(server):
     messages = [c["message"].splitlines()[0] for c in server.ws.log(12)]
     assert any(m.startswith("decision: D-") for m in messages)
     assert any(m.startswith("task: blocked") for m in messages)
+
+
+def test_the_agent_flushes_the_gist_it_wrote(server):
+    """The host agent is the summariser: its gist is kept through the write policy, each item
+    in one place, and completed by the conversation's own rules."""
+    done = server.ok(
+        "memory_flush",
+        gist={"constraints": ["Never deploy on a Friday"], "pending": ["renew the TLS certificate"]},
+        conversation="user: Always answer me in Korean.",
+        session="mcp-flush",
+    )
+    assert done["action"] == "flushed" and done["summary_by"] == "agent"
+    kept = {m["text"]: m["action"] for m in done["memories"]}
+    assert kept["constraint: Never deploy on a Friday"] == "written"
+    assert any("Always answer me in Korean" in t for t in kept)  # added from the conversation
+    assert "pending: renew the TLS certificate" in server.ws.read_text("state/memo.md")
+    assert 'gist/facts: "x" is not a list' in server.error("memory_flush", gist={"facts": "x"}, session="s9")
+    again = server.ok("memory_flush", gist={"facts": ["x y z"]}, session="mcp-flush")
+    assert again["action"] == "skipped"
 
 
 def test_reads_are_tools_of_their_own_that_never_ask_permission(server):

@@ -113,6 +113,8 @@ def test_inspector_calls_every_tool_once(inspector, ws):
     assert sent["recipients"] == ["sion"]
     assert ok("crossview_inbox", unread=True)["messages"] == []
     assert ok("crossview_ack")["acked"] == []
+    flushed = ok("memory_flush", gist={"decisions": ["Keep the inspector test in CI"]}, session="inspector")
+    assert flushed["summary_by"] == "agent"
     plan = ok("memory_distill_plan")
     assert ok("memory_distill_apply", plan=plan["plan"], decisions={})["judges"] == ["agent"]
     ok("memory_remember", text="The release train leaves on Mondays")

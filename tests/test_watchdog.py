@@ -235,6 +235,32 @@ def test_cli_watch_and_flush(ws, cli, monkeypatch):
     assert "Error: window" in bad.output
 
 
+def test_cli_flush_keeps_the_gist_the_agent_wrote(ws, cli, monkeypatch, tmp_path):
+    monkeypatch.setenv("GIOK_NOW", "2026-03-05T14:00")
+    told = cli("flush", "--instructions", "--json")
+    assert told.exit_code == 0
+    assert "constraints" in json.loads(told.output)["lists"]
+    gist = tmp_path / "gist.json"
+    gist.write_text(json.dumps({"facts": ["Dana's dog Pickle arrives on Saturday"], "decisions": []}))
+    done = cli("flush", "--gist", str(gist), "--session", "g", "-w", "zeon", "--json", input="")
+    assert done.exit_code == 0, done.output
+    report = json.loads(done.output)
+    assert report["summary_by"] == "agent"
+    assert "Dana's dog Pickle arrives on Saturday (2026-03-07)" in ws.read_text("MEMORY.md")
+    head = ws.log(1)[0]["commit"]
+    for bad, message in (
+        ({"notes": ["x"]}, "unknown gist list(s): notes"),
+        ({"facts": "x"}, "must be a list of strings"),
+        ("not json", "the gist is not JSON"),
+    ):
+        gist.write_text(bad if isinstance(bad, str) else json.dumps(bad))
+        refused = cli("flush", "--gist", str(gist), "--session", "h", "-w", "zeon", input="")
+        assert refused.exit_code != 0 and message in refused.output, refused.output
+    assert ws.log(1)[0]["commit"] == head  # nothing written, and session h is not marked flushed
+    later = cli("flush", "--session", "h", "-w", "zeon", "--json", input=CONVERSATION)
+    assert json.loads(later.output)["action"] == "flushed"
+
+
 def test_flush_survives_a_writer_that_gets_the_lock_first(ws, monkeypatch):
     # another writer takes the workspace lock between the flush's planning and its write
     monkeypatch.setenv("GIOK_NOW", "2026-03-05T14:00")

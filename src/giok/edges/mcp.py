@@ -509,6 +509,49 @@ def _distill_apply(ws: Workspace, args: dict):
     return distill.apply(ws, answer, dry_run=args.get("dry_run", False)).to_dict()
 
 
+@tool(
+    "memory_flush",
+    "Keep the gist of this session before the context fills up (or before it ends): you write the "
+    "gist as lists of short sentences, and giok keeps each item in one place through the write "
+    "policy (constraints, preferences, decisions and facts in MEMORY.md, a duplicate not written "
+    "again, secrets redacted, dates resolved; pending work, discoveries and failures in the state "
+    "memo), once per session and level. Put in: every constraint or rule the user set (word for "
+    "word), every preference the user stated (style instructions too), decisions (and why), facts "
+    "worth keeping (dated facts with their day, life events, allergies), discoveries, pending work, "
+    "failures. Short sentences; no secrets. Pass the conversation too, and what you left out of "
+    "the rules, preferences, decisions and facts is added from it.",
+    {
+        "gist": {
+            "type": "object",
+            "description": "The lists, each of short sentences (any may be left out).",
+            "properties": {
+                c: {"type": "array", "items": {"type": "string"}}
+                for c in (
+                    "constraints",
+                    "preferences",
+                    "decisions",
+                    "facts",
+                    "discoveries",
+                    "pending",
+                    "failures",
+                )
+            },
+            "additionalProperties": False,
+        },
+        "conversation": _str("The conversation (plain text or JSONL messages), to complete the gist."),
+        "session": _str("Session id (default: the workspace's session, else 'default')."),
+        "level": _str("The crossing being flushed: soft (default) or hard.", enum=["soft", "hard"]),
+    },
+    required=("gist",),
+)
+def _flush(ws: Workspace, args: dict):
+    from giok.lifecycle import watchdog
+
+    return watchdog.flush(
+        ws, args.get("conversation"), args.get("session"), args.get("level"), gist=args["gist"]
+    ).to_dict()
+
+
 # -- the review queue (giok.lifecycle.review) ----------------------------------------------
 @tool(
     "memory_review",

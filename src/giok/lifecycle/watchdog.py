@@ -236,12 +236,23 @@ def watch(
     return Status(current, used, window, session, soft, hard, flushed=state.get("flushed", "ok"))
 
 
-def flush(ws, conversation: str, session: str | None = None, level: str | None = None) -> FlushResult:
-    """Write the conversation's gist to the diary and the state memo, once per crossing."""
+def flush(
+    ws,
+    conversation: str | None,
+    session: str | None = None,
+    level: str | None = None,
+    gist: dict | None = None,
+) -> FlushResult:
+    """Write the conversation's gist to the diary and the state memo, once per crossing.
+    `gist`: the gist as the agent wrote it (`GIST_INSTRUCTIONS`' JSON: the host agent as the
+    summariser); the extractive one of `conversation`, when given, completes it."""
     if level is not None and level not in ("soft", "hard"):
         raise InvalidInput(f"invalid flush level {level!r}: soft or hard")
-    if conversation is None or not conversation.strip():
-        raise InvalidInput("the conversation to flush is empty (pipe it on stdin)")
+    if gist is not None:
+        gist_of(gist)  # a malformed gist is refused before anything is written or marked flushed
+    conversation = conversation or ""
+    if not conversation.strip() and gist is None:
+        raise InvalidInput("the conversation to flush is empty (pipe it on stdin, or give the gist)")
     check_binary(conversation, "the conversation")
     if len(conversation.encode("utf-8", "surrogatepass")) > MAX_CONVERSATION:
         raise InvalidInput(
@@ -257,7 +268,7 @@ def flush(ws, conversation: str, session: str | None = None, level: str | None =
             return FlushResult(
                 "skipped", level, session, notes=[f"already flushed at {done} in session {session}"]
             )
-        result = _write_flush(ws, conversation, session, level)
+        result = _write_flush(ws, conversation, session, level, gist)
         state.update(
             {
                 "flushed": level,
@@ -269,9 +280,9 @@ def flush(ws, conversation: str, session: str | None = None, level: str | None =
     return result
 
 
-def _write_flush(ws, conversation: str, session: str, level: str) -> FlushResult:
+def _write_flush(ws, conversation: str, session: str, level: str, given: dict | None) -> FlushResult:
     stamp = now()
-    gist, by, notes = summarize(ws, conversation, stamp.date())
+    gist, by, notes = summarize(ws, conversation, stamp.date(), given)
     diary_rel = ws.diary_path(stamp.date())
     planned: dict = {}
     memories = keep(ws, gist, session)
@@ -813,24 +824,31 @@ ends). Short sentences, at most 5 per list except constraints, preferences, deci
  "failures": []}"""
 
 
+GIST_INSTRUCTIONS = SUMMARY_SYSTEM  # what the host agent writes for `flush(gist=…)`: the LLM's task
+
+
 def summarize(
-    ws, conversation: str, day: dt.date | None = None
+    ws, conversation: str, day: dt.date | None = None, given: dict | None = None
 ) -> tuple[dict[str, list[str]], str, list[str]]:
-    """(gist, who summarised, notes): the configured LLM, or the extractive summary. The
-    LLM's constraints, preferences, decisions and facts are completed by the extractive ones
-    it left out (none similar to its own), so a terse summary drops no rule. Dates are
-    resolved against `day` (the flush's) either way."""
+    """(gist, who summarised, notes): the gist the agent wrote (`given`), else the configured
+    LLM, else the extractive summary. The agent's or the LLM's constraints, preferences,
+    decisions and facts are completed by the extractive ones it left out (none similar to its
+    own), so a terse summary drops no rule. Dates are resolved against `day` (the flush's)
+    either way."""
     spec = llm.configured(ws, "summarizer")
     day = day or now().date()
-    rules = extract(conversation, agent=ws.name, today=day)
-    if not spec:
+    rules = extract(conversation, agent=ws.name, today=day) if conversation.strip() else gist_of({})
+    if given is not None:
+        gist, by = gist_of(given, day), "agent"
+    elif not spec:
         return rules, "extractive", []
-    try:
-        chat = llm.client(spec, "summarizer")
-        answer = chat.complete(SUMMARY_SYSTEM, conversation[-60000:])
-        gist = _parse_gist(answer, chat.name, day)
-    except GiokError as exc:
-        return rules, "extractive", [f"LLM summary failed, used the extractive one: {exc}"]
+    else:
+        try:
+            chat = llm.client(spec, "summarizer")
+            answer = chat.complete(SUMMARY_SYSTEM, conversation[-60000:])
+            gist, by = _parse_gist(answer, chat.name, day), chat.name
+        except GiokError as exc:
+            return rules, "extractive", [f"LLM summary failed, used the extractive one: {exc}"]
     notes = []
     for category in KEPT:
         missed = [
@@ -839,7 +857,7 @@ def summarize(
         if missed:
             gist[category] += missed
             notes.append(f"{len(missed)} {category} the summary left out were added from the conversation")
-    return gist, chat.name, notes
+    return gist, by, notes
 
 
 def _as_list(value: object) -> list[Any]:
@@ -853,6 +871,10 @@ def _parse_gist(answer: str, name: str, day: dt.date) -> dict[str, list[str]]:
     data = json_in(answer)
     if not isinstance(data, dict) or not any(isinstance(data.get(c), list) for c in CATEGORIES):
         raise ProviderError(f"{name}: the summary is not the JSON asked for")
+    return _cleaned(data, day)
+
+
+def _cleaned(data: dict, day: dt.date) -> dict[str, list[str]]:
     return {
         c: [
             _clip(dates.resolve(policy.redact(policy.normalize(str(x)))[0], day))
@@ -861,6 +883,24 @@ def _parse_gist(answer: str, name: str, day: dt.date) -> dict[str, list[str]]:
         ][: MAX_KEPT if c in KEPT else 5]
         for c in CATEGORIES
     }
+
+
+def gist_of(data: object, day: dt.date | None = None) -> dict[str, list[str]]:
+    """A gist the agent wrote (`GIST_INSTRUCTIONS`), checked and cleaned as an LLM's is: every
+    key one of CATEGORIES, every value a list of strings; secrets redacted, dates resolved
+    against `day`. InvalidInput says what is wrong, before anything is written."""
+    if not isinstance(data, dict):
+        raise InvalidInput(f"the gist must be a JSON object with the lists {', '.join(CATEGORIES)}")
+    unknown = sorted(set(data) - set(CATEGORIES))
+    if unknown:
+        lists = ", ".join(CATEGORIES)
+        raise InvalidInput(f"unknown gist list(s): {', '.join(unknown)}; the lists are {lists}")
+    for category, items in data.items():
+        if not isinstance(items, list) or not all(isinstance(x, str) for x in items):
+            raise InvalidInput(f"the gist's {category} must be a list of strings")
+        for text in items:
+            check_binary(text, f"the gist's {category}")
+    return _cleaned(data, day or now().date())
 
 
 class Watchdog:

@@ -56,7 +56,7 @@ _PATTERNS: tuple[tuple[str, LazyPattern], ...] = tuple(
             "rel_period",
             r"\b(this|next)\s+(week|month)\b|(이번|다음) ?(주|달)(?![가-힣]?요일|\s?[월화수목금토일]요일)",
         ),
-        ("weekday", rf"\b{_DAY_EN}\b"),
+        ("weekday", rf"(?<!\ba )(?<!\bevery )(?<!\beach )(?<!\bany )\b{_DAY_EN}\b"),
         ("weekday_ko", rf"(?<!매주 )(?<!매주)([{_DAYS_KO}])요일(?!마다|에는|엔|은|날은)"),
         (
             "month",

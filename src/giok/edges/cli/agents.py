@@ -105,9 +105,10 @@ def mcp_command():
     """Run the MCP server (Model Context Protocol, stdio) for this workspace.
 
     Tools: memory_boot, memory_recall, memory_search, memory_get, memory_task_list,
-    memory_state_show, memory_heartbeat_list, memory_distill_plan (read-only); memory_remember,
-    memory_decide, memory_lesson, memory_task, memory_state, memory_heartbeat, memory_forget,
-    memory_distill_apply, crossview_send, crossview_inbox, crossview_ack. `initialize` is
+    memory_state_show, memory_heartbeat_list, memory_distill_plan, memory_review (read-only);
+    memory_remember, memory_decide, memory_lesson, memory_task, memory_state, memory_heartbeat,
+    memory_forget, memory_distill_apply, memory_flush, memory_review_resolve, crossview_send,
+    crossview_inbox, crossview_ack. `initialize` is
     answered at once; the index warms up in the background after it.
     Needs `pip install giok[mcp]`.
     Claude Code: `claude mcp add giok -- giok mcp -w NAME`.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 
@@ -151,18 +152,49 @@ def watch(used, window, session, exit_code, as_json):
     type=click.Choice(["soft", "hard"]),
     help="The crossing being flushed (default: the level `giok watch` last saw, else soft).",
 )
+@click.option(
+    "--gist",
+    "gist_file",
+    type=click.File("rb"),
+    metavar="FILE",
+    help="The gist as the agent wrote it (JSON, see --instructions); a conversation on stdin completes it.",
+)
+@click.option(
+    "--instructions",
+    is_flag=True,
+    help="Print what the agent should write for --gist, and exit.",
+)
 @workspace_option()
 @json_option
-def flush(session, level, as_json):
+def flush(session, level, gist_file, instructions, as_json):
     """Keep the gist of the conversation on stdin (JSONL messages or plain text), each item in
     one place: constraints, preferences (style), decisions and facts (dated ones with ISO dates)
     in MEMORY.md through the write policy; pending work, discoveries and failures in the state
     memo. Today's diary and compound/context.md get a line saying where they went. Append-only;
-    once per crossing and session."""
+    once per crossing and session.
+
+    The host agent can write the gist itself: `--instructions` prints what to write (a JSON
+    object of lists), `--gist FILE` keeps it through the same write policy, completed by the
+    extractive gist of a conversation piped on stdin (nothing on stdin: the gist alone)."""
+    if instructions:
+        emit(
+            {"instructions": watchdog.GIST_INSTRUCTIONS, "lists": list(watchdog.CATEGORIES)},
+            as_json,
+            lambda d: d["instructions"],
+        )
+        return
+    gist = None
+    if gist_file is not None:
+        raw = gist_file.read(watchdog.MAX_CONVERSATION + 1)
+        try:
+            gist = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise InvalidInput(f"the gist is not JSON: {exc}") from None
     ws = open_workspace()
-    if sys.stdin.isatty():
+    if sys.stdin.isatty() and gist is None:
         raise InvalidInput("pipe the conversation on stdin: `... | giok flush --session ID`")
-    result = watchdog.flush(ws, sys.stdin.read(), session, level)
+    conversation = "" if sys.stdin.isatty() else sys.stdin.read()
+    result = watchdog.flush(ws, conversation, session, level, gist=gist)
     emit(
         result.to_dict(),
         as_json,
