@@ -299,6 +299,18 @@ def test_decide_lesson_task_state_heartbeat(server):
     assert any(m.startswith("task: blocked") for m in messages)
 
 
+def test_the_agent_links_a_change_the_policy_does_not_see(server):
+    old = server.ok("memory_remember", text="Mina parks at the Elm Street garage", layer="M90")["entry"]["id"]
+    new = server.ok(
+        "memory_remember", text="Mina got a spot in the office basement", layer="M90", supersedes=old
+    )
+    assert new["action"] == "superseded" and new["reason"] == f"replaces {old}, as asked"
+    again = server.error("memory_remember", text="Mina takes the bus", layer="M90", supersedes=old)
+    assert (
+        again == f"Error: {old} is already superseded by {new['entry']['id']}: name the entry that holds now"
+    )
+
+
 def test_the_agent_flushes_the_gist_it_wrote(server):
     """The host agent is the summariser: its gist is kept through the write policy, each item
     in one place, and completed by the conversation's own rules."""

@@ -151,6 +151,27 @@ def test_contradiction_supersedes_and_history_shows_the_chain(ws, cli):
     assert "Supersedes: " + old.id in git(ws, "log", "-1", "--format=%B", new.commit)
 
 
+def test_the_caller_says_what_a_memory_replaces(ws, cli):
+    """Where the policy sees no change, the agent can: --supersedes links the two; an id that
+    names nothing, or an entry already replaced, is one clear error and writes nothing."""
+    old = ws.remember("Dana keeps her bike in the office garage").entry
+    new = ws.remember("The bike lives in the shed at home now", supersedes=old.id)
+    assert new.action == "superseded" and new.reason == f"replaces {old.id}, as asked"
+    assert ws.get(old.id).fields["superseded_by"] == new.entry.id
+    head = ws.log(1)[0]["commit"]
+    with pytest.raises(InvalidInput, match=f"{old.id} is already superseded by {new.entry.id}"):
+        ws.remember("The bike is in the hallway", supersedes=old.id)
+    with pytest.raises(NotFound, match="no memory with id m-000000"):
+        ws.remember("The bike is in the hallway", supersedes="m-000000")
+    assert ws.log(1)[0]["commit"] == head and "hallway" not in ws.read_text("MEMORY.md")
+    out = cli(
+        "-w", "zeon", "remember", "The bike went to the repair shop", "--supersedes", new.entry.id, "--json"
+    )
+    assert out.exit_code == 0 and json.loads(out.output)["action"] == "superseded"
+    bad = cli("-w", "zeon", "remember", "The bike is back", "--supersedes", "m-000000")
+    assert bad.exit_code != 0 and "no memory with id m-000000" in bad.output
+
+
 def test_unrelated_likes_do_not_supersede_each_other(ws):
     ws.remember("Seojun likes jazz")
     assert ws.remember("Seojun likes tea").action == "written"

@@ -297,6 +297,12 @@ def memory_path(ws: Workspace, path: str) -> str:
         "date": _str(
             "When it happened, YYYY-MM-DD (default today; not in the future); expiry counts from today."
         ),
+        "supersedes": _str(
+            "The id (m-xxxxxx) of the memory this one replaces, when it changes something kept before "
+            "(the user moved, switched, no longer …): find it with memory_recall first. The old entry "
+            "stays in the file, marked superseded, and answers questions about the past.",
+            pattern=r"^m-[0-9a-f]{6,12}$",
+        ),
     },
     required=("text",),
 )
@@ -311,6 +317,7 @@ def _remember(ws: Workspace, args: dict):
         confidence=args.get("confidence"),
         via="mcp",
         date=args.get("date"),
+        supersedes=args.get("supersedes"),
     ).to_dict()
 
 

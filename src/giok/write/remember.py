@@ -91,6 +91,15 @@ def remember(
         except likeness.Stale:  # a bucket of the index from .giok/ was not giok's: a new index
             index = _new_index(mf)
             decision = decide(index=index)
+        if supersedes:  # the caller's own link: an id that names nothing is an error, not a no-op
+            named = (mf.find if index is None else (lambda i: next(iter(index.with_id(i)), None)))(supersedes)
+            if named is None:
+                raise NotFound(f"no memory with id {supersedes} in {ws.name}")
+            if named.superseded:
+                later = named.fields.get("superseded_by") or "a later entry"
+                raise InvalidInput(
+                    f"{supersedes} is already superseded by {later}: name the entry that holds now"
+                )
         if decision.action in ("refuse", "duplicate"):
             if before:
                 memoryfile.keep(_key(ws), before, mf)  # unchanged
@@ -164,6 +173,10 @@ def remember(
                 notes.append(
                     f"kept layer {entry.layer} of {decision.target.id} (give --layer to choose another)"
                 )
+        policy_linked = decision.action == "supersede" and decision.target.id == supersedes
+        if supersedes and not policy_linked and entry.fields.get("supersedes") == supersedes:
+            notes.append(f"{supersedes} is now superseded by {entry.id}, as asked")
+            return WriteResult("superseded", entry, f"replaces {supersedes}, as asked", sha, tuple(notes))
         return WriteResult(trace.ACTIONS[decision.action], entry, decision.reason, sha, tuple(notes))
     if decision.action == "duplicate":
         refs.record(ws, [decision.target.id], "duplicate")

@@ -190,14 +190,23 @@ def _uncron(name: str, home: Home) -> list[str]:
 @click.option(
     "--force", is_flag=True, help="Write even what the policy refuses (the trace records that it was forced)."
 )
+@click.option(
+    "--supersedes",
+    metavar="ID",
+    help="The memory this one replaces (it changes what was kept: a move, a switch); the old entry "
+    "stays, marked superseded.",
+)
 @workspace_option()
 @json_option
-def remember(text, layer, expires, date, type_, scope, user, thread, source, confidence, force, as_json):
+def remember(
+    text, layer, expires, date, type_, scope, user, thread, source, confidence, force, supersedes, as_json
+):
     """Keep TEXT in MEMORY.md (`-` reads stdin) and commit at once. Prints the new id.
 
     The write policy decides first: greetings, thanks, questions and guesses are refused
     (with the reason); an exact duplicate is not written again; an update or contradiction of
     an entry of the same subject supersedes it; secrets are redacted. `giok trace ID` shows why.
+    Where the policy does not see the change, `--supersedes ID` says what the new memory replaces.
     A refusal is a decision, not an error: it prints `refused: REASON` and exits 0 (`--json` gives the action:
     written, refused, duplicate or superseded).
     """
@@ -215,6 +224,7 @@ def remember(text, layer, expires, date, type_, scope, user, thread, source, con
         force=force,
         via="cli",
         date=date,
+        supersedes=supersedes,
     )
     emit(result.to_dict(), as_json, _result_text)
 
