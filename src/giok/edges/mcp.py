@@ -38,7 +38,9 @@ INSTRUCTIONS = (
     "memory_recall (it decides whether memory is needed and searches at most twice); an answer "
     '"still loading" means giok is still loading its index, not that nothing is remembered: ask again '
     "in a few seconds. Keep what must "
-    "outlive the session with memory_remember / memory_decide / memory_lesson; track work with "
+    "outlive the session with memory_remember / memory_decide / memory_lesson; when it changes "
+    "something remembered (a move, a switch, no longer …), pass the old entry's id as supersedes. "
+    "Before your context fills up, keep the session's gist with memory_flush. Track work with "
     "memory_task and memory_state. Messages from sibling agents arrive in crossview_inbox. To judge "
     "the nightly distillation yourself, call memory_distill_plan, decide, then memory_distill_apply. "
     "Memories that disagree wait in memory_review until the user says which holds."
