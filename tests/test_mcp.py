@@ -19,6 +19,8 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
 from giok import Home, Workspace
+from giok.edges.mcp import TOOLS
+from giok.lifecycle import watchdog
 from giok.lifecycle.crossview import Bus
 
 EXPECTED = {
@@ -321,6 +323,7 @@ def test_the_agent_flushes_the_gist_it_wrote(server):
         session="mcp-flush",
     )
     assert done["action"] == "flushed" and done["summary_by"] == "agent"
+    assert tuple(TOOLS["memory_flush"].properties["gist"]["properties"]) == watchdog.CATEGORIES
     kept = {m["text"]: m["action"] for m in done["memories"]}
     assert kept["constraint: Never deploy on a Friday"] == "written"
     assert any("Always answer me in Korean" in t for t in kept)  # added from the conversation

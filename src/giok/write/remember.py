@@ -91,8 +91,9 @@ def remember(
         except likeness.Stale:  # a bucket of the index from .giok/ was not giok's: a new index
             index = _new_index(mf)
             decision = decide(index=index)
+        find = mf.find if index is None else (lambda i: next(iter(index.with_id(i)), None))
         if supersedes:  # the caller's own link: an id that names nothing is an error, not a no-op
-            named = (mf.find if index is None else (lambda i: next(iter(index.with_id(i)), None)))(supersedes)
+            named = find(supersedes)
             if named is None:
                 raise NotFound(f"no memory with id {supersedes} in {ws.name}")
             if named.superseded:
@@ -106,7 +107,6 @@ def remember(
                 if mf in _TO_STORE:  # the index a new process built, for the next one
                     _keep_for_next(ws, before, mf)
             return before, (decision, None, None)
-        find = mf.find if index is None else (lambda i: next(iter(index.with_id(i)), None))
         layer = asked or decision.layer or "M30"  # the judgement's layer unless the caller chose
         entry = MemoryEntry(text=decision.text, layer=layer, date=when, expires=ws._expiry(layer, expires))
         fields = {
