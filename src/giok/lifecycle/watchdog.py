@@ -795,9 +795,13 @@ class _Referents:
         return sentence
 
 
+_DO_SUPPORT = lazy(r"\b(do|does|did|can|could|will|would|should|shall|may|might|must)\b", re.I)
+
+
 def _topic(question: str) -> str | None:
-    """What a question is about, as the longest run of its content words ("how long does a
-    Korean passport renewal take?" → "Korean passport renewal take"; the last of equal runs)."""
+    """What a question is about, as the longest run of its content words (the last of equal
+    runs). After "do" / "does" / "can" … the run ends in the question's own verb, which is left
+    out: "how long does a Korean passport renewal take?" → "Korean passport renewal"."""
     best: list[str] = []
     run: list[str] = []
     for word in [*analysis.key_words(question), ""]:
@@ -807,6 +811,10 @@ def _topic(question: str) -> str | None:
         if len(run) >= len(best):
             best = run
         run = []
+    before = question.split(best[0], 1)[0] if best else ""
+    last = question.rstrip("?？ ").split()[-1:] or [""]
+    if len(best) > 1 and _DO_SUPPORT.search(before) and best[-1] == last[0]:
+        best = best[:-1]  # the question's own verb, after "does": not what it is about
     return " ".join(best) or None
 
 
