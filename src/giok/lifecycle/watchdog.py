@@ -845,7 +845,11 @@ def summarize(
     either way."""
     spec = llm.configured(ws, "summarizer")
     day = day or now().date()
-    rules = extract(conversation, agent=ws.name, today=day) if conversation.strip() else gist_of({})
+    rules = (
+        extract(conversation, agent=ws.name, today=day)
+        if conversation.strip()
+        else {c: [] for c in CATEGORIES}
+    )
     if given is not None:
         gist, by = gist_of(given, day), "agent"
     elif not spec:

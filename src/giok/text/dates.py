@@ -167,9 +167,9 @@ def _iso(kind: str, m: re.Match[str], today: dt.date, past: bool) -> str | None:
     return None
 
 
-# A day of the month just after or before a weekday: "Tuesday the 8th", "Friday, 11 December",
-# "토요일 16일"; "8th Tuesday"-less orders: "1월 16일 토요일", "the 8th, a Tuesday". Not a time
-# ("Monday 2 pm", "Monday 10:30").
+# A day of the month just after a weekday ("Tuesday the 8th", "Friday, 11 December", "토요일 16일")
+# or just before it ("1월 16일 토요일", "the 8th, a Tuesday"); a time is not one ("Monday 2 pm",
+# "Monday 10:30").
 _DAY_AFTER = lazy(
     r"^[\s,]*(the\s+)?\d{1,2}(st|nd|rd|th)?\b(?![.:]\d|\s*(am|pm|a\.m|p\.m|o'clock|h\b))|^[\s,]*\d{1,2}일",
     re.I,
