@@ -1,13 +1,14 @@
 """What a watchdog flush keeps from ordinary talk, and whether boot injects each kept item once.
 
-    PYTHONPATH=src python bench/flush_ordinary.py [dev|dev2|test|fresh] [--heads PATH] [--json] [-v]
+    PYTHONPATH=src python bench/flush_ordinary.py [dev|dev2|test|fresh|fresh2] [--heads PATH] [--json] [-v]
 
 Set: bench/data/judgement/flush.json (copied from branch wt/evaldata, written by hand apart from
 giok's rules; tune on dev, report test); `dev2` from bench/data/judgement/flush_dev2.json (30 more
 conversations written apart, for tuning); and `fresh` from bench/data/judgement/fresh/flush.json
-(written after the rules, never tuned on). Each conversation is flushed into a fresh workspace
-(a real flush: write policy, git, state memo); what it stored is every live MEMORY.md entry
-and every state memo line the flush added. Then `boot.build` on the next morning:
+(written after the rules, never tuned on); `fresh2` from bench/data/judgement/fresh2/flush.json
+(24 more, written apart after the chat voice's design was chosen, never tuned on). Each
+conversation is flushed into a fresh workspace (a real flush: write policy, git, state memo);
+what it stored is every live MEMORY.md entry and every state memo line the flush added. Then `boot.build` on the next morning:
 
 - kept: a `keep` item counts when one stored text contains every `must_contain` string
   (case-insensitive);
@@ -21,6 +22,7 @@ instead of the shipped ones, to see the flush with the learned model where none 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import os
 import sys
@@ -31,14 +33,24 @@ ROOT = Path(__file__).resolve().parent.parent
 SET = ROOT / "bench" / "data" / "judgement" / "flush.json"
 DEV2 = ROOT / "bench" / "data" / "judgement" / "flush_dev2.json"  # 30 more, written apart: tune on it
 FRESH = ROOT / "bench" / "data" / "judgement" / "fresh" / "flush.json"  # written after: never tune on it
-NOW = "2026-12-03T15:00"  # the set was written on 2026-12-03 (a Thursday)
+FRESH2 = (
+    ROOT / "bench" / "data" / "judgement" / "fresh2" / "flush.json"
+)  # written later still: never tune on it
+# split -> (file, the items' split, when the talk happens; boot runs at 09:00 the next morning)
+SETS = {
+    "dev": (SET, "dev", "2026-12-03T15:00"),  # the sets are dated Thursday 2026-12-03
+    "test": (SET, "test", "2026-12-03T15:00"),
+    "dev2": (DEV2, "dev", "2026-12-03T15:00"),
+    "fresh": (FRESH, "fresh", "2026-12-03T15:00"),
+    "fresh2": (FRESH2, "fresh2", "2026-12-07T15:00"),  # dated Monday 2026-12-07
+}
 
 
 def _memo_lines(ws) -> list[str]:
     return [ln for ln in ws.read_text("state/memo.md").splitlines() if ln.startswith("- ")]
 
 
-def run_item(item: dict, base: Path) -> dict:
+def run_item(item: dict, base: Path, now: str) -> dict:
     from giok import Home, Workspace
     from giok.lifecycle import boot, watchdog
     from giok.store.memoryfile import MemoryFile
@@ -54,11 +66,12 @@ def run_item(item: dict, base: Path) -> dict:
     stored = [e.text for e in entries if e.fields.get("source", "").startswith("flush:")]
     memo = [ln for ln in _memo_lines(ws) if ln not in memo_before]
     stored += [ln.split("] ", 1)[-1] for ln in memo]
-    os.environ["GIOK_NOW"] = "2026-12-04T09:00"
+    morning = dt.date.fromisoformat(now[:10]) + dt.timedelta(days=1)
+    os.environ["GIOK_NOW"] = f"{morning}T09:00"
     try:
         booted = boot.build(ws, budget=20_000, record=False)
     finally:
-        os.environ["GIOK_NOW"] = NOW
+        os.environ["GIOK_NOW"] = now
     low = [s.lower() for s in stored]
     kept = [k for k in item["keep"] if any(all(m.lower() in s for m in k["must_contain"]) for s in low)]
     false = [n for n in item["not"] if any(n["key"].lower() in s for s in low)]
@@ -85,21 +98,21 @@ def evaluate(split: str, heads: str | None = None) -> dict:
 
         loaded = judgement.Heads(dict(np.load(heads)))
         judgement._load_heads = lambda: loaded  # type: ignore[assignment]
-    path = {"fresh": FRESH, "dev2": DEV2}.get(split, SET)
-    items = [i for i in json.loads(path.read_text("utf-8"))["items"] if i["split"] == split.removesuffix("2")]
+    path, part, now = SETS[split]
+    items = [i for i in json.loads(path.read_text("utf-8"))["items"] if i["split"] == part]
     keys = ("GIOK_HOME", "GIOK_NOW", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM")
     saved = {k: os.environ.get(k) for k in keys}
     with tempfile.TemporaryDirectory() as tmp:
         os.environ.update(
             {
                 "GIOK_HOME": str(Path(tmp) / "home"),
-                "GIOK_NOW": NOW,
+                "GIOK_NOW": now,
                 "GIT_CONFIG_GLOBAL": str(Path(tmp) / "gitconfig"),
                 "GIT_CONFIG_NOSYSTEM": "1",
             }
         )
         try:
-            rows = [run_item(item, Path(tmp)) for item in items]
+            rows = [run_item(item, Path(tmp), now) for item in items]
         finally:
             for k, v in saved.items():
                 if v is None:
@@ -126,7 +139,7 @@ def evaluate(split: str, heads: str | None = None) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("split", nargs="?", default="dev", choices=("dev", "dev2", "test", "fresh"))
+    parser.add_argument("split", nargs="?", default="dev", choices=tuple(SETS))
     parser.add_argument("--heads", help="judgement heads (.npz) to use instead of the shipped ones")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("-v", "--verbose", action="store_true", help="list misses and false keeps")

@@ -224,3 +224,24 @@ def test_a_reminder_that_names_nothing_is_kept_with_what_it_is_about():
     kept = everything(gist)
     assert any("passport" in t and "Remind me in January" in t for t in kept), kept
     assert any("여권" in t and "1월에 알려줘" in t for t in kept), kept
+
+
+ASIDES = [
+    "Ugh, forgot my gloves again and my fingers are frozen lol.",
+    "My cat just knocked a glass of water off the desk haha.",
+]
+
+
+@pytest.mark.judgement_model
+def test_an_aside_in_a_chat_is_no_memory_though_the_point_beside_it_is(ws, monkeypatch):
+    """The flush reads talk in judgement's chat voice: an aside typed in passing is not kept,
+    though the note voice (a line written down to keep) keeps these words."""
+    monkeypatch.setenv("GIOK_NOW", "2026-03-05T14:00")
+    talk = "\n".join(
+        json.dumps({"role": "user", "content": t})
+        for t in [ASIDES[0], "My brother was diagnosed with celiac disease last month.", ASIDES[1]]
+    )
+    flush(ws, talk, "s1", level="soft")
+    texts = _live(ws)
+    assert any("celiac disease" in t for t in texts), texts
+    assert not any("gloves" in t or "glass of water" in t for t in texts), texts

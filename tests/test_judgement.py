@@ -114,6 +114,39 @@ def test_remember_and_the_nightly_distill_give_one_answer(ws, monkeypatch):
     assert len(report.dropped) == 3
 
 
+@pytest.mark.parametrize(
+    "aside",
+    [
+        "Ugh, forgot my gloves again and my fingers are frozen lol.",
+        "My cat just knocked a glass of water off the desk haha.",
+    ],
+)
+def test_an_aside_typed_in_a_chat_is_trivia_in_the_chat_voice_only(aside):
+    """How a text was said is part of its context: the note voice keeps these words (a diary's
+    line, a memory written down), the chat voice the flush reads with refuses them."""
+    assert judgement.judge(aside).keep
+    chat = judgement.judge(aside, voice="chat")
+    assert not chat.keep and chat.kind == "trivia"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My brother was diagnosed with celiac disease last month.",
+        "우리 엄마 다음 주 화요일에 무릎 수술 받으셔",
+        "Please never book me meetings before 10am.",
+        "내 여권 내년 3월에 만료돼",
+    ],
+)
+def test_what_matters_is_kept_in_either_voice(text):
+    assert judgement.judge(text).keep and judgement.judge(text, voice="chat").keep
+
+
+def test_an_unknown_voice_is_an_error():
+    with pytest.raises(ValueError, match="unknown voice 'diary'"):
+        judgement.judge("Lena is allergic to penicillin.", voice="diary")
+
+
 def test_keyword_rules_answer_where_the_model_is_turned_off(monkeypatch):
     monkeypatch.setenv("GIOK_JUDGEMENT", "rules")
     assert judgement.judge("Seojun is allergic to peanuts").judge == "rules"

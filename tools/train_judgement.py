@@ -144,8 +144,10 @@ def locomo_cited(conv: dict) -> set[str]:
     return cited
 
 
-def written() -> list[dict]:
-    path = ROOT / "tools" / "data" / "judgement_train.json"
+def written(name: str = "judgement_train.json") -> list[dict]:
+    """The labelled sentences of tools/data/NAME: what is written down (judgement_train.json), or
+    what is said in a chat (chat_train.json, the chat heads' extra material)."""
+    path = ROOT / "tools" / "data" / name
     if not path.exists():
         return []
     return [dict(i, text=clean(i["text"])) for i in json.loads(path.read_text("utf-8"))["items"]]
@@ -473,14 +475,67 @@ def _pair_score(head: dict[str, np.ndarray], x: np.ndarray) -> float:
 
 
 def train(
-    holdout: set[str], vectors: Vectors, pair: dict, source_weight: dict[str, float] | None = None
+    holdout: set[str],
+    vectors: Vectors,
+    pair: dict,
+    source_weight: dict[str, float] | None = None,
+    chat_weight: float | None = 1.0,
 ) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
     """Every head, and the pair head's out-of-fold dev scores (`train_pair`); `source_weight`
     weighs the written sentences of a raw file (its `source`, raw/j_trivia.txt -> "trivia") in
-    the keep and layer heads, 1 for the rest."""
+    the keep and layer heads, 1 for the rest. With a `chat_weight`, the keep and layer heads are
+    trained a second time with the chat sentences (tools/data/chat_train.json) at that weight:
+    the chat voice's heads (`chat_*`), which the flush reads; the note heads never see them."""
     turns, events = locomo(holdout)
     mine = written()
-    share = source_weight or {}
+    weights = keep_and_layer(vectors, turns, events, mine, source_weight or {})
+    type_rows = [
+        (i["text"], judgement.TYPES.index(i["type"])) for i in mine if i.get("type") in judgement.TYPES
+    ]
+    if type_rows:
+        tx = vectors.of([t for t, _ in type_rows])
+        type_w, type_b = fit(tx, np.array([y for _, y in type_rows]), len(judgement.TYPES), l2=L2)
+    else:
+        type_w, type_b = np.zeros((384, len(judgement.TYPES))), np.zeros(len(judgement.TYPES))
+
+    pair_head, dev_scores = train_pair(vectors, **pair)
+    near = [(model_text(i["text"]), judgement.LAYERS.index(i["layer"])) for i in mine]
+    near += [(model_text(t), 0) for t, y in policy_set() if not y]
+    near = [(t, y) for t, y in near if t]
+    weights |= {
+        "near_x": vectors.of([t for t, _ in near]).astype(np.float16),
+        "near_y": np.array([y for _, y in near], dtype=np.int8),
+        "type_w": type_w.astype(np.float32),
+        "type_b": type_b.astype(np.float32),
+        **pair_head,
+        "keep_at": np.float32(0.5),
+        "m0_at": np.float32(0.5),
+        "change_at": np.float32(0.5),
+        "unsure_at": np.float32(0.3),
+    }
+    chat = written("chat_train.json") if chat_weight else []
+    if chat:
+        share = dict(source_weight or {}) | {i["source"]: float(chat_weight or 0) for i in chat}
+        heads = keep_and_layer(vectors, turns, events, mine + chat, share)
+        near_chat = [(model_text(i["text"]), judgement.LAYERS.index(i["layer"])) for i in chat]
+        near_chat = [(t, y) for t, y in near_chat if t]
+        weights |= {f"chat_{k}": v for k, v in heads.items()} | {
+            "chat_near_x": vectors.of([t for t, _ in near_chat]).astype(np.float16),
+            "chat_near_y": np.array([y for _, y in near_chat], dtype=np.int8),
+            "chat_keep_at": np.float32(0.5),
+        }
+    return weights, dev_scores
+
+
+def keep_and_layer(
+    vectors: Vectors,
+    turns: list[tuple[str, int]],
+    events: list[str],
+    mine: list[dict],
+    share: dict[str, float],
+) -> dict[str, np.ndarray]:
+    """The keep head and the layer head (drop and the four layers) on LoCoMo's turns and events,
+    the policy set and the written sentences `mine` (each weighed by its source's `share`)."""
     ours = [(t, y, 1.0) for t, y in policy_set()]
     ours += [(i["text"], int(i["layer"] != "drop"), share.get(i.get("source", ""), 1.0)) for i in mine]
     keep_rows = [(model_text(t), y, LOCOMO_WEIGHT) for t, y in turns if model_text(t)]
@@ -509,53 +564,37 @@ def train(
         l2=L2,
         sample=np.array([w for *_, w in layer_rows]),
     )
-
-    type_rows = [
-        (i["text"], judgement.TYPES.index(i["type"])) for i in mine if i.get("type") in judgement.TYPES
-    ]
-    if type_rows:
-        tx = vectors.of([t for t, _ in type_rows])
-        type_w, type_b = fit(tx, np.array([y for _, y in type_rows]), len(judgement.TYPES), l2=L2)
-    else:
-        type_w, type_b = np.zeros((kx.shape[1], len(judgement.TYPES))), np.zeros(len(judgement.TYPES))
-
-    pair_head, dev_scores = train_pair(vectors, **pair)
-    near = [(model_text(i["text"]), judgement.LAYERS.index(i["layer"])) for i in mine]
-    near += [(model_text(t), 0) for t, y in policy_set() if not y]
-    near = [(t, y) for t, y in near if t]
-    weights = {
-        "near_x": vectors.of([t for t, _ in near]).astype(np.float16),
-        "near_y": np.array([y for _, y in near], dtype=np.int8),
+    return {
         "keep_w": keep_w.astype(np.float32),
         "keep_b": np.float32(keep_b),
         "layer_w": layer_w.astype(np.float32),
         "layer_b": layer_b.astype(np.float32),
-        "type_w": type_w.astype(np.float32),
-        "type_b": type_b.astype(np.float32),
-        **pair_head,
-        "keep_at": np.float32(0.5),
-        "m0_at": np.float32(0.5),
-        "change_at": np.float32(0.5),
-        "unsure_at": np.float32(0.3),
     }
-    return weights, dev_scores
 
 
 def tune(
-    weights: dict[str, np.ndarray], vectors: Vectors, keep: bool = True, dev_scores: np.ndarray | None = None
+    weights: dict[str, np.ndarray],
+    vectors: Vectors,
+    keep: bool | str = True,
+    dev_scores: np.ndarray | None = None,
+    change: bool = True,
 ) -> None:
     """The keep and change thresholds that do best on the dev split of the evaluation sets
-    (the change threshold alone when `keep` is false); `dev_scores`: the pair head's scores on
-    the dev change pairs when it was trained on them (out of fold), read instead of its own."""
+    (the change threshold alone when `keep` is false, the chat voice's keep threshold alone
+    when it is "chat" and `change` is false); `dev_scores`: the pair head's scores on the dev
+    change pairs when it was trained on them (out of fold), read instead of its own."""
     heads = judgement.Heads(weights)
     dev = [i for i in dev_sentences() if model_text(i["text"])] if keep else []
-    if dev:
-        p = np.array([max(heads.keep_p(v) for v in vectors.of(parts(i["text"]))) for i in dev])
+    voices = [keep] if isinstance(keep, str) else list(heads.readings)
+    # each voice's threshold on the same dev sentences: a chat head must still keep what a note keeps
+    for voice in voices if dev else ():
+        p = np.array([max(heads.keep_p(v, voice) for v in vectors.of(parts(i["text"]))) for i in dev])
         y = np.array([bool(i["keep"]) for i in dev])
         best = max(np.arange(0.2, 0.96, 0.02), key=lambda t: (np.mean((p >= t) == y), -abs(t - 0.5)))
-        weights["keep_at"] = np.float32(best)
-        print(f"keep_at {best:.2f}: dev accuracy (model part) {np.mean((p >= best) == y):.3f} on {len(dev)}")
-    changes = dev_changes()
+        key = "keep_at" if voice == "note" else f"{voice}_keep_at"
+        weights[key] = np.float32(best)
+        print(f"{key} {best:.2f}: dev accuracy (model part) {np.mean((p >= best) == y):.3f} on {len(dev)}")
+    changes = dev_changes() if change else []
     if changes:
         if dev_scores is None:
             rows = [(clean(i["new"]), clean(i["old"]), 0) for i in changes]
@@ -715,6 +754,17 @@ def main() -> None:
         metavar="SOURCE=W",
         help="weigh the written sentences of raw/j_SOURCE.txt W times in the keep and layer heads",
     )
+    parser.add_argument(
+        "--chat-only",
+        action="store_true",
+        help="retrain the chat voice's heads alone; the other heads as shipped",
+    )
+    parser.add_argument(
+        "--chat-weight",
+        type=float,
+        default=1.0,
+        help="the chat sentences' weight in the chat voice's keep and layer heads; 0: no chat heads",
+    )
     args = parser.parse_args()
     source_weight = {k: float(v) for k, _, v in (a.partition("=") for a in args.written_weight)}
     pair = {
@@ -749,8 +799,18 @@ def main() -> None:
             weights = {k: shipped[k] for k in shipped.files if not k.startswith("pair_")}
         head, dev_scores = train_pair(vectors, **pair)
         weights.update(head)
+    elif args.chat_only:
+        with np.load(ROOT / "src" / "giok" / "write" / judgement.WEIGHTS) as shipped:
+            weights = {k: shipped[k] for k in shipped.files if not k.startswith("chat_")}
+        trained, _ = train(set(args.holdout), vectors, pair, source_weight, args.chat_weight)
+        weights.update({k: v for k, v in trained.items() if k.startswith("chat_")})
+        tune(weights, vectors, keep="chat", dev_scores=None, change=False)
+        vectors.save()
+        np.savez_compressed(args.out, **weights)
+        print(f"wrote {args.out} ({Path(args.out).stat().st_size:,} bytes)")
+        return
     else:
-        weights, dev_scores = train(set(args.holdout), vectors, pair, source_weight)
+        weights, dev_scores = train(set(args.holdout), vectors, pair, source_weight, args.chat_weight)
     tune(weights, vectors, keep=not args.pair_only, dev_scores=dev_scores)
     vectors.save()
     np.savez_compressed(args.out, **weights)

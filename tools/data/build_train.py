@@ -47,9 +47,11 @@ def norm_type_kind(layer, typ, kind):
     return typ, kind
 
 
-def build_judgement():
+def build_judgement(pattern="j_*.txt"):
+    """The labelled sentences of raw/j_*.txt (what is written down); with "x_*.txt", those said
+    in a chat (chat_train.json, for the chat heads)."""
     items, seen = [], set()
-    for path in sorted(glob.glob(os.path.join(HERE, "raw", "j_*.txt"))):
+    for path in sorted(glob.glob(os.path.join(HERE, "raw", pattern))):
         source = Path(path).stem[2:]  # raw/j_trivia.txt -> "trivia" (train_judgement.py --written-weight)
         for n, line in enumerate(Path(path).read_text("utf-8").splitlines(), 1):
             line = line.rstrip("\n")
@@ -131,9 +133,18 @@ C_ABOUT = (
     "value (not a change). Built by tools/data/build_train.py from tools/data/raw/."
 )
 
+X_ABOUT = (
+    "Training data for giok's chat heads (judgement voice 'chat', read by the watchdog's flush): "
+    "what a user types to an assistant, labelled like judgement_train.json: asides, moods, the "
+    "weather, small costs and chat markers as drop; points worth keeping said in the same chat "
+    "voice in their layers. Built by tools/data/build_train.py from tools/data/raw/x_*.txt."
+)
+
 if __name__ == "__main__":
     j = build_judgement()
     dump("judgement_train.json", J_ABOUT, j)
+    x = build_judgement("x_*.txt")
+    dump("chat_train.json", X_ABOUT, x)
     c = build_change()
     if c:
         dump("change_train.json", C_ABOUT, c)
@@ -143,6 +154,7 @@ if __name__ == "__main__":
     print(" layer", dict(C(i["layer"] for i in j)))
     print(" type ", dict(C(str(i["type"]) for i in j)))
     print(" kind ", dict(C(i["kind"] for i in j).most_common()))
+    print("chat", len(x), dict(C(i["layer"] for i in x)), dict(C(i["lang"] for i in x)))
     print("change", len(c))
     if c:
         print(" lang ", dict(C(i["lang"] for i in c)), "mixed", sum(1 for i in c if i.get("mixed")))

@@ -46,6 +46,9 @@ CATEGORIES = ("constraints", "preferences", "decisions", "facts", "discoveries",
 # The one home of each kind: rules, likings (style), decisions and facts are memory entries
 # (MEMORY.md, written through the write policy); the rest is working state in the state memo.
 KEPT = {"constraints": "preference", "preferences": "preference", "decisions": "decision", "facts": "fact"}
+# What the flush reads is talk, so judgement reads it in its chat voice: an aside ("it's freezing
+# today, my hands are numb lol") is no memory there, though the same words in a diary may be one.
+VOICE = "chat"
 KEPT_LAYER = "M90"  # constraints, preferences, decisions; a fact goes to the layer judgement gives it
 MAX_KEPT = 50  # per kept category and flush: a guard, not a summary
 CONTEXT = "compound/context.md"
@@ -353,7 +356,7 @@ def keep(ws, gist: dict[str, list[str]], session: str) -> list[dict]:
             text = said if category == "facts" else f"{_LABEL[category]}: {said}"
             layer = _fact_layer(said) if category == "facts" else KEPT_LAYER
             memory = ws.memory()
-            decision = policy.decide(memory, text, kind, "workspace", today=today())
+            decision = policy.decide(memory, text, kind, "workspace", today=today(), voice=VOICE)
             if decision.action in ("duplicate", "refuse"):
                 target = decision.target.id if decision.target else None
                 out.append(_kept(category, text, decision.action, target, decision.reason, layer))
@@ -392,7 +395,7 @@ def _kept(category: str, text: str, action: str, id: str | None, reason: str, la
 
 
 def _fact_layer(text: str) -> str:
-    verdict = judgement.judge(text, type="fact")
+    verdict = judgement.judge(text, type="fact", voice=VOICE)
     return verdict.layer if verdict.keep and verdict.layer != "drop" else "M30"
 
 
@@ -568,7 +571,7 @@ def classify_sentence(
     none of these cues is a fact when it names a day ("away next Monday") or asks to be
     remembered; where judgement's model answers, whatever it keeps, sorted by the type it gives
     (a decision, a preference, pending work, else a fact) — never what it calls trivia."""
-    verdict = verdict or judgement.judge(_probe(sentence))
+    verdict = verdict or judgement.judge(_probe(sentence), voice=VOICE)
     if verdict.kind in _REFUSED:
         return None
     user = speaker != "assistant"
@@ -670,7 +673,7 @@ def extract(
             said.append(_Said(speaker, clean, kept, turn, answers))
         last = policy.normalize(parts[-1]) if parts else ""
         question = last if speaker == "assistant" and judgement.is_question(last) and asks_for(last) else None
-    verdicts = judgement.judge_many([_probe(s.text) for s in said])
+    verdicts = judgement.judge_many([_probe(s.text) for s in said], voice=VOICE)
     found: list[list] = []  # [category, text as kept, the turn it was said in, the speaker]
     for item, verdict in zip(said, verdicts, strict=True):
         home = next((f for f in reversed(found) if f[0] and f[2] == item.turn - 2), None)

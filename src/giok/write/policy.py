@@ -770,15 +770,16 @@ def decide(
     today=None,
     index: Index | None = None,
     explicit: bool = False,
+    voice: str = "note",
 ) -> Decision:
     """The whole write policy for one text against the current MEMORY.md (`index`: an `Index`
     of it, kept by the caller, for the same decision sooner). Keep or refuse, type and layer
     come from the one judgement (giok.write.judgement); `explicit`: the caller chose a layer
     or type, so what the model finds trivial is kept (greetings, questions and guesses are
-    still refused)."""
+    still refused); `voice`: "chat" for what was said in a conversation (the flush)."""
     text = normalize(text)
     text, redactions = redact(text)
-    judged = judgement.judge(text, type=type, confidence=confidence)
+    judged = judgement.judge(text, type=type, confidence=confidence, voice=voice)
     text = judgement.bare(text)  # the tag has chosen the layer; a pasted "1. " is no part of it
     ok = judged.keep or (explicit and judged.kind == "trivia")
     why = "worth keeping" if judged.keep else judged.reason
