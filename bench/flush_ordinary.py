@@ -8,7 +8,8 @@ conversations written apart, for tuning); and `fresh` from bench/data/judgement/
 (written after the rules, never tuned on); `fresh2` from bench/data/judgement/fresh2/flush.json
 (24 more, written apart after the chat voice's design was chosen, never tuned on). Each
 conversation is flushed into a fresh workspace (a real flush: write policy, git, state memo);
-what it stored is every live MEMORY.md entry and every state memo line the flush added. Then `boot.build` on the next morning:
+what it stored is every live MEMORY.md entry and every state memo line the flush added. Then
+`boot.build` on the next morning:
 
 - kept: a `keep` item counts when one stored text contains every `must_contain` string
   (case-insensitive);
@@ -63,7 +64,8 @@ def run_item(item: dict, base: Path, now: str) -> dict:
     )
     watchdog.flush(ws, conversation, session=f"s-{item['id']}", level="soft")
     entries = [e for e in MemoryFile.parse(ws.path("MEMORY.md").read_bytes()).entries() if not e.superseded]
-    stored = [e.text for e in entries if e.fields.get("source", "").startswith("flush:")]
+    flushed = [e for e in entries if e.fields.get("source", "").startswith("flush:")]
+    stored = [e.text for e in flushed]
     memo = [ln for ln in _memo_lines(ws) if ln not in memo_before]
     stored += [ln.split("] ", 1)[-1] for ln in memo]
     morning = dt.date.fromisoformat(now[:10]) + dt.timedelta(days=1)
@@ -85,6 +87,7 @@ def run_item(item: dict, base: Path, now: str) -> dict:
         "not": len(item["not"]),
         "false_keeps": [n["what"] for n in false],
         "stored": stored,
+        "layers": {e.text: e.layer for e in flushed},
         "injected_once": all(c == 1 for c in counts.values()) and not booted.left_out,
         "injections": {s: c for s, c in counts.items() if c != 1},
     }

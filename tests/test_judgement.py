@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from giok.lifecycle.distill import distill
@@ -121,12 +122,52 @@ def test_remember_and_the_nightly_distill_give_one_answer(ws, monkeypatch):
         "My cat just knocked a glass of water off the desk haha.",
     ],
 )
-def test_an_aside_typed_in_a_chat_is_trivia_in_the_chat_voice_only(aside):
-    """How a text was said is part of its context: the note voice keeps these words (a diary's
-    line, a memory written down), the chat voice the flush reads with refuses them."""
-    assert judgement.judge(aside).keep
+def test_an_aside_typed_in_a_chat_is_trivia_in_the_chat_voice(aside):
+    """How a text was said is part of its context: the chat voice the flush reads with refuses
+    an aside typed in passing."""
     chat = judgement.judge(aside, voice="chat")
     assert not chat.keep and chat.kind == "trivia"
+
+
+def _weights(**more):
+    """Judgement weights with a note keep head that drops everything, and `more` beside them."""
+    width = judgement.PAIR_SHORT
+    return {
+        "keep_w": np.zeros(384, np.float32),
+        "keep_b": np.float32(-20),
+        "layer_w": np.zeros((384, 5), np.float32),
+        "layer_b": np.array([20, 0, 0, 0, 0], np.float32),  # drop
+        "keep_at": np.float32(0.5),
+        "type_w": np.zeros((384, 6), np.float32),
+        "type_b": np.zeros(6, np.float32),
+        "pair_w": np.zeros(width, np.float32),
+        "pair_b": np.float32(0),
+        "m0_at": np.float32(0.5),
+        "change_at": np.float32(0.8),
+        "unsure_at": np.float32(0.5),
+        **more,
+    }
+
+
+CHAT_KEEPS = {
+    "chat_keep_w": np.zeros(384, np.float32),
+    "chat_keep_b": np.float32(20),
+    "chat_layer_w": np.zeros((384, 5), np.float32),
+    "chat_layer_b": np.array([0, 0, 20, 0, 0], np.float32),  # M90
+    "chat_keep_at": np.float32(0.5),
+}
+
+
+def test_each_voice_reads_its_own_heads_and_weights_without_a_chat_voice_read_the_notes():
+    v = np.ones((1, 384), np.float32) / np.sqrt(384)
+    both = judgement.Heads(_weights(**CHAT_KEEPS))
+    assert not both.verdict(v, voice="note").keep
+    chat = both.verdict(v, voice="chat")
+    assert chat.keep and chat.layer == "M90"
+    for weights in (_weights(), _weights(**{k: a for k, a in CHAT_KEEPS.items() if k != "chat_keep_at"})):
+        heads = judgement.Heads(weights)
+        assert set(heads.readings) == {"note"}
+        assert not heads.verdict(v, voice="chat").keep  # the note heads answer
 
 
 @pytest.mark.parametrize(

@@ -45,6 +45,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -513,18 +514,33 @@ def train(
         "change_at": np.float32(0.5),
         "unsure_at": np.float32(0.3),
     }
-    chat = written("chat_train.json") if chat_weight else []
-    if chat:
-        share = dict(source_weight or {}) | {i["source"]: float(chat_weight or 0) for i in chat}
-        heads = keep_and_layer(vectors, turns, events, mine + chat, share)
-        near_chat = [(model_text(i["text"]), judgement.LAYERS.index(i["layer"])) for i in chat]
-        near_chat = [(t, y) for t, y in near_chat if t]
-        weights |= {f"chat_{k}": v for k, v in heads.items()} | {
-            "chat_near_x": vectors.of([t for t, _ in near_chat]).astype(np.float16),
-            "chat_near_y": np.array([y for _, y in near_chat], dtype=np.int8),
-            "chat_keep_at": np.float32(0.5),
-        }
+    weights |= train_chat(vectors, turns, events, mine, source_weight or {}, chat_weight)
     return weights, dev_scores
+
+
+def train_chat(
+    vectors: Vectors,
+    turns: list[tuple[str, int]],
+    events: list[str],
+    mine: list[dict],
+    source_weight: dict[str, float],
+    chat_weight: float | None,
+) -> dict[str, np.ndarray]:
+    """The chat voice's keep and layer heads (`chat_*`): the note heads' material and the chat
+    sentences of tools/data/chat_train.json at `chat_weight`; its vote reads the chat sentences
+    beside the note ones. Nothing when there is no weight or no chat sentence."""
+    chat = written("chat_train.json") if chat_weight else []
+    if not chat:
+        return {}
+    share = source_weight | {i["source"]: float(chat_weight or 0) for i in chat}
+    heads = keep_and_layer(vectors, turns, events, mine + chat, share)
+    near = [(model_text(i["text"]), judgement.LAYERS.index(i["layer"])) for i in chat]
+    near = [(t, y) for t, y in near if t]
+    return {f"chat_{k}": v for k, v in heads.items()} | {
+        "chat_near_x": vectors.of([t for t, _ in near]).astype(np.float16),
+        "chat_near_y": np.array([y for _, y in near], dtype=np.int8),
+        "chat_keep_at": np.float32(0.5),
+    }
 
 
 def keep_and_layer(
@@ -575,18 +591,20 @@ def keep_and_layer(
 def tune(
     weights: dict[str, np.ndarray],
     vectors: Vectors,
-    keep: bool | str = True,
+    *,
+    voices: Sequence[str] | None = None,
     dev_scores: np.ndarray | None = None,
     change: bool = True,
 ) -> None:
-    """The keep and change thresholds that do best on the dev split of the evaluation sets
-    (the change threshold alone when `keep` is false, the chat voice's keep threshold alone
-    when it is "chat" and `change` is false); `dev_scores`: the pair head's scores on the dev
-    change pairs when it was trained on them (out of fold), read instead of its own."""
+    """The keep thresholds of `voices` (every voice the weights carry when None, none when
+    empty) and, with `change`, the change threshold that do best on the dev split of the
+    evaluation sets; `dev_scores`: the pair head's scores on the dev change pairs when it was
+    trained on them (out of fold), read instead of its own. Every voice's threshold is chosen on
+    the same dev sentences (bench/data/judgement/sentences.json, statements, no chat): a chat
+    head must keep what a note keeps."""
     heads = judgement.Heads(weights)
-    dev = [i for i in dev_sentences() if model_text(i["text"])] if keep else []
-    voices = [keep] if isinstance(keep, str) else list(heads.readings)
-    # each voice's threshold on the same dev sentences: a chat head must still keep what a note keeps
+    voices = list(heads.readings) if voices is None else voices
+    dev = [i for i in dev_sentences() if model_text(i["text"])] if voices else []
     for voice in voices if dev else ():
         p = np.array([max(heads.keep_p(v, voice) for v in vectors.of(parts(i["text"]))) for i in dev])
         y = np.array([bool(i["keep"]) for i in dev])
@@ -699,7 +717,8 @@ def main() -> None:
     parser.add_argument(
         "--pair-hidden", type=int, default=0, help="a ReLU layer of this width in the pair head"
     )
-    parser.add_argument(
+    only = parser.add_mutually_exclusive_group()  # what is retrained alone
+    only.add_argument(
         "--contradiction",
         action="store_true",
         help="train the contradiction head (tools/contradiction_head.py, not shipped) on --nli DIR; "
@@ -714,7 +733,7 @@ def main() -> None:
         default=0.0,
         help="the contradiction head's importance gate: either text judged below it is a fact of the day",
     )
-    parser.add_argument(
+    only.add_argument(
         "--pair-only", action="store_true", help="retrain the pair head alone; the other heads as shipped"
     )
     parser.add_argument(
@@ -754,7 +773,7 @@ def main() -> None:
         metavar="SOURCE=W",
         help="weigh the written sentences of raw/j_SOURCE.txt W times in the keep and layer heads",
     )
-    parser.add_argument(
+    only.add_argument(
         "--chat-only",
         action="store_true",
         help="retrain the chat voice's heads alone; the other heads as shipped",
@@ -799,19 +818,18 @@ def main() -> None:
             weights = {k: shipped[k] for k in shipped.files if not k.startswith("pair_")}
         head, dev_scores = train_pair(vectors, **pair)
         weights.update(head)
+        tune(weights, vectors, voices=(), dev_scores=dev_scores)
     elif args.chat_only:
+        if not args.chat_weight:
+            parser.error("--chat-only needs a --chat-weight above 0")
         with np.load(ROOT / "src" / "giok" / "write" / judgement.WEIGHTS) as shipped:
             weights = {k: shipped[k] for k in shipped.files if not k.startswith("chat_")}
-        trained, _ = train(set(args.holdout), vectors, pair, source_weight, args.chat_weight)
-        weights.update({k: v for k, v in trained.items() if k.startswith("chat_")})
-        tune(weights, vectors, keep="chat", dev_scores=None, change=False)
-        vectors.save()
-        np.savez_compressed(args.out, **weights)
-        print(f"wrote {args.out} ({Path(args.out).stat().st_size:,} bytes)")
-        return
+        turns, events = locomo(set(args.holdout))
+        weights |= train_chat(vectors, turns, events, written(), source_weight, args.chat_weight)
+        tune(weights, vectors, voices=("chat",), change=False)
     else:
         weights, dev_scores = train(set(args.holdout), vectors, pair, source_weight, args.chat_weight)
-    tune(weights, vectors, keep=not args.pair_only, dev_scores=dev_scores)
+        tune(weights, vectors, dev_scores=dev_scores)
     vectors.save()
     np.savez_compressed(args.out, **weights)
     print(f"wrote {args.out} ({Path(args.out).stat().st_size:,} bytes)")

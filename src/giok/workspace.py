@@ -44,6 +44,7 @@ class Workspace(store.Workspace):
         via: str | None = "api",
         date: str | dt.date | None = None,
         supersedes: str | None = None,
+        voice: str = "note",
     ) -> WriteResult:
         """Decide (giok.write.policy), then add an entry to MEMORY.md and commit, with the decision in
         the commit message. Greetings, questions and guesses are refused (force=True overrides);
@@ -53,7 +54,8 @@ class Workspace(store.Workspace):
         says so). `date`: the day of the event (not in the future), shown as the entry's date;
         the expiry still counts from today. Default expiry: today + the layer's days.
         `supersedes`: the id of an entry the new one replaces (marked in the same commit), when
-        the policy did not find it an update by itself. See giok.write.remember.remember."""
+        the policy did not find it an update by itself. `voice`: "chat" for what was said in a
+        conversation (giok.write.judgement). See giok.write.remember.remember."""
         from giok.write import remember as remembering
 
         return remembering.remember(
@@ -72,6 +74,7 @@ class Workspace(store.Workspace):
             via=via,
             date=date,
             supersedes=supersedes,
+            voice=voice,
         )
 
     def edit_entry(

@@ -363,7 +363,13 @@ def keep(ws, gist: dict[str, list[str]], session: str) -> list[dict]:
                 continue
             grown = _grown_from(memory, text, session)
             result = ws.remember(
-                text, layer=layer, type=kind, source=f"flush:{session}", via="watchdog", supersedes=grown
+                text,
+                layer=layer,
+                type=kind,
+                source=f"flush:{session}",
+                via="watchdog",
+                supersedes=grown,
+                voice=VOICE,
             )
             entry = result.entry.id if result.entry else None
             out.append(_kept(category, text, result.action, entry, result.reason, layer))

@@ -346,6 +346,9 @@ def judge_many(
 
 
 # -- the learned heads ---------------------------------------------------------------------------
+CHAT_ARRAYS = ("keep_w", "keep_b", "layer_w", "layer_b", "keep_at")  # the chat voice needs them all
+
+
 @dataclass(frozen=True)
 class Reading:
     """The keep and layer heads for one voice, with the written sentences their vote reads."""
@@ -363,7 +366,8 @@ class Heads:
     """Linear heads over the sentence vector: keep (2), layer among kept (4), type (6), and the
     pair head for changes. Trained by tools/train_judgement.py. The keep and layer heads come
     once for each voice the weights carry ("note"; "chat" when trained with the chat sentences,
-    tools/data/chat_train.json); a voice the weights lack reads the note heads."""
+    tools/data/chat_train.json); a voice the weights lack (or carry only in part) reads the
+    note heads."""
 
     def __init__(self, data: dict[str, np.ndarray]):
         import numpy as np  # numpy loads with the model, not with every command that imports giok
@@ -379,16 +383,21 @@ class Heads:
                 float(data[f"{prefix}keep_at"]),
             )
 
-        # the written training sentences (vectors and layers) the nearest-neighbour vote reads
-        near_x = data["near_x"].astype(np.float32) if "near_x" in data else None
-        near_y = np.eye(len(LAYERS))[data["near_y"]] if "near_y" in data else None
-        self.readings = {"note": reading("", near_x, near_y)}
-        if "chat_keep_w" in data:
+        def near(prefix: str) -> tuple[np.ndarray, np.ndarray] | None:
+            """The written training sentences (vectors, one-hot layers) a vote reads."""
+            if f"{prefix}near_x" not in data or f"{prefix}near_y" not in data:
+                return None
+            return data[f"{prefix}near_x"].astype(np.float32), np.eye(len(LAYERS))[data[f"{prefix}near_y"]]
+
+        note = near("")
+        self.readings = {"note": reading("", *(note or (None, None)))}
+        if all(f"chat_{k}" in data for k in CHAT_ARRAYS):
             # the chat heads' vote reads the note sentences and the chat sentences together
-            if near_x is not None and near_y is not None and "chat_near_x" in data:
-                near_x = np.concatenate([near_x, data["chat_near_x"].astype(np.float32)])
-                near_y = np.concatenate([near_y, np.eye(len(LAYERS))[data["chat_near_y"]]])
-            self.readings["chat"] = reading("chat_", near_x, near_y)
+            both = [x for x in (note, near("chat_")) if x is not None]
+            votes = (
+                (np.concatenate([x for x, _ in both]), np.concatenate([y for _, y in both])) if both else None
+            )
+            self.readings["chat"] = reading("chat_", *(votes or (None, None)))
         self.type_w, self.type_b = data["type_w"], data["type_b"]
         self.pair_w, self.pair_b = data["pair_w"], data["pair_b"]
         # a hidden layer before the pair head's output, when it was trained with one

@@ -52,6 +52,7 @@ def remember(
     via: str | None = "api",
     date: str | dt.date | None = None,
     supersedes: str | None = None,
+    voice: str = "note",
 ) -> WriteResult:
     """Decide (giok.write.policy), then add an entry to MEMORY.md and commit, with the decision in
     the commit message. Greetings, questions and guesses are refused (force=True overrides);
@@ -61,7 +62,8 @@ def remember(
     says so). `date`: the day of the event (not in the future), shown as the entry's date;
     the expiry still counts from today. Default expiry: today + the layer's days.
     `supersedes`: the id of an entry the new one replaces (marked in the same commit), when
-    the policy did not find it an update by itself."""
+    the policy did not find it an update by itself. `voice`: how the text was said, for the
+    judgement ("chat" for what the flush keeps of a conversation)."""
     text = clean_text(text, "memory text")
     if source:  # every field is redacted, not only the text: source lands in MEMORY.md, the trace and git
         source = policy.redact(source)[0]
@@ -85,6 +87,7 @@ def remember(
             force,
             today(),
             explicit=asked is not None or type is not None,
+            voice=voice,
         )
         try:
             decision = decide(index=index)
