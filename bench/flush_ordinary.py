@@ -1,10 +1,12 @@
 """What a watchdog flush keeps from ordinary talk, and whether boot injects each kept item once.
 
-    PYTHONPATH=src python bench/flush_ordinary.py [dev|dev2|test|fresh|fresh2] [--heads PATH] [--json] [-v]
+    PYTHONPATH=src python bench/flush_ordinary.py [dev|dev2|dev3|test|fresh|fresh2] [--heads PATH]
+                                                  [--json] [-v]
 
 Set: bench/data/judgement/flush.json (copied from branch wt/evaldata, written by hand apart from
 giok's rules; tune on dev, report test); `dev2` from bench/data/judgement/flush_dev2.json (30 more
-conversations written apart, for tuning); and `fresh` from bench/data/judgement/fresh/flush.json
+conversations written apart, for tuning); `dev3` from bench/data/judgement/dev3/flush.json (30 more,
+written apart, for tuning); and `fresh` from bench/data/judgement/fresh/flush.json
 (written after the rules, never tuned on); `fresh2` from bench/data/judgement/fresh2/flush.json
 (24 more, written apart after the chat voice's design was chosen, never tuned on). Each
 conversation is flushed into a fresh workspace (a real flush: write policy, git, state memo);
@@ -34,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SET = ROOT / "bench" / "data" / "judgement" / "flush.json"
 DEV2 = ROOT / "bench" / "data" / "judgement" / "flush_dev2.json"  # 30 more, written apart: tune on it
 FRESH = ROOT / "bench" / "data" / "judgement" / "fresh" / "flush.json"  # written after: never tune on it
+DEV3 = ROOT / "bench" / "data" / "judgement" / "dev3" / "flush.json"  # 30 more, written apart: tune on it
 FRESH2 = (
     ROOT / "bench" / "data" / "judgement" / "fresh2" / "flush.json"
 )  # written later still: never tune on it
@@ -42,6 +45,7 @@ SETS = {
     "dev": (SET, "dev", "2026-12-03T15:00"),  # the sets are dated Thursday 2026-12-03
     "test": (SET, "test", "2026-12-03T15:00"),
     "dev2": (DEV2, "dev", "2026-12-03T15:00"),
+    "dev3": (DEV3, "dev3", "2026-12-09T15:00"),  # dated Wednesday 2026-12-09
     "fresh": (FRESH, "fresh", "2026-12-03T15:00"),
     "fresh2": (FRESH2, "fresh2", "2026-12-07T15:00"),  # dated Monday 2026-12-07
 }

@@ -245,3 +245,79 @@ def test_an_aside_in_a_chat_is_no_memory_though_the_point_beside_it_is(ws, monke
     texts = _live(ws)
     assert any("celiac disease" in t for t in texts), texts
     assert not any("gloves" in t or "glass of water" in t for t in texts), texts
+
+
+def _talk(*turns: tuple[str, str]) -> str:
+    return "\n".join(json.dumps({"role": role, "content": text}) for role, text in turns)
+
+
+DAY = dt.date(2026, 12, 9)  # a Wednesday
+
+
+@pytest.mark.judgement_model
+@pytest.mark.parametrize(
+    "said, kept",
+    [
+        (
+            "Big news: I handed in my notice at Corvid Labs today. My last day is January 8.",
+            "Big news: I handed in my notice at Corvid Labs today. My last day is January 8 (2027-01-08).",
+        ),
+        (
+            "드디어 회사 옮긴다! 오늘 사표 냈어. 마지막 출근은 1월 8일이야",
+            "드디어 회사 옮긴다! 오늘 사표 냈어. 마지막 출근은 1월 8일(2027-01-08)이야",
+        ),
+    ],
+)
+def test_the_sentences_of_one_point_are_kept_together(said, kept):
+    """The sentence that says when is not kept apart from the one that says what."""
+    assert extract(_talk(("user", said)), today=DAY)["facts"] == [kept]
+
+
+@pytest.mark.judgement_model
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I start at Brightwater on January 11. Also my sister is getting married in May.",
+        "언니가 5월에 결혼해. 아 그리고 나 다음 달에 부산으로 이사 가",
+    ],
+)
+def test_also_opens_another_point(said):
+    assert len(extract(_talk(("user", said)), today=DAY)["facts"]) == 2
+
+
+@pytest.mark.judgement_model
+def test_an_answer_to_a_question_before_the_agents_last_sentence_completes_the_point():
+    talk = _talk(
+        ("user", "We're adopting a rescue puppy on Saturday!"),
+        ("assistant", "How exciting! What's her name? I can also suggest some toys."),
+        ("user", "Biscuit."),
+    )
+    assert extract(talk, today=DAY)["facts"] == [
+        "We're adopting a rescue puppy on Saturday (2026-12-12)! (What's her name? Biscuit.)"
+    ]
+
+
+@pytest.mark.judgement_model
+def test_an_answer_of_two_fragments_is_kept_whole():
+    talk = _talk(
+        ("user", "My cat Tofu needs surgery next week."),
+        ("assistant", "Oh no. How old is Tofu?"),
+        ("user", "11. a siamese"),
+    )
+    assert extract(talk, today=DAY)["facts"] == [
+        "My cat Tofu needs surgery next week (week of 2026-12-14). (How old is Tofu? 11. a siamese)"
+    ]
+
+
+@pytest.mark.judgement_model
+def test_a_correction_after_a_hesitation_or_as_x_not_y_is_written_into_its_point():
+    talk = _talk(
+        ("user", "The piano recital is on the 12th at 6pm."),
+        ("assistant", "Noted."),
+        ("user", "hmm wait, I checked the flyer, it's the 14th not the 12th."),
+    )
+    gist = extract(talk, today=DAY)
+    assert gist["facts"] == [
+        "The piano recital is on the 12th at 6pm. (hmm wait, I checked the flyer, it's the 14th not the 12th.)"
+    ]
+    assert not gist["pending"]

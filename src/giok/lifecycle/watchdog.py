@@ -614,16 +614,16 @@ def _probe(sentence: str) -> str:
 
 def _turn(text: str) -> list[str]:
     """A turn's sentences, cleaned; a fragment ("plain paragraphs.", "빼줘", "이번 주 안에 해야
-    돼") or a reminder that names nothing to be reminded of ("Remind me in January.", "1월에
-    알려줘") is read with the sentence before it in the same turn, unless that one is a greeting,
-    a question or a guess."""
+    돼", the "말티즈" of "5살. 말티즈") or a reminder that names nothing to be reminded of ("Remind
+    me in January.", "1월에 알려줘") is read with the sentence before it in the same turn, unless
+    that one is a greeting, a question or a guess."""
     out: list[str] = []
     for part in judgement.sentences(text):
         part = " ".join(part.split()).lstrip("-*• ").strip()
         if not part:
             continue
         leans = _fragment(part) or _BARE_REMINDER.search(part)
-        if out and leans and not judgement.substance(out[-1])[1]:
+        if out and leans and judgement.substance(out[-1])[1] in ("", "filler"):
             out[-1] = f"{out[-1]} {part}"
         else:
             out.append(part)
@@ -655,7 +655,7 @@ def extract(
     seen = set()
     talk = messages(conversation)
     context = _Referents(text for _, text in talk)
-    question: str | None = None  # the agent's question that asks for a value, if its turn ended so
+    question: str | None = None  # the agent's last question in its turn that asks for a value
     for turn, (role, text) in enumerate(talk):
         speaker, text = _speaker(role, text, agent)
         sentences = _turn(text)
@@ -677,8 +677,8 @@ def extract(
                 continue  # the agent's own talk (most of a transcript) is judged only when it reports
             seen.add(clean.lower())
             said.append(_Said(speaker, clean, kept, turn, answers))
-        last = policy.normalize(parts[-1]) if parts else ""
-        question = last if speaker == "assistant" and judgement.is_question(last) and asks_for(last) else None
+        asked = [q for q in map(policy.normalize, parts) if judgement.is_question(q) and asks_for(q)]
+        question = asked[-1] if speaker == "assistant" and asked else None
     verdicts = judgement.judge_many([_probe(s.text) for s in said], voice=VOICE)
     found: list[list] = []  # [category, text as kept, the turn it was said in, the speaker]
     for item, verdict in zip(said, verdicts, strict=True):
@@ -697,10 +697,42 @@ def extract(
             [classify_sentence(item.text, item.speaker, verdict, day), item.kept, item.turn, item.speaker]
         )
     gist: dict[str, list[str]] = {c: [] for c in CATEGORIES}
-    for category, sentence, _, _ in found:
+    for category, sentence, _, _ in _points(found):
         if category:
             gist[category].append(_clip(dates.resolve(sentence, day)))
     return {c: items[:MAX_KEPT] if c in KEPT else items[-per_category:] for c, items in gist.items()}
+
+
+# A sentence that opens another point of the same turn: "also …", "oh and …", "btw …", "아 그리고 …".
+_NEW_POINT = lazy(
+    r"^\W*(also|and also|oh,? and|oh|btw|by the way|another thing|anyway|"
+    r"아\s*그리고|아\s*맞다|그리고|참|아\s*참|근데|암튼|아무튼)(?=\W|$)",
+    re.I,
+)
+
+
+def _points(found: list[list]) -> list[list]:
+    """One point per run of a user's sentences kept in one category within one turn ("i handed in
+    my notice at Halvorsen Logistics today. last day is dec 23."), so the sentence that says when
+    is not kept apart from the one that says what; a sentence that opens another point ("also …",
+    "아 그리고 …") or a sentence not kept between them ends the run."""
+    points: list[list] = []
+    for item in found:
+        last = points[-1] if points else None
+        if (
+            last is not None
+            and item[0]
+            and last[0] == item[0]
+            and last[2] == item[2]
+            and item[3] != "assistant"
+            and last[3] == item[3]
+            and not _NEW_POINT.search(item[1])
+        ):
+            end = "" if last[1].endswith((".", "!", "?", "。", "！", "？", ")")) else "."
+            last[1] = f"{last[1]}{end} {item[1]}"
+            continue
+        points.append(item)
+    return points
 
 
 @dataclass
@@ -719,11 +751,13 @@ def _beside(kept: list, more: str) -> None:
 
 
 # A value said again, corrected by the user in the same talk: "Actually wait, no, hers is the 16th",
-# "I mean the 23rd", "아 잠깐, 22일 아니고 23일이다", "3시 말고 4시". With a number in it, it is written
+# "I mean the 23rd", "hmm wait, it's the 23rd not the 22nd", "아 잠깐, 22일 아니고 23일이다", "3시 말고 4시". With a number in it, it is written
 # into the last point of the user's that holds a number, so no memory keeps the wrong value alone.
 _CORRECTION = lazy(
-    r"^\W*(actually,? (wait|no)|wait,? no|no wait|oops|sorry,? i meant?|i meant?|correction)\b"
-    r"|^\W*(아\s*)?(잠깐|아니\s|정정)|\d\S*\s*(말고|아니고|아니라)\s+\S*\d",
+    r"^\W*((hmm+|oh|ah|um+|uh|ok|okay)[,.]?\s+)?"
+    r"(actually,? (wait|no)|wait|no wait|oops|sorry|i meant?|correction)\b"
+    r"|^\W*(아\s*)?(잠깐|아니\s|정정)|\d\S*\s*(말고|아니고|아니라)\s+\S*\d"
+    r"|\d\S*,?\s+not\s+(the\s+)?\d",
     re.I,
 )
 _VALUE = lazy(r"\d")
