@@ -318,6 +318,14 @@ def test_a_correction_after_a_hesitation_or_as_x_not_y_is_written_into_its_point
     )
     gist = extract(talk, today=DAY)
     assert gist["facts"] == [
-        "The piano recital is on the 12th at 6pm. (hmm wait, I checked the flyer, it's the 14th not the 12th.)"
+        "The piano recital is on the 12th at 6pm. "
+        "(hmm wait, I checked the flyer, it's the 14th not the 12th.)"
     ]
     assert not gist["pending"]
+
+
+@pytest.mark.judgement_model
+def test_a_guess_said_after_a_point_is_not_kept_with_it():
+    """A short guess leans on nothing: the point before it is kept without it."""
+    talk = _talk(("user", "담당자가 김 대리님에서 오 과장님으로 바뀌었대. 김 대리님 퇴사하셨나 봐"))
+    assert extract(talk, today=DAY)["facts"] == ["담당자가 김 대리님에서 오 과장님으로 바뀌었대."]

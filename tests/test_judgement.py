@@ -210,6 +210,25 @@ def test_a_statement_with_a_tag_is_no_question():
     assert judgement.judge("근데 나 새우 알레르기 있는 거 알지?").keep
 
 
+def test_a_question_typed_without_its_apostrophe_or_mark_is_a_question():
+    assert judgement.is_question("whats a quick gluten free dessert that isnt just fruit")
+    assert judgement.is_question("wheres the charger")
+    assert not judgement.is_question("Whatsapp is how the family talks.")
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["i might drop french next semester, havent decided", "We might move to Lisbon next year."],
+)
+def test_what_the_speaker_might_do_or_has_not_decided_is_a_guess(said):
+    assert judgement.is_speculation(said)
+    assert not judgement.judge(said).keep
+
+
+def test_a_reason_that_might_happen_leaves_the_rule_standing():
+    assert not judgement.is_speculation("Don't push to main on Fridays, it might break the build.")
+
+
 def test_change_score_reads_a_pair():
     found = judgement.change_score("Seojun moved to Seoul last month", "Seojun lives in Busan")
     assert found is not None

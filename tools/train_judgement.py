@@ -500,12 +500,10 @@ def train(
         type_w, type_b = np.zeros((384, len(judgement.TYPES))), np.zeros(len(judgement.TYPES))
 
     pair_head, dev_scores = train_pair(vectors, **pair)
-    near = [(model_text(i["text"]), judgement.LAYERS.index(i["layer"])) for i in mine]
-    near += [(model_text(t), 0) for t, y in policy_set() if not y]
-    near = [(t, y) for t, y in near if t]
+    near_x, near_y = voters(vectors, mine, [(t, 0) for t, y in policy_set() if not y])
     weights |= {
-        "near_x": vectors.of([t for t, _ in near]).astype(np.float16),
-        "near_y": np.array([y for _, y in near], dtype=np.int8),
+        "near_x": near_x,
+        "near_y": near_y,
         "type_w": type_w.astype(np.float32),
         "type_b": type_b.astype(np.float32),
         **pair_head,
@@ -534,13 +532,23 @@ def train_chat(
         return {}
     share = source_weight | {i["source"]: float(chat_weight or 0) for i in chat}
     heads = keep_and_layer(vectors, turns, events, mine + chat, share)
-    near = [(model_text(i["text"]), judgement.LAYERS.index(i["layer"])) for i in chat]
-    near = [(t, y) for t, y in near if t]
+    near_x, near_y = voters(vectors, chat)
     return {f"chat_{k}": v for k, v in heads.items()} | {
-        "chat_near_x": vectors.of([t for t, _ in near]).astype(np.float16),
-        "chat_near_y": np.array([y for _, y in near], dtype=np.int8),
+        "chat_near_x": near_x,
+        "chat_near_y": near_y,
         "chat_keep_at": np.float32(0.5),
     }
+
+
+def voters(
+    vectors: Vectors, items: list[dict], more: Sequence[tuple[str, int]] = ()
+) -> tuple[np.ndarray, np.ndarray]:
+    """The vectors and layer indices of the written sentences a nearest-neighbour vote reads:
+    `items` (labelled sentences) and `more` ((text, layer index) pairs)."""
+    near = [(model_text(i["text"]), judgement.LAYERS.index(i["layer"])) for i in items]
+    near += [(model_text(t), y) for t, y in more]
+    near = [(t, y) for t, y in near if t]
+    return vectors.of([t for t, _ in near]).astype(np.float16), np.array([y for _, y in near], dtype=np.int8)
 
 
 def keep_and_layer(

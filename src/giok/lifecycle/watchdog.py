@@ -616,13 +616,14 @@ def _turn(text: str) -> list[str]:
     """A turn's sentences, cleaned; a fragment ("plain paragraphs.", "빼줘", "이번 주 안에 해야
     돼", the "말티즈" of "5살. 말티즈") or a reminder that names nothing to be reminded of ("Remind
     me in January.", "1월에 알려줘") is read with the sentence before it in the same turn, unless
-    that one is a greeting, a question or a guess."""
+    that one is a greeting, a question or a guess, or the fragment is itself a guess ("퇴사하셨나
+    봐": the point before it is kept without it)."""
     out: list[str] = []
     for part in judgement.sentences(text):
         part = " ".join(part.split()).lstrip("-*• ").strip()
         if not part:
             continue
-        leans = _fragment(part) or _BARE_REMINDER.search(part)
+        leans = (_fragment(part) or _BARE_REMINDER.search(part)) and not judgement.is_speculation(part)
         if out and leans and judgement.substance(out[-1])[1] in ("", "filler"):
             out[-1] = f"{out[-1]} {part}"
         else:
@@ -751,8 +752,9 @@ def _beside(kept: list, more: str) -> None:
 
 
 # A value said again, corrected by the user in the same talk: "Actually wait, no, hers is the 16th",
-# "I mean the 23rd", "hmm wait, it's the 23rd not the 22nd", "아 잠깐, 22일 아니고 23일이다", "3시 말고 4시". With a number in it, it is written
-# into the last point of the user's that holds a number, so no memory keeps the wrong value alone.
+# "I mean the 23rd", "hmm wait, it's the 23rd not the 22nd", "아 잠깐, 22일 아니고 23일이다",
+# "3시 말고 4시". With a number in it, it is written into the last point of the user's that holds a
+# number, so no memory keeps the wrong value alone.
 _CORRECTION = lazy(
     r"^\W*((hmm+|oh|ah|um+|uh|ok|okay)[,.]?\s+)?"
     r"(actually,? (wait|no)|wait|no wait|oops|sorry|i meant?|correction)\b"

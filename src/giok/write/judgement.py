@@ -65,7 +65,8 @@ _GREETING = lazy(
 )
 _GREETING_WORDS = lazy(r"^(hi|hello|hey|thanks|thank you|안녕|고마워|감사합니다)\b[\s,!.]*", re.I)
 _QUESTION_START = lazy(
-    r"^(what|who|whom|whose|when|where|why|how|which|is|are|am|do|does|did|can|could|would|will|should|"
+    r"^(what|who|whom|whose|when|where|why|how|which|whats|whos|wheres|whens|whys|hows|"
+    r"is|are|am|do|does|did|can|could|would|will|should|"
     r"shall|may|have|has|had|isn'?t|aren'?t|don'?t|doesn'?t|won'?t|wouldn'?t)\b",
     re.I,
 )
@@ -79,7 +80,9 @@ _QUESTION_KO = lazy(
 )
 _SPECULATION = lazy(
     r"\b(maybe|perhaps|probably|possibly|presumably|apparently|i think|i guess|i suppose|i believe|"
-    r"i assume|i'?m not sure|not sure|might be|might have|may be|could be|seems? (like|to)|it seems|"
+    r"i assume|i'?m not sure|not sure|might be|might have|(i|we|he|she|they) might|may be|could be|"
+    r"seems? (like|to)|it seems|"
+    r"ha(ve|s)n'?t decided|not decided|undecided|"
     r"likely|unlikely|i suspect|my guess|guessing|supposedly|i wonder)\b"
     r"|아마|추측|것 ?같(다|아|은|습니다|네|음|아요)|듯(하다|해|합니다|싶다)?$|듯하|일지도|ㄹ지도|"
     r"지도 몰라|모르겠|인가 봐|나 봐|싶기도",
