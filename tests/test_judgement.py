@@ -216,6 +216,13 @@ def test_a_question_typed_without_its_apostrophe_or_mark_is_a_question():
     assert not judgement.is_question("Whatsapp is how the family talks.")
 
 
+def test_a_question_after_an_opening_word_is_a_question():
+    assert judgement.is_question("anyway can you find vegan ramen near Higashiyama")
+    assert judgement.is_question("so what do you think")
+    assert not judgement.is_question("ok so I moved to Busan")
+    assert not judgement.is_question("so, do not use bullet points")
+
+
 @pytest.mark.parametrize(
     "said",
     ["i might drop french next semester, havent decided", "We might move to Lisbon next year."],

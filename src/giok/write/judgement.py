@@ -73,6 +73,7 @@ _QUESTION_START = lazy(
 # -ㄹ지 / -ㄹ까: the ㄹ sits in the syllable before (살지, 갈까), so it is matched by the syllable
 _RIEUL = "".join(chr(c) for c in range(0xAC00 + 8, 0xD7A4, 28))
 _KO_WONDER = lazy(f"[{_RIEUL}](지|지요|지\\s?몰라)[\\s?.!~]*$")
+_OPENER = lazy(r"^((anyway|anyhow|so|ok|okay|oh|and|also|btw|well|hey|um+|hmm+|alright)[,.]?\s+)+", re.I)
 _IMPERATIVE = lazy(r"^(don'?t|do not|do|never|always|please)\s+(?!(you|we|i|they|he|she|it|u)\b)\w", re.I)
 _QUESTION_KO = lazy(
     r"(까|나요|니|냐|는지|을까요|할까|인가요|인가|어때|뭐야|뭐지|어디야|언제야|ㄹ지|을지|를지|려나|으려나|는데요\?)"
@@ -124,6 +125,7 @@ def is_question(text: str) -> bool:
         return True
     if _KO_WONDER.search(body):
         return True  # "서준이 어디 살지", "뭘 할지": a syllable ending in ㄹ, then 지
+    body = _OPENER.sub("", body)  # "anyway can you find …", "so what's next"
     if _IMPERATIVE.match(body):
         return False  # "don't use bullet points with me", "do keep it short": instructions
     return (
