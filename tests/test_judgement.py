@@ -225,15 +225,23 @@ def test_a_question_after_an_opening_word_is_a_question():
 
 @pytest.mark.parametrize(
     "said",
-    ["i might drop french next semester, havent decided", "We might move to Lisbon next year."],
+    [
+        "i might drop french next semester, havent decided",
+        "We might move to Lisbon next year.",
+        "여울이 요즘 회사 그만둘까 고민하더라",
+        "팀장님이 로고 색깔 바꿀까 생각 중이래",
+        "I'm considering a move to Lisbon.",
+    ],
 )
 def test_what_the_speaker_might_do_or_has_not_decided_is_a_guess(said):
     assert judgement.is_speculation(said)
     assert not judgement.judge(said).keep
 
 
-def test_a_reason_that_might_happen_leaves_the_rule_standing():
+def test_a_reason_that_might_happen_or_a_decision_after_thought_is_no_guess():
     assert not judgement.is_speculation("Don't push to main on Fridays, it might break the build.")
+    assert not judgement.is_speculation("고민 끝에 이직하기로 했어")
+    assert not judgement.is_speculation("We decided after considering all options.")
 
 
 def test_change_score_reads_a_pair():

@@ -83,10 +83,12 @@ _SPECULATION = lazy(
     r"\b(maybe|perhaps|probably|possibly|presumably|apparently|i think|i guess|i suppose|i believe|"
     r"i assume|i'?m not sure|not sure|might be|might have|(i|we|he|she|they) might|may be|could be|"
     r"seems? (like|to)|it seems|"
-    r"ha(ve|s)n'?t decided|not decided|undecided|"
+    r"ha(ve|s)n'?t decided|not decided|undecided|(thinking about|considering|wondering) (whether|if)|"
+    r"(am|is|are|'m|'s|'re) considering|"
     r"likely|unlikely|i suspect|my guess|guessing|supposedly|i wonder)\b"
     r"|아마|추측|것 ?같(다|아|은|습니다|네|음|아요)|듯(하다|해|합니다|싶다)?$|듯하|일지도|ㄹ지도|"
-    r"지도 몰라|모르겠|인가 봐|나 봐|싶기도",
+    r"지도 몰라|모르겠|인가 봐|나 봐|싶기도|고민\s?중|"
+    f"[{_RIEUL}]까\\s?(고민|생각\\s?중)",  # 그만둘까 고민하더라, 바꿀까 생각 중: not decided
     re.I,
 )
 _REDACTED = lazy(r"\[REDACTED(?::[a-z-]+)?\]")
