@@ -729,8 +729,7 @@ def _points(found: list[list]) -> list[list]:
             and last[3] == item[3]
             and not _NEW_POINT.search(item[1])
         ):
-            end = "" if last[1].endswith((".", "!", "?", "。", "！", "？", ")")) else "."
-            last[1] = f"{last[1]}{end} {item[1]}"
+            last[1] = _then(last[1], item[1])
             continue
         points.append(item)
     return points
@@ -747,8 +746,13 @@ class _Said:
 
 def _beside(kept: list, more: str) -> None:
     """Write `more` into a kept point, in brackets after it."""
-    end = "" if kept[1].endswith((".", "!", "?", "。", "！", "？", ")")) else "."
-    kept[1] = f"{kept[1]}{end} ({more})"
+    kept[1] = _then(kept[1], f"({more})")
+
+
+def _then(said: str, more: str) -> str:
+    """`more` after `said`, a full stop between them where `said` has no end of its own."""
+    end = "" if said.endswith((".", "!", "?", "。", "！", "？", ")")) else "."
+    return f"{said}{end} {more}"
 
 
 # A value said again, corrected by the user in the same talk: "Actually wait, no, hers is the 16th",
