@@ -329,3 +329,13 @@ def test_a_guess_said_after_a_point_is_not_kept_with_it():
     """A short guess leans on nothing: the point before it is kept without it."""
     talk = _talk(("user", "담당자가 김 대리님에서 오 과장님으로 바뀌었대. 김 대리님 퇴사하셨나 봐"))
     assert extract(talk, today=DAY)["facts"] == ["담당자가 김 대리님에서 오 과장님으로 바뀌었대."]
+
+
+@pytest.mark.judgement_model
+def test_a_korean_pronoun_keeps_the_sentence_that_names_whom_it_stands_for():
+    talk = _talk(
+        ("assistant", "혹시 반려동물 있어?"),
+        ("user", "응 강아지 콩이. 걔 심장이 약해서 처방 사료만 먹어"),
+    )
+    facts = [t for items in extract(talk, today=DAY).values() for t in items]
+    assert any("콩이" in t and "처방 사료" in t for t in facts), facts

@@ -617,18 +617,27 @@ def _turn(text: str) -> list[str]:
     돼", the "말티즈" of "5살. 말티즈") or a reminder that names nothing to be reminded of ("Remind
     me in January.", "1월에 알려줘") is read with the sentence before it in the same turn, unless
     that one is a greeting, a question or a guess, or the fragment is itself a guess ("퇴사하셨나
-    봐": the point before it is kept without it)."""
+    봐": the point before it is kept without it). So is a sentence that opens with a Korean
+    pronoun ("걔 신장 안 좋아서…" after "있지 고양이 깨순이."), when the one before says something."""
     out: list[str] = []
     for part in judgement.sentences(text):
         part = " ".join(part.split()).lstrip("-*• ").strip()
         if not part:
             continue
-        leans = (_fragment(part) or _BARE_REMINDER.search(part)) and not judgement.is_speculation(part)
-        if out and leans and judgement.substance(out[-1])[1] in ("", "filler"):
+        before = judgement.substance(out[-1])[1] if out else "none"
+        leans = ((_fragment(part) or _BARE_REMINDER.search(part)) and before in ("", "filler")) or (
+            _KO_HE_SHE.search(part) and before == ""
+        )  # not onto a bare answer ("규리가.")
+        if leans and not judgement.is_speculation(part):
             out[-1] = f"{out[-1]} {part}"
         else:
             out.append(part)
     return out
+
+
+# A sentence that opens with a Korean pronoun for a person or a pet ("걔 신장 안 좋아서…", "그 사람
+# 슬랙보다 전화를 더 좋아한대") is about whom the sentence before it names.
+_KO_HE_SHE = lazy(r"^\W*(걔|쟤|얘|그\s?애|그\s?사람|그분|그녀|그\s?친구)(가|는|도|한테|랑|의|를)?\s")
 
 
 # "remind me" with no "to …", "about …" or "that …" after it: of what the sentence before says.
