@@ -339,3 +339,15 @@ def test_a_korean_pronoun_keeps_the_sentence_that_names_whom_it_stands_for():
     )
     facts = [t for items in extract(talk, today=DAY).values() for t in items]
     assert any("콩이" in t and "처방 사료" in t for t in facts), facts
+
+
+@pytest.mark.judgement_model
+def test_a_long_turn_of_facts_is_several_points_and_none_is_cut():
+    said = (
+        "I am Seojun and I live in Busan with my family. I work at Kakao as a backend engineer on the "
+        "payments team. My wife is Mina, she teaches piano at a school in Haeundae. We have a son, Jun, "
+        "who is five. Jun is allergic to peanuts and to kiwi. My mother lives with us since last year."
+    )
+    facts = extract(_talk(("user", said)), today=DAY)["facts"]
+    assert len(facts) >= 2 and not any(f.endswith("…") for f in facts), facts
+    assert any("allergic to peanuts and to kiwi" in f for f in facts), facts

@@ -51,6 +51,7 @@ KEPT = {"constraints": "preference", "preferences": "preference", "decisions": "
 VOICE = "chat"
 KEPT_LAYER = "M90"  # constraints, preferences, decisions; a fact goes to the layer judgement gives it
 MAX_KEPT = 50  # per kept category and flush: a guard, not a summary
+CLIP = 240  # characters of one kept item
 CONTEXT = "compound/context.md"
 MAX_CONVERSATION = 50 * 1024 * 1024
 # The flush's cue set: which of its categories a sentence that judgement keeps belongs to.
@@ -707,9 +708,11 @@ def extract(
             [classify_sentence(item.text, item.speaker, verdict, day), item.kept, item.turn, item.speaker]
         )
     gist: dict[str, list[str]] = {c: [] for c in CATEGORIES}
+    for point in found:
+        point[1] = dates.resolve(point[1], day)  # before the runs are joined: their length is what is kept
     for category, sentence, _, _ in _points(found):
         if category:
-            gist[category].append(_clip(dates.resolve(sentence, day)))
+            gist[category].append(_clip(sentence))
     return {c: items[:MAX_KEPT] if c in KEPT else items[-per_category:] for c, items in gist.items()}
 
 
@@ -725,7 +728,8 @@ def _points(found: list[list]) -> list[list]:
     """One point per run of a user's sentences kept in one category within one turn ("i handed in
     my notice at Halvorsen Logistics today. last day is dec 23."), so the sentence that says when
     is not kept apart from the one that says what; a sentence that opens another point ("also …",
-    "아 그리고 …") or a sentence not kept between them ends the run."""
+    "아 그리고 …") or a sentence not kept between them ends the run, and so does a point that
+    would grow past CLIP characters (a whole biography in one turn is several points, none cut)."""
     points: list[list] = []
     for item in found:
         last = points[-1] if points else None
@@ -737,6 +741,7 @@ def _points(found: list[list]) -> list[list]:
             and item[3] != "assistant"
             and last[3] == item[3]
             and not _NEW_POINT.search(item[1])
+            and len(_then(last[1], item[1])) <= CLIP  # a long run is several points, none clipped
         ):
             last[1] = _then(last[1], item[1])
             continue
@@ -876,7 +881,7 @@ def _topic(question: str) -> str | None:
     return " ".join(best) or None
 
 
-def _clip(text: str, width: int = 240) -> str:
+def _clip(text: str, width: int = CLIP) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
