@@ -72,3 +72,22 @@ def test_what_names_no_day_is_not_dated():
 def test_a_weekday_beside_a_day_of_the_month_is_not_resolved_on_its_own(said, resolved):
     """ "1월 16일 토요일" is the Saturday of that date, not the next or last Saturday."""
     assert resolve(said, THURSDAY) == resolved
+
+
+DECEMBER = dt.date(2026, 12, 9)
+
+
+@pytest.mark.parametrize(
+    "said,resolved",
+    [
+        ("Jun turned 5 in March.", "Jun turned 5 in March (2026-03)."),
+        ("the lease was renewed in January", "the lease was renewed in January (2026-01)"),
+        ("she was born on March 3", "she was born on March 3 (2026-03-03)"),
+        ("booked the flights for Jan 14", "booked the flights for Jan 14 (2027-01-14)"),
+        ("we fly out in March", "we fly out in March (2027-03)"),
+    ],
+)
+def test_a_month_the_past_event_took_place_in_is_not_next_years(said, resolved):
+    """Said in December: what happened in March happened this March; a flight booked for January
+    is next January's."""
+    assert resolve(said, DECEMBER) == resolved

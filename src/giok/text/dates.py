@@ -9,8 +9,9 @@ What is resolved: a weekday (bare, or after this/next/last, 이번 주/다음 �
 next/this week and month (→ the week's Monday, the month). A bare weekday is the next one, or
 the last one when the sentence is in the past tense ("passed away on Tuesday"). A month and day
 without a year is this year's, or next year's when that is gone (in a past-tense sentence:
-more than half a year ago). Lunar dates (음력 8월 3일) and recurring ones ("on Mondays", "매주
-월요일") are left as said.
+more than half a year ago), unless the past-tense sentence says the event took place then ("Jun
+turned 5 in March", "she was born on March 3"): then it is the last such day. Lunar dates
+(음력 8월 3일) and recurring ones ("on Mondays", "매주 월요일") are left as said.
 
 `dated(text)` says whether a text names a particular day or time of day: the flush keeps such a
 sentence as a dated fact. Today, yesterday and "last week" name no day worth a memory. A
@@ -110,13 +111,17 @@ def _weekday(today: dt.date, index: int, past: bool) -> dt.date:
     return today - dt.timedelta(days=7 - ahead if ahead != 7 else 7) if past else today + dt.timedelta(ahead)
 
 
-def _year_of(today: dt.date, month: int, day: int | None, past: bool) -> int:
+def _year_of(today: dt.date, month: int, day: int | None, past: bool, happened: bool = False) -> int:
     """This year's, unless that is gone: before today for a sentence about what is to come
-    (a whole month: before this month), more than half a year ago for one in the past tense."""
+    (a whole month: before this month), more than half a year ago for one in the past tense
+    ("booked the flights, Jan 14" said in December). `happened`: the date is when the past
+    event took place ("Jun turned 5 in March"), so this year's unless it is still to come."""
     try:
         candidate = dt.date(today.year, month, day or 1)
     except ValueError:
         return today.year
+    if happened:
+        return today.year - 1 if candidate > today else today.year
     if past:
         return today.year + 1 if (today - candidate).days > 183 else today.year
     gone = month < today.month if day is None else candidate < today
@@ -128,8 +133,19 @@ def _month_index(word: str) -> int:
     return next(n for n, name in enumerate(MONTHS_EN, 1) if name.startswith(word[:3]))
 
 
+# "… in March" in a sentence in the past tense: the month the event took place
+_IN_BEFORE = lazy(r"\b(in|during|on)\s+$", re.I)
+
+
 def _iso(kind: str, m: re.Match[str], today: dt.date, past: bool) -> str | None:
     g = [x for x in m.groups() if x is not None]
+    happened = (
+        past
+        and (
+            (kind == "month" and m.group(0)[:2].lower() == "in")  # the English month pattern holds its "in"
+            or (kind in ("month_day", "day_month") and bool(_IN_BEFORE.search(m.string[: m.start()])))
+        )
+    )
     if kind in ("rel_weekday", "rel_weekday_ko"):
         which, day = g[0].lower(), g[1].lower()
         index = DAYS_EN.index(day) if kind == "rel_weekday" else _DAYS_KO.index(day)
@@ -151,12 +167,12 @@ def _iso(kind: str, m: re.Match[str], today: dt.date, past: bool) -> str | None:
         else:
             month, day = int(g[0]), int(g[1])
         try:
-            return dt.date(_year_of(today, month, day, past), month, day).isoformat()
+            return dt.date(_year_of(today, month, day, past, happened), month, day).isoformat()
         except ValueError:
             return None
     if kind == "month":
         month = _month_index(g[0]) if not g[0].isdigit() else int(g[0])
-        return f"{_year_of(today, month, None, past):04d}-{month:02d}" if 1 <= month <= 12 else None
+        return f"{_year_of(today, month, None, past, happened):04d}-{month:02d}" if 1 <= month <= 12 else None
     if kind == "rel_period":
         which, unit = (g[0].lower(), g[1].lower())
         shift = 0 if which in ("this", "이번") else 1
