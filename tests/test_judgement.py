@@ -71,6 +71,15 @@ def test_trivia_is_kept_when_the_caller_chooses_a_layer(ws):
     assert result.entry.layer == "M30"
 
 
+def test_a_line_kept_for_its_type_stands_as_long_as_its_type_does(ws):
+    """Kept only because the caller named it a preference, a line the model calls trivia is a
+    standing preference (M90), not a fact of the day; a fact so kept stays 30 days."""
+    preference = ws.remember("I prefer tea over coffee.", type="preference")
+    assert preference.action == "written" and preference.entry.layer == "M90"
+    fact = ws.remember("택배 3개 왔음", type="fact")
+    assert fact.action == "written" and fact.entry.layer == "M30"
+
+
 def test_a_preference_lands_in_the_90_day_layer(ws):
     assert ws.remember("Seojun takes his coffee black, no sugar, always").entry.layer == "M90"
 

@@ -760,6 +760,11 @@ def _reversion(look: _Everything | _Indexed, wanted: str):
     return None
 
 
+# The layer of a line kept only because the caller named its type (the model called it trivia):
+# a preference or a decision stands for 90 days (DESIGN.md's M90), whatever else for 30.
+_STANDING = {"preference": "M90", "decision": "M90"}
+
+
 def decide(
     memory: MemoryFile,
     text: str,
@@ -797,7 +802,9 @@ def decide(
             scope=scope,
             confidence=conf,
             redactions=redactions,
-            layer=judged.layer if judged.keep else (target.layer if ok and target is not None else None),
+            layer=judged.layer
+            if judged.keep
+            else (target.layer if ok and target is not None else (_STANDING.get(kind) if ok else None)),
             importance=judged.importance,
             judge=judged.judge,
             **more,
