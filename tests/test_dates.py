@@ -85,6 +85,9 @@ DECEMBER = dt.date(2026, 12, 9)
         ("she was born on March 3", "she was born on March 3 (2026-03-03)"),
         ("booked the flights for Jan 14", "booked the flights for Jan 14 (2027-01-14)"),
         ("we fly out in March", "we fly out in March (2027-03)"),
+        ("we met on Jan 14", "we met on Jan 14 (2026-01-14)"),
+        ("I met Dana on Tuesday", "I met Dana on Tuesday (2026-12-08)"),
+        ("I meet Dana on Tuesday", "I meet Dana on Tuesday (2026-12-15)"),
     ],
 )
 def test_a_month_the_past_event_took_place_in_is_not_next_years(said, resolved):

@@ -71,7 +71,15 @@ _TIME = lazy(
 )
 _ISO_AFTER = lazy(r"^\s*\((week of )?\d{4}-\d{2}")
 _LUNAR = lazy(r"음력 ?\d{1,2}월 ?\d{1,2}일")
-_PAST_EN = lazy(r"\b(was|were|did|had|went|got|passed|left|came|\w+ed)\b", re.I)
+_PAST_EN = lazy(
+    r"\b(was|were|did|had|went|got|passed|left|came|\w+ed"
+    # common irregular past forms (not those spelt like the present, read, put, set, cut, nor
+    # those that are also nouns or adjectives in a present sentence: lost, found)
+    r"|met|made|took|saw|bought|sold|told|said|began|ran|won|paid|sent|spent|gave|kept"
+    r"|held|heard|felt|broke|fell|flew|drove|wrote|ate|drank|slept|thought|brought|caught|taught"
+    r"|became|chose|forgot|led|rode|sat|stood|swam|threw|woke|wore)\b",
+    re.I,
+)
 # A decision or a move names a day to come, whatever its tense ("배포는 목요일로 결정했다",
 # "the review moved to Friday").
 _AHEAD = lazy(
