@@ -253,7 +253,7 @@ def flush(
     if level is not None and level not in ("soft", "hard"):
         raise InvalidInput(f"invalid flush level {level!r}: soft or hard")
     if gist is not None:
-        gist_of(gist)  # a malformed gist is refused before anything is written or marked flushed
+        _checked(gist)  # a malformed gist is refused before anything is written or marked flushed
     conversation = conversation or ""
     if not conversation.strip() and gist is None:
         raise InvalidInput("the conversation to flush is empty (pipe it on stdin, or give the gist)")
@@ -733,6 +733,7 @@ def _points(found: list[list]) -> list[list]:
     points: list[list] = []
     for item in found:
         last = points[-1] if points else None
+        joined = _then(last[1], item[1]) if last is not None else ""
         if (
             last is not None
             and item[0]
@@ -741,9 +742,9 @@ def _points(found: list[list]) -> list[list]:
             and item[3] != "assistant"
             and last[3] == item[3]
             and not _NEW_POINT.search(item[1])
-            and len(_then(last[1], item[1])) <= CLIP  # a long run is several points, none clipped
+            and len(joined) <= CLIP  # a long run is several points, none clipped
         ):
-            last[1] = _then(last[1], item[1])
+            last[1] = joined
             continue
         points.append(item)
     return points
@@ -964,6 +965,12 @@ def gist_of(data: object, day: dt.date | None = None) -> dict[str, list[str]]:
     """A gist the agent wrote (`GIST_INSTRUCTIONS`), checked and cleaned as an LLM's is: every
     key one of CATEGORIES, every value a list of strings; secrets redacted, dates resolved
     against `day`. InvalidInput says what is wrong, before anything is written."""
+    return _cleaned(_checked(data), day or now().date())
+
+
+def _checked(data: object) -> dict:
+    """`data` if it is a gist's shape (every key one of CATEGORIES, every value a list of
+    strings), else InvalidInput saying what is wrong."""
     if not isinstance(data, dict):
         raise InvalidInput(f"the gist must be a JSON object with the lists {', '.join(CATEGORIES)}")
     unknown = sorted(set(data) - set(CATEGORIES))
@@ -975,7 +982,7 @@ def gist_of(data: object, day: dt.date | None = None) -> dict[str, list[str]]:
             raise InvalidInput(f"the gist's {category} must be a list of strings")
         for text in items:
             check_binary(text, f"the gist's {category}")
-    return _cleaned(data, day or now().date())
+    return data
 
 
 class Watchdog:
