@@ -39,8 +39,9 @@ from pathlib import Path
 from typing import Any
 
 DATA = Path(__file__).resolve().parent / "data" / "retrieval"
-SETS = ("bilingual", "associative", "korean_keywords", "cjk")
+SETS = ("bilingual", "associative", "korean_keywords", "cjk", "colloquial")
 SPLIT_SALT = "giok-retrieval-117:"
+SALTS = {"colloquial": "giok-colloquial-15:"}  # a set written later chose its own salt (its README)
 K = 5
 LAYER_HEADING = "## 🌳 M365"
 FLOORS = tuple(round(0.2 + 0.025 * i, 3) for i in range(17))  # 0.20 … 0.60
@@ -48,9 +49,11 @@ CHECKED = 12  # queries per set on which the simulated cut-offs are compared wit
 GAPS = (None, 0.1, 0.15, 0.2, 0.3)
 
 
-def split_of(group: str) -> str:
-    """The split rule: a hash of the query's group (the fact or pair it was written for)."""
-    return "dev" if hashlib.sha256((SPLIT_SALT + group).encode()).digest()[0] % 2 == 0 else "test"
+def split_of(group: str, name: str = "") -> str:
+    """The split rule: a hash of the query's group (the fact or pair it was written for), salted
+    per set (`SALTS`, else SPLIT_SALT)."""
+    salt = SALTS.get(name, SPLIT_SALT)
+    return "dev" if hashlib.sha256((salt + group).encode()).digest()[0] % 2 == 0 else "test"
 
 
 def load(name: str) -> dict[str, Any]:

@@ -23,6 +23,7 @@ MINIMUM = {
     "associative": {"ALL": 120, "ALL-nothing": 100},
     "korean_keywords": {"ALL": 40, "ALL-nothing": 20},
     "cjk": {"ALL": 20},
+    "colloquial": {"ko-ko": 50, "en-en": 50, "ko-en": 12, "en-ko": 12, "ALL-nothing": 36},
 }
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
@@ -45,7 +46,7 @@ def test_ids_unique_and_expected_ids_stored(data):
 
 def test_split_follows_the_hash_rule_and_is_balanced(data):
     for q in data["queries"]:
-        assert q["split"] == rs.split_of(q["group"]), q["id"]
+        assert q["split"] == rs.split_of(q["group"], data["name"]), q["id"]
     for answerable in (True, False):
         part = [q for q in data["queries"] if bool(q["expected"]) is answerable]
         if len(part) >= 20:

@@ -39,7 +39,7 @@ from giok.text.analysis import has_hangul, romanize
 from giok.text.crossing import Crossing, query_alternatives
 from giok.text.lazy import lazy
 from giok.text.terms import inflected, language, query_terms, quote_fts
-from giok.write import policy
+from giok.write import attributes, policy
 
 MIN_SCORE = 0.35
 DYNAMIC_GAP = 0.15  # the seed's gap rule, when a search asks for it (`gap=DYNAMIC_GAP`); off by default
@@ -163,6 +163,15 @@ CHAIN_STEP = 1e-4  # how far the second of a chained pair sits below the first
 SLOT_NEAR = 0.55
 SLOT_TIE = 0.2
 SLOT_POOL = 20  # among the best this many results
+# Slots (`giok.write.attributes`): when a question is about one attribute of a life (where
+# someone lives, what they drink, a birthday: the head's top class at least SLOT_SURE, and not
+# everyday trivia), the chance a row is about the same attribute counts as evidence: SLOT_BOOST
+# of it joins the row's own (1 − (1 − e)(1 − SLOT_BOOST · agreement)), so the phone she has comes
+# before her phone's battery. It orders; it does not decide whether anything is found: the noise
+# floor judges the relevance without it (a row of the same slot is not an answer by that alone:
+# "my cat's name" must not find the dog's). Chosen on the dev splits (docs/search.md, "Slots").
+SLOT_BOOST = 0.5
+SLOT_SURE = 0.5
 # A returned hit counts as used (a reference, for promotion) only when the answer plausibly rests
 # on it: a score of at least CONFIDENT and a content term of the query in its text.
 CONFIDENT = 0.5
@@ -491,6 +500,9 @@ def _score(
         for a in (*alts, *crossing.alternatives.get(t, ()))
     )
     scored = _Scored(rows, facts, vec, kw, o.mode)
+    if qvec is not None:
+        entries = [c for c in candidates if c in facts and facts[c].path == MEMORY]
+        scored.slots = _slot_agreement(index, qvec, ids, every, entries)
     on_dates = {cid for day_ids in dated.values() for cid in day_ids}
     asked_of = _named_among(undated, terms, [fact.speaker for fact in facts.values()])
     out, langs, kept = scored.results(candidates, ws_name, o, question.past, on_dates, asked_of, content)
@@ -518,6 +530,7 @@ class _Scored:
 
     def __init__(self, rows: dict, facts: dict, vec: dict, kw: dict, mode: str):
         self.rows, self.facts, self.vec, self.kw = rows, facts, vec, kw
+        self.slots: dict[int, float] = {}
         if mode == "hybrid":  # `_fuse`, written out: it runs for every row read
             self.own = {
                 cid: 1.0 - (1.0 - W_VEC * vec.get(cid, 0.0)) * (1.0 - W_KW * kw.get(cid, 0.0)) for cid in rows
@@ -551,16 +564,22 @@ class _Scored:
             if not prior:
                 continue
             recency = _recency(row, o) if o.recency_days else 1.0
-            score = _with_neighbours(cid, facts, self.own) ** GAMMA * recency * prior
+            own = _with_neighbours(cid, facts, self.own) ** GAMMA
+            factor = recency * prior
             if on_dates and fact.diary and cid not in on_dates:
-                score *= DATE_MISS
+                factor *= DATE_MISS
             if asked_of and fact.speaker not in speakers:
-                score *= SPEAKER_MISS
+                factor *= SPEAKER_MISS
+            relevance = own * factor  # what the noise floor judges
+            slot = self.slots.get(cid, 0.0)  # orders only (SLOT_BOOST)
+            score = (1.0 - (1.0 - own) * (1.0 - SLOT_BOOST * slot)) * factor if slot else relevance
             state = status(row)
             evidence = {"vector": vec.get(cid, 0.0), "keyword": kw.get(cid, 0.0), "status": state}
             evidence["shared"] = not fact.have.isdisjoint(content)
-            factor = _standing(state, fact.layer_weight, fact.type_weight, past)
-            out.append(_result(row, ws_name, score * factor, evidence, relevance=score))
+            if slot:
+                evidence["slot"] = round(slot, 4)
+            standing = _standing(state, fact.layer_weight, fact.type_weight, past)
+            out.append(_result(row, ws_name, score * standing, evidence, relevance=relevance))
             langs.append("ko" if fact.ko else "en")
             kept.append(cid)
         return out, langs, kept
@@ -776,6 +795,26 @@ def _vector_evidence(
     if found.all():
         return dict(zip(order, values, strict=True))
     return {c: v for c, v, ok in zip(order, values, found.tolist(), strict=True) if ok}
+
+
+def _slot_agreement(index: SearchIndex, qvec, ids, every, candidates: list[int]) -> dict[int, float]:
+    """For each candidate (MEMORY.md entries: a memory fills a slot, a diary line is a turn of
+    talk), the chance it is about the attribute the question asks for (SLOT_BOOST above): only
+    when the question is surely about one that is not everyday trivia, and the index holds the
+    vectors the head reads in this process (not the shared PostgreSQL index, whose vectors stay
+    in the server, as for `_by_date`)."""
+    if not SLOT_BOOST or not candidates or not isinstance(every, np.ndarray):
+        return {}
+    if not attributes.fits(getattr(index.embedder, "identity", "")):
+        return {}
+    q = attributes.distribution(np.asarray(qvec)[None, :], "query")[0]
+    top = int(np.argmax(q))
+    if q[top] < SLOT_SURE or attributes.classes()[top] == attributes.DAILY:
+        return {}
+    pos, found = _positions(ids, candidates)
+    agree = attributes.distribution(np.asarray(every[pos], dtype=np.float32), "passage") @ q
+    pairs = zip(candidates, agree.tolist(), found.tolist(), strict=True)
+    return {cid: a for cid, a, ok in pairs if ok}
 
 
 def _with_neighbours(cid: int, facts: dict[int, _Facts], own: dict) -> float:
