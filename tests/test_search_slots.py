@@ -1,33 +1,36 @@
 """Slots (docs/search.md, "Slots"): the attribute of a life a question asks for and a memory
-fills, read by the shipped head (giok.write.attributes) over the search's own vectors, so that a
-question finds the memory that answers it in other words than its own."""
+fills, read by the shipped head (giok.write.attributes) over the search's own vectors, so that
+the memory that answers a question in other words comes before lines that only share its words;
+it orders, and the noise floor still decides whether anything is found."""
 
 from __future__ import annotations
 
 import pytest
 
-from giok import Home, Workspace
+from conftest import stocked_workspace
 from giok.providers import baseline, embeddings
 from giok.retrieval import search
 from giok.write import attributes
 
-MEMORY = """# MEMORY
-
-## 🌳 M365 : 1-year memory
-- [2026-03-03] 윤서는 매주 목요일 저녁에 독서 모임에 간다 <!-- id: m-club01; type: fact -->
-- [2026-03-04] Yoonseo's sister Dana moved to Leeds in March <!-- id: m-dana01; type: fact -->
-
-## 📝 M30 : 30-day memory
-- [2026-03-05] 윤서가 오늘 아침 인사함 <!-- id: m-triv01; type: episode -->
-- [2026-03-05] 윤서 폰 배터리 40% <!-- id: m-triv02; type: episode -->
-- [2026-03-06] 윤서랑 점심 메뉴 얘기함 <!-- id: m-triv03; type: episode -->
-- [2026-03-06] 오늘 윤서가 좀 피곤하다고 함 <!-- id: m-triv04; type: episode -->
-- [2026-03-07] 윤서가 퇴근길 버스가 막힌다고 투덜댐 <!-- id: m-triv05; type: episode -->
-- [2026-03-07] 윤서 택배 도착, 책 두 권 <!-- id: m-triv06; type: episode -->
-- [2026-03-08] 윤서가 주말에 영화 봤다고 함 <!-- id: m-triv07; type: episode -->
-- [2026-03-08] Dana said hi over video call <!-- id: m-triv08; type: episode -->
-- [2026-03-02] 윤서는 지난주에 대구 수성구로 이사했다 <!-- id: m-home01; type: fact -->
-"""
+# A memory about her move and the trivia of her days, every line naming her (ids sl-000000 …).
+MOVE = "[2026-03-02] 윤서는 지난주에 대구 수성구로 이사했다"
+TRIVIA = [
+    "[2026-03-05] 윤서가 오늘 아침 인사함",
+    "[2026-03-05] 윤서 폰 배터리 40%",
+    "[2026-03-06] 윤서랑 점심 메뉴 얘기함",
+    "[2026-03-06] 오늘 윤서가 좀 피곤하다고 함",
+    "[2026-03-07] 윤서가 퇴근길 버스가 막힌다고 투덜댐",
+    "[2026-03-07] 윤서 택배 도착, 책 두 권",
+    "[2026-03-08] 윤서가 주말에 영화 봤다고 함",
+    "[2026-03-08] Dana said hi over video call",
+]
+OTHERS = [
+    "[2026-03-03] 윤서는 매주 목요일 저녁에 독서 모임에 간다",
+    "[2026-03-04] Yoonseo's sister Dana moved to Leeds in March",
+]
+ENTRIES = [*OTHERS, *TRIVIA, MOVE]  # the move last: on a tie, the first line would come first
+HOME = f"sl-{len(ENTRIES) - 1:06x}"
+TRIVIA_IDS = {f"sl-{n:06x}" for n in range(len(OTHERS), len(OTHERS) + len(TRIVIA))}
 
 
 def neutral():
@@ -75,11 +78,7 @@ def test_the_head_answers_only_for_the_vectors_it_was_trained_on():
 
 @pytest.fixture(scope="module")
 def yoonseo(tmp_path_factory):
-    home = Home(tmp_path_factory.mktemp("slothome"))
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("GIOK_HOME", str(home.path))
-        ws, _ = Workspace.init(tmp_path_factory.mktemp("slots") / "nuri", name="nuri", user="윤서", home=home)
-        (ws.root / "MEMORY.md").write_text(MEMORY, "utf-8")
+    for ws in stocked_workspace(tmp_path_factory, ENTRIES, prefix="sl", name="nuri", user="윤서"):
         ws.search("warm up", record=None)
         yield ws
 
@@ -98,15 +97,15 @@ def test_the_memory_of_the_asked_slot_comes_before_trivia_that_names_the_same_pe
     """ "어디 살지?" shares only the name with the move, and every line names her: the slot is what
     puts the move first."""
     found = unfloored(at_home, "윤서 어디 살지?")
-    assert found[0].id == "m-home01", [(r.id, round(r.score, 3), r.evidence) for r in found]
+    assert found[0].id == HOME, [(r.id, round(r.score, 3), r.evidence) for r in found]
     assert found[0].evidence["slot"] > 0.5
-    assert all(r.evidence.get("slot", 0) < 0.1 for r in found if r.id.startswith("m-triv"))
+    assert all(r.evidence.get("slot", 0) < 0.1 for r in found if r.id in TRIVIA_IDS)
 
 
 def test_without_the_slot_step_the_move_is_one_line_among_the_trivia(at_home, monkeypatch):
     monkeypatch.setattr(search, "SLOT_BOOST", 0.0)
     found = unfloored(at_home, "윤서 어디 살지?")
-    assert found[0].id != "m-home01", [(r.id, round(r.score, 3)) for r in found]
+    assert found[0].id != HOME, [(r.id, round(r.score, 3)) for r in found]
 
 
 def test_the_slot_orders_but_does_not_answer(at_home):
