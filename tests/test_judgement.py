@@ -306,6 +306,36 @@ def test_a_change_replaces_its_own_slot_and_no_other_fact_of_the_same_person(ws)
     assert [e.text for e in others if ws.get(e.id).superseded] == []
 
 
+def test_a_change_that_names_the_value_it_leaves_replaces_only_an_entry_holding_it(ws):
+    # "차를 아반떼에서 …로 바꿨다" leaves a car called 아반떼: with the car entry gone (expired), the
+    # tea of the same person, the nearest entry left, is not the slot it changes
+    tea = ws.remember("도윤은 요즘 아침에 보리차 대신 루이보스차를 마신다", type="preference").entry
+    result = ws.remember("도윤이 차를 아반떼에서 테슬라 모델Y로 바꿨다", type="fact")
+    assert result.action == "written", result
+    assert not ws.get(tea.id).superseded
+
+
+@pytest.mark.parametrize(
+    ("text", "old"),
+    [
+        ("Priya switched from oat flat whites to matcha lattes", {"oat", "flat", "white"}),
+        ("Standup is now at 10:15 instead of 9:30", {"9", "30"}),
+        ("Priya no longer works at Harrow & Finch; she starts at Kestrel", {"harrow", "finch"}),
+        ("하윤은 요즘 아침에 보리차 대신 루이보스차를 마신다", {"보리차"}),
+        ("하윤이 필라테스를 그만두고 클라이밍을 다니기 시작했다", {"필라테스"}),
+        ("디자인팀 회의가 화요일 오전에서 목요일 오후 2시로 바뀌었다", {"화요일", "오전"}),
+        ("하윤이 수원 광교로 이사했다", set()),  # names no old value
+        ("하윤은 판교 회사에서 일한다", set()),  # 에서 of a place, no change
+    ],
+)
+def test_the_old_value_a_change_names(text, old):
+    from giok.write.statements import holds_old_value, old_value
+
+    assert old_value(text) == old
+    if old:
+        assert not holds_old_value("A line about something else entirely", old_value(text))
+
+
 def test_trivia_is_kept_as_a_change_only_on_the_pair_heads_own_verdict(monkeypatch):
     # a kept text may replace an entry the pair head gives 0.5 and meaning puts in its slot;
     # trivia kept only because it "changes" something needs the head's verdict itself: a lunch

@@ -35,6 +35,8 @@ from giok.write.statements import (
     claim,
     classify,
     contradicts,
+    holds_old_value,
+    old_value,
     opposed,
     subject,
 )
@@ -450,6 +452,9 @@ def _slot(
     """The slot `text` fills: ("ruled", entry, likeness, others of the same slot) where the rules
     accept an entry, ("learned", entry, likeness, []) where only the pair head does, or None.
     Without the model the rules alone answer: the newest entry they accept and every other."""
+    old = old_value(text)
+    if old:  # the change names the value it leaves: only an entry holding it is its slot
+        ruled = [e for e in ruled if holds_old_value(e.text, old)]
     if not judgement.available():
         return ("ruled", ruled[0], None, ruled[1:]) if ruled else None
     if ruled:
@@ -464,6 +469,8 @@ def _slot(
         return None
     seen = {id(e) for e in ruled}
     rivals = [e for e in look.learned_candidates(text, mine)[:LEARNED_CANDIDATES] if id(e) not in seen]
+    if old:
+        rivals = [e for e in rivals if holds_old_value(e.text, old)]
     near = judgement.slot_likeness(text, [e.text for e in rivals])
     if not near:
         return None

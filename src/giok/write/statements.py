@@ -400,3 +400,43 @@ def opposed(a: str, b: str) -> bool:
     "GPU가 있다" / "GPU가 없다"): a contradiction to flag, unless the newer one says it changed."""
     (wa, na), (wb, nb) = claim(a), claim(b)
     return na != nb and bool(wa) and bool(wb) and likeness.counterparts(set(wa), set(wb))
+
+
+# -- the old value a change names ----------------------------------------------------------------
+# "switched from oat flat whites to matcha", "9시 30분에서 8시 30분으로 당겨졌다", "보리차 대신
+# 루이보스차", "필라테스를 그만두고", "no longer works at Harrow & Finch", "더 이상 넥스트플레이에
+# 다니지 않는다": the words of the value the change leaves (`old_value`). An entry that holds none
+# of them is not the one this change replaces ("차를 아반떼에서 테슬라로 바꿨다" leaves a car
+# called 아반떼, not a tea).
+_KO_MOVED = r"바꾸|바꿨|바꿈|바뀌|바뀐|옮기|옮겼|옮김|이사|당겨|당겼|미뤄|미뤘|변경|갈아"
+_OLD_VALUE = (
+    lazy(r"\bfrom\s+(?P<x>[^,.;!?]+?)\s+to\b", re.I),
+    lazy(r"\b(?:instead of|rather than)\s+(?P<x>[^,.;!?]+)", re.I),
+    lazy(r"\breplaced\s+(?:(?:his|her|their|my|our|the)\s+)?(?P<x>[^,.;!?]+?)\s+with\b", re.I),
+    lazy(r"\bno longer\s+\w+\s+(?:at|for|with|in|on)\s+(?P<x>[^,.;!?]+)", re.I),
+    lazy(r"(?P<x>\S+)\s*대신"),
+    lazy(r"(?P<x>\S+?)(?:을|를)\s+그만두고"),
+    lazy(r"더 이상\s+(?P<x>\S+?)(?:에서|에|을|를|이|가|은|는)?\s"),
+    lazy(r"(?P<x>\S+?)\s*말고\s"),
+    lazy(rf"(?P<x>(?:\S+\s)?\S+?)에서\s+\S+(?:\s\S+){{0,2}}?(?:으로|로)\s*(?:\S+\s)?(?:{_KO_MOVED})"),
+)
+
+
+def old_value(text: str) -> frozenset[str]:
+    """The content words of the value a change says it leaves (empty when it names none)."""
+    words: set[str] = set()
+    for pattern in _OLD_VALUE:
+        for m in pattern.finditer(text):
+            words |= analysis.content_words(m.group("x"))
+    return frozenset(words)
+
+
+def holds_old_value(entry: str, old: frozenset[str]) -> bool:
+    """Whether an entry holds one of the words `old_value` found (a word or its start: 아반떼 in
+    아반떼다, white in whites)."""
+    have = analysis.content_words(entry)
+    return any(
+        h == w or (min(len(h), len(w)) >= 2 and (h.startswith(w) or w.startswith(h)))
+        for h in have
+        for w in old
+    )
