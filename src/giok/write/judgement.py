@@ -494,6 +494,8 @@ class Heads:
         layer = LAYERS[1 + best]
         if layer == "M0" and layers[best] < self.m0_at:
             layer = "M365"
+        if layer == "M30" and LASTING_SURE < 1.0 and _lasting(v):
+            layer = "M90"
         kind, reason = _REASONS[layer]
         return Judgement(True, layer, kind_of, importance, reason, kind, "model")
 
@@ -700,15 +702,26 @@ def change_score(new: str, old: str) -> Change | None:
 _NEUTRAL: list = []  # [the encoder's language-neutral view] once built
 
 
-def slot_likeness(new: str, olds: Sequence[str]) -> list[float] | None:
-    """How near each old text is to `new` in meaning, as the slot it fills: the cosine of their
-    vectors in the search's language-neutral view (giok.providers.baseline.Neutral: the common
-    mean and the language direction removed, so that two sentences about one person do not look
-    alike for the name and the language alone). "하윤이 차를 테슬라로 바꿨다" is 0.71 from "하윤의
-    차는 흰색 아반떼다" and 0.42–0.57 from the allergy, the commute and the tea of the same
-    person. None when the model cannot answer."""
-    if _heads() is None or not olds:
-        return None if _heads() is None else []
+# A kept sentence surely about a lasting attribute of a life (where someone lives or works, a car,
+# a pet, a diagnosis; not everyday trivia, a trip or an appointment: giok.write.attributes) stands
+# at least in M90. Chosen on dev (docs/judgement.md, "Lasting attributes").
+LASTING_SURE = 0.7
+PASSING = frozenset({"daily", "travel", "appointment"})
+
+
+def _lasting(v: np.ndarray) -> bool:
+    from giok.write import attributes
+
+    classes = attributes.classes()
+    if not classes:
+        return False
+    p = attributes.distribution(_neutral().transform(v[None, :], "passage"), "passage")[0]
+    top = int(p.argmax())
+    return bool(p[top] >= LASTING_SURE) and classes[top] not in PASSING
+
+
+def _neutral():
+    """The search's language-neutral view of the encoder (built once)."""
     encoder = _encoder()
     with _ENCODER_LOCK:
         if not _NEUTRAL:
@@ -718,7 +731,19 @@ def slot_likeness(new: str, olds: Sequence[str]) -> list[float] | None:
             _NEUTRAL.append(
                 baseline.Neutral(encoder, None, background=baseline.shipped(encoder, verify=False))
             )
-    moved = _NEUTRAL[0].transform(vectors_of([new, *olds]), "passage")
+    return _NEUTRAL[0]
+
+
+def slot_likeness(new: str, olds: Sequence[str]) -> list[float] | None:
+    """How near each old text is to `new` in meaning, as the slot it fills: the cosine of their
+    vectors in the search's language-neutral view (giok.providers.baseline.Neutral: the common
+    mean and the language direction removed, so that two sentences about one person do not look
+    alike for the name and the language alone). "하윤이 차를 테슬라로 바꿨다" is 0.71 from "하윤의
+    차는 흰색 아반떼다" and 0.42–0.57 from the allergy, the commute and the tea of the same
+    person. None when the model cannot answer."""
+    if _heads() is None or not olds:
+        return None if _heads() is None else []
+    moved = _neutral().transform(vectors_of([new, *olds]), "passage")
     return [float(x) for x in moved[1:] @ moved[0]]
 
 
