@@ -10,10 +10,12 @@ languages, facts and colloquial questions) and shipped beside this module. So "í
 and "which football team does she support?" is `fandom` while "Team standup is at 9:30" is
 `recurring_event`.
 
-`distribution(vectors, kind)` gives each row's probabilities over `classes()`; `agreement` the
-chance that a question and a memory are about the same slot, and whether both are sure enough
-to say they are not. Nothing here is loaded unless asked, and nothing answers for vectors of
-another model (`fits`): a home on another embedding provider searches as before.
+`distribution(vectors, kind)` gives each row's probabilities over `classes()`: the search takes
+the product of a question's and a memory's as the chance they are about the same slot
+(`search._slot_agreement`), the judgement whether a kept line is about a lasting one
+(`judgement._lasting`). Nothing here is loaded until asked, and the search asks only for vectors
+of the model the head was trained on (`fits`): a home on another embedding provider searches as
+before.
 """
 
 from __future__ import annotations
@@ -29,25 +31,20 @@ WEIGHTS = Path(__file__).with_name("attributes.npz")
 DAILY = "daily"  # everyday trivia: a class, so that it is never a question's slot
 
 _LOCK = threading.Lock()
-_HEAD: dict | None = None
-_MISSING = object()
-_loaded: object = None
+_HEAD: list[dict | None] = []  # [the weights, or None when they cannot be read] once read
 
 
 def _head() -> dict | None:
-    global _loaded, _HEAD
     with _LOCK:
-        if _loaded is None:
+        if not _HEAD:
             try:
                 import numpy as np
 
                 with np.load(WEIGHTS, allow_pickle=False) as data:
-                    _HEAD = {key: data[key] for key in data.files}
-                _loaded = True
+                    _HEAD.append({key: data[key] for key in data.files})
             except (OSError, ValueError, KeyError):
-                _loaded = _MISSING
-                _HEAD = None
-        return _HEAD
+                _HEAD.append(None)
+        return _HEAD[0]
 
 
 def model() -> str | None:
