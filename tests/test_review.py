@@ -100,6 +100,19 @@ def test_the_opposite_claim_is_a_contradiction_in_both_languages():
     assert review.classify("Seojun likes tea", "Seojun drinks tea at 4pm") is None
 
 
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("지우는 주말에는 절대 일하지 않는다", "지우는 주말에도 일한다"),
+        ("지우는 회를 전혀 먹지 않는다", "지우는 회를 먹는다"),
+        ("Jiwoo never works on weekends", "Jiwoo works on weekends"),
+    ],
+)
+def test_never_in_either_language_only_strengthens_the_negation(older, newer):
+    # "절대" / "전혀" say "never", as "never" does in English: not a word of the claim
+    assert review.classify(older, newer)[0] == "contradiction"
+
+
 def test_the_judgement_decides_a_change_it_can_answer(monkeypatch):
     pair = ("Seojun lives in Busan", "Seojun moved to Seoul")
     assert review.classify(*pair)[0] == "unsure-change"  # the rules alone never replace at night

@@ -192,6 +192,9 @@ _STOP = {
     "가장",
     "안",
     "못",
+    "절대",  # "never" / "absolutely", as "never" above: an intensifier of the polarity, not a claim word
+    "전혀",
+    "결코",
 }
 
 
