@@ -411,7 +411,7 @@ def opposed(a: str, b: str) -> bool:
 # 다니지 않는다": the words of the value the change leaves (`old_value`). An entry that holds none
 # of them is not the one this change replaces ("차를 아반떼에서 테슬라로 바꿨다" leaves a car
 # called 아반떼, not a tea).
-_KO_MOVED = r"바꾸|바꿨|바꿈|바뀌|바뀐|옮기|옮겼|옮김|이사|당겨|당겼|미뤄|미뤘|변경|갈아"
+_KO_MOVED = rf"{_KO_SWITCH}|바꾸|바뀌|바뀐|옮기|옮겼|옮김|이사|당겨|당겼|미뤄|미뤘|갈아"
 _OLD_VALUE = (
     lazy(r"\bfrom\s+(?P<x>[^,.;!?]+?)\s+to\b", re.I),
     lazy(r"\b(?:instead of|rather than)\s+(?P<x>[^,.;!?]+)", re.I),
