@@ -141,6 +141,15 @@ def test_a_change_at_night_needs_the_same_slot(monkeypatch, old, new, kind):
     assert (found[0] if found else None) == kind
 
 
+def test_a_change_that_names_its_old_value_at_night_replaces_only_an_entry_holding_it(monkeypatch):
+    # as remember reads it (policy._slot): however near in meaning, the tea is not the car 아반떼
+    monkeypatch.setattr(judgement, "change_score", lambda n, o: judgement.Change(0.9, "change"))
+    monkeypatch.setattr(judgement, "slot_likeness", lambda n, olds: [0.9] * len(olds))
+    new = "지우가 차를 아반떼에서 테슬라로 바꿨다"
+    assert review.classify("지우는 요즘 보리차를 마신다", new) is None
+    assert review.classify("지우의 차는 흰색 아반떼다", new)[0] == "change"
+
+
 # -- nights ------------------------------------------------------------------------------------
 def test_a_battery_reading_every_night_raises_nothing_over_ten_nights(ws, monkeypatch):
     for night in range(1, 11):

@@ -86,7 +86,12 @@ def same_slot(new: str, old: str) -> bool:
     the language-neutral view (judgement.slot_likeness) is at least policy.SLOT_FLOOR. The pair
     head gives ~0.85 to any pair of one person with a change word ("하윤이 차를 테슬라로 바꿨다"
     against the tea she drinks), so without this the night would retire an unrelated fact of the
-    same person. True where the model cannot answer (the rules alone raise, never supersede)."""
+    same person. A change that names the value it leaves fills only the slot of an entry holding
+    it (`statements.old_value`, as `policy._slot` reads it). True where the model cannot answer
+    (the rules alone raise, never supersede)."""
+    named = statements.old_value(new)
+    if named and not statements.holds_old_value(old, named):
+        return False  # the change names the value it leaves, and `old` does not hold it (as remember asks)
     likeness = judgement.slot_likeness(new, [old])
     return not likeness or likeness[0] >= policy.SLOT_FLOOR
 
