@@ -387,3 +387,45 @@ def test_a_pair_head_trained_on_the_joint_reading_reads_the_pair_as_one_passage(
     assert judgement.change_score("Jiwoo has been at Samsung for four years now", old).p != pytest.approx(
         found.p, abs=1e-3
     )
+
+
+@pytest.mark.parametrize(
+    ("new", "old", "values"),
+    [
+        ("Mina's favourite band is Blur.", "Mina's favourite band is Oasis.", ("Blur", "Oasis")),
+        ("지민이 최애 가수는 뉴진스", "지민이 최애 가수는 아이유", ("뉴진스", "아이유")),
+        ("서준이 혈액형 O형", "서준이 혈액형 A형", ("o", "a")),
+        ("My manager is Priya now.", "My manager is Kevin.", ("Priya", "Kevin")),
+        ("Mina also likes tea.", "Mina likes coffee.", None),  # an addition
+        ("Seojun likes tea.", "Seojun likes jazz.", None),  # one may like both
+        ("제일 좋아하는 가수는 데이식스", "제일 좋아하는 가수는 아이유", ("데이식스", "아이유")),
+        ("지민이 녹차도 좋아해", "지민이 커피 좋아해", None),  # an addition, by its particle
+        ("The Android release is Friday.", "The iOS release is Friday.", None),  # another subject
+        ("서준은 녹차를 좋아해", "서준은 녹차를 좋아한다", None),  # one word, two endings
+        ("Mina's home is in Haeundae, Busan.", "Mina lives in Busan.", None),  # said another way
+        ("We renamed the default branch to main.", "We changed the default branch to main.", None),
+    ],
+)
+def test_one_frame_with_another_value(new, old, values):
+    from giok.write.statements import swapped
+
+    found = swapped(new, old)
+    assert (found and (found.new.casefold(), found.old.casefold())) == (
+        values and (values[0].casefold(), values[1].casefold())
+    )
+
+
+def test_the_same_words_around_another_value_replace_the_old_value(ws):
+    # no word of a change, and the pair head reads "Oasis" → "Blur" as no change (p 0.31): the
+    # frame the two share is the evidence
+    band = ws.remember("Mina's favourite band is Oasis.", type="preference").entry
+    other = ws.remember("Mina's favourite food is bibimbap.", type="preference").entry
+    result = ws.remember("Mina's favourite band is Blur.", type="preference")
+    assert result.action == "superseded", result
+    assert ws.get(band.id).superseded and not ws.get(other.id).superseded
+
+
+def test_two_things_measured_alike_are_no_slot():
+    # "phone" / "watch" is the run, but the two are readings of two things, not one value
+    assert judgement.swap("Priya's watch battery at 6%", "Priya's phone battery at 6%") is None
+    assert judgement.swap("Priya's phone battery at 85%", "Priya's phone battery was at 94%") is not None

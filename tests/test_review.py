@@ -344,3 +344,25 @@ def test_resolving_an_item_whose_entry_is_gone_closes_it(ws, monkeypatch):
         review.resolve(ws, "R-001", "newer")
     assert queue(ws).get("R-001").status == "closed"
     assert ws.memory().find(new).fields.get("supersedes") is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "kind"),
+    [
+        ("The launch is on Friday.", "The launch is on Monday.", "contradiction"),
+        ("서준이 혈액형 A형", "서준이 혈액형 O형", "contradiction"),
+        ("Seojun is Mina's older brother.", "Seojun is Mina's younger brother.", "contradiction"),
+        ("사무실 3층이에요", "사무실 7층으로 옮겼어요", "change"),  # the newer says it changed
+        ("Priya's phone battery was at 94%", "Priya's phone battery at 85%", "reading"),
+        ("Priya's phone battery at 6%", "Priya's watch battery at 6%", None),  # two things
+        (  # two events of a day in one frame
+            "Priya asked when the parcel with printer ink would arrive",
+            "Priya asked when the parcel with two novels would arrive",
+            None,
+        ),
+    ],
+)
+def test_the_same_words_around_another_value_at_night(monkeypatch, old, new, kind):
+    monkeypatch.delenv("GIOK_JUDGEMENT")  # the attribute head and the judgement decide
+    found = review.classify(old, new)
+    assert (found[0] if found else None) == kind, found

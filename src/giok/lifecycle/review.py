@@ -12,7 +12,10 @@ words (`settle`), and reads each pair, older then newer (`classify`):
   policy.SLOT_FLOOR, as the write policy asks). The newer supersedes the older, as `remember`
   would have done. Of two slots (another fact of the same person), nothing happens.
 - a **contradiction**: the same claim with the opposite polarity and no word of a change
-  ("We deploy on Fridays" / "We do not deploy on Fridays"; statements.opposed). Raised.
+  ("We deploy on Fridays" / "We do not deploy on Fridays"; statements.opposed), or the same
+  words around another value ("The launch is on Friday" / "The launch is on Monday";
+  judgement.swap) in one slot. Raised. With a word of a change ("사무실 3층이에요" / "사무실
+  7층으로 옮겼어요") the swap is a change.
 - an **unsure change**: the rules see a change the pair head is unsure of or cannot judge (no
   model), or the rules read the pair backwards (the older would replace the newer). Raised.
 - two lines that differ only in a label ("#12", "Log 4:") and everything else: both hold.
@@ -49,6 +52,7 @@ _WHY = {
     "reading": "the same statement with another number and no word of a change: a new reading",
     "change": "the write policy's rules read the newer as replacing the older",
     "contradiction": "the same claim with the opposite polarity, and no word of a change",
+    "swap": "the same words around another value",
     "backwards": "the older would replace the newer by the write policy's rules",
 }
 
@@ -65,6 +69,16 @@ def classify(old: str, new: str) -> tuple[str, str] | None:
         return None  # two labelled things ("sync (#12)" / "sync (#14)"): both hold
     if statements.opposed(new, old) and not statements.changes(new):
         return "contradiction", _WHY["contradiction"]
+    swapped = judgement.swap(new, old)
+    if swapped is not None and same_slot(new, old):
+        values = f"{swapped.old!r} / {swapped.new!r}"
+        if statements.changes(new):
+            return "change", f"{_WHY['swap']}: {values}, and the newer says it changed"
+        if judgement.measured(new, old, swapped):
+            return "reading", _WHY["reading"]  # "battery at 43%" / "battery was at 11%"
+        if lasting(old) and lasting(new):
+            return "contradiction", f"{_WHY['swap']}: {values}, and no word of a change"
+        return None  # two facts of a day ("the parcel with printer ink" / "… with two novels")
     if statements.contradicts(new, old):
         change = judgement.change_score(new, old)
         if change is None:
@@ -79,6 +93,12 @@ def classify(old: str, new: str) -> tuple[str, str] | None:
     if statements.contradicts(old, new):  # e.g. a reversion ("다시 화요일로 돌아갔다") after the change
         return "unsure-change", _WHY["backwards"]
     return None  # the learned judgement alone raises nothing: it weighs the rules' evidence
+
+
+def lasting(text: str) -> bool:
+    """Would the judgement keep the text beyond a day's facts (a layer above M30)? Only such
+    facts contradict one another; two of a day's facts in one frame are two events."""
+    return judgement.judge(text).layer in ("M90", "M365", "M0")
 
 
 def same_slot(new: str, old: str) -> bool:

@@ -720,6 +720,40 @@ def _lasting(v: np.ndarray) -> bool:
     return bool(p[top] >= LASTING_SURE) and classes[top] not in PASSING
 
 
+# One frame, another value (statements.swapped): "Mina's favourite band is Oasis" / "… is Blur",
+# "서준이 혈액형 A형" / "… O형". The frame may hold only the subject ("우리 엄마는 약사시다" /
+# "우리 엄마는 고혈압이 있으시다": the run is then the attribute itself), and two everyday events
+# share frames too ("Priya asked when the parcel with coffee filters would arrive" / "… running
+# socks …", "Shipped small fix number 2" / "… 3"), so the attribute head (giok.write.attributes)
+# must put both texts in one lasting attribute: the same, and not trivia, a trip or an
+# appointment (PASSING). Without the model nothing is read from a frame.
+
+
+def swap(new: str, old: str) -> statements.Swap | None:
+    """`new` gives the slot `old` fills another value, read from the frame the two share: the
+    values, or None."""
+    if _heads() is None:
+        return None
+    found = statements.swapped(new, old)
+    if found is None:
+        return None
+    if _NUMBER.search(new) and _quantities(new) and _quantities(old) and not measured(new, old, found):
+        return None  # the same reading of two things: "phone battery at 6%" / "watch battery at 6%"
+    tops = _attributes([new, old])
+    return found if tops is not None and tops[0] == tops[1] and tops[0] not in PASSING else None
+
+
+def _attributes(texts: Sequence[str]) -> list[str] | None:
+    """The attribute each text most likely fills (giok.write.attributes), or None."""
+    from giok.write import attributes
+
+    classes = attributes.classes()
+    if not classes:
+        return None
+    p = attributes.distribution(_neutral().transform(vectors_of(texts), "passage"), "passage")
+    return [classes[int(i)] for i in p.argmax(axis=1)]
+
+
 def _neutral():
     """The search's language-neutral view of the encoder (built once)."""
     encoder = _encoder()
@@ -773,6 +807,14 @@ def _quantities(text: str) -> bool:
         if not (len(unit) <= 3 or (unit.islower() and unit.endswith("s")) or unit.endswith(("s", "S"))):
             return False
     return True
+
+
+def measured(new: str, old: str, values: statements.Swap) -> bool:
+    """Is the value `swap` found in one frame a number, and is every number of both texts a
+    measured quantity ("battery at 43%" / "battery was at 11%", "82 kg"; `_quantities`), not a
+    year, a date or a name? Then it is a new reading, as `volatile`'s."""
+    numbers = f"{values.new} {values.old}".split()
+    return all(w.isdigit() for w in numbers) and _quantities(new) and _quantities(old)
 
 
 def _masked(text: str) -> tuple[str, tuple[str, ...]]:

@@ -390,6 +390,9 @@ def _compare(
     best, best_score = None, 0.0
     ruled: list[MemoryEntry] = []  # the same subject, a changed value, confirmed by the pair head
     for entry in look.newest_first(text, mine, changed):
+        if judgement.swap(text, entry.text) is not None:
+            ruled.append(entry)  # the same words around another value: the frame is the evidence
+            continue
         if mine and contradicts(text, entry.text) and _confirmed(text, entry.text):
             ruled.append(entry)
             continue

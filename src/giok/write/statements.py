@@ -1,7 +1,8 @@
 """What a sentence says, by rule, in English and Korean: its memory type (`classify`), its
 subject, predicate and objects (`subject` → `Statement`), whether it announces a change
-(`changes`), gives the slot another sentence fills a new value (`contradicts`) or denies what
-another says (`opposed`, over `claim`). Pure functions of the text.
+(`changes`), gives the slot another sentence fills a new value (`contradicts`), says another
+again with one value swapped (`swapped`) or denies what another says (`opposed`, over
+`claim`). Pure functions of the text.
 
 The write policy (giok.write.policy) decides with them; the judgement model
 (giok.write.judgement) reads them for its rules fallback and as its pair head's evidence.
@@ -9,8 +10,10 @@ The write policy (giok.write.policy) decides with them; the judgement model
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
+from collections import Counter
 from typing import NamedTuple
 
 from giok.text import analysis, likeness
@@ -443,3 +446,98 @@ def holds_old_value(entry: str, old: frozenset[str]) -> bool:
         for h in have
         for w in old
     )
+
+
+# -- one frame, another value --------------------------------------------------------------------
+# "Mina's favourite band is Oasis" / "Mina's favourite band is Blur", "출시일 금요일" / "출시일
+# 월요일", "서준이 혈액형 A형" / "서준이 혈액형 O형": the same words around one other run of at
+# most two words. The shared words are the frame (who, and which attribute of theirs); the run is
+# the value. The alignment reads any sentence of either language the same way and needs no list
+# of attributes; whether the frame names one lasting attribute is the attribute head's to say
+# (giok.write.judgement.swap).
+_SPAN = 2  # words of the value, at most, on either side
+_SELF = frozenset({"i", "my", "me", "we", "our", "us", "나", "내", "저", "제", "우리"})
+_ADDING = lazy(r"\b(also|too|as well|another|additionally)\b", re.I)
+_KO_ALSO = ("도", "까지")  # 녹차도, 일본어까지: a particle of addition on a value
+# One may like many things: "Seojun likes jazz" / "Seojun likes tea" are two likings, where
+# "Mina's favourite band is Oasis" / "… is Blur" and "제일 좋아하는 가수는 …" hold one value.
+_LIKING = lazy(r"\b(likes?|loves?|enjoys?)\b|좋아|즐기|즐긴", re.I)
+_ONE_OF_ALL = lazy(r"\b(favou?rite|best|most)\b|제일|가장|최애", re.I)
+
+
+class Swap(NamedTuple):
+    old: str  # the value `old` holds ("Oasis")
+    new: str  # the value `new` puts in its place ("Blur")
+
+
+def swapped(new: str, old: str) -> Swap | None:
+    """The values when `new` says `old` again with one value swapped, else None.
+
+    Beside the swapped run (its edges' function words and words of a change set aside: "Priya
+    now"), `new` may add trailing words ("… now to beat the crowds") and either text a change
+    word or a function word anywhere. A shared word must come before the run (the subject:
+    "The iOS release is Friday" / "The Android release is Friday" are two subjects), the
+    frame must be at least half of each text, and the run must not be one word said another
+    way (좋아한다 / 좋아해), a word of a change ("changed" / "renamed"), nor an addition ("Mina
+    also likes tea", "녹차도")."""
+    a, b = _tokens(old), _tokens(new)
+    common = Counter(s for _, s in a) & Counter(s for _, s in b)  # at least the frame
+    if not a or not b or 2 * sum(common.values()) < max(len(a), len(b)):
+        return None  # the frame cannot be half of each text: no alignment needed to say so
+    if _ADDING.search(new):
+        return None
+    if _LIKING.search(new) and not _ONE_OF_ALL.search(new):
+        return None
+    matcher = difflib.SequenceMatcher(None, [s for _, s in a], [s for _, s in b], autojunk=False)
+    ops = matcher.get_opcodes()
+    runs = [op for op in ops if op[0] == "replace"]
+    if len(runs) != 1:
+        return None
+    _, i1, i2, j1, j2 = runs[0]
+    if i2 - i1 > _SPAN or j2 - j1 > _SPAN:
+        return None
+    shared = [a[i][1] for tag, x1, x2, _, _ in ops if tag == "equal" for i in range(x1, x2)]
+    if 2 * len(shared) < max(len(a), len(b)):
+        return None
+    if not any(s in _SELF or s not in analysis.STOP_WORDS for _, s in a[:i1]):
+        return None  # nothing of the frame before the run: the run is the subject
+    last_shared = max((x2 for tag, _, x2, _, _ in ops if tag == "equal"), default=0)
+    for tag, x1, x2, y1, y2 in ops:
+        if tag in ("insert", "delete") and not (tag == "insert" and x1 >= last_shared):
+            extra = [w for w, _ in (b[y1:y2] if tag == "insert" else a[x1:x2])]
+            if not all(w in analysis.STOP_WORDS or CHANGE_WORDS.search(w) for w in extra):
+                return None
+    was, now = _core(a[i1:i2]), _core(b[j1:j2])
+    if any(w != s and w.endswith(_KO_ALSO) for w, s in now):
+        return None
+    if len(was) == len(now) == 1 and _one_word(*was[0], *now[0]):
+        return None
+    if any(CHANGE_WORDS.search(w) for w, _ in was + now):
+        return None  # "changed" / "renamed the default branch to main": one change said two ways
+    return Swap(" ".join(w for w, _ in was), " ".join(w for w, _ in now))
+
+
+def _core(run: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """The run without the function words and words of a change at its edges ("Priya now")."""
+
+    def aside(word: str) -> bool:
+        return word in analysis.STOP_WORDS or bool(CHANGE_WORDS.search(word))
+
+    while len(run) > 1 and aside(run[-1][0]):
+        run = run[:-1]
+    while len(run) > 1 and aside(run[0][0]):
+        run = run[1:]
+    return run
+
+
+@functools.lru_cache(maxsize=1 << 13)
+def _tokens(text: str) -> tuple[tuple[str, str], ...]:
+    return tuple((w, analysis.stem(w)) for w in analysis.words(text))
+
+
+def _one_word(x: str, x_stem: str, y: str, y_stem: str) -> bool:
+    """좋아한다 / 좋아해, 먹었음 / 먹었어: one Korean word in two endings (the first two syllables of
+    the words or of their stems)."""
+    if not (analysis.is_hangul(x) and analysis.is_hangul(y)):
+        return False
+    return any(min(len(p), len(q)) >= 2 and p[:2] == q[:2] for p, q in ((x, y), (x_stem, y_stem)))
