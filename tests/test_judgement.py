@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from giok.lifecycle.distill import distill
-from giok.write import judgement, judges
+from giok.write import judgement, judges, policy
 
 pytestmark = pytest.mark.judgement_model
 
@@ -429,3 +429,21 @@ def test_two_things_measured_alike_are_no_slot():
     # "phone" / "watch" is the run, but the two are readings of two things, not one value
     assert judgement.swap("Priya's watch battery at 6%", "Priya's phone battery at 6%") is None
     assert judgement.swap("Priya's phone battery at 85%", "Priya's phone battery was at 94%") is not None
+
+
+def test_a_change_said_as_an_event_replaces_the_fact_of_its_subject(ws):
+    # no word of a change and the pair head under its bar (p 0.37): the new text names the
+    # subject of the old one and the attribute head puts both in one lasting attribute (people)
+    dating = ws.remember("Seojun is dating Hana.", type="fact").entry
+    work = ws.remember("Seojun works at Kakao.", type="fact").entry
+    assert policy.decide(ws.memory(), "Jae and Hana broke up.").action == "write"  # another subject
+    result = ws.remember("Seojun and Hana broke up.", type="fact")
+    assert result.action == "superseded", result
+    assert ws.get(dating.id).superseded and not ws.get(work.id).superseded
+
+
+def test_an_addition_is_no_change_said_as_an_event():
+    from giok.write.statements import adds
+
+    assert adds("서준이 고양이도 입양했대") and adds("I'm also allergic to latex.")
+    assert not adds("서준이 고양이 입양했대") and not adds("Seojun and Hana broke up.")

@@ -743,6 +743,29 @@ def swap(new: str, old: str) -> statements.Swap | None:
     return found if tops is not None and tops[0] == tops[1] and tops[0] not in PASSING else None
 
 
+# Both texts about one lasting attribute, each at least this sure of it (giok.write.attributes):
+# the attribute head's word on a change the pair head cannot read (policy._slot). Chosen on dev
+# (docs/judgement.md, "A change said as an event").
+ATTRIBUTE_SURE = 0.3
+
+
+def one_attribute(new: str, old: str) -> bool:
+    """Does the attribute head put both texts in one lasting attribute (not trivia, a trip or an
+    appointment), each at least ATTRIBUTE_SURE? False where the model cannot answer."""
+    from giok.write import attributes
+
+    classes = attributes.classes()
+    if _heads() is None or not classes:
+        return False
+    p = attributes.distribution(_neutral().transform(vectors_of([new, old]), "passage"), "passage")
+    top = int(p[0].argmax())
+    return (
+        top == int(p[1].argmax())
+        and classes[top] not in PASSING
+        and bool(p[0][top] >= ATTRIBUTE_SURE and p[1][top] >= ATTRIBUTE_SURE)
+    )
+
+
 def _attributes(texts: Sequence[str]) -> list[str] | None:
     """The attribute each text most likely fills (giok.write.attributes), or None."""
     from giok.write import attributes

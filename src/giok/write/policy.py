@@ -32,10 +32,12 @@ from giok.write.statements import (
     SUPERSEDES,
     VALUE_PREDICATES,
     Statement,
+    adds,
     claim,
     classify,
     contradicts,
     holds_old_value,
+    names_subject_of,
     old_value,
     opposed,
     subject,
@@ -442,6 +444,11 @@ SLOT_BAND = 0.05
 LEARNED_FLOOR = 0.65
 LEARNED_AT = 0.5
 LEARNED_CANDIDATES = 12  # newest live entries sharing a word or the subject, as rivals
+# Where the pair head is under LEARNED_AT, an entry still passes when the new text names its
+# subject (`statements.names_subject_of`) and the attribute head puts both in one lasting
+# attribute (`judgement.one_attribute`): a change said as an event ("Seojun started at Naver on
+# Monday" after "Seojun works at Kakao") has no word of a change for the pair head to read. The
+# same claim denied without a word of a change is a contradiction for the review, not a change.
 
 
 def _slot(
@@ -485,10 +492,20 @@ def _slot(
         found = judgement.change_score(text, entry.text)
         if found is not None and (found.verdict == "change" if trivial else found.p >= LEARNED_AT):
             learned.append((x, entry))
+        elif not trivial and _one_attribute(text, entry.text):
+            learned.append((x, entry))  # "Seojun started at Naver" / "Seojun works at Kakao"
     if not learned:
         return None
     x, entry = max(learned, key=lambda f: f[0])
     return "learned", entry, x, []
+
+
+def _one_attribute(text: str, old: str) -> bool:
+    """`text` names the subject of `old`, neither denies its claim nor adds a value to it (as a
+    swap may not), and the attribute head puts both in one lasting attribute."""
+    if adds(text) or opposed(text, old) or not names_subject_of(text, old):
+        return False
+    return judgement.one_attribute(text, old)
 
 
 def _is_live(entry: MemoryEntry, scope: str, today=None) -> bool:

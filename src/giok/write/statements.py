@@ -541,3 +541,25 @@ def _one_word(x: str, x_stem: str, y: str, y_stem: str) -> bool:
     if not (analysis.is_hangul(x) and analysis.is_hangul(y)):
         return False
     return any(min(len(p), len(q)) >= 2 and p[:2] == q[:2] for p, q in ((x, y), (x_stem, y_stem)))
+
+
+def names_subject_of(new: str, old: str) -> bool:
+    """Does `new` name what `old` is about: the first word of `old` that is not a function word
+    ("Seojun" of "Seojun works at Kakao", 서준 of "서준이는 카카오 다녀"; "I", "my", 나, 내 and
+    우리 count as one, the speaker)? "The Seoul meetup moved to a bigger venue" does not name
+    Seojun of "Seojun moved to Seoul"."""
+    first = next((s for _, s in _tokens(old) if s in _SELF or s not in analysis.STOP_WORDS), None)
+    if first is None:
+        return False
+    mine = {_speaker(s) for _, s in _tokens(new)}
+    return _speaker(first) in mine
+
+
+def _speaker(stem: str) -> str:
+    return "<the speaker>" if stem in _SELF else stem
+
+
+def adds(text: str) -> bool:
+    """Does the text add a value rather than replace one ("also", "too", "as well"; a Korean
+    word with 도 or 까지: "고양이도 입양했대")?"""
+    return bool(_ADDING.search(text)) or any(w != s and w.endswith(_KO_ALSO) for w, s in _tokens(text))
