@@ -10,8 +10,9 @@ subject, another time, a signalled update, compatible facts and paraphrases. Thr
 chosen on dev; report test.
 
 Each pair is read by `giok.lifecycle.review.classify(a, b)`, as the nightly review reads it (the
-shipped row: a flag is the kind "contradiction"; the rules raise one for the same claim with
-the opposite polarity, `statements.opposed`). With `--candidate PATH`, a contradiction head
+shipped row: a flag is the kind "contradiction"; raised for the same claim with the opposite
+polarity, `statements.opposed`, and for the same words around another value in one lasting
+attribute, `judgement.swap`, where both lines are kept beyond a day). With `--candidate PATH`, a contradiction head
 written by `tools/train_judgement.py --contradiction` (tools/contradiction_head.py, a design not
 shipped) is read in the same run on top of it: a pair `classify` leaves alone is flagged when
 the head says so. Printed: flags, real flags, precision (real / flags), recall (real / labelled

@@ -732,10 +732,8 @@ def _lasting(v: np.ndarray) -> bool:
 def swap(new: str, old: str) -> statements.Swap | None:
     """`new` gives the slot `old` fills another value, read from the frame the two share: the
     values, or None."""
-    if _heads() is None:
-        return None
     found = statements.swapped(new, old)
-    if found is None:
+    if found is None or _heads() is None:
         return None
     if _NUMBER.search(new) and _quantities(new) and _quantities(old) and not measured(new, old, found):
         return None  # the same reading of two things: "phone battery at 6%" / "watch battery at 6%"

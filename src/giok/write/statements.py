@@ -13,7 +13,6 @@ from __future__ import annotations
 import difflib
 import functools
 import re
-from collections import Counter
 from typing import NamedTuple
 
 from giok.text import analysis, likeness
@@ -481,9 +480,13 @@ def swapped(new: str, old: str) -> Swap | None:
     way (좋아한다 / 좋아해), a word of a change ("changed" / "renamed"), nor an addition ("Mina
     also likes tea", "녹차도")."""
     a, b = _tokens(old), _tokens(new)
-    common = Counter(s for _, s in a) & Counter(s for _, s in b)  # at least the frame
-    if not a or not b or 2 * sum(common.values()) < max(len(a), len(b)):
+    lead = _lead(old)
+    if lead is None or lead[1] != _lead_stem(new):
+        return None  # another subject, or none (the first word of substance comes before the run)
+    if 2 * min(len(a), len(b)) < max(len(a), len(b)):
         return None  # the frame cannot be half of each text: no alignment needed to say so
+    if 2 * sum(map(_stem_set(new).__contains__, _stems(old))) < max(len(a), len(b)):
+        return None  # the words they share (at least the frame) are too few
     if _ADDING.search(new):
         return None
     if _LIKING.search(new) and not _ONE_OF_ALL.search(new):
@@ -499,7 +502,7 @@ def swapped(new: str, old: str) -> Swap | None:
     shared = [a[i][1] for tag, x1, x2, _, _ in ops if tag == "equal" for i in range(x1, x2)]
     if 2 * len(shared) < max(len(a), len(b)):
         return None
-    if not any(s in _SELF or s not in analysis.STOP_WORDS for _, s in a[:i1]):
+    if lead[0] >= i1:
         return None  # nothing of the frame before the run: the run is the subject
     last_shared = max((x2 for tag, _, x2, _, _ in ops if tag == "equal"), default=0)
     for tag, x1, x2, y1, y2 in ops:
@@ -533,6 +536,31 @@ def _core(run: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
 @functools.lru_cache(maxsize=1 << 13)
 def _tokens(text: str) -> tuple[tuple[str, str], ...]:
     return tuple((w, analysis.stem(w)) for w in analysis.words(text))
+
+
+@functools.lru_cache(maxsize=1 << 13)
+def _lead(text: str) -> tuple[int, str] | None:
+    """The place and stem of the text's first word of substance: not a function word (but "I",
+    "my", 나 …) nor a word of a change."""
+    for n, (word, stem) in enumerate(_tokens(text)):
+        if (stem in _SELF or stem not in analysis.STOP_WORDS) and not CHANGE_WORDS.search(word):
+            return n, stem
+    return None
+
+
+def _lead_stem(text: str) -> str | None:
+    lead = _lead(text)
+    return lead[1] if lead else None
+
+
+@functools.lru_cache(maxsize=1 << 13)
+def _stems(text: str) -> tuple[str, ...]:
+    return tuple(s for _, s in _tokens(text))
+
+
+@functools.lru_cache(maxsize=1 << 13)
+def _stem_set(text: str) -> frozenset[str]:
+    return frozenset(_stems(text))
 
 
 def _one_word(x: str, x_stem: str, y: str, y_stem: str) -> bool:
