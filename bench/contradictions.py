@@ -12,12 +12,13 @@ chosen on dev; report test.
 Each pair is read by `giok.lifecycle.review.classify(a, b)`, as the nightly review reads it (the
 shipped row: a flag is the kind "contradiction"; raised for the same claim with the opposite
 polarity, `statements.opposed`, and for the same words around another value in one lasting
-attribute, `judgement.swap`, where both lines are kept beyond a day). With `--candidate PATH`, a contradiction head
-written by `tools/train_judgement.py --contradiction` (tools/contradiction_head.py, a design not
-shipped) is read in the same run on top of it: a pair `classify` leaves alone is flagged when
-the head says so. Printed: flags, real flags, precision (real / flags), recall (real / labelled
-contradictions), the false flags by kind, and the CPU per pair (each row read once before, untimed:
-the model loaded and the vectors memoised, as in a night that has embedded its entries).
+attribute, `judgement.swap`, where both lines are kept beyond a day). With `--candidate PATH`,
+a contradiction head written by `tools/train_judgement.py --contradiction`
+(tools/contradiction_head.py, a design not shipped) is read in the same run on top of it: a
+pair `classify` leaves alone is flagged when the head says so. Printed: flags, real flags,
+precision (real / flags), recall (real / labelled contradictions), the false flags by kind, and
+the CPU per pair (each row read once before, untimed: the model loaded and the vectors memoised,
+as in a night that has embedded its entries).
 The nightly pass only reads pairs that share words (docs/review.md); this set reads every pair.
 """
 
