@@ -447,3 +447,13 @@ def test_an_addition_is_no_change_said_as_an_event():
 
     assert adds("서준이 고양이도 입양했대") and adds("I'm also allergic to latex.")
     assert not adds("서준이 고양이 입양했대") and not adds("Seojun and Hana broke up.")
+
+
+def test_a_label_is_not_the_subject_a_change_names():
+    # the flush writes "constraint: …" lines: two constraints of one conversation are not about
+    # one subject because both carry the label
+    from giok.write.statements import names_subject_of
+
+    assert not names_subject_of("constraint: 코드 예시는 꼭 타입스크립트로", "constraint: 앞으로 존댓말 써 주세요")
+    assert names_subject_of("Seojun and Hana broke up.", "Seojun is dating Hana.")
+    assert names_subject_of("my coffee has oat milk now", "I take my coffee black")  # the speaker

@@ -538,11 +538,17 @@ def _tokens(text: str) -> tuple[tuple[str, str], ...]:
     return tuple((w, analysis.stem(w)) for w in analysis.words(text))
 
 
+_LABELLED = lazy(r"^\s*\w+:\s")  # "constraint: …", "decision: …": the flush's labels, not a subject
+
+
 @functools.lru_cache(maxsize=1 << 13)
 def _lead(text: str) -> tuple[int, str] | None:
-    """The place and stem of the text's first word of substance: not a function word (but "I",
-    "my", 나 …) nor a word of a change."""
+    """The place and stem of the text's first word of substance: not a label ("constraint:"), a
+    function word (but "I", "my", 나 …) nor a word of a change."""
+    skip = 1 if _LABELLED.match(text) else 0
     for n, (word, stem) in enumerate(_tokens(text)):
+        if n < skip:
+            continue
         if (stem in _SELF or stem not in analysis.STOP_WORDS) and not CHANGE_WORDS.search(word):
             return n, stem
     return None
@@ -572,15 +578,12 @@ def _one_word(x: str, x_stem: str, y: str, y_stem: str) -> bool:
 
 
 def names_subject_of(new: str, old: str) -> bool:
-    """Does `new` name what `old` is about: the first word of `old` that is not a function word
-    ("Seojun" of "Seojun works at Kakao", 서준 of "서준이는 카카오 다녀"; "I", "my", 나, 내 and
+    """Does `new` name what `old` is about: the first word of substance of `old` (`_lead`:
+    "Seojun" of "Seojun works at Kakao", 서준 of "서준이는 카카오 다녀"; "I", "my", 나, 내 and
     우리 count as one, the speaker)? "The Seoul meetup moved to a bigger venue" does not name
     Seojun of "Seojun moved to Seoul"."""
-    first = next((s for _, s in _tokens(old) if s in _SELF or s not in analysis.STOP_WORDS), None)
-    if first is None:
-        return False
-    mine = {_speaker(s) for _, s in _tokens(new)}
-    return _speaker(first) in mine
+    lead = _lead(old)
+    return lead is not None and _speaker(lead[1]) in {_speaker(s) for _, s in _tokens(new)}
 
 
 def _speaker(stem: str) -> str:
