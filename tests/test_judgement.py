@@ -454,6 +454,7 @@ def test_a_label_is_not_the_subject_a_change_names():
     # one subject because both carry the label
     from giok.write.statements import names_subject_of
 
-    assert not names_subject_of("constraint: 코드 예시는 꼭 타입스크립트로", "constraint: 앞으로 존댓말 써 주세요")
+    old, new = "constraint: 앞으로 존댓말 써 주세요", "constraint: 코드 예시는 꼭 타입스크립트로"
+    assert not names_subject_of(new, old)
     assert names_subject_of("Seojun and Hana broke up.", "Seojun is dating Hana.")
     assert names_subject_of("my coffee has oat milk now", "I take my coffee black")  # the speaker
