@@ -737,8 +737,7 @@ def swap(new: str, old: str) -> statements.Swap | None:
         return None
     if _NUMBER.search(new) and _quantities(new) and _quantities(old) and not measured(new, old, found):
         return None  # the same reading of two things: "phone battery at 6%" / "watch battery at 6%"
-    tops = _attributes([new, old])
-    return found if tops is not None and tops[0] == tops[1] and tops[0] not in PASSING else None
+    return found if one_attribute(new, old, sure=0.0) else None
 
 
 # Both texts about one lasting attribute, each at least this sure of it (giok.write.attributes):
@@ -747,9 +746,9 @@ def swap(new: str, old: str) -> statements.Swap | None:
 ATTRIBUTE_SURE = 0.3
 
 
-def one_attribute(new: str, old: str) -> bool:
+def one_attribute(new: str, old: str, sure: float = ATTRIBUTE_SURE) -> bool:
     """Does the attribute head put both texts in one lasting attribute (not trivia, a trip or an
-    appointment), each at least ATTRIBUTE_SURE? False where the model cannot answer."""
+    appointment), each at least `sure` of it? False where the model cannot answer."""
     from giok.write import attributes
 
     classes = attributes.classes()
@@ -760,19 +759,8 @@ def one_attribute(new: str, old: str) -> bool:
     return (
         top == int(p[1].argmax())
         and classes[top] not in PASSING
-        and bool(p[0][top] >= ATTRIBUTE_SURE and p[1][top] >= ATTRIBUTE_SURE)
+        and bool(p[0][top] >= sure and p[1][top] >= sure)
     )
-
-
-def _attributes(texts: Sequence[str]) -> list[str] | None:
-    """The attribute each text most likely fills (giok.write.attributes), or None."""
-    from giok.write import attributes
-
-    classes = attributes.classes()
-    if not classes:
-        return None
-    p = attributes.distribution(_neutral().transform(vectors_of(texts), "passage"), "passage")
-    return [classes[int(i)] for i in p.argmax(axis=1)]
 
 
 def _neutral():

@@ -390,7 +390,8 @@ def _compare(
     mine = subject(text)
     changed = bool(CHANGE_WORDS.search(text))
     best, best_score = None, 0.0
-    ruled: list[MemoryEntry] = []  # the same subject, a changed value, confirmed by the pair head
+    ruled: list[MemoryEntry] = []  # one frame with another value; or the same subject, a changed
+    # value, confirmed by the pair head
     for entry in look.newest_first(text, mine, changed):
         if judgement.swap(text, entry.text) is not None:
             ruled.append(entry)  # the same words around another value: the frame is the evidence
@@ -446,8 +447,8 @@ LEARNED_AT = 0.5
 LEARNED_CANDIDATES = 12  # newest live entries sharing a word or the subject, as rivals
 # Where the pair head is under LEARNED_AT, an entry still passes when the new text names its
 # subject (`statements.names_subject_of`) and the attribute head puts both in one lasting
-# attribute (`judgement.one_attribute`): a change said as an event ("Seojun started at Naver on
-# Monday" after "Seojun works at Kakao") has no word of a change for the pair head to read. The
+# attribute (`judgement.one_attribute`): a change said as an event ("Seojun and Hana broke up"
+# after "Seojun is dating Hana") has no word of a change for the pair head to read. The
 # same claim denied without a word of a change is a contradiction for the review, not a change.
 
 
@@ -493,7 +494,7 @@ def _slot(
         if found is not None and (found.verdict == "change" if trivial else found.p >= LEARNED_AT):
             learned.append((x, entry))
         elif not trivial and _one_attribute(text, entry.text):
-            learned.append((x, entry))  # "Seojun started at Naver" / "Seojun works at Kakao"
+            learned.append((x, entry))  # "Seojun and Hana broke up" / "Seojun is dating Hana"
     if not learned:
         return None
     x, entry = max(learned, key=lambda f: f[0])
