@@ -710,14 +710,23 @@ PASSING = frozenset({"daily", "travel", "appointment"})
 
 
 def _lasting(v: np.ndarray) -> bool:
+    read = _attributes_of(v[None, :])
+    if read is None:
+        return False
+    classes, p = read
+    top = int(p[0].argmax())
+    return bool(p[0][top] >= LASTING_SURE) and classes[top] not in PASSING
+
+
+def _attributes_of(vectors: np.ndarray) -> tuple[list[str], np.ndarray] | None:
+    """The attribute head's classes and its distribution for each of the encoder's passage
+    vectors, read in the language-neutral view (None when no head ships)."""
     from giok.write import attributes
 
     classes = attributes.classes()
     if not classes:
-        return False
-    p = attributes.distribution(_neutral().transform(v[None, :], "passage"), "passage")[0]
-    top = int(p.argmax())
-    return bool(p[top] >= LASTING_SURE) and classes[top] not in PASSING
+        return None
+    return classes, attributes.distribution(_neutral().transform(vectors, "passage"), "passage")
 
 
 # One frame, another value (statements.swapped): "Mina's favourite band is Oasis" / "… is Blur",
@@ -735,7 +744,7 @@ def swap(new: str, old: str) -> statements.Swap | None:
     found = statements.swapped(new, old)
     if found is None or _heads() is None:
         return None
-    if _NUMBER.search(new) and _quantities(new) and _quantities(old) and not measured(new, old, found):
+    if not _numeric(found) and _NUMBER.search(new) and _quantities(new) and _quantities(old):
         return None  # the same reading of two things: "phone battery at 6%" / "watch battery at 6%"
     return found if one_attribute(new, old, sure=0.0) else None
 
@@ -749,12 +758,10 @@ ATTRIBUTE_SURE = 0.3
 def one_attribute(new: str, old: str, sure: float = ATTRIBUTE_SURE) -> bool:
     """Does the attribute head put both texts in one lasting attribute (not trivia, a trip or an
     appointment), each at least `sure` of it? False where the model cannot answer."""
-    from giok.write import attributes
-
-    classes = attributes.classes()
-    if _heads() is None or not classes:
+    read = _attributes_of(vectors_of([new, old])) if _heads() is not None else None
+    if read is None:
         return False
-    p = attributes.distribution(_neutral().transform(vectors_of([new, old]), "passage"), "passage")
+    classes, p = read
     top = int(p[0].argmax())
     return (
         top == int(p[1].argmax())
@@ -822,8 +829,11 @@ def measured(new: str, old: str, values: statements.Swap) -> bool:
     """Is the value `swap` found in one frame a number, and is every number of both texts a
     measured quantity ("battery at 43%" / "battery was at 11%", "82 kg"; `_quantities`), not a
     year, a date or a name? Then it is a new reading, as `volatile`'s."""
-    numbers = f"{values.new} {values.old}".split()
-    return all(w.isdigit() for w in numbers) and _quantities(new) and _quantities(old)
+    return _numeric(values) and _quantities(new) and _quantities(old)
+
+
+def _numeric(values: statements.Swap) -> bool:
+    return all(w.isdigit() for w in f"{values.new} {values.old}".split())
 
 
 def _masked(text: str) -> tuple[str, tuple[str, ...]]:

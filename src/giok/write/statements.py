@@ -455,7 +455,7 @@ def holds_old_value(entry: str, old: frozenset[str]) -> bool:
 # of attributes; whether the frame names one lasting attribute is the attribute head's to say
 # (giok.write.judgement.swap).
 _SPAN = 2  # words of the value, at most, on either side
-_SELF = frozenset({"i", "my", "me", "we", "our", "us", "나", "내", "저", "제", "우리"})
+_SELF = frozenset({"i", "my", "me", "we", "our", "us", *_KO_SELF})  # the speaker, either language
 _ADDING = lazy(r"\b(also|too|as well|another|additionally)\b", re.I)
 _KO_ALSO = ("도", "까지")  # 녹차도, 일본어까지: a particle of addition on a value
 # One may like many things: "Seojun likes jazz" / "Seojun likes tea" are two likings, where
