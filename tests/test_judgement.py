@@ -442,6 +442,24 @@ def test_a_change_said_as_an_event_replaces_the_fact_of_its_subject(ws):
     assert ws.get(dating.id).superseded and not ws.get(work.id).superseded
 
 
+def test_a_change_further_in_meaning_needs_every_kind_of_evidence(ws):
+    # "switched careers … product designer" is 0.60 near "backend engineer", under the bar the
+    # pair head alone meets (0.65): the same subject first, no number on either side and one
+    # lasting attribute (occupation) carry it down to 0.5
+    job = ws.remember("Seojun is a backend engineer.", type="fact").entry
+    home = ws.remember("Seojun lives in Mapo.", type="fact").entry
+    result = ws.remember("Seojun switched careers, he works as a product designer now.", type="fact")
+    assert result.action == "superseded", result
+    assert ws.get(job.id).superseded and not ws.get(home.id).superseded
+
+
+def test_another_subject_or_another_kind_of_value_is_no_change_further_in_meaning(ws):
+    ws.remember("월세 100만원", type="fact")
+    memory = ws.memory()
+    assert policy.decide(memory, "지민이네 월세 120으로 올랐대").action == "write"  # another's rent
+    assert policy.decide(memory, "월세 이제 계좌이체로만 받는대").action == "write"  # how, not how much
+
+
 def test_an_addition_is_no_change_said_as_an_event():
     from giok.write.statements import adds
 

@@ -40,6 +40,7 @@ from giok.write.statements import (
     names_subject_of,
     old_value,
     opposed,
+    same_lead,
     subject,
 )
 
@@ -450,6 +451,15 @@ LEARNED_CANDIDATES = 12  # newest live entries sharing a word or the subject, as
 # attribute (`judgement.one_attribute`): a change said as an event ("Seojun and Hana broke up"
 # after "Seojun is dating Hana") has no word of a change for the pair head to read. The
 # same claim denied without a word of a change is a contradiction for the review, not a change.
+# Under LEARNED_FLOOR, down to NAMED_FLOOR, an entry passes only on every kind of evidence at
+# once: the pair head reads a change (LEARNED_AT), both texts start with the same subject
+# (`statements.same_lead`), both or neither hold a number, and the attribute head puts both in
+# one lasting attribute at least NAMED_SURE ("Seojun switched careers, he works as a product
+# designer now" / "Seojun is a backend engineer", 0.60 near). Chosen on dev (docs/judgement.md,
+# "Every kind of evidence at once").
+NAMED_FLOOR = 0.5
+NAMED_SURE = 0.4
+_DIGIT = re.compile(r"\d")
 
 
 def _slot(
@@ -461,7 +471,8 @@ def _slot(
     trivial: bool = False,
 ) -> tuple[str, MemoryEntry, float | None, list[MemoryEntry]] | None:
     """The slot `text` fills: ("ruled", entry, likeness, others of the same slot) where the rules
-    accept an entry, ("learned", entry, likeness, []) where only the pair head does, or None.
+    accept an entry, ("learned", entry, likeness, []) where only the learned heads do (an entry the
+    rules accept under SLOT_FLOOR among them), or None.
     Without the model the rules alone answer: the newest entry they accept and every other."""
     old = old_value(text)
     if old:  # the change names the value it leaves: only an entry holding it is its slot
@@ -479,7 +490,8 @@ def _slot(
     if near_duplicate:
         return None
     seen = {id(e) for e in ruled}
-    rivals = [e for e in look.learned_candidates(text, mine)[:LEARNED_CANDIDATES] if id(e) not in seen]
+    sharing = look.learned_candidates(text, mine)[:LEARNED_CANDIDATES]
+    rivals = ruled + [e for e in sharing if id(e) not in seen]
     if old:
         rivals = [e for e in rivals if holds_old_value(e.text, old)]
     near = judgement.slot_likeness(text, [e.text for e in rivals])
@@ -488,10 +500,20 @@ def _slot(
     top = max(near)
     learned = []
     for entry, x in zip(rivals, near, strict=True):
-        if x < max(top - SLOT_BAND, LEARNED_FLOOR):
+        if x < max(top - SLOT_BAND, NAMED_FLOOR):
             continue
         found = judgement.change_score(text, entry.text)
-        if found is not None and (found.verdict == "change" if trivial else found.p >= LEARNED_AT):
+        said = found is not None and (found.verdict == "change" if trivial else found.p >= LEARNED_AT)
+        if x < LEARNED_FLOOR:
+            if (
+                said
+                and not trivial
+                and same_lead(text, entry.text)
+                and (_DIGIT.search(text) is None) == (_DIGIT.search(entry.text) is None)
+                and _one_attribute(text, entry.text, NAMED_SURE)
+            ):
+                learned.append((x, entry))  # "I take the 7:40 train now" / "I take the 8:10 train"
+        elif said:
             learned.append((x, entry))
         elif not trivial and _one_attribute(text, entry.text):
             learned.append((x, entry))  # "Seojun and Hana broke up" / "Seojun is dating Hana"
@@ -501,12 +523,12 @@ def _slot(
     return "learned", entry, x, []
 
 
-def _one_attribute(text: str, old: str) -> bool:
+def _one_attribute(text: str, old: str, sure: float = judgement.ATTRIBUTE_SURE) -> bool:
     """`text` names the subject of `old`, neither denies its claim nor adds a value to it (as a
     swap may not), and the attribute head puts both in one lasting attribute."""
     if adds(text) or opposed(text, old) or not names_subject_of(text, old):
         return False
-    return judgement.one_attribute(text, old)
+    return judgement.one_attribute(text, old, sure)
 
 
 def _is_live(entry: MemoryEntry, scope: str, today=None) -> bool:
