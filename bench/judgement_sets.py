@@ -14,7 +14,8 @@ Tune on dev, report test and fresh. `--rules` answers with the keyword rules alo
    MEMORY.md holding `old`)? Accuracy, changes found, and false supersedes on the traps.
 3. changes in a store (changes.json again): every `old` of the split and language in one
    MEMORY.md (dated in file order, as a life writes them), and each `new` decided against that
-   whole store, as `remember` meets it: many entries about the same people ("I", Seojun, 지민이)
+   whole store, as `remember` meets it (parsed, through `policy.Index`, which names the entries
+   compared): many entries about the same people ("I", Seojun, 지민이)
    compete. A change is found when its own `old` is among what it replaces; a wrong link is an
    entry replaced that is not its own old (any entry, for a trap); items with a wrong link are
    counted.
@@ -132,8 +133,10 @@ def changes_in_store(items: list[dict]) -> dict:
                     policy.normalize(item["old"]), layer="M90", date=start + dt.timedelta(n), fields=fields
                 )
             )
+        mf = MemoryFile.parse(mf.render())  # as `remember` reads the file: parsed, with its index
+        index = policy.Index(mf)
         for n, item in enumerate(mine):
-            decision = policy.decide(mf, item["new"], force=True)
+            decision = policy.decide(mf, item["new"], force=True, index=index)
             replaced = set()
             if decision.action == "supersede" and decision.target is not None:
                 replaced = {decision.target.id, *(e.id for e in decision.also)}

@@ -348,7 +348,7 @@ def test_a_kept_line_about_a_lasting_attribute_stands_at_least_in_m90(monkeypatc
 def test_trivia_is_kept_as_a_change_only_on_the_pair_heads_own_verdict(monkeypatch):
     # a kept text may replace an entry the pair head gives 0.5 and meaning puts in its slot;
     # trivia kept only because it "changes" something needs the head's verdict itself: a lunch
-    # walk of 20 minutes is no new commute, whatever their numbers
+    # walk is no new commute
     from giok.store.memoryfile import MemoryEntry, MemoryFile, empty
     from giok.write import policy
 
@@ -356,7 +356,7 @@ def test_trivia_is_kept_as_a_change_only_on_the_pair_heads_own_verdict(monkeypat
     mf.add(MemoryEntry("도윤은 아침 8시 30분까지 출근한다", layer="M90", fields={"id": "m-000001"}))
     monkeypatch.setattr(judgement, "slot_likeness", lambda new, olds: [0.7] * len(olds))
     monkeypatch.setattr(judgement, "change_score", lambda new, old: judgement.Change(0.6, "unsure"))
-    walk = "도윤이 점심 먹고 산책 20분"
+    walk = "도윤이 점심 먹고 잠깐 산책"  # no number: two numbers of two attributes are no slot at all
     assert judgement.judge(walk).kind == "trivia"
     assert policy.decide(mf, walk).action == "refuse"
     assert policy.decide(mf, walk, force=True).action == "supersede"  # a text kept anyway: the lower bar
@@ -458,6 +458,27 @@ def test_another_subject_or_another_kind_of_value_is_no_change_further_in_meanin
     memory = ws.memory()
     assert policy.decide(memory, "지민이네 월세 120으로 올랐대").action == "write"  # another's rent
     assert policy.decide(memory, "월세 이제 계좌이체로만 받는대").action == "write"  # how, not how much
+
+
+def test_a_korean_change_is_found_through_a_compound_or_a_title(ws):
+    # 출시일 / 출시 and 팀장님 / 팀장 share no whole word: the entry must still be a candidate
+    launch = ws.remember("출시일 3월 3일", type="fact").entry
+    lead = ws.remember("우리 팀장님은 김 과장님이야", type="fact").entry
+    assert ws.remember("출시 4월 10일로 밀림", type="fact").action == "superseded"
+    assert ws.get(launch.id).superseded and not ws.get(lead.id).superseded
+    assert ws.remember("김 과장님 퇴사하시고 이제 박 부장님이 팀장", type="fact").action == "superseded"
+    assert ws.get(lead.id).superseded
+
+
+def test_two_numbers_of_two_attributes_are_no_slot(ws):
+    # the rent and the weight of one person are 0.68 near and the pair head reads a new number
+    # (0.55): the attribute head puts them apart, so neither replaces the other
+    rent = ws.remember("하윤의 월세는 85만원이다", type="fact").entry
+    weight = ws.remember("하윤의 현재 체중은 62.7kg이다", type="fact")
+    assert weight.action == "written", weight
+    assert not ws.get(rent.id).superseded
+    assert ws.remember("하윤의 월세는 이제 110만원이다", type="fact").action == "superseded"
+    assert ws.get(rent.id).superseded and not ws.get(weight.entry.id).superseded
 
 
 def test_an_addition_is_no_change_said_as_an_event():

@@ -9,10 +9,13 @@ import json
 import random
 from pathlib import Path
 
+import pytest
+
 from giok.store.memoryfile import MemoryEntry, MemoryFile, empty, new_id
 from giok.write import policy
 
 DATA = Path(__file__).parent / "data"
+BENCH = Path(__file__).parent.parent / "bench" / "data" / "judgement"
 TODAY = dt.date(2026, 3, 10)
 
 
@@ -96,6 +99,32 @@ def test_indexed_decisions_equal_the_full_comparison():
     # every kind of verdict was tried: duplicate, same subject, same claim negated, back to an
     # earlier value, near-duplicate
     assert {"exact", "replaces subject", "replaces claim", "replaces back", "near-duplicate"} <= seen, seen
+
+
+@pytest.mark.judgement_model
+def test_indexed_decisions_equal_the_full_comparison_with_the_model():
+    """With the shipped model the policy also reads entries by meaning (a frame, the pair head,
+    the attribute head): the index must name every entry those read, or `remember` decides
+    otherwise than the full comparison. The dev split of the change set, every old text in one
+    file, and every new text decided against it."""
+    items = json.loads((BENCH / "changes.json").read_text("utf-8"))["items"]
+    changed = 0
+    for lang in ("en", "ko"):
+        mine = [i for i in items if i["split"] == "dev" and i["lang"] == lang]
+        mf = MemoryFile.parse(empty(lang))
+        for n, item in enumerate(mine):
+            entry = MemoryEntry(text=policy.normalize(item["old"]), layer="M90")
+            entry.date = TODAY - dt.timedelta(days=len(mine) - n)
+            entry.fields = {"id": f"m-{n:06d}"}
+            mf.add(entry)
+        mf = MemoryFile.parse(mf.render())
+        index = policy.Index(mf)
+        for item in mine:
+            full = policy.decide(mf, item["new"], force=True, today=TODAY)
+            fast = policy.decide(mf, item["new"], force=True, today=TODAY, index=index)
+            assert _same(full, fast), (item["new"], full, fast)
+            changed += full.action == "supersede"
+    assert changed >= 20  # the learned path was taken, not only the rules
 
 
 def test_index_kept_in_step_with_writes_decides_the_same():

@@ -37,6 +37,7 @@ from giok.write.statements import (
     classify,
     contradicts,
     holds_old_value,
+    lead_key,
     names_subject_of,
     old_value,
     opposed,
@@ -513,7 +514,7 @@ def _slot(
                 and _one_attribute(text, entry.text, NAMED_SURE)
             ):
                 learned.append((x, entry))  # "I take the 7:40 train now" / "I take the 8:10 train"
-        elif said:
+        elif said and not _two_numbers_apart(text, entry.text):
             learned.append((x, entry))
         elif not trivial and _one_attribute(text, entry.text):
             learned.append((x, entry))  # "Seojun and Hana broke up" / "Seojun is dating Hana"
@@ -521,6 +522,14 @@ def _slot(
         return None
     x, entry = max(learned, key=lambda f: f[0])
     return "learned", entry, x, []
+
+
+def _two_numbers_apart(text: str, old: str) -> bool:
+    """Both texts hold a number, and the attribute head does not put them in one lasting
+    attribute: two readings of two things ("하윤의 월세는 85만원이다" / "하윤의 현재 체중은 62.7kg이다",
+    0.68 near, the pair head 0.55 for the new number), not one slot."""
+    both = _DIGIT.search(text) is not None and _DIGIT.search(old) is not None
+    return both and not judgement.one_attribute(text, old, 0.0)
 
 
 def _one_attribute(text: str, old: str, sure: float = judgement.ATTRIBUTE_SURE) -> bool:
@@ -543,7 +552,8 @@ class Index:
     """Where `compare` looks in one parsed MEMORY.md, kept with the parse by the write path
     (giok.write.remember) so that a remember at 5,000 entries compares a handful of them:
     entries by comparison key and by id, `likeness.NearIndex` for near-duplicates and, built
-    on first need, subjects for `contradicts` and claim words for `opposed`. Each lookup
+    on first need, subjects for `contradicts`, claim words for `opposed` and content words for
+    the entries a change may fill by meaning (`_slot`'s rivals). Each lookup
     returns a superset of what the full pass accepts, and the candidates are checked by the
     same code in the same order, so decisions are the same. The index sees only what `add`
     tells it: add every entry put into `memory`; fields may change (they are read when asked),
@@ -556,6 +566,7 @@ class Index:
         self._near = likeness.NearIndex()
         self._subjects: _Subjects | None = None
         self._claims: likeness.WordIndex | None = None
+        self._words: dict[str, set[int]] | likeness.Buckets | None = None
         for entry in memory.entries():
             self.add(entry)
 
@@ -569,6 +580,8 @@ class Index:
             self._subjects.add(serial, entry.text)
         if self._claims is not None:
             self._claims.add(serial, claim(entry.text)[0])
+        if self._words is not None:
+            self._file_words(serial, entry.text)
 
     def ids(self) -> Collection[str]:
         """The ids of all entries (like `MemoryFile.ids`)."""
@@ -605,6 +618,30 @@ class Index:
         words = claim(text)[0]
         return self._claims.candidates(words) if words else set()
 
+    def sharing(self, text: str) -> set[int]:
+        """The entries that share a content word with `text` (`_stems`)."""
+        words = self._words_index()
+        return set().union(*(words.get(word, ()) for word in _stems(text)))
+
+    def starting_alike(self, text: str) -> set[int]:
+        """The entries that start with the same word of substance as `text` (`lead_key`):
+        `statements.swapped` finds a frame only there."""
+        key = lead_key(text)
+        return set(self._words_index().get(_LEAD_MARK + key, ())) if key else set()
+
+    def _words_index(self) -> dict[str, set[int]] | likeness.Buckets:
+        if self._words is None:
+            self._words = {}
+            for serial, entry in enumerate(self.entries):
+                self._file_words(serial, entry.text)
+        return self._words
+
+    def _file_words(self, serial: int, text: str) -> None:
+        assert self._words is not None
+        key = lead_key(text)
+        for word in _stems(text) | ({_LEAD_MARK + key} if key else set()):
+            self._words.setdefault(word, set()).add(serial)
+
     # -- kept on disk (giok.write.remember: .giok/policy-index.json) --------------------------------
     def dump(self) -> dict[str, Any]:
         """The index as JSON-ready data: entries by id, what is built of the rest by serial."""
@@ -613,6 +650,7 @@ class Index:
             "near": self._near.dump(),
             "subjects": None if self._subjects is None else self._subjects.dump(),
             "claims": None if self._claims is None else self._claims.dump(),
+            "words": None if self._words is None else likeness.dump_buckets(self._words),
         }
 
     @classmethod
@@ -642,6 +680,8 @@ class Index:
             index._subjects = None if stored is None else _Subjects.load(stored, len(mine))
             stored = data.get("claims")
             index._claims = None if stored is None else likeness.WordIndex.load(stored, len(mine))
+            stored = data.get("words")
+            index._words = None if stored is None else likeness.Buckets(stored, len(mine))
         except likeness.Stale:
             return None
         return index
@@ -731,7 +771,23 @@ class _Everything:
 
 @functools.lru_cache(maxsize=8192)
 def _stems(text: str) -> frozenset[str]:
-    return analysis.content_words(text)
+    """The text's content words; a Korean one also by its first two syllables (출시일 / 출시,
+    팀장님 / 팀장, 과장님이야 / 과장님), and a Korean noun of one syllable (술, 차, 집) as well."""
+    out = set(analysis.content_words(text))
+    for word in analysis.words(text):
+        if not analysis.is_hangul(word) or word in analysis.STOP_WORDS:
+            continue
+        stem = analysis.stem(word)
+        if len(stem) >= 2:
+            out.add(stem[:2])
+        elif len(stem) == 1 and stem not in _ONE_SYLLABLE_NOT:
+            out.add(stem)
+    return frozenset(out)
+
+
+_LEAD_MARK = "\x00lead:"  # `Index`'s words: an entry's first word of substance, apart from its words
+# one-syllable Korean words that name nothing: pronouns, adverbs, negation, counters
+_ONE_SYLLABLE_NOT = frozenset("나너저난넌안못꼭딱왜걍막참늘곧때중년월일시분번개명")
 
 
 def _sharing(entries: Iterable[MemoryEntry], text: str, mine: Statement | None) -> list[MemoryEntry]:
@@ -769,7 +825,7 @@ class _Indexed:
         return bool(self._live(self.index.with_id(entry_id)))
 
     def newest_first(self, text: str, mine: Statement | None, changed: bool) -> list[MemoryEntry]:
-        serials = self.index.near(likeness.features(text))
+        serials = self.index.near(likeness.features(text)) | self.index.starting_alike(text)
         if mine:
             serials |= self.index.same_subject(mine)
         if changed:
@@ -777,7 +833,8 @@ class _Indexed:
         return self._live(self.index.in_order(serials))[::-1]
 
     def learned_candidates(self, text: str, mine: Statement | None) -> list[MemoryEntry]:
-        serials = self.index.near(likeness.features(text)) | self.index.same_claim(text)
+        # every entry `_sharing` may keep: those sharing a content word, and the speaker's
+        serials = self.index.sharing(text)
         if mine:
             serials |= self.index.same_subject(mine)
         return _sharing(self._live(self.index.in_order(serials))[::-1], text, mine)
