@@ -1,6 +1,7 @@
 """What a watchdog flush keeps from ordinary talk, and whether boot injects each kept item once.
 
-    PYTHONPATH=src python bench/flush_ordinary.py [dev|dev2|dev3|test|fresh|fresh2] [--heads PATH]
+    PYTHONPATH=src python bench/flush_ordinary.py [dev|dev2|dev3|dev4|test|fresh|fresh2|fresh3]
+                                                  [--heads PATH]
                                                   [--json] [-v]
 
 Set: bench/data/judgement/flush.json (copied from branch wt/evaldata, written by hand apart from
@@ -8,7 +9,10 @@ giok's rules; tune on dev, report test); `dev2` from bench/data/judgement/flush_
 conversations written apart, for tuning); `dev3` from bench/data/judgement/dev3/flush.json (30 more,
 written apart, for tuning); and `fresh` from bench/data/judgement/fresh/flush.json
 (written after the rules, never tuned on); `fresh2` from bench/data/judgement/fresh2/flush.json
-(24 more, written apart after the chat voice's design was chosen, never tuned on). Each
+(24 more, written apart after the chat voice's design was chosen, never tuned on); `dev4` from
+bench/data/judgement/dev4/flush.json (24 more, written apart on 2026-12-07, for tuning) and
+`fresh3` from bench/data/judgement/fresh3/flush.json (24 more, written apart the same day, never
+tuned on). Each
 conversation is flushed into a fresh workspace (a real flush: write policy, git, state memo);
 what it stored is every live MEMORY.md entry and every state memo line the flush added. Then
 `boot.build` on the next morning:
@@ -40,6 +44,8 @@ DEV3 = ROOT / "bench" / "data" / "judgement" / "dev3" / "flush.json"  # 30 more,
 FRESH2 = (
     ROOT / "bench" / "data" / "judgement" / "fresh2" / "flush.json"
 )  # written later still: never tune on it
+DEV4 = ROOT / "bench" / "data" / "judgement" / "dev4" / "flush.json"  # written apart: tune on it
+FRESH3 = ROOT / "bench" / "data" / "judgement" / "fresh3" / "flush.json"  # never tune on it
 # split -> (file, the items' split, when the talk happens; boot runs at 09:00 the next morning)
 SETS = {
     "dev": (SET, "dev", "2026-12-03T15:00"),  # the sets are dated Thursday 2026-12-03
@@ -48,6 +54,8 @@ SETS = {
     "dev3": (DEV3, "dev3", "2026-12-09T15:00"),  # dated Wednesday 2026-12-09
     "fresh": (FRESH, "fresh", "2026-12-03T15:00"),
     "fresh2": (FRESH2, "fresh2", "2026-12-07T15:00"),  # dated Monday 2026-12-07
+    "dev4": (DEV4, "dev4", "2026-12-08T15:00"),  # dated Tuesday 2026-12-08
+    "fresh3": (FRESH3, "fresh3", "2026-12-10T15:00"),  # dated Thursday 2026-12-10
 }
 
 

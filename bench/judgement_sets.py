@@ -3,7 +3,9 @@
     .venv/bin/python bench/judgement_sets.py [--split test] [--json] [--rules]
 
 Sets: bench/data/judgement/ (written by an author with no access to the rules; see its README),
-and `fresh/` beside it when present (written after the rules were done, never tuned on).
+and `fresh/` beside it when present (written after the rules were done, never tuned on);
+`--split fresh2` reads the change pairs of `fresh2/` (written on 2026-12-07, after the rules of
+the 6th; changes only, so the keep / refuse and cost lines are left out).
 Tune on dev, report test and fresh. `--rules` answers with the keyword rules alone
 ($GIOK_JUDGEMENT=rules), the baseline of the same run.
 
@@ -37,8 +39,8 @@ DATA = ROOT / "bench" / "data" / "judgement"
 
 
 def load(name: str, split: str) -> list[dict]:
-    if split == "fresh":
-        path = DATA / "fresh" / name
+    if split.startswith("fresh"):  # fresh/, fresh2/: each its own folder, and not every file in each
+        path = DATA / split / name
         return json.loads(path.read_text("utf-8"))["items"] if path.exists() else []
     return [i for i in json.loads((DATA / name).read_text("utf-8"))["items"] if i["split"] == split]
 
@@ -123,7 +125,7 @@ def changes_in_store(items: list[dict]) -> dict:
     hit = true = wrong_items = wrong_links = traps_linked = 0
     misses = []
     for lang in ("en", "ko"):
-        mine = [i for i in items if i["lang"] == lang]
+        mine = [i for i in items if i["lang"].split("-")[0] == lang]  # "ko-en": a Korean old text
         mf = MemoryFile.parse(empty(lang))
         start = dt.date(2026, 1, 1)
         for n, item in enumerate(mine):
@@ -179,7 +181,7 @@ def cost(items: list[dict]) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", choices=("dev", "test", "fresh"), default="test")
+    parser.add_argument("--split", choices=("dev", "test", "fresh", "fresh2"), default="test")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--rules", action="store_true", help="the keyword rules alone (baseline)")
     parser.add_argument("--misses", type=int, default=0, help="print this many misses of each set")
@@ -187,24 +189,26 @@ def main() -> None:
     if args.rules:
         os.environ["GIOK_JUDGEMENT"] = "rules"
     sys.path.insert(0, str(ROOT / "src"))
+    sentences = load("sentences.json", args.split)  # fresh2/ holds changes only
     result = {
         "split": args.split,
         "judge": "rules" if args.rules else "model",
-        "keep": keep_refuse(load("sentences.json", args.split)),
+        "keep": keep_refuse(sentences) if sentences else None,
         "changes": changes(load("changes.json", args.split)),
         "store": changes_in_store(load("changes.json", args.split)),
-        "cost": cost(load("sentences.json", args.split)),
+        "cost": cost(sentences) if sentences else None,
     }
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=1))
         return
     k, c = result["keep"], result["changes"]
     print(f"split {args.split}, judge {result['judge']}")
-    print(
-        f"keep/refuse  n={k['n']}  remember {k['remember']:.3f} (ko {k['remember_ko']:.3f}, en "
-        f"{k['remember_en']:.3f})  distill {k['distill']:.3f}  agree {k['agree']:.3f}  "
-        f"layer {k['layer']:.3f} (±1 {k['layer_within_one']:.3f})"
-    )
+    if k is not None:
+        print(
+            f"keep/refuse  n={k['n']}  remember {k['remember']:.3f} (ko {k['remember_ko']:.3f}, en "
+            f"{k['remember_en']:.3f})  distill {k['distill']:.3f}  agree {k['agree']:.3f}  "
+            f"layer {k['layer']:.3f} (±1 {k['layer_within_one']:.3f})"
+        )
     print(
         f"changes      n={c['n']}  accuracy {c['accuracy']:.3f}  found {c['changes_found']:.3f}  "
         f"false supersedes on traps {c['false_supersedes']:.3f}"
@@ -214,11 +218,11 @@ def main() -> None:
         f"in a store   n={st['n']}  found {st['changes_found']:.3f}  items with a wrong link "
         f"{st['items_with_wrong_links']:.3f} ({st['wrong_links']} links; traps linked {st['traps_linked']})"
     )
-    print(
-        f"cost         {result['cost']['lines']} diary lines judged in {result['cost']['cpu_ms']:.0f} ms CPU"
-    )
+    spent = result["cost"]
+    if spent is not None:
+        print(f"cost         {spent['lines']} diary lines judged in {spent['cpu_ms']:.0f} ms CPU")
     for name in ("keep", "changes", "store"):
-        for line in result[name]["misses"][: args.misses]:
+        for line in (result[name] or {"misses": []})["misses"][: args.misses]:
             print(f"  {name} miss: {line}")
 
 

@@ -120,6 +120,38 @@ def test_a_pronoun_keeps_whom_it_stands_for():
     assert "Pixel is on a special diet and he can't have fish, allergic" in gist["facts"]
 
 
+@pytest.mark.judgement_model
+def test_a_name_typed_in_lower_case_at_the_start_of_a_sentence_is_still_a_name():
+    gist = extract(
+        "user: booking flights with my friend Tamsin, we go in February\n"
+        "assistant: Lovely, want help with where to stay?\n"
+        "user: yes but she's vegetarian, so any food recs need to work for her\n"
+        "assistant: Noted.\n"
+        "user: tamsin just sent me a meme lol"
+    )
+    assert any(t.startswith("yes but Tamsin is vegetarian") for t in everything(gist)), gist
+
+
+@pytest.mark.judgement_model
+@pytest.mark.parametrize(
+    "talk, kept",
+    [
+        (
+            "user: physio says no running for six weeks\nassistant: Oof.\n"
+            "user: sure, but did I ever tell you I'm allergic to sesame? like properly, epipen allergic",
+            "I'm allergic to sesame",
+        ),
+        (
+            "user: 아 제가 페니실린 알레르기 있는 거 말씀드렸나요?\nassistant: 처음 듣네요.",
+            "제가 페니실린 알레르기 있다",
+        ),
+    ],
+)
+def test_a_fact_asked_as_whether_it_was_told_is_kept_as_said(talk, kept):
+    # "did I tell you …?" asks nothing: the speaker says it (judgement.told)
+    assert any(kept in t and "?" not in t for t in everything(extract(talk))), extract(talk)
+
+
 def test_a_pronoun_with_no_name_near_it_is_left_as_said():
     gist = extract(
         "user: Dara's cat Pixel is staying with us\nassistant: ok\nuser: the vet is on Elm Street\n"

@@ -619,12 +619,14 @@ def _turn(text: str) -> list[str]:
     me in January.", "1월에 알려줘") is read with the sentence before it in the same turn, unless
     that one is a greeting, a question or a guess, or the fragment is itself a guess ("퇴사하셨나
     봐": the point before it is kept without it). So is a sentence that opens with a Korean
-    pronoun ("걔 신장 안 좋아서…" after "있지 고양이 깨순이."), when the one before says something."""
+    pronoun ("걔 신장 안 좋아서…" after "있지 고양이 깨순이."), when the one before says something.
+    A sentence that asks whether it was told is its statement (`judgement.told`)."""
     out: list[str] = []
     for part in judgement.sentences(text):
         part = " ".join(part.split()).lstrip("-*• ").strip()
         if not part:
             continue
+        part = judgement.told(part) or part  # "did I tell you I'm allergic to sesame?": the statement
         before = judgement.substance(out[-1])[1] if out else "none"
         leans = ((_fragment(part) or _BARE_REMINDER.search(part)) and before in ("", "filler")) or (
             _KO_HE_SHE.search(part) and before == ""
@@ -665,7 +667,7 @@ def extract(
     said: list[_Said] = []
     seen = set()
     talk = messages(conversation)
-    context = _Referents(text for _, text in talk)
+    context = _Referents(_speaker(role, text, agent)[1] for role, text in talk)  # without "user:"
     question: str | None = None  # the agent's last question in its turn that asks for a value
     for turn, (role, text) in enumerate(talk):
         speaker, text = _speaker(role, text, agent)
@@ -796,10 +798,17 @@ def _empty(answer: str) -> bool:
 # -- who "he" is: a sentence kept on its own loses the turn it leans on ---------------------------
 _NAME = lazy(r"(?<![\w'’])[A-Z][a-z]+(?=['’]s\b|\b)")
 _FIRST_WORD = lazy(r"^\W*\w+")
+
 _NOT_NAMES = frozenset(("i", "ok", "okay", *dates.DAYS_EN, *dates.MONTHS_EN))
 _SUBJECT = lazy(_LEAD + r"(?P<who>he|she)(?P<verb>['’]s\s+(?:been|got|gone|had)\b|['’]s\b|\b)", re.I)
 _HIS_HER = lazy(_LEAD + r"(?P<who>his|her)\s+(?=[a-z])", re.I)
 _MINE = lazy(r"\b(mine|ours|hers|theirs)\b", re.I)
+
+
+def _lower_words(sentence: str) -> list[str]:
+    """The words of a sentence written in lower case, but its first word."""
+    words = re.findall(r"\b\w+\b", sentence)
+    return [w for w in words[1:] if re.fullmatch(r"[a-z]+", w)]
 
 
 class _Referents:
@@ -810,7 +819,8 @@ class _Referents:
     beside it.
 
     A name is a capitalised word that is not a function word ("Who's", "It"), not a weekday or a
-    month, and never written in lower case in the talk; the first word of a sentence counts only
+    month, and never written in lower case in the talk but first in a sentence ("tamsin just sent
+    me a meme" is a name typed in haste); the first word of a sentence counts only
     when it owns something ("Seojun's dog") or the sentence is a short answer ("Ines from ops.").
     "he" / "she" / "his" / "her" opening a sentence that names nobody stand for a name only when
     the talk so far names exactly one person who is not only an owner ("Seojun's dog Max": Max):
@@ -820,7 +830,9 @@ class _Referents:
     the subject out rather than saying a pronoun, and what it leaves out is not guessed."""
 
     def __init__(self, texts):
-        self.common = {w.casefold() for t in texts for w in re.findall(r"\b[a-z]+\b", t)}
+        # words the talk writes in lower case, but not first in a sentence: a name typed in
+        # haste ("tamsin just sent me a meme") stays a name
+        self.common = {w for t in texts for part in judgement.sentences(t) for w in _lower_words(part)}
         self.named: set[str] = set()  # the names said so far that do not only own something
         self.asked: str | None = None  # the topic of the user's last question
 

@@ -113,11 +113,60 @@ _TAG_QUESTION = lazy(
 )
 
 
+# A statement asked as whether it was told: the speaker says it ("did I ever tell you I'm allergic
+# to sesame?", "제 차 2019년식 쏘렌토인 거 말씀드렸었나요?"). `told` gives the statement itself.
+_TOLD_EN = lazy(
+    r"^(?P<lead>(?:\W*\w+[,.]?\s+){0,4}?)"
+    r"(?:(?:did|have|had)\s+i\s+(?:ever\s+|already\s+|even\s+)?(?:tell|told|mention|mentioned)"
+    r"|i\s+(?:don'?t|do\s+not)\s+know\s+if\s+i\s+(?:ever\s+)?(?:told|mentioned)"
+    r"|not\s+sure\s+(?:if\s+)?i\s+(?:ever\s+)?(?:told|mentioned))"
+    r"(?:\s+(?:to\s+)?(?:you|ya))?[,:]?\s+(?:that\s+|(?:but|and|so)\s+)?(?P<said>[^?]{3,}?)\s*[?？.]*\s*$",
+    re.I,
+)
+_TOLD_KO = lazy(
+    r"^(?P<said>.+?)\s?(?:거|것|걸|건|얘기|사실)\s?(?:을|를)?\s?(?:제가\s|내가\s|저\s)?"
+    r"(?:말씀\s?드렸|말씀\s?드린|말했|말\s?했|얘기했|얘기\s?했|이야기했)[가-힣]*\s*[?？]*\s*$"
+)
+
+
+_ASKING = lazy(r"\b(what|when|where|why|how|which|who|whom|whose)\b", re.I)  # "what did I tell you …?"
+
+
+def told(text: str) -> str | None:
+    """The statement of a sentence that asks whether it was told ("did I tell you I'm allergic to
+    sesame?" → "I'm allergic to sesame"; "매운 거 잘 못 먹는 거 말씀드렸나요?" → "매운 거 잘 못
+    먹는다"), or None."""
+    body = " ".join(text.split())
+    m = _TOLD_EN.match(body)
+    said = m["said"].strip(" ,") if m else ""
+    if m and not _ASKING.search(m["lead"]) and len(said.split()) >= 3 and not said.startswith("about "):
+        return said
+    if m := _TOLD_KO.match(body):
+        *head, last = m["said"].split()
+        return " ".join([*head, _ko_statement(last)])
+    return None
+
+
+def _ko_statement(word: str) -> str:
+    """The last word of a clause nominalised before 거 as it ends a statement: 쏘렌토인 → 쏘렌토다,
+    먹는 → 먹는다, 있는 → 있다, 바꿨다는 → 바꿨다."""
+    if word.endswith(("다는", "라는")):
+        return word[:-1]
+    if word.endswith(("있는", "없는")):
+        return word[:-1] + "다"
+    if word.endswith("는"):
+        return word + "다"
+    if word.endswith("인") and len(word) > 1:
+        return word[:-1] + "이다"
+    return word
+
+
 def is_question(text: str) -> bool:
     """A question in either language, with or without its mark ("뭘 마셔", "where does he live");
-    not a statement with a tag ("…있는 거 알지?", "…, right?")."""
+    not a statement with a tag ("…있는 거 알지?", "…, right?") nor one asked as whether it was
+    told ("did I tell you I'm allergic to sesame?")."""
     body = text.strip()
-    if _TAG_QUESTION.search(body):
+    if _TAG_QUESTION.search(body) or told(body) is not None:
         return False
     if body.endswith(("?", "？")):
         return True
