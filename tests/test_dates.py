@@ -45,6 +45,8 @@ def test_relative_and_partial_dates_get_their_iso_form(said, resolved):
         "never deploy on a Friday",
         "we meet every Friday",
         "each Monday we sync",
+        "화요일이랑 목요일 저녁에 정기적으로 가",  # a habit: the second weekday recurs too
+        "I usually swim on Tuesday and Thursday",
     ],
 )
 def test_habits_lunar_dates_and_modals_are_left_as_said(said):

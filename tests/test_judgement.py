@@ -240,6 +240,22 @@ def test_a_statement_asked_as_whether_it_was_told_is_said(text, said):
     assert judgement.is_question(text) is (said is None)
 
 
+@pytest.mark.parametrize(
+    "text, rule",
+    [
+        ("could you spell things the british way from now on?", "from now on, spell things the british way"),
+        ("Going forward, can you keep it short?", "going forward, keep it short"),
+        ("앞으로 존댓말로 해 줄래?", "앞으로 존댓말로 해 줘"),
+        ("앞으로 답변은 짧게 해 주실 수 있나요?", "앞으로 답변은 짧게 해 주세요"),
+        ("could you send this to Mina?", None),  # a one-off task
+        ("can you remind me tomorrow?", None),
+    ],
+)
+def test_a_standing_request_asked_as_a_question_is_a_rule(text, rule):
+    assert judgement.standing_request(text) == rule
+    assert judgement.is_question(text) is (rule is None)
+
+
 def test_a_question_typed_without_its_apostrophe_or_mark_is_a_question():
     assert judgement.is_question("whats a quick gluten free dessert that isnt just fruit")
     assert judgement.is_question("wheres the charger")

@@ -620,13 +620,15 @@ def _turn(text: str) -> list[str]:
     that one is a greeting, a question or a guess, or the fragment is itself a guess ("퇴사하셨나
     봐": the point before it is kept without it). So is a sentence that opens with a Korean
     pronoun ("걔 신장 안 좋아서…" after "있지 고양이 깨순이."), when the one before says something.
-    A sentence that asks whether it was told is its statement (`judgement.told`)."""
+    A sentence that asks whether it was told is its statement (`judgement.told`), and one that
+    asks the agent to work some way from now on is that instruction (`judgement.standing_request`)."""
     out: list[str] = []
     for part in judgement.sentences(text):
         part = " ".join(part.split()).lstrip("-*• ").strip()
         if not part:
             continue
-        part = judgement.told(part) or part  # "did I tell you I'm allergic to sesame?": the statement
+        # "did I tell you I'm allergic to sesame?": the statement; "could you … from now on?": the rule
+        part = judgement.told(part) or judgement.standing_request(part) or part
         before = judgement.substance(out[-1])[1] if out else "none"
         leans = ((_fragment(part) or _BARE_REMINDER.search(part)) and before in ("", "filler")) or (
             _KO_HE_SHE.search(part) and before == ""

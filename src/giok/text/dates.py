@@ -206,16 +206,23 @@ def _with_day(text: str, m: re.Match[str]) -> bool:
     return bool(_DAY_AFTER.search(text[m.end() : m.end() + 16]) or _DAY_BEFORE.search(text[: m.start()]))
 
 
+# A sentence that says a habit: its bare weekdays recur ("화요일이랑 목요일 저녁에 정기적으로 가", "I
+# usually swim on Tuesday and Thursday"); they name no one day.
+_HABIT = lazy(r"\b(usually|regularly|weekly|normally)\b|매주|정기적|매번|꾸준히|보통", re.I)
+
+
 def mentions(text: str, today: dt.date) -> list[Mention]:
-    """The dates in a text, in order, each resolved; overlapping matches keep the first pattern's."""
+    """The dates in a text, in order, each resolved; overlapping matches keep the first pattern's.
+    The bare weekdays of a sentence that says a habit are left as said."""
     past = _past(text)
+    habit = bool(_HABIT.search(text))
     found: list[Mention] = []
     taken: list[tuple[int, int]] = []
     for kind, pattern in _PATTERNS:
         for m in pattern.finditer(text):
             if any(m.start() < end and start < m.end() for start, end in taken):
                 continue
-            if kind in ("weekday", "weekday_ko") and _with_day(text, m):
+            if kind in ("weekday", "weekday_ko") and (habit or _with_day(text, m)):
                 continue  # "Tuesday the 8th", "1월 16일 토요일": the day of the month says which
             iso = _iso(kind, m, today, past)
             if iso:

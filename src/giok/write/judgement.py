@@ -161,12 +161,45 @@ def _ko_statement(word: str) -> str:
     return word
 
 
+# A standing instruction asked politely: "could you spell things the british way from now on?",
+# "앞으로 존댓말로 해 줄래?" ask the agent to work so from now on; they are rules, not questions.
+_STANDING_EN = lazy(
+    r"^\W*(?:(?:please|and|also|so|oh|ok|okay|btw|but)[,.]?\s+)*(?:could|can|would|will)\s+you\s+"
+    r"(?:please\s+)?(?:mind\s+)?(?P<body>.*?)[,\s]*\b(?P<when>from now on|going forward|in future|"
+    r"in the future|from here on|every time|by default)\b(?P<tail>[^?？]*?)[\s,]*(?:please)?\s*[?？]+\s*$"
+    r"|^\W*(?P<first>from now on|going forward|in future|in the future|from here on),?\s+"
+    r"(?:could|can|would|will)\s+you\s+(?:please\s+)?(?P<rest>[^?？]+?)\s*[?？]+\s*$",
+    re.I,
+)
+_STANDING_KO = lazy(
+    r"^(?P<body>(?:.*\s)?(?:앞으로는?|이제부터|다음부터는?)\s.*?)\s?(?P<ask>줄래|줄\s?수\s?있(?:어|을까|나요|어요)"
+    r"|주실래요|주시겠어요|주실\s?수\s?있(?:나요|을까요|으세요))\s*[?？]*\s*$"
+)
+
+
+def standing_request(text: str) -> str | None:
+    """A request that the agent work some way from now on, asked as a question, as the
+    instruction it is ("could you spell things the british way from now on?" → "from now on,
+    spell things the british way"; "앞으로 존댓말로 해 줄래?" → "앞으로 존댓말로 해 줘"), or None."""
+    body = " ".join(text.split())
+    if m := _STANDING_EN.match(body):
+        if m["first"]:
+            return f"{m['first'].lower()}, {m['rest']}"
+        said = " ".join(f"{m['body']} {m['tail']}".split()).strip(" ,")
+        return f"{m['when'].lower()}, {said}" if said else None
+    if m := _STANDING_KO.match(body):
+        polite = m["ask"].startswith("주")
+        return f"{m['body'].rstrip()} {'주세요' if polite else '줘'}"
+    return None
+
+
 def is_question(text: str) -> bool:
     """A question in either language, with or without its mark ("뭘 마셔", "where does he live");
-    not a statement with a tag ("…있는 거 알지?", "…, right?") nor one asked as whether it was
-    told ("did I tell you I'm allergic to sesame?")."""
+    not a statement with a tag ("…있는 거 알지?", "…, right?"), one asked as whether it was told
+    ("did I tell you I'm allergic to sesame?") nor a standing request ("could you … from now
+    on?")."""
     body = text.strip()
-    if _TAG_QUESTION.search(body) or told(body) is not None:
+    if _TAG_QUESTION.search(body) or told(body) is not None or standing_request(body) is not None:
         return False
     if body.endswith(("?", "？")):
         return True
