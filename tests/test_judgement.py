@@ -526,6 +526,16 @@ def test_two_numbers_of_two_attributes_are_no_slot(ws):
     assert ws.get(rent.id).superseded and not ws.get(weight.entry.id).superseded
 
 
+def test_readings_of_two_things_are_no_slot(ws):
+    # 0.80 near, the pair head 0.55 for a new number, one attribute (device): but the words
+    # around the numbers are one frame around another thing
+    watch = ws.remember("Priya's watch battery at 99%", type="fact").entry
+    assert policy.decide(ws.memory(), "Priya's phone battery at 68%", force=True).action == "write"
+    assert judgement.two_things_measured("Priya's phone battery at 68%", "Priya's watch battery at 99%")
+    assert not judgement.two_things_measured("하윤의 월세는 이제 110만원이다", "하윤의 월세는 85만원이다")
+    assert not ws.get(watch.id).superseded
+
+
 def test_an_addition_is_no_change_said_as_an_event():
     from giok.write.statements import adds
 

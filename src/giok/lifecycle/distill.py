@@ -135,6 +135,7 @@ class Report:
     merged: list[dict] = field(default_factory=list)
     flagged: list[dict] = field(default_factory=list)
     review: dict = field(default_factory=dict)  # review.Night: raised, closed, superseded, open
+    superseded: list[dict] = field(default_factory=list)  # {id, by, why}: a diary line's change
     refs_written: dict[str, int] = field(default_factory=dict)
     judges: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -471,7 +472,7 @@ class _Run:
         index = _DupIndex(self.mf)
         lessons_text = self.snap.text(LESSONS)
         for item in items:
-            verdict = self._in_context(item, decided[item.key])
+            verdict, changes = self._in_context(item, decided[item.key])
             self.report.judged += 1
             if verdict.decision == "drop":
                 self.report.dropped.append({"day": item.day, "text": item.text, "reason": verdict.reason})
@@ -485,20 +486,34 @@ class _Run:
                     self.report.skipped.append({"day": item.day, "text": item.text, "duplicate_of": same})
                     self.report.decisions["duplicate"] += 1
                     continue
-                index.add(self._add_entry(item, verdict))
+                entry = self._add_entry(item, verdict)
+                index.add(entry)
+                if changes is not None and changes[1].startswith("replaces ") and not changes[0].superseded:
+                    # a slot's new value; a line merely near another in its characters ("Priya's
+                    # phone battery at 96%" / "… watch battery at 95%") is left to the review pass
+                    review.supersede(self.mf, changes[0], entry, self.day)
+                    self.report.superseded.append({"id": changes[0].id, "by": entry.id, "why": changes[1]})
             self.report.decisions[verdict.decision] += 1
 
-    def _in_context(self, item: judges.Item, verdict: judges.Verdict) -> judges.Verdict:
-        """A line dropped as trivia that changes a kept memory is kept, in that memory's layer,
-        as `remember` keeps it (policy.decide): "I now prefer coffee" after "I prefer tea". The
-        review pass then settles the pair."""
-        if verdict.decision != "drop" or verdict.reason != judgement.TRIVIA:
-            return verdict
+    def _in_context(
+        self, item: judges.Item, verdict: judges.Verdict
+    ) -> tuple[judges.Verdict, tuple[MemoryEntry, str] | None]:
+        """The verdict on a line in the light of what is kept, and the entry the line changes,
+        with why, as `remember` finds it (policy.compare, the one judgement of a change): a kept
+        line that changes an entry replaces it ("Priya has started eating fish again, so she is
+        pescatarian now" after "Priya is vegetarian"), and a line dropped as trivia that changes
+        a kept memory is kept, in that memory's layer ("I now prefer coffee" after "I prefer
+        tea"). The review pass reads the pairs the write policy does not settle."""
+        trivial = verdict.decision == "drop"
+        if verdict.decision == "lesson" or (trivial and verdict.reason != judgement.TRIVIA):
+            return verdict, None
         text = policy.normalize(item.text)
-        found, target, _ = policy.compare(self.mf, text, "workspace", self.day, trivial=True)
+        found, target, why = policy.compare(self.mf, text, "workspace", self.day, trivial=trivial)
         if found != "supersede" or target is None:
-            return verdict
-        return judges.Verdict(target.layer or "M30", f"kept: it changes {target.id}", verdict.judge)
+            return verdict, None
+        if trivial:
+            verdict = judges.Verdict(target.layer or "M30", f"kept: it changes {target.id}", verdict.judge)
+        return verdict, (target, why)
 
     def _add_entry(self, item: judges.Item, verdict: judges.Verdict) -> MemoryEntry:
         date = dt.date.fromisoformat(item.day)

@@ -914,6 +914,17 @@ def measured(new: str, old: str, values: statements.Swap) -> bool:
     return _numeric(values) and _quantities(new) and _quantities(old)
 
 
+def two_things_measured(new: str, old: str) -> bool:
+    """Readings of two things: both texts measured quantities (`_quantities`) whose words, the
+    numbers aside, are one frame around another thing ("Priya's phone battery at 68%" / "Priya's
+    watch battery at 99%"). A new reading of the same thing is not this ("월세 85만원" / "월세 이제
+    110만원")."""
+    if not (_NUMBER.search(new) and _NUMBER.search(old) and _quantities(new) and _quantities(old)):
+        return False
+    a, b = _NUMBER.sub("0", new), _NUMBER.sub("0", old)
+    return analysis.key(a) != analysis.key(b) and statements.swapped(a, b) is not None
+
+
 def _numeric(values: statements.Swap) -> bool:
     return all(w.isdigit() for w in f"{values.new} {values.old}".split())
 

@@ -526,10 +526,11 @@ def _slot(
 
 def _two_numbers_apart(text: str, old: str) -> bool:
     """Both texts hold a number, and the attribute head does not put them in one lasting
-    attribute: two readings of two things ("하윤의 월세는 85만원이다" / "하윤의 현재 체중은 62.7kg이다",
-    0.68 near, the pair head 0.55 for the new number), not one slot."""
+    attribute ("하윤의 월세는 85만원이다" / "하윤의 현재 체중은 62.7kg이다", 0.68 near, the pair head
+    0.55 for the new number), or they are readings of two things in one frame ("Priya's phone
+    battery at 68%" / "Priya's watch battery at 99%", `judgement.two_things_measured`): no slot."""
     both = _DIGIT.search(text) is not None and _DIGIT.search(old) is not None
-    return both and not judgement.one_attribute(text, old, 0.0)
+    return both and (not judgement.one_attribute(text, old, 0.0) or judgement.two_things_measured(text, old))
 
 
 def _one_attribute(text: str, old: str, sure: float = judgement.ATTRIBUTE_SURE) -> bool:
