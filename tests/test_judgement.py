@@ -536,6 +536,32 @@ def test_readings_of_two_things_are_no_slot(ws):
     assert not ws.get(watch.id).superseded
 
 
+def test_a_fact_behind_many_newer_lines_about_the_same_person_is_still_its_slot(ws):
+    # the rivals are the entries sharing the most words, not the newest twelve that name Mina
+    diet = ws.remember("Mina is vegetarian.", type="preference").entry
+    for thing in (
+        "Mina works at Kakao.",
+        "Mina lives in Mapo.",
+        "Mina drives a grey Sonata.",
+        "Mina plays the cello.",
+        "Mina's cat is called Dubu.",
+        "Mina's birthday is May 3.",
+        "Mina runs on Sundays.",
+        "Mina's sister lives in Toronto.",
+        "Mina uses a Galaxy phone.",
+        "Mina studies Japanese.",
+        "Mina's dentist is Dr Han.",
+        "Mina supports Doosan Bears.",
+        "Mina's passport expires in 2029.",
+    ):
+        ws.remember(thing, type="fact")
+    result = ws.remember(
+        "Mina has started eating fish again, so she is pescatarian now rather than vegetarian."
+    )
+    assert result.action == "superseded", result
+    assert ws.get(diet.id).superseded
+
+
 def test_an_addition_is_no_change_said_as_an_event():
     from giok.write.statements import adds
 

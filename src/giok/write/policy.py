@@ -792,16 +792,20 @@ _ONE_SYLLABLE_NOT = frozenset("나너저난넌안못꼭딱왜걍막참늘곧때�
 
 
 def _sharing(entries: Iterable[MemoryEntry], text: str, mine: Statement | None) -> list[MemoryEntry]:
-    """The entries that share a content word with the text, or its subject, newest first."""
+    """The entries that share a content word with the text, or its subject: those that share
+    the most words first, then the newest (`entries` come newest first). A person named in
+    many entries is in every one of them: the one that also shares "vegetarian" with "Priya …
+    pescatarian now rather than vegetarian" is not left behind twelve newer lines about Priya."""
     words = _stems(text)
     speaker = mine is not None and not mine.who
     out = []
     for entry in entries:
-        if words & _stems(entry.text):
-            out.append(entry)
+        if shared := len(words & _stems(entry.text)):
+            out.append((shared, entry))
         elif speaker and (other := subject(entry.text)) is not None and not other.who:
-            out.append(entry)  # both about the speaker ("I switched to coffee" / "I prefer tea")
-    return out
+            out.append((0, entry))  # both about the speaker ("I switched to coffee" / "I prefer tea")
+    out.sort(key=lambda found: -found[0])  # stable: the newest first among equals
+    return [entry for _, entry in out]
 
 
 class _Indexed:
