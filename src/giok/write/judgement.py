@@ -148,7 +148,7 @@ def told(text: str) -> str | None:
 
 
 def _ko_statement(word: str) -> str:
-    """The last word of a clause nominalised before 거 as it ends a statement: 쏘렌토인 → 쏘렌토다,
+    """The last word of a clause nominalised before 거 as it ends a statement: 쏘렌토인 → 쏘렌토이다,
     먹는 → 먹는다, 있는 → 있다, 바꿨다는 → 바꿨다."""
     if word.endswith(("다는", "라는")):
         return word[:-1]

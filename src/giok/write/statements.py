@@ -481,7 +481,7 @@ def swapped(new: str, old: str) -> Swap | None:
     also likes tea", "녹차도")."""
     a, b = _tokens(old), _tokens(new)
     lead = _lead(old)
-    if lead is None or lead[1] != lead_stem(new):
+    if lead is None or lead[1] != _lead_stem(new):
         return None  # another subject, or none (the first word of substance comes before the run)
     if 2 * min(len(a), len(b)) < max(len(a), len(b)):
         return None  # the frame cannot be half of each text: no alignment needed to say so
@@ -561,7 +561,7 @@ def lead_key(text: str) -> str | None:
     return _speaker(lead[1]) if lead else None
 
 
-def lead_stem(text: str) -> str | None:
+def _lead_stem(text: str) -> str | None:
     lead = _lead(text)
     return lead[1] if lead else None
 
