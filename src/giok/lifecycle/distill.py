@@ -117,6 +117,9 @@ SUMMARY = {
 }
 
 
+LASTING = ("M90", "M365", "M0")  # the layers whose lines may give a kept slot a new value
+
+
 @dataclass
 class Report:
     workspace: str
@@ -348,6 +351,8 @@ class _Run:
         self.touched_memory = False
         self.queue = ReviewFile()  # state/review.md, read by the review pass
         self.review_changed = False
+        self.policy_index: policy.Index | None = None  # built at the first compare
+        self.indexed = False
 
     def plan(self) -> tuple[Report, dict[str, bytes]]:
         self._write_back_refs()
@@ -505,15 +510,31 @@ class _Run:
         a kept memory is kept, in that memory's layer ("I now prefer coffee" after "I prefer
         tea"). The review pass reads the pairs the write policy does not settle."""
         trivial = verdict.decision == "drop"
-        if verdict.decision == "lesson" or (trivial and verdict.reason != judgement.TRIVIA):
+        if trivial and verdict.reason != judgement.TRIVIA:
             return verdict, None
+        if not trivial and verdict.decision not in LASTING:
+            return verdict, None  # a lesson, or a fact of the day: it gives no lasting slot a new value
         text = policy.normalize(item.text)
-        found, target, why = policy.compare(self.mf, text, "workspace", self.day, trivial=trivial)
+        found, target, why = policy.compare(
+            self.mf, text, "workspace", self.day, index=self._policy_index(), trivial=trivial
+        )
         if found != "supersede" or target is None:
             return verdict, None
         if trivial:
             verdict = judges.Verdict(target.layer or "M30", f"kept: it changes {target.id}", verdict.judge)
         return verdict, (target, why)
+
+    def _policy_index(self) -> policy.Index | None:
+        """The write policy's index of MEMORY.md as this run changes it (built at the first
+        compare, told of every entry added): the same decisions as comparing every entry
+        (policy.Index), for a few of them. None where an id is written twice (copied by hand):
+        then every entry is compared, as `remember` does."""
+        if not self.indexed:
+            entries = self.mf.entries()
+            unique = len({e.id for e in entries}) == len(entries)
+            self.policy_index = policy.Index(self.mf) if unique else None
+            self.indexed = True
+        return self.policy_index
 
     def _add_entry(self, item: judges.Item, verdict: judges.Verdict) -> MemoryEntry:
         date = dt.date.fromisoformat(item.day)
@@ -534,6 +555,8 @@ class _Run:
         }
         self.taken.add(entry.fields["id"])
         self.mf.add(entry)
+        if self.policy_index is not None:
+            self.policy_index.add(entry)
         self.touched_memory = True
         self.report.added.append({**entry.to_dict(), "reason": verdict.reason, "judge": verdict.judge})
         return entry

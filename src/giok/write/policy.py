@@ -446,7 +446,7 @@ SLOT_FLOOR = 0.6
 SLOT_BAND = 0.05
 LEARNED_FLOOR = 0.65
 LEARNED_AT = 0.5
-LEARNED_CANDIDATES = 12  # live entries sharing the most words (then the newest), as rivals
+LEARNED_CANDIDATES = 6  # entries sharing the most words, then the newest (dev: 6 finds what 12 did)
 # Where the pair head is under LEARNED_AT, an entry still passes when the new text names its
 # subject (`statements.names_subject_of`) and the attribute head puts both in one lasting
 # attribute (`judgement.one_attribute`): a change said as an event ("Seojun and Hana broke up"
