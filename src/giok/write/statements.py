@@ -596,8 +596,8 @@ def names_subject_of(new: str, old: str) -> bool:
 def same_lead(new: str, old: str) -> bool:
     """Do both texts start with the same word of substance (`_lead`; the speaker's words as one)?
     "지민이네 월세 120으로 올랐대" does not start where "월세 100만원" does: it is another's rent."""
-    a, b = _lead(new), _lead(old)
-    return a is not None and b is not None and _speaker(a[1]) == _speaker(b[1])
+    key = lead_key(new)
+    return key is not None and key == lead_key(old)
 
 
 def _speaker(stem: str) -> str:
