@@ -9,7 +9,10 @@ and the nightly distill runs after each session day, with the default offline ju
 - entries that are fact turns: the share of the entries the nights wrote from turns that are cited;
 - life events at M90 or above: each `event_summary` sentence is matched to the turn of its
   speaker in its session that says it best (cosine of the shipped model's vectors), and that
-  turn's entry must be in M90, M365 or M0.
+  turn's entry must be in M90, M365 or M0;
+- entries the nights superseded, and how many of them were fact turns: LoCoMo's talk barely
+  changes a fact (a new value for an old one), so nearly every supersede here is a false one,
+  and one of a fact turn takes a cited fact out of recall.
 
 The default conversations, conv-42 and conv-43, are left out of the judgement model's
 training (tools/train_judgement.py --holdout), so these figures are on conversations it has not
@@ -62,8 +65,9 @@ def line(turn: dict) -> str:
     return f"{turn['speaker']}: {' '.join(turn['text'].split())}"
 
 
-def play(conv: dict, root: Path) -> tuple[dict[str, str], float]:
-    """Diary and nightly distill for one conversation: {diary line: layer it was kept in}."""
+def play(conv: dict, root: Path) -> tuple[dict[str, str], float, list[str]]:
+    """Diary and nightly distill for one conversation: {diary line: layer it was kept in}, the
+    CPU of the nights, and the lines of the entries they superseded."""
     from giok import Home, Workspace
     from giok.lifecycle.distill import distill
 
@@ -71,6 +75,7 @@ def play(conv: dict, root: Path) -> tuple[dict[str, str], float]:
         root / conv["sample_id"], name=conv["sample_id"], user="Seojun", home=Home(root / "home")
     )
     kept: dict[str, str] = {}
+    superseded: list[str] = []
     cpu = 0.0
     by_day: dict[dt.date, list[dict]] = {}
     for when, _, turns in sessions(conv):
@@ -87,7 +92,9 @@ def play(conv: dict, root: Path) -> tuple[dict[str, str], float]:
             kept[added["text"]] = added["layer"]
         for lesson in report.lessons:
             kept[lesson["text"]] = "lesson"
-    return kept, cpu
+        gone = {s["id"] for s in getattr(report, "superseded", [])}  # (a baseline may not report them)
+        superseded += [e.text for e in ws.memory().entries() if e.id in gone]
+    return kept, cpu, superseded
 
 
 def events(conv: dict) -> list[tuple[int, str, str]]:
@@ -120,18 +127,32 @@ def event_turns(conv: dict) -> list[str]:
 
 def measure(names: list[str]) -> dict:
     data = {c["sample_id"]: c for c in json.loads(LOCOMO.read_text("utf-8"))}
-    totals = {"facts": 0, "facts_kept": 0, "entries": 0, "entries_facts": 0, "events": 0, "events_high": 0}
+    totals = dict.fromkeys(
+        (
+            "facts",
+            "facts_kept",
+            "entries",
+            "entries_facts",
+            "events",
+            "events_high",
+            "superseded",
+            "facts_superseded",
+        ),
+        0,
+    )
     cpu = 0.0
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
             conv = data[name]
-            kept, spent = play(conv, Path(tmp))
+            kept, spent, superseded = play(conv, Path(tmp))
             cpu += spent
             facts = {line(t) for _, _, turns in sessions(conv) for t in turns if t["dia_id"] in cited(conv)}
             totals["facts"] += len(facts)
             totals["facts_kept"] += sum(1 for f in facts if f in kept)
             totals["entries"] += len(kept)
             totals["entries_facts"] += sum(1 for k in kept if k in facts)
+            totals["superseded"] += len(superseded)
+            totals["facts_superseded"] += sum(1 for t in superseded if t in facts)
             for turn in event_turns(conv):
                 totals["events"] += 1
                 totals["events_high"] += kept.get(turn) in ("M90", "M365", "M0")
@@ -186,13 +207,14 @@ def main() -> None:
         ("entries that are fact turns", "entries_that_are_fact_turns"),
     ]
     rows += [("life events at M90 or above", "life_events_at_M90_or_above"), ("entries written", "entries")]
+    rows += [("entries superseded", "superseded"), ("  of them fact turns", "facts_superseded")]
     rows += [("distill CPU, all nights (s)", "distill_cpu_s")]
     print(f"LoCoMo {', '.join(args.conversations)}: diary per session day, distilled nightly")
     print(f"{'measure':<32} {'now':>8}" + (f" {args.baseline:>10}" if before else ""))
     for label, key in rows:
         cell = f"{now[key]:8.3f}" if isinstance(now[key], float) else f"{now[key]:8d}"
         if before:
-            other = before[key]
+            other = before.get(key, 0)
             cell += f" {other:10.3f}" if isinstance(other, float) else f" {other:10d}"
         print(f"{label:<32} {cell}")
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from giok.lifecycle.distill import distill
-from giok.write import judgement, judges, policy
+from giok.write import judgement, judges, policy, statements
 
 pytestmark = pytest.mark.judgement_model
 
@@ -393,6 +393,7 @@ def test_trivia_is_kept_as_a_change_only_on_the_pair_heads_own_verdict(monkeypat
     mf.add(MemoryEntry("도윤은 아침 8시 30분까지 출근한다", layer="M90", fields={"id": "m-000001"}))
     monkeypatch.setattr(judgement, "slot_likeness", lambda new, olds: [0.7] * len(olds))
     monkeypatch.setattr(judgement, "change_score", lambda new, old: judgement.Change(0.6, "unsure"))
+    monkeypatch.setattr(judgement, "one_attribute", lambda new, old, sure=0.3, by_event=False: True)
     walk = "도윤이 점심 먹고 잠깐 산책"  # no number: two numbers of two attributes are no slot at all
     assert judgement.judge(walk).kind == "trivia"
     assert policy.decide(mf, walk).action == "refuse"
@@ -578,3 +579,57 @@ def test_a_label_is_not_the_subject_a_change_names():
     assert not names_subject_of(new, old)
     assert names_subject_of("Seojun and Hana broke up.", "Seojun is dating Hana.")
     assert names_subject_of("my coffee has oat milk now", "I take my coffee black")  # the speaker
+
+
+def _kept(*lines: str):
+    """A MEMORY.md holding `lines` at M90, one a day, as the write path reads it."""
+    import datetime as dt
+
+    from giok.store.memoryfile import MemoryEntry, MemoryFile, empty
+
+    mf = MemoryFile.parse(empty("en"))
+    for n, line in enumerate(lines):
+        when = dt.date(2026, 1, 1) + dt.timedelta(n)
+        mf.add(MemoryEntry(policy.normalize(line), layer="M90", date=when, fields={"id": f"m-{n:06d}"}))
+    return MemoryFile.parse(mf.render())
+
+
+def test_a_turn_said_by_another_person_changes_nothing_of_the_one_addressed():
+    """LoCoMo conv-42: Nate's compliment on the desserts replaced Joanna's "I can't have dairy"
+    at night (the name addressed read as the subject)."""
+    mf = _kept("Joanna: That looks delicious! Unfortunately, I can't have dairy, so no ice cream for me.")
+    nate = (
+        "Nate: Wow, Joanna, that looks amazing! I bet it tastes great - you're so talented at"
+        " making dairy-free desserts!"
+    )
+    assert policy.compare(mf, nate, "workspace")[0] == "new"
+    assert statements.said_by_others(nate, mf.entries()[0].text)
+    assert not statements.said_by_others("Joanna: I started oat milk", "Joanna: I can't have dairy")
+    assert not statements.said_by_others("constraint: never deploy on Fridays", "Joanna: I can't have dairy")
+
+
+def test_thanks_between_two_people_is_no_slot_of_a_life():
+    """Two turns of thanks near in meaning read as a change to the pair head (trained on
+    sentences); the attribute head reads no lasting attribute an event changes in them."""
+    mf = _kept(
+        "Joanna: Thanks so much, Nate! Your support means a lot. I'll keep working at it and"
+        " hopefully the next steps will become clearer soon."
+    )
+    again = (
+        "Joanna: Thanks, Nate! Your support means a lot. I'll make sure to keep you updated."
+        " Anything new on your end?"
+    )
+    assert policy.compare(mf, again, "workspace")[0] != "supersede"
+
+
+def test_the_night_asks_only_of_lines_it_keeps(ws, monkeypatch):
+    """A diary line the night drops as trivia is not kept for changing a kept line of trivia
+    (`remember`, asked to keep it, still is:
+    test_a_change_is_kept_even_in_words_the_model_finds_everyday)."""
+    at(monkeypatch, "2026-03-01T09:00")
+    ws.remember("Priya's phone battery at 37%", layer="M30")
+    ws.diary("Priya's phone battery at 30%")
+    at(monkeypatch, "2026-03-01T23:00")
+    report = distill(ws)
+    assert not report.added and not report.superseded
+    assert [d["text"] for d in report.dropped] == ["Priya's phone battery at 30%"]

@@ -837,9 +837,16 @@ def swap(new: str, old: str) -> statements.Swap | None:
 ATTRIBUTE_SURE = 0.3
 
 
-def one_attribute(new: str, old: str, sure: float = ATTRIBUTE_SURE) -> bool:
+# How the agent is to answer changes when someone asks it to, never by an event: the attribute
+# head also reads a conversation's thanks and encouragement as this class (LoCoMo conv-42:
+# "Joanna: Thanks, Nate! Your support means a lot" at 0.3 and more).
+INSTRUCTED = frozenset({"answer_style"})
+
+
+def one_attribute(new: str, old: str, sure: float = ATTRIBUTE_SURE, *, by_event: bool = False) -> bool:
     """Does the attribute head put both texts in one lasting attribute (not trivia, a trip or an
-    appointment), each at least `sure` of it? False where the model cannot answer."""
+    appointment), each at least `sure` of it? `by_event`: an attribute an event can change (not
+    INSTRUCTED). False where the model cannot answer."""
     read = _attributes_of(vectors_of([new, old])) if _heads() is not None else None
     if read is None:
         return False
@@ -848,6 +855,7 @@ def one_attribute(new: str, old: str, sure: float = ATTRIBUTE_SURE) -> bool:
     return (
         top == int(p[1].argmax())
         and classes[top] not in PASSING
+        and not (by_event and classes[top] in INSTRUCTED)
         and bool(p[0][top] >= sure and p[1][top] >= sure)
     )
 

@@ -41,6 +41,7 @@ from giok.write.statements import (
     names_subject_of,
     old_value,
     opposed,
+    said_by_others,
     same_lead,
     subject,
 )
@@ -447,6 +448,13 @@ SLOT_BAND = 0.05
 LEARNED_FLOOR = 0.65
 LEARNED_AT = 0.5
 LEARNED_CANDIDATES = 6  # entries sharing the most words, then the newest (dev: 6 finds what 12 did)
+# At LEARNED_FLOOR and above the pair head's change counts only where the attribute head reads
+# both texts as one lasting attribute (its likeliest class for each): turns of a conversation
+# near in meaning ("Melanie: Thanks, Caroline! Painting's a fun way to express my feelings …" /
+# "Melanie: Thanks, Caroline! I'm obsessed with those …") read as a change to the pair head,
+# which was trained on sentences. A turn said by one person gives no slot of another's a new
+# value (`statements.said_by_others`). Chosen on dev and LoCoMo conv-26 and conv-30 (nights'
+# supersedes, all false, 19 + 28 → 6 + 3; docs/judgement.md, "Turns of a conversation").
 # Where the pair head is under LEARNED_AT, an entry still passes when the new text names its
 # subject (`statements.names_subject_of`) and the attribute head puts both in one lasting
 # attribute (`judgement.one_attribute`): a change said as an event ("Seojun and Hana broke up"
@@ -501,7 +509,7 @@ def _slot(
     top = max(near)
     learned = []
     for entry, x in zip(rivals, near, strict=True):
-        if x < max(top - SLOT_BAND, NAMED_FLOOR):
+        if x < max(top - SLOT_BAND, NAMED_FLOOR) or said_by_others(text, entry.text):
             continue
         found = judgement.change_score(text, entry.text)
         said = found is not None and (found.verdict == "change" if trivial else found.p >= LEARNED_AT)
@@ -514,9 +522,13 @@ def _slot(
                 and _one_attribute(text, entry.text, NAMED_SURE)
             ):
                 learned.append((x, entry))  # "I take the 7:40 train now" / "I take the 8:10 train"
-        elif said and not _two_numbers_apart(text, entry.text):
+        elif (
+            said
+            and not _two_numbers_apart(text, entry.text)
+            and judgement.one_attribute(text, entry.text, 0.0)
+        ):
             learned.append((x, entry))
-        elif not trivial and _one_attribute(text, entry.text):
+        elif not trivial and _one_attribute(text, entry.text, by_event=True):
             learned.append((x, entry))  # "Seojun and Hana broke up" / "Seojun is dating Hana"
     if not learned:
         return None
@@ -533,12 +545,14 @@ def _two_numbers_apart(text: str, old: str) -> bool:
     return both and (not judgement.one_attribute(text, old, 0.0) or judgement.two_things_measured(text, old))
 
 
-def _one_attribute(text: str, old: str, sure: float = judgement.ATTRIBUTE_SURE) -> bool:
+def _one_attribute(
+    text: str, old: str, sure: float = judgement.ATTRIBUTE_SURE, *, by_event: bool = False
+) -> bool:
     """`text` names the subject of `old`, neither denies its claim nor adds a value to it (as a
     swap may not), and the attribute head puts both in one lasting attribute."""
     if adds(text) or opposed(text, old) or not names_subject_of(text, old):
         return False
-    return judgement.one_attribute(text, old, sure)
+    return judgement.one_attribute(text, old, sure, by_event=by_event)
 
 
 def _is_live(entry: MemoryEntry, scope: str, today=None) -> bool:

@@ -600,6 +600,17 @@ def same_lead(new: str, old: str) -> bool:
     return key is not None and key == lead_key(old)
 
 
+_SPEAKER_LABEL = lazy(r"^\s*([A-Z][\w'’.-]*|[가-힣]{1,5}):\s")  # "Joanna: …", "서준: …"; not "constraint: …"
+
+
+def said_by_others(new: str, old: str) -> bool:
+    """Are both texts a turn of a conversation, said by two people ("Nate: Wow Joanna, that
+    looks amazing!" / "Joanna: I can't have dairy")? Each speaks of themself unless a rule's
+    frame says otherwise: the one addressed is not the one described."""
+    a, b = _SPEAKER_LABEL.match(new), _SPEAKER_LABEL.match(old)
+    return bool(a and b and a.group(1) != b.group(1))
+
+
 def _speaker(stem: str) -> str:
     return "<the speaker>" if stem in _SELF else stem
 
