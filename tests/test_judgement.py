@@ -393,7 +393,7 @@ def test_trivia_is_kept_as_a_change_only_on_the_pair_heads_own_verdict(monkeypat
     mf.add(MemoryEntry("도윤은 아침 8시 30분까지 출근한다", layer="M90", fields={"id": "m-000001"}))
     monkeypatch.setattr(judgement, "slot_likeness", lambda new, olds: [0.7] * len(olds))
     monkeypatch.setattr(judgement, "change_score", lambda new, old: judgement.Change(0.6, "unsure"))
-    monkeypatch.setattr(judgement, "one_attribute", lambda new, old, sure=0.3, by_event=False: True)
+    monkeypatch.setattr(judgement, "one_attribute", lambda new, old, sure=0.3, **how: True)
     walk = "도윤이 점심 먹고 잠깐 산책"  # no number: two numbers of two attributes are no slot at all
     assert judgement.judge(walk).kind == "trivia"
     assert policy.decide(mf, walk).action == "refuse"
@@ -633,3 +633,14 @@ def test_the_night_asks_only_of_lines_it_keeps(ws, monkeypatch):
     report = distill(ws)
     assert not report.added and not report.superseded
     assert [d["text"] for d in report.dropped] == ["Priya's phone battery at 30%"]
+
+
+def test_a_new_hobby_joins_the_others():
+    """LoCoMo conv-42: Nate's love of sci-fi movies replaced "Playing video games and watching
+    movies are my main hobbies"; a person has many hobbies and pets at once (judgement.MANY)."""
+    mf = _kept("Nate: Playing video games and watching movies are my main hobbies.")
+    movies = (
+        "Nate: I love fantasy and sci-fi movies, they're a great escape and get my imagination going."
+        " Playing video games is a great way to express my creativity."
+    )
+    assert policy.compare(mf, movies, "workspace")[0] != "supersede"

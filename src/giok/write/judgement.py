@@ -841,12 +841,20 @@ ATTRIBUTE_SURE = 0.3
 # head also reads a conversation's thanks and encouragement as this class (LoCoMo conv-42:
 # "Joanna: Thanks, Nate! Your support means a lot" at 0.3 and more).
 INSTRUCTED = frozenset({"answer_style"})
+# A person has many of these at once: a new one joins the others and replaces none ("Nate: I love
+# fantasy and sci-fi movies …" after "Nate: Playing video games and watching movies are my main
+# hobbies"; a turtle after a dog). Chosen on dev (unchanged) and LoCoMo conv-26 and conv-30
+# (the nights' false supersedes 9 → 6; docs/judgement.md, "Turns of a conversation").
+MANY = frozenset({"hobby", "pet"})
 
 
-def one_attribute(new: str, old: str, sure: float = ATTRIBUTE_SURE, *, by_event: bool = False) -> bool:
+def one_attribute(
+    new: str, old: str, sure: float = ATTRIBUTE_SURE, *, by_event: bool = False, one_value: bool = False
+) -> bool:
     """Does the attribute head put both texts in one lasting attribute (not trivia, a trip or an
     appointment), each at least `sure` of it? `by_event`: an attribute an event can change (not
-    INSTRUCTED). False where the model cannot answer."""
+    INSTRUCTED); `one_value`: an attribute a person has one value of at a time (not MANY).
+    False where the model cannot answer."""
     read = _attributes_of(vectors_of([new, old])) if _heads() is not None else None
     if read is None:
         return False
@@ -856,6 +864,7 @@ def one_attribute(new: str, old: str, sure: float = ATTRIBUTE_SURE, *, by_event:
         top == int(p[1].argmax())
         and classes[top] not in PASSING
         and not (by_event and classes[top] in INSTRUCTED)
+        and not (one_value and classes[top] in MANY)
         and bool(p[0][top] >= sure and p[1][top] >= sure)
     )
 

@@ -519,16 +519,16 @@ def _slot(
                 and not trivial
                 and same_lead(text, entry.text)
                 and (_DIGIT.search(text) is None) == (_DIGIT.search(entry.text) is None)
-                and _one_attribute(text, entry.text, NAMED_SURE)
+                and _one_attribute(text, entry.text, NAMED_SURE, one_value=True)
             ):
                 learned.append((x, entry))  # "I take the 7:40 train now" / "I take the 8:10 train"
         elif (
             said
             and not _two_numbers_apart(text, entry.text)
-            and judgement.one_attribute(text, entry.text, 0.0)
+            and judgement.one_attribute(text, entry.text, 0.0, one_value=True)
         ):
             learned.append((x, entry))
-        elif not trivial and _one_attribute(text, entry.text, by_event=True):
+        elif not trivial and _one_attribute(text, entry.text, by_event=True, one_value=True):
             learned.append((x, entry))  # "Seojun and Hana broke up" / "Seojun is dating Hana"
     if not learned:
         return None
@@ -546,13 +546,18 @@ def _two_numbers_apart(text: str, old: str) -> bool:
 
 
 def _one_attribute(
-    text: str, old: str, sure: float = judgement.ATTRIBUTE_SURE, *, by_event: bool = False
+    text: str,
+    old: str,
+    sure: float = judgement.ATTRIBUTE_SURE,
+    *,
+    by_event: bool = False,
+    one_value: bool = False,
 ) -> bool:
     """`text` names the subject of `old`, neither denies its claim nor adds a value to it (as a
     swap may not), and the attribute head puts both in one lasting attribute."""
     if adds(text) or opposed(text, old) or not names_subject_of(text, old):
         return False
-    return judgement.one_attribute(text, old, sure, by_event=by_event)
+    return judgement.one_attribute(text, old, sure, by_event=by_event, one_value=one_value)
 
 
 def _is_live(entry: MemoryEntry, scope: str, today=None) -> bool:
