@@ -644,3 +644,21 @@ def test_a_new_hobby_joins_the_others():
         " Playing video games is a great way to express my creativity."
     )
     assert policy.compare(mf, movies, "workspace")[0] != "supersede"
+
+
+def test_a_turn_of_talk_changes_a_slot_only_by_the_rules():
+    """LoCoMo conv-42: one dairy-free dessert of Joanna's replaced another (0.84 near, the pair
+    head and the attribute head agreeing). A turn of a conversation gives a slot a new value by
+    the rules' evidence alone; a note's label is no speaker."""
+    mf = _kept(
+        "Joanna: Hey Nate, my favorite dairy-free treat is this amazing chocolate raspberry tart."
+        " It has an almond flour crust, chocolate ganache, and fresh raspberries."
+    )
+    cake = (
+        "Joanna: Hey Nate, I love making this dairy-free chocolate cake with raspberries."
+        " It's so moist and delicious - perfect sweetness level."
+    )
+    assert statements.spoken(cake)
+    assert policy.compare(mf, cake, "workspace")[0] != "supersede"
+    assert not statements.spoken("Correction: Lucas is allergic to cashews, not walnuts.")
+    assert statements.spoken("서준: 나 이번 달에 서울로 이사했어")

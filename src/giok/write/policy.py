@@ -43,6 +43,7 @@ from giok.write.statements import (
     opposed,
     said_by_others,
     same_lead,
+    spoken,
     subject,
 )
 
@@ -496,8 +497,8 @@ def _slot(
         ]
         if chosen:
             return "ruled", chosen[0][0], chosen[0][1], [e for e, _ in chosen[1:]]
-    if near_duplicate:
-        return None
+    if near_duplicate or spoken(text):
+        return None  # a turn of talk gives a slot a new value by the rules' evidence alone
     seen = {id(e) for e in ruled}
     sharing = look.learned_candidates(text, mine)[:LEARNED_CANDIDATES]
     rivals = ruled + [e for e in sharing if id(e) not in seen]

@@ -611,6 +611,19 @@ def said_by_others(new: str, old: str) -> bool:
     return bool(a and b and a.group(1) != b.group(1))
 
 
+_ADDRESSED = frozenset({"you", "your", "yours", "너", "네", "니", "당신"})  # the one spoken to
+
+
+def spoken(text: str) -> bool:
+    """Is the text a turn of a conversation: led by its speaker's name, and speaking as "I" or
+    to "you" ("Joanna: Thanks, Nate! Your support means a lot", "서준: 나 이사했어")? A note's
+    label is no speaker ("Correction: Lucas is allergic to cashews, not walnuts")."""
+    found = _SPEAKER_LABEL.match(text)
+    if found is None:
+        return False
+    return any(stem in _SELF or stem in _ADDRESSED for _, stem in _tokens(text[found.end() :]))
+
+
 def _speaker(stem: str) -> str:
     return "<the speaker>" if stem in _SELF else stem
 
