@@ -449,13 +449,13 @@ SLOT_BAND = 0.05
 LEARNED_FLOOR = 0.65
 LEARNED_AT = 0.5
 LEARNED_CANDIDATES = 6  # entries sharing the most words, then the newest (dev: 6 finds what 12 did)
-# At LEARNED_FLOOR and above the pair head's change counts only where the attribute head reads
-# both texts as one lasting attribute (its likeliest class for each): turns of a conversation
-# near in meaning ("Melanie: Thanks, Caroline! Painting's a fun way to express my feelings …" /
-# "Melanie: Thanks, Caroline! I'm obsessed with those …") read as a change to the pair head,
-# which was trained on sentences. A turn said by one person gives no slot of another's a new
-# value (`statements.said_by_others`). Chosen on dev and LoCoMo conv-26 and conv-30 (nights'
-# supersedes, all false, 19 + 28 → 6 + 3; docs/judgement.md, "Turns of a conversation").
+# The learned pass reads sentences: a turn of talk ("Joanna: Thanks, Nate! Your support means a
+# lot …", `statements.spoken`) gives a slot a new value by the rules' evidence alone, and a line
+# said by one person gives no slot of another's a new value (`statements.said_by_others`). At
+# LEARNED_FLOOR and above the pair head's change counts only where the attribute head reads both
+# texts as one lasting attribute (its likeliest class for each) that holds one value at a time
+# (not a hobby or a pet: judgement.MANY). Chosen on dev and LoCoMo conv-26 and conv-30 (the
+# nights' supersedes, all false, 19 + 28 → 0; docs/judgement.md, "Turns of a conversation").
 # Where the pair head is under LEARNED_AT, an entry still passes when the new text names its
 # subject (`statements.names_subject_of`) and the attribute head puts both in one lasting
 # attribute (`judgement.one_attribute`): a change said as an event ("Seojun and Hana broke up"
