@@ -366,23 +366,22 @@ def compare(
     scope: str,
     today=None,
     index: Index | None = None,
-    trivial: bool = False,
 ) -> tuple[str, MemoryEntry | None, str]:
     """Against live entries of the same scope: ("duplicate"|"supersede"|"new", entry, why).
     The new text's features are computed once; an entry's are memoised by its text
     (giok.text.likeness), so each entry costs a few lookups. With `index` (an `Index` of
-    `memory`) only the entries it names are compared: the same decision, found sooner.
-    `trivial`: the judgement found the text not worth keeping, and it is kept only if it
-    changes an entry; where the rules see no change, that takes the pair head's own verdict
-    ("change"), not the lower bar a kept text meets."""
-    verdict, target, why, _also = _compare(memory, text, scope, today, index, trivial)
+    `memory`) only the entries it names are compared: the same decision, found sooner."""
+    verdict, target, why, _also = _compare(memory, text, scope, today, index)
     return verdict, target, why
 
 
 def _compare(
     memory: MemoryFile, text: str, scope: str, today=None, index: Index | None = None, trivial: bool = False
 ) -> tuple[str, MemoryEntry | None, str, list[MemoryEntry]]:
-    """`compare`, and the other entries a change replaces besides the one it names."""
+    """`compare`, and the other entries a change replaces besides the one it names. `trivial`
+    (`decide`, for a text the judgement refuses): it is kept only if it changes an entry; where
+    the rules see no change, that takes the pair head's own verdict ("change"), not the lower
+    bar a kept text meets."""
     mine_f = likeness.features(text)
     wanted = mine_f.key
     look = _Everything(memory, scope, today) if index is None else _Indexed(index, scope, today)
