@@ -662,3 +662,36 @@ def test_a_turn_of_talk_changes_a_slot_only_by_the_rules():
     assert policy.compare(mf, cake, "workspace")[0] != "supersede"
     assert not statements.spoken("Correction: Lucas is allergic to cashews, not walnuts.")
     assert statements.spoken("서준: 나 이번 달에 서울로 이사했어")
+
+
+def test_a_diary_kept_as_a_conversation_keeps_the_turns_that_say_something():
+    """A diary of talk (LoCoMo's shape): the turn head keeps the turn that tells a fact and drops
+    the reactions around it, where the note heads kept every line the model found any substance
+    in. A diary of notes has no turns: a label that speaks as no one is no speaker."""
+    talk = [
+        "Nate: Wow, Joanna, that looks amazing! You have to send me the recipe.",
+        "Joanna: Unfortunately, I can't have dairy, so I bake everything dairy-free now.",
+        "Nate: Haha yeah, totally.",
+        "Joanna: Oh wow, that's so cool!",
+    ]
+    assert judgement.turns(talk) == [True] * 4
+    judged = judgement.judge_many(talk)
+    assert [j.keep for j in judged] == [False, True, False, False]
+    assert judged[0].reason == judgement.SMALL_TALK
+    notes = ["Bug: login returns a 500 when the email has a plus sign.", "교훈: 마이그레이션 전에 백업부터"]
+    assert judgement.turns(notes) == [False, False]
+    assert [j.keep for j in judgement.judge_many(notes)] == [True, True]
+    # one line alone is a turn when it speaks as "I" or to "you"
+    assert judgement.turns(["Joanna: I can't have dairy."]) == [True]
+
+
+def test_a_turn_is_judged_by_the_note_heads_where_the_weights_carry_no_turn_head():
+    v = np.ones((2, 384), np.float32) / np.sqrt(384)
+    said = "Joanna: I can't have dairy. I bake dairy-free."
+    keeps = {**CHAT_KEEPS, "turn_w": np.zeros(389, np.float32), "turn_b": np.float32(20)}
+    with_turn = judgement.Heads(_weights(**keeps, turn_at=np.float32(0.5)))
+    kept = with_turn.verdict(v, turn=said)
+    assert kept.keep and kept.layer != "drop"
+    assert not with_turn.verdict(v).keep  # the same vectors as a note: the note heads drop them
+    without = judgement.Heads(_weights(**keeps))  # no turn_at: no turn head
+    assert without.turn is None and not without.verdict(v, turn=said).keep

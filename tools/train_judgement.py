@@ -5,13 +5,16 @@
     .venv/bin/python tools/train_judgement.py --pair-only --cross-negatives N [--seed S] [--slot-traps]
     .venv/bin/python tools/train_judgement.py --pair-only --pair-joint [--with-judgement-dev] [--pair-l2 L]
     .venv/bin/python tools/train_judgement.py --holdout conv-42 conv-43 [--written-weight trivia=W]
+    .venv/bin/python tools/train_judgement.py --holdout conv-42 conv-43 --turn-only
     .venv/bin/python tools/train_judgement.py --contradiction --nli DIR [--pair-classic] [--pair-hidden H]
                                               [--standing S] [--contradiction-out PATH]
 
 Training material, none of it the evaluation sets (bench/data/judgement/, written apart):
 - LoCoMo dev (../shared/bench/locomo_dev.json; CC BY-NC 4.0): a turn is worth keeping when the
   dataset's `observation` cites it; its `event_summary` sentences are life events (M365).
-  `--holdout` leaves conversations out, so bench/judgement_distill.py can score them unseen.
+  `--holdout` leaves conversations out, so bench/judgement_locomo.py can score them unseen.
+  The turn head (a turn of talk kept as a diary line, judgement.turns) is trained on these turns
+  alone, cited or not; `--turn-only` retrains it and leaves every other array as shipped.
 - tools/data/judgement_train.json: sentences in Korean and English labelled with layer and type.
 - tests/data/policy_set.json: lines the write policy refuses or keeps.
 - tools/data/change_train.json and the dev split of tests/data/change_pairs.json: pairs labelled
@@ -513,6 +516,7 @@ def train(
         "unsure_at": np.float32(0.3),
     }
     weights |= train_chat(vectors, turns, events, mine, source_weight or {}, chat_weight)
+    weights |= train_turn(vectors, holdout)
     return weights, dev_scores
 
 
@@ -593,6 +597,73 @@ def keep_and_layer(
         "keep_b": np.float32(keep_b),
         "layer_w": layer_w.astype(np.float32),
         "layer_b": layer_b.astype(np.float32),
+    }
+
+
+# -- the turn head: a turn of talk kept as a note ---------------------------------------------------
+TURN_RECALL = 0.8  # the share of a left-out conversation's cited turns the threshold keeps
+TURN_L2 = 1e-4
+
+
+def turn_rows(vectors: Vectors, holdout: set[str]) -> dict[str, tuple[np.ndarray, np.ndarray, int]]:
+    """Per LoCoMo conversation not held out: (x, cited, cited turns in all) of its turns as a
+    diary keeps them ("Speaker: text"), x the mean of the vectors of the sentences the heads read
+    and judgement.turn_features; turns the surface refuses have no row (they are never kept)."""
+    out = {}
+    for conv in json.loads(LOCOMO.read_text("utf-8")):
+        if conv["sample_id"] in holdout:
+            continue
+        cited = locomo_cited(conv)
+        xs, ys, total = [], [], 0
+        for turn in locomo_turns(conv):
+            label = int(turn["dia_id"] in cited)
+            total += label
+            text = clean(f"{turn['speaker']}: {' '.join(turn['text'].split())}")
+            if not model_text(text):
+                continue
+            said = parts(text)
+            xs.append(
+                np.concatenate([vectors.of(said).mean(axis=0), judgement.turn_features(text, len(said))])
+            )
+            ys.append(label)
+        out[conv["sample_id"]] = (np.stack(xs), np.array(ys), total)
+    return out
+
+
+def train_turn(vectors: Vectors, holdout: set[str], recall: float = TURN_RECALL) -> dict[str, np.ndarray]:
+    """The turn head (judgement.Heads.turn_p) on LoCoMo's turns, cited or not. Its threshold is
+    chosen across the training conversations, each left out once: the highest score at which a
+    head trained on the others keeps `recall` of the left-out one's cited turns; the mean of
+    those logits."""
+    rows = turn_rows(vectors, holdout)
+    if len(rows) < 2:
+        raise SystemExit("the turn head needs at least two LoCoMo conversations not held out")
+
+    def head(names: list[str]) -> tuple[np.ndarray, float]:
+        x = np.concatenate([rows[n][0] for n in names])
+        y = np.concatenate([rows[n][1] for n in names])
+        return fit(x, y, 2, l2=TURN_L2, steps=1500)
+
+    cuts = []
+    for out in rows:
+        w, b = head([n for n in rows if n != out])
+        x, y, total = rows[out]
+        z = np.sort((x @ w + b)[y == 1])[::-1]
+        cuts.append(float(z[min(len(z), int(np.ceil(recall * total))) - 1]))
+    at = float(np.mean(cuts))
+    w, b = head(list(rows))
+    for (out, (x, y, total)), cut in zip(rows.items(), cuts, strict=True):
+        kept = (x @ w + b) >= at
+        print(
+            f"turn head, {out} (in training): keeps {int((kept & (y == 1)).sum()) / total:.3f} of its cited "
+            f"turns, {int((kept & (y == 1)).sum()) / max(1, int(kept.sum())):.3f} of what it keeps is cited; "
+            f"left out, its cut {cut:.2f}"
+        )
+    print(f"turn_at {at:.3f} (logit), sigmoid {1 / (1 + np.exp(-at)):.3f}")
+    return {
+        "turn_w": w.astype(np.float32),
+        "turn_b": np.float32(b),
+        "turn_at": np.float32(1 / (1 + np.exp(-at))),
     }
 
 
@@ -786,6 +857,17 @@ def main() -> None:
         action="store_true",
         help="retrain the chat voice's heads alone; the other heads as shipped",
     )
+    only.add_argument(
+        "--turn-only",
+        action="store_true",
+        help="retrain the turn head (a turn of talk kept as a note) alone; the other heads as shipped",
+    )
+    parser.add_argument(
+        "--turn-recall",
+        type=float,
+        default=TURN_RECALL,
+        help="the share of a left-out conversation's cited turns the turn head's threshold keeps",
+    )
     parser.add_argument(
         "--chat-weight",
         type=float,
@@ -835,6 +917,10 @@ def main() -> None:
         turns, events = locomo(set(args.holdout))
         weights |= train_chat(vectors, turns, events, written(), source_weight, args.chat_weight)
         tune(weights, vectors, voices=("chat",), change=False)
+    elif args.turn_only:
+        with np.load(ROOT / "src" / "giok" / "write" / judgement.WEIGHTS) as shipped:
+            weights = {k: shipped[k] for k in shipped.files if not k.startswith("turn_")}
+        weights |= train_turn(vectors, set(args.holdout), args.turn_recall)
     else:
         weights, dev_scores = train(set(args.holdout), vectors, pair, source_weight, args.chat_weight)
         tune(weights, vectors, dev_scores=dev_scores)

@@ -33,6 +33,7 @@ by nature (a battery level, a step count) are updates, never contradictions (`vo
 from __future__ import annotations
 
 import functools
+import math
 import re
 import threading
 from collections import OrderedDict
@@ -371,6 +372,7 @@ def surface(text: str, *, type: str | None = None, confidence: float | None = No
 
 LOW_CONFIDENCE = 0.5
 TRIVIA = "everyday trivia: not worth a memory"
+SMALL_TALK = "a turn of talk that states nothing worth a memory"
 
 
 VOICES = ("note", "chat")  # how a text was said: written down (a diary line, a memory), or typed in a chat
@@ -426,16 +428,44 @@ def judge_many(
         else:
             parts = {n: [p for p in sentences(rests[n]) if substance(p)[0]] or [rests[n]] for n in ask}
             vectors = vectors_of([p for n in ask for p in parts[n]])
+            talk = turns(texts) if voice == "note" and heads.turn is not None else [False] * len(texts)
             row = 0
             for n in ask:
                 mine = vectors[row : row + len(parts[n])]
                 row += len(parts[n])
-                out[n] = heads.verdict(mine, types[n], voice)
+                out[n] = heads.verdict(mine, types[n], voice, turn=texts[n] if talk[n] else None)
     return [j for j in out if j is not None]
+
+
+def turns(texts: Sequence[str]) -> list[bool]:
+    """Which texts are turns of a conversation kept as notes (a diary of talk: "Joanna: I can't
+    have dairy", "Nate: Wow, that looks amazing!"): each is led by a speaker's name, and that
+    name speaks as "I" or to "you" in one of the texts. A note's label ("Bug: …", "교훈: …")
+    speaks as no one, so a diary of notes has no turns."""
+    speakers = {statements.speaker(t) for t in texts if statements.spoken(t)}
+    return [bool(speakers) and statements.speaker(t) in speakers for t in texts]
+
+
+def turn_features(text: str, kept: int) -> list[float]:
+    """What a turn's sentence vectors do not say, for the turn head: its length, the share of
+    its sentences that are questions or greetings, the share of them left to judge (`kept`),
+    whether it holds a number."""
+    label = statements.speaker(text)
+    body = text.split(":", 1)[1] if label else text
+    said = sentences(body) or [body]
+    return [
+        math.log1p(len(body.split())) / 4,
+        sum(is_question(s) for s in said) / len(said),
+        sum(is_greeting(s) for s in said) / len(said),
+        kept / len(said),
+        float(bool(re.search(r"\d", body))),
+    ]
 
 
 # -- the learned heads ---------------------------------------------------------------------------
 CHAT_ARRAYS = ("keep_w", "keep_b", "layer_w", "layer_b", "keep_at")  # the chat voice needs them all
+TURN_ARRAYS = ("turn_w", "turn_b", "turn_at")  # the turn head: a turn of talk kept as a note
+TURN_EVENTS = ("M365", "M0")  # a turn the note heads keep in these layers is kept whatever the turn head says
 
 
 @dataclass(frozen=True)
@@ -487,6 +517,12 @@ class Heads:
                 (np.concatenate([x for x, _ in both]), np.concatenate([y for _, y in both])) if both else None
             )
             self.readings["chat"] = reading("chat_", *(votes or (None, None)))
+        # the turn head, where the weights carry it: a turn of talk (`turns`) worth keeping
+        self.turn = (
+            (data["turn_w"], float(data["turn_b"]), float(data["turn_at"]))
+            if all(k in data for k in TURN_ARRAYS)
+            else None
+        )
         self.type_w, self.type_b = data["type_w"], data["type_b"]
         self.pair_w, self.pair_b = data["pair_w"], data["pair_b"]
         # a hidden layer before the pair head's output, when it was trained with one
@@ -550,9 +586,24 @@ class Heads:
         w = np.exp((sims[near] - sims[near].max()) / NEAR_TEMPERATURE)
         return (w[:, None] * r.near_y[near]).sum(axis=0) / w.sum()
 
-    def verdict(self, vectors: np.ndarray, type: str | None = None, voice: str = "note") -> Judgement:
+    def turn_p(self, vectors: np.ndarray, text: str) -> float:
+        """How likely a turn of talk (`text`, its sentences' `vectors`) says something worth
+        keeping: the turn head over the sentences' mean vector and `turn_features`."""
+        import numpy as np
+
+        assert self.turn is not None
+        w, b, _ = self.turn
+        x = np.concatenate([vectors.mean(axis=0), turn_features(text, len(vectors))])
+        return float(_sigmoid(x @ w + b))
+
+    def verdict(
+        self, vectors: np.ndarray, type: str | None = None, voice: str = "note", *, turn: str | None = None
+    ) -> Judgement:
         """The verdict on a text from its sentences' vectors: the sentence most worth keeping
-        speaks for the text ("Hey Mel! Good to see you! I'm swamped with the kids & work.")."""
+        speaks for the text ("Hey Mel! Good to see you! I'm swamped with the kids & work.").
+        For a turn of talk (`turn`, its text) the turn head decides whether it is kept, where
+        the weights carry one, unless the note heads keep it in a layer of TURN_EVENTS; the layer
+        is read as for any line."""
         import numpy as np
 
         keep = [self.keep_p(v, voice) for v in vectors]
@@ -562,17 +613,13 @@ class Heads:
         layers = full[1:] / full[1:].sum()  # M30, M90, M365, M0
         kind_of = type or TYPES[int(np.argmax(v @ self.type_w + self.type_b))]
         importance = float(layers @ np.array([0.1, 0.4, 0.75, 1.0]))
-        if p < self.reading(voice).keep_at:
-            return Judgement(
-                False,
-                "drop",
-                kind_of,
-                importance * p,
-                TRIVIA,
-                "trivia",
-                "model",
-            )
         best = int(np.argmax(layers))
+        kept, why = p >= self.reading(voice).keep_at, TRIVIA
+        if turn is not None and self.turn is not None and not (kept and LAYERS[1 + best] in TURN_EVENTS):
+            p = self.turn_p(vectors, turn)
+            kept, why = p >= self.turn[2], SMALL_TALK
+        if not kept:
+            return Judgement(False, "drop", kind_of, importance * p, why, "trivia", "model")
         layer = LAYERS[1 + best]
         if layer == "M0" and layers[best] < self.m0_at:
             layer = "M365"

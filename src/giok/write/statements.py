@@ -614,6 +614,12 @@ def said_by_others(new: str, old: str) -> bool:
 _ADDRESSED = frozenset({"you", "your", "yours", "너", "네", "니", "당신"})  # the one spoken to
 
 
+def speaker(text: str) -> str | None:
+    """The name a text is led by as its speaker ("Joanna: …" → "Joanna"), or None."""
+    found = _SPEAKER_LABEL.match(text)
+    return found.group(1) if found else None
+
+
 def spoken(text: str) -> bool:
     """Is the text a turn of a conversation: led by its speaker's name, and speaking as "I" or
     to "you" ("Joanna: Thanks, Nate! Your support means a lot", "서준: 나 이사했어")? A note's
