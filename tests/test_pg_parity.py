@@ -138,7 +138,9 @@ def test_a_second_machine_with_other_ids_replaces_the_rows(corpus, giok_home, pg
 
 
 def test_the_shared_table_holds_float16_vectors(corpus, giok_home, pg_dsn):
-    """halfvec, as SQLite stores them: half the bytes, and rows small enough to stay out of TOAST."""
+    """halfvec, as SQLite stores them: half the bytes, and rows small enough to stay out of TOAST;
+    `vector` where pgvector is older than 0.7 and has no halfvec (the tests' fallback server on a
+    CPU without AVX-512, tests/pg_support.py), where a search ranks the workspace's rows exactly."""
     _use_pg(giok_home, pg_dsn)
     index = Index.for_workspace(corpus)
     index.sync()
@@ -147,7 +149,10 @@ def test_the_shared_table_holds_float16_vectors(corpus, giok_home, pg_dsn):
         " AND attname = 'embedding'",
         (index.table,),
     ).fetchone()[0]
-    assert kind == f"halfvec({index.embedder.dim})"
+    version = index.conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()[0]
+    old = tuple(int(x) for x in version.split(".")[:2]) < (0, 7)
+    assert kind == f"{'vector' if old else 'halfvec'}({index.embedder.dim})"
+    assert _top(corpus, "해운대 서핑")  # found either way
 
 
 def test_a_search_counts_the_table_once_per_publish(corpus, giok_home, pg_dsn):
@@ -171,3 +176,33 @@ def test_a_search_counts_the_table_once_per_publish(corpus, giok_home, pg_dsn):
     assert seen and not [s for s in seen if "count(*)" in s]
     corpus.remember("Seojun bought a new coffee grinder", layer="M90")
     assert any("grinder" in t for *_, t in _top(corpus, "coffee grinder"))  # counts refreshed by the publish
+
+
+def test_nearer_rows_of_another_workspace_do_not_hide_a_workspaces_own(corpus, giok_home, pg_dsn):
+    """One table holds every workspace of a model. 400 rows of another workspace, each the
+    question's own vector, sit nearer than anything of this one: an HNSW scan that stops at
+    ef_search (200) rows before the WHERE would give this workspace nothing (pgvector < 0.8 has
+    no iterative scan; giok ranks the workspace's rows exactly there)."""
+    _use_pg(giok_home, pg_dsn)
+    index = Index.for_workspace(corpus)
+    index.sync()
+    qvec = index.embedder.embed(["해운대 서핑"], "query")[0]
+    column = index.conn.execute(
+        "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = %s::regclass"
+        " AND attname = 'embedding'",
+        (index.table,),
+    ).fetchone()[0]
+    literal = "[" + ",".join(f"{x:.6f}" for x in qvec) + "]"
+    try:
+        index.conn.execute(
+            f"INSERT INTO {index.table} (ws, cid, content, embedding)"
+            f" SELECT 'another-team', n, 'c' || n, %s::{column} FROM generate_series(1, 400) n",
+            (literal,),
+        )
+        index.conn.execute("SET enable_sort = off")  # the plan a large table gets: the HNSW index
+        found = index.vector_candidates(qvec, limit=10)
+        assert len(found) == 10
+        assert len({i for i, _ in found}) == 10
+    finally:
+        index.conn.execute("RESET enable_sort")
+        index.conn.execute(f"DELETE FROM {index.table} WHERE ws = 'another-team'")

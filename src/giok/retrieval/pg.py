@@ -23,7 +23,8 @@ removed by content, nothing re-embedded) and answers the retrieval calls from th
   and half the keyword top 10 differed: docs/teams.md);
 - vector candidates: an HNSW index (inner product over unit vectors = cosine) over `halfvec`
   columns: float16, as the SQLite index stores them (half the bytes, rows small enough to stay
-  out of TOAST), computed in float32;
+  out of TOAST), computed in float32; `vector` columns where pgvector is older than 0.7, and
+  there, older than 0.8, a workspace's rows ranked exactly (no iterative index scan);
 - chunk rows and document frequencies; the scope rule in the WHERE of every query that reads
   candidates or rows (`giok.retrieval.rows.Reader` on each row's `reader` key, as SQLite does),
   so a chunk the searcher may not see never leaves the server.
@@ -198,10 +199,22 @@ def _retired(data_dir: Path) -> str | None:
     return _key(secret) if secret.startswith("local:") else None
 
 
-def _half(vec: np.ndarray | None):
-    from pgvector import HalfVector
+def _half(vec: np.ndarray | None, half: bool = True):
+    """A vector as the column stores it: `halfvec` (float16), or `vector` where pgvector is
+    older than 0.7 and has no halfvec."""
+    from pgvector import HalfVector, Vector
 
-    return None if vec is None else HalfVector(np.asarray(vec, dtype=np.float32))
+    return None if vec is None else (HalfVector if half else Vector)(np.asarray(vec, dtype=np.float32))
+
+
+HALFVEC_SINCE = (0, 7)  # pgvector's first version with halfvec (and 0.8 its iterative index scans)
+ITERATIVE_SINCE = (0, 8)
+
+
+def _version(text: str | None) -> tuple[int, ...]:
+    """pgvector's version ("0.6.2") as numbers; () when unknown."""
+    found = re.match(r"(\d+)\.(\d+)", text or "")
+    return (int(found.group(1)), int(found.group(2))) if found else ()
 
 
 def _driver():
@@ -348,6 +361,8 @@ class PgIndex(SearchIndex):
         self._pending: tuple[np.ndarray, np.ndarray] | None = None  # (qvec, cos array) of the running search
         self._vecs: dict[int, np.ndarray] = {}
         self._retire: str | None = None  # the key of a commitless identity this workspace had
+        self._half = True  # the table's vectors are halfvec (pgvector 0.7+), else vector
+        self._iterative = True  # pgvector 0.8+: a filtered HNSW scan goes on until it has enough
 
     _open: ClassVar[dict[tuple[str, str], PgIndex]] = {}
 
@@ -448,7 +463,19 @@ class PgIndex(SearchIndex):
                 " CREATE EXTENSION IF NOT EXISTS vector"
             )
             register_vector(self._conn)
-            self._create()
+            found = self._conn.execute(
+                "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+            ).fetchone()
+            version = _version(found[0] if found else None)
+            self._iterative = version >= ITERATIVE_SINCE
+            self._create(half=version >= HALFVEC_SINCE)
+            # a table made before (by another pgvector) keeps its own column type
+            kind = self._conn.execute(
+                "SELECT format_type(atttypid, atttypmod) FROM pg_attribute"
+                " WHERE attrelid = %s::regclass AND attname = 'embedding'",
+                (self.table,),
+            ).fetchone()
+            self._half = bool(kind) and str(kind[0]).startswith("halfvec")
 
     @contextlib.contextmanager
     def _talk(self, seconds: float | None = None) -> Iterator[None]:
@@ -526,18 +553,21 @@ class PgIndex(SearchIndex):
         self._conn, self._cut, self._published, self._ids = None, None, None, None
         self._mean, self._df, self._n = None, {}, None
 
-    def _create(self) -> None:
+    def _create(self, half: bool = True) -> None:
+        """The workspace's table, with `halfvec` columns, or `vector` where pgvector has no
+        halfvec (`half` False: older than 0.7, as Ubuntu 24.04 packages it)."""
         dim = int(self.local.embedder.dim)
         t = self.table
+        column, ops = ("HALFVEC", "halfvec_ip_ops") if half else ("VECTOR", "vector_ip_ops")
         self.conn.execute(
             f"""CREATE TABLE IF NOT EXISTS {t} (
             ws TEXT NOT NULL, cid BIGINT NOT NULL, content TEXT NOT NULL, key TEXT, path TEXT,
             start_line INT, end_line INT, text TEXT, layer TEXT, scope TEXT, lang TEXT, date TEXT,
             expires TEXT, superseded BOOLEAN NOT NULL DEFAULT FALSE, source TEXT, priority INT,
             terms TEXT, category TEXT, reader TEXT NOT NULL DEFAULT '*',
-            tsv TSVECTOR, ntok INT, embedding HALFVEC({dim}), PRIMARY KEY (ws, cid));
+            tsv TSVECTOR, ntok INT, embedding {column}({dim}), PRIMARY KEY (ws, cid));
             CREATE INDEX IF NOT EXISTS {t}_tsv ON {t} USING gin (tsv);
-            CREATE INDEX IF NOT EXISTS {t}_hnsw ON {t} USING hnsw (embedding halfvec_ip_ops);
+            CREATE INDEX IF NOT EXISTS {t}_hnsw ON {t} USING hnsw (embedding {ops});
             CREATE TABLE IF NOT EXISTS {TOMBSTONES} (ws TEXT NOT NULL, kind TEXT NOT NULL,
             value TEXT NOT NULL, at TIMESTAMPTZ NOT NULL DEFAULT now(), PRIMARY KEY (ws, kind, value));"""
         )
@@ -644,7 +674,7 @@ class PgIndex(SearchIndex):
         if bulk:  # the graph (every workspace's rows) in memory, or the build slows several-fold
             with self._talk():
                 rows = self.conn.execute(f"SELECT count(*) FROM {self.table}").fetchone()[0]
-            need = int(2.2 * rows * (2 * self.embedder.dim + 64))
+            need = int(2.2 * rows * ((2 if self._half else 4) * self.embedder.dim + 64))
             mem = min(max(need, BUILD_MEMORY[0]), BUILD_MEMORY[1])
             allowance = self.statement_timeout + rows / BUILD_RATE
             with self._talk(allowance):
@@ -652,7 +682,7 @@ class PgIndex(SearchIndex):
                     f"SET LOCAL maintenance_work_mem = '{mem // (1 << 20)}MB';"
                     f" SET LOCAL statement_timeout = {int(allowance * 1000)}"
                 )
-                self._create()
+                self._create(half=self._half)
 
     def _vacuum(self) -> None:
         with self._talk():
@@ -693,7 +723,7 @@ class PgIndex(SearchIndex):
             if chunk_id(r[1:17]) != cid:
                 continue
             row = dict(zip(_LOCAL, r[1:17], strict=True))
-            vec = _half(decode_vector(r[19])) if r[19] else None
+            vec = _half(decode_vector(r[19]), self._half) if r[19] else None
             tsv, ntok = _tsvector((r[17] or "").split(), (r[18] or "").split())
             row.update(superseded=bool(row["superseded"]), terms=r[17])
             out.append((self.ws_id, cid, content, *(row[c] for c in _COLUMNS), row["reader"], tsv, ntok, vec))
@@ -816,14 +846,20 @@ class PgIndex(SearchIndex):
     def vector_candidates(
         self, qvec: np.ndarray, limit: int = POOL, where: str = "", args=()
     ) -> list[tuple[int, float]]:
-        """(id, cosine) of the `limit` nearest chunks by the HNSW index (approximate)."""
+        """(id, cosine) of the `limit` nearest chunks by the HNSW index (approximate). Where
+        pgvector is older than 0.8, an HNSW scan stops at `ef_search` rows of every workspace and
+        reader before the WHERE, so it could miss this workspace's nearest: the workspace's rows
+        are ranked exactly instead (the order's expression is not the index's)."""
         with self._talk(), self.conn.transaction():
             self.conn.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, limit)}")
-            self.conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            if self._iterative:
+                self.conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            q = _half(qvec, self._half)
+            order = "embedding <#> %s" if self._iterative else "(embedding <#> %s) + 0"
             got = self.conn.execute(
                 f"SELECT cid, -(embedding <#> %s) FROM {self.table} WHERE ws = %s"
-                f"{' AND ' + where if where else ''} ORDER BY embedding <#> %s LIMIT %s",
-                (_half(qvec), self.ws_id, *args, _half(qvec), limit),
+                f"{' AND ' + where if where else ''} ORDER BY {order} LIMIT %s",
+                (q, self.ws_id, *args, q, limit),
             ).fetchall()
         return self._local_ids(got)
 
