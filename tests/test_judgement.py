@@ -681,8 +681,24 @@ def test_a_diary_kept_as_a_conversation_keeps_the_turns_that_say_something():
     notes = ["Bug: login returns a 500 when the email has a plus sign.", "교훈: 마이그레이션 전에 백업부터"]
     assert judgement.turns(notes) == [False, False]
     assert [j.keep for j in judgement.judge_many(notes)] == [True, True]
-    # one line alone is a turn when it speaks as "I" or to "you"
-    assert judgement.turns(["Joanna: I can't have dairy."]) == [True]
+    assert judgement.turns(["Joanna: I can't have dairy."]) == [False]  # one person: no conversation
+
+
+@pytest.mark.parametrize(
+    "notes",
+    [
+        ["교훈: 나는 마이그레이션 전에 백업부터 해야 한다", "교훈: 마이그레이션 전에 백업"],
+        ["Note: you need to renew the passport by May", "Note: passport renewal costs 80 euros"],
+        ["TODO: call you back about the lease", "Note: I pay the rent on the 1st", "TODO: pay rent"],
+        ["메모: 네 시에 회의", "Update: your order shipped"],
+    ],
+)
+def test_a_diary_of_labelled_notes_has_no_turns(notes):
+    """A note's label speaking to "you" or as "I" is still no speaker: its lines are judged as
+    notes, each as it would be alone."""
+    assert judgement.turns(notes) == [False] * len(notes)
+    together = judgement.judge_many(notes)
+    assert [j.keep for j in together] == [judgement.judge(n).keep for n in notes]
 
 
 def test_a_turn_is_judged_by_the_note_heads_where_the_weights_carry_no_turn_head():

@@ -65,6 +65,9 @@ KEPT = ("M30", "M90", "M365", "M0")
 # a LoCoMo turn's weight beside a written sentence, and the heads' L2 penalty
 LOCOMO_WEIGHT = float(os.environ.get("LOCOMO_WEIGHT", "0.1"))
 L2 = float(os.environ.get("JUDGEMENT_L2", "1e-3"))
+# the turn head: the share of a left-out conversation's cited turns its threshold keeps; its L2
+TURN_RECALL = 0.8
+TURN_L2 = 1e-4
 
 
 # -- vectors -------------------------------------------------------------------------------------
@@ -484,6 +487,7 @@ def train(
     pair: dict,
     source_weight: dict[str, float] | None = None,
     chat_weight: float | None = 1.0,
+    turn_recall: float = TURN_RECALL,
 ) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
     """Every head, and the pair head's out-of-fold dev scores (`train_pair`); `source_weight`
     weighs the written sentences of a raw file (its `source`, raw/j_trivia.txt -> "trivia") in
@@ -516,7 +520,7 @@ def train(
         "unsure_at": np.float32(0.3),
     }
     weights |= train_chat(vectors, turns, events, mine, source_weight or {}, chat_weight)
-    weights |= train_turn(vectors, holdout)
+    weights |= train_turn(vectors, holdout, turn_recall)
     return weights, dev_scores
 
 
@@ -601,8 +605,6 @@ def keep_and_layer(
 
 
 # -- the turn head: a turn of talk kept as a note ---------------------------------------------------
-TURN_RECALL = 0.8  # the share of a left-out conversation's cited turns the threshold keeps
-TURN_L2 = 1e-4
 
 
 def turn_rows(vectors: Vectors, holdout: set[str]) -> dict[str, tuple[np.ndarray, np.ndarray, int]]:
@@ -922,7 +924,9 @@ def main() -> None:
             weights = {k: shipped[k] for k in shipped.files if not k.startswith("turn_")}
         weights |= train_turn(vectors, set(args.holdout), args.turn_recall)
     else:
-        weights, dev_scores = train(set(args.holdout), vectors, pair, source_weight, args.chat_weight)
+        weights, dev_scores = train(
+            set(args.holdout), vectors, pair, source_weight, args.chat_weight, args.turn_recall
+        )
         tune(weights, vectors, dev_scores=dev_scores)
     vectors.save()
     np.savez_compressed(args.out, **weights)

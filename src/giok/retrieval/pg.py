@@ -23,8 +23,8 @@ removed by content, nothing re-embedded) and answers the retrieval calls from th
   and half the keyword top 10 differed: docs/teams.md);
 - vector candidates: an HNSW index (inner product over unit vectors = cosine) over `halfvec`
   columns: float16, as the SQLite index stores them (half the bytes, rows small enough to stay
-  out of TOAST), computed in float32; `vector` columns where pgvector is older than 0.7, and
-  there, older than 0.8, a workspace's rows ranked exactly (no iterative index scan);
+  out of TOAST), computed in float32 (`vector` columns where pgvector is older than 0.7);
+  where pgvector is older than 0.8 (no iterative index scan), a workspace's rows ranked exactly;
 - chunk rows and document frequencies; the scope rule in the WHERE of every query that reads
   candidates or rows (`giok.retrieval.rows.Reader` on each row's `reader` key, as SQLite does),
   so a chunk the searcher may not see never leaves the server.
@@ -199,16 +199,17 @@ def _retired(data_dir: Path) -> str | None:
     return _key(secret) if secret.startswith("local:") else None
 
 
-def _half(vec: np.ndarray | None, half: bool = True):
-    """A vector as the column stores it: `halfvec` (float16), or `vector` where pgvector is
-    older than 0.7 and has no halfvec."""
+def _column_vector(vec: np.ndarray | None, halfvec: bool = True):
+    """A vector as the table's column holds it: `halfvec` (float16), or `vector` where the table
+    was made by a pgvector older than 0.7, which has no halfvec."""
     from pgvector import HalfVector, Vector
 
-    return None if vec is None else (HalfVector if half else Vector)(np.asarray(vec, dtype=np.float32))
+    return None if vec is None else (HalfVector if halfvec else Vector)(np.asarray(vec, dtype=np.float32))
 
 
-HALFVEC_SINCE = (0, 7)  # pgvector's first version with halfvec (and 0.8 its iterative index scans)
-ITERATIVE_SINCE = (0, 8)
+HNSW_SINCE = (0, 5)  # pgvector's first version with the HNSW index
+HALFVEC_SINCE = (0, 7)  # … with halfvec (before it, the table's vectors are `vector`)
+ITERATIVE_SINCE = (0, 8)  # … with iterative index scans (before it, a search ranks exactly)
 
 
 def _version(text: str | None) -> tuple[int, ...]:
@@ -361,7 +362,7 @@ class PgIndex(SearchIndex):
         self._pending: tuple[np.ndarray, np.ndarray] | None = None  # (qvec, cos array) of the running search
         self._vecs: dict[int, np.ndarray] = {}
         self._retire: str | None = None  # the key of a commitless identity this workspace had
-        self._half = True  # the table's vectors are halfvec (pgvector 0.7+), else vector
+        self._halfvec = True  # the table's vectors are halfvec (pgvector 0.7+), else vector (read at connect)
         self._iterative = True  # pgvector 0.8+: a filtered HNSW scan goes on until it has enough
 
     _open: ClassVar[dict[tuple[str, str], PgIndex]] = {}
@@ -467,15 +468,20 @@ class PgIndex(SearchIndex):
                 "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
             ).fetchone()
             version = _version(found[0] if found else None)
+            if version < HNSW_SINCE:
+                raise psycopg.NotSupportedError(
+                    f"pgvector {found[0] if found else '(unknown)'} has no HNSW index:"
+                    " giok's shared index needs pgvector 0.5 or newer"
+                )
             self._iterative = version >= ITERATIVE_SINCE
-            self._create(half=version >= HALFVEC_SINCE)
             # a table made before (by another pgvector) keeps its own column type
             kind = self._conn.execute(
                 "SELECT format_type(atttypid, atttypmod) FROM pg_attribute"
-                " WHERE attrelid = %s::regclass AND attname = 'embedding'",
+                " WHERE attrelid = to_regclass(%s) AND attname = 'embedding'",
                 (self.table,),
             ).fetchone()
-            self._half = bool(kind) and str(kind[0]).startswith("halfvec")
+            self._halfvec = str(kind[0]).startswith("halfvec") if kind else version >= HALFVEC_SINCE
+            self._create(half=self._halfvec)
 
     @contextlib.contextmanager
     def _talk(self, seconds: float | None = None) -> Iterator[None]:
@@ -674,7 +680,7 @@ class PgIndex(SearchIndex):
         if bulk:  # the graph (every workspace's rows) in memory, or the build slows several-fold
             with self._talk():
                 rows = self.conn.execute(f"SELECT count(*) FROM {self.table}").fetchone()[0]
-            need = int(2.2 * rows * ((2 if self._half else 4) * self.embedder.dim + 64))
+            need = int(2.2 * rows * ((2 if self._halfvec else 4) * self.embedder.dim + 64))
             mem = min(max(need, BUILD_MEMORY[0]), BUILD_MEMORY[1])
             allowance = self.statement_timeout + rows / BUILD_RATE
             with self._talk(allowance):
@@ -682,7 +688,7 @@ class PgIndex(SearchIndex):
                     f"SET LOCAL maintenance_work_mem = '{mem // (1 << 20)}MB';"
                     f" SET LOCAL statement_timeout = {int(allowance * 1000)}"
                 )
-                self._create(half=self._half)
+                self._create(half=self._halfvec)
 
     def _vacuum(self) -> None:
         with self._talk():
@@ -709,6 +715,7 @@ class PgIndex(SearchIndex):
     def _insert(self, todo: dict[int, tuple[int, str]]) -> None:
         """Write the rows of these local ids ({local id: (chunk id, content digest)}); a row the
         local index changed since it was planned is left for the next publish."""
+        conn = self.conn  # connected first: the column type (`_halfvec`) is read at connect
         marks = ",".join("?" * len(todo))
         cols = ", ".join(f"m.{c}" for c in _LOCAL)
         rows = self.local.db.execute(
@@ -723,12 +730,12 @@ class PgIndex(SearchIndex):
             if chunk_id(r[1:17]) != cid:
                 continue
             row = dict(zip(_LOCAL, r[1:17], strict=True))
-            vec = _half(decode_vector(r[19]), self._half) if r[19] else None
+            vec = _column_vector(decode_vector(r[19]), self._halfvec) if r[19] else None
             tsv, ntok = _tsvector((r[17] or "").split(), (r[18] or "").split())
             row.update(superseded=bool(row["superseded"]), terms=r[17])
             out.append((self.ws_id, cid, content, *(row[c] for c in _COLUMNS), row["reader"], tsv, ntok, vec))
         names = ", ".join(_COLUMNS)
-        with self.conn.cursor() as cur:
+        with conn.cursor() as cur:
             cur.executemany(
                 f"INSERT INTO {self.table} (ws, cid, content, {names}, reader, tsv, ntok, embedding)"
                 f" VALUES (%s, %s, %s, {', '.join(['%s'] * len(_COLUMNS))}, %s, CAST(%s AS tsvector), %s, %s)"
@@ -854,7 +861,7 @@ class PgIndex(SearchIndex):
             self.conn.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, limit)}")
             if self._iterative:
                 self.conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            q = _half(qvec, self._half)
+            q = _column_vector(qvec, self._halfvec)
             order = "embedding <#> %s" if self._iterative else "(embedding <#> %s) + 0"
             got = self.conn.execute(
                 f"SELECT cid, -(embedding <#> %s) FROM {self.table} WHERE ws = %s"

@@ -440,10 +440,13 @@ def judge_many(
 def turns(texts: Sequence[str]) -> list[bool]:
     """Which texts are turns of a conversation kept as notes (a diary of talk: "Joanna: I can't
     have dairy", "Nate: Wow, that looks amazing!"): each is led by a speaker's name, and that
-    name speaks as "I" or to "you" in one of the texts. A note's label ("Bug: …", "교훈: …")
-    speaks as no one, so a diary of notes has no turns."""
+    name speaks as "I" or to "you" in one of the texts, and at least two people speak so. One
+    line alone is no conversation, and a note's label ("TODO: …", "Note: …", "교훈: …") is no
+    speaker (`statements.speaker`), so a diary of notes has no turns."""
     speakers = {statements.speaker(t) for t in texts if statements.spoken(t)}
-    return [bool(speakers) and statements.speaker(t) in speakers for t in texts]
+    if len(speakers) < 2:
+        return [False] * len(texts)
+    return [statements.speaker(t) in speakers for t in texts]
 
 
 def turn_features(text: str, kept: int) -> list[float]:

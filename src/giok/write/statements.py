@@ -601,23 +601,32 @@ def same_lead(new: str, old: str) -> bool:
 
 
 _SPEAKER_LABEL = lazy(r"^\s*([A-Z][\w'’.-]*|[가-힣]{1,5}):\s")  # "Joanna: …", "서준: …"; not "constraint: …"
+# the labels of a note, not a person speaking ("Note: you need to …", "TODO: call you back", "교훈: 나는 …")
+_NOTE_LABEL_WORDS = (
+    "note notes nb todo to-do bug fix lesson update updated re fwd fw til fyi ps p.s. reminder idea ideas"
+    " tip question q answer a summary decision action correction noted sure warning error info issue"
+    " task done next later agenda plan goal status result"
+    " 메모 교훈 할일 참고 결정 요약 질문 답 답변 수정 알림 공지 정리 결론 계획 목표 상태 결과 주의"
+)
+_NOTE_LABELS = frozenset(_NOTE_LABEL_WORDS.split())
 
 
 def said_by_others(new: str, old: str) -> bool:
     """Are both texts a turn of a conversation, said by two people ("Nate: Wow Joanna, that
     looks amazing!" / "Joanna: I can't have dairy")? Each speaks of themself unless a rule's
     frame says otherwise: the one addressed is not the one described."""
-    a, b = _SPEAKER_LABEL.match(new), _SPEAKER_LABEL.match(old)
-    return bool(a and b and a.group(1) != b.group(1))
+    a, b = speaker(new), speaker(old)
+    return bool(a and b and a != b)
 
 
 _ADDRESSED = frozenset({"you", "your", "yours", "너", "네", "니", "당신"})  # the one spoken to
 
 
 def speaker(text: str) -> str | None:
-    """The name a text is led by as its speaker ("Joanna: …" → "Joanna"), or None."""
+    """The name a text is led by as its speaker ("Joanna: …" → "Joanna"), or None; a note's
+    label ("TODO: …", "Note: …", "교훈: …") is no speaker."""
     found = _SPEAKER_LABEL.match(text)
-    return found.group(1) if found else None
+    return found.group(1) if found and found.group(1).lower() not in _NOTE_LABELS else None
 
 
 def spoken(text: str) -> bool:
@@ -625,7 +634,7 @@ def spoken(text: str) -> bool:
     to "you" ("Joanna: Thanks, Nate! Your support means a lot", "서준: 나 이사했어")? A note's
     label is no speaker ("Correction: Lucas is allergic to cashews, not walnuts")."""
     found = _SPEAKER_LABEL.match(text)
-    if found is None:
+    if found is None or speaker(text) is None:
         return False
     return any(stem in _SELF or stem in _ADDRESSED for _, stem in _tokens(text[found.end() :]))
 
