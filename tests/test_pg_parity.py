@@ -153,7 +153,7 @@ def test_the_shared_table_holds_float16_vectors_where_pgvector_has_them(corpus, 
     version = index.conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()[0]
     old = tuple(int(x) for x in version.split(".")[:2]) < (0, 7)
     assert kind == f"{'vector' if old else 'halfvec'}({index.embedder.dim})"
-    assert "해운대" in _top(corpus, "해운대 서핑")[0][2]  # found either way
+    assert any("해운대" in text for *_, text in _top(corpus, "해운대 서핑"))  # found either way
 
 
 def test_a_search_counts_the_table_once_per_publish(corpus, giok_home, pg_dsn):
@@ -207,7 +207,11 @@ def test_nearer_rows_of_another_workspace_do_not_hide_a_workspaces_own(corpus, g
             (index.ws_id,),
         ).fetchall()
         exact = sorted((float(np.asarray(v.to_numpy()) @ qvec) for _, v in own), reverse=True)[:10]
-        assert [round(x, 3) for _, x in found] == [round(x, 3) for x in exact]  # the nearest ten, in order
+        assert len(found) == 10  # an HNSW scan stopping before the WHERE gave none
+        if not index._iterative:  # ranked exactly (pgvector 0.8's relaxed order is approximate)
+            assert [round(x, 3) for _, x in found] == [
+                round(x, 3) for x in exact
+            ]  # the nearest ten, in order
     finally:
         index.conn.execute("RESET enable_sort")
         index.conn.execute(f"DELETE FROM {index.table} WHERE ws = 'another-team'")
