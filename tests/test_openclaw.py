@@ -459,6 +459,9 @@ def test_a_real_openclaw_gateway_uses_giok(ws, tmp_path):
             ),
             900,
         )
+        # the llm_output hook's `giok watch` runs beside the reply: on a busy machine it may not
+        # have written yet, and stopping the gateway's process group would stop it
+        wait_for(lambda: _watched(ws.root / ".giok" / "watchdog.json"), 900)
     finally:
         os.killpg(gateway.pid, 15)
         gateway.wait(300)
@@ -491,6 +494,14 @@ def test_a_real_openclaw_gateway_uses_giok(ws, tmp_path):
     watch = json.loads((ws.root / ".giok" / "watchdog.json").read_text())
     assert {s["window"] for s in watch["sessions"].values()} == {150000}
     assert all(110000 <= s["used"] < 150000 for s in watch["sessions"].values())  # the last call, not the sum
+
+
+def _watched(path) -> bool:
+    """Has the watchdog written a session's state?"""
+    try:
+        return bool(json.loads(path.read_text()).get("sessions"))
+    except (OSError, ValueError):
+        return False
 
 
 def wait_for(check, timeout: float) -> None:
