@@ -11,6 +11,7 @@ import pytest
 
 from conftest import run_giok
 from giok.errors import InvalidInput
+from giok.retrieval import pg
 from giok.retrieval.index import Index
 from giok.retrieval.search import search
 
@@ -138,6 +139,15 @@ def test_a_second_machine_with_other_ids_replaces_the_rows(corpus, giok_home, pg
     assert not any("dark roast" in t for t in texts)
 
 
+def _column_type(index) -> str:
+    """The shared table's vector column as PostgreSQL names it ("halfvec(64)")."""
+    return index.conn.execute(
+        "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = %s::regclass"
+        " AND attname = 'embedding'",
+        (index.table,),
+    ).fetchone()[0]
+
+
 def test_the_shared_table_holds_float16_vectors_where_pgvector_has_them(corpus, giok_home, pg_dsn):
     """halfvec, as SQLite stores them: half the bytes, and rows small enough to stay out of TOAST;
     `vector` where pgvector is older than 0.7 and has no halfvec (the tests' fallback server on a
@@ -145,14 +155,9 @@ def test_the_shared_table_holds_float16_vectors_where_pgvector_has_them(corpus, 
     _use_pg(giok_home, pg_dsn)
     index = Index.for_workspace(corpus)
     index.sync()
-    kind = index.conn.execute(
-        "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = %s::regclass"
-        " AND attname = 'embedding'",
-        (index.table,),
-    ).fetchone()[0]
     version = index.conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()[0]
-    old = tuple(int(x) for x in version.split(".")[:2]) < (0, 7)
-    assert kind == f"{'vector' if old else 'halfvec'}({index.embedder.dim})"
+    old = pg._version(version) < pg.HALFVEC_SINCE
+    assert _column_type(index) == f"{'vector' if old else 'halfvec'}({index.embedder.dim})"
     assert any("해운대" in text for *_, text in _top(corpus, "해운대 서핑"))  # found either way
 
 
@@ -188,11 +193,7 @@ def test_nearer_rows_of_another_workspace_do_not_hide_a_workspaces_own(corpus, g
     index = Index.for_workspace(corpus)
     index.sync()
     qvec = index.embedder.embed(["해운대 서핑"], "query")[0]
-    column = index.conn.execute(
-        "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = %s::regclass"
-        " AND attname = 'embedding'",
-        (index.table,),
-    ).fetchone()[0]
+    column = _column_type(index)
     literal = "[" + ",".join(f"{x:.6f}" for x in qvec) + "]"
     try:
         index.conn.execute(

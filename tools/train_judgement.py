@@ -784,6 +784,12 @@ def tune_contradiction(weights: dict[str, np.ndarray]) -> None:
     )
 
 
+def shipped_except(prefix: str) -> dict[str, np.ndarray]:
+    """The shipped weights but the arrays named with `prefix`: what a head retrained alone keeps."""
+    with np.load(ROOT / "src" / "giok" / "write" / judgement.WEIGHTS) as shipped:
+        return {k: shipped[k] for k in shipped.files if not k.startswith(prefix)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--holdout", nargs="*", default=[], help="LoCoMo conversations to leave out")
@@ -906,22 +912,19 @@ def main() -> None:
         print(f"wrote {out} ({out.stat().st_size:,} bytes)")
         return
     if args.pair_only:
-        with np.load(ROOT / "src" / "giok" / "write" / judgement.WEIGHTS) as shipped:
-            weights = {k: shipped[k] for k in shipped.files if not k.startswith("pair_")}
+        weights = shipped_except("pair_")
         head, dev_scores = train_pair(vectors, **pair)
         weights.update(head)
         tune(weights, vectors, voices=(), dev_scores=dev_scores)
     elif args.chat_only:
         if not args.chat_weight:
             parser.error("--chat-only needs a --chat-weight above 0")
-        with np.load(ROOT / "src" / "giok" / "write" / judgement.WEIGHTS) as shipped:
-            weights = {k: shipped[k] for k in shipped.files if not k.startswith("chat_")}
+        weights = shipped_except("chat_")
         turns, events = locomo(set(args.holdout))
         weights |= train_chat(vectors, turns, events, written(), source_weight, args.chat_weight)
         tune(weights, vectors, voices=("chat",), change=False)
     elif args.turn_only:
-        with np.load(ROOT / "src" / "giok" / "write" / judgement.WEIGHTS) as shipped:
-            weights = {k: shipped[k] for k in shipped.files if not k.startswith("turn_")}
+        weights = shipped_except("turn_")
         weights |= train_turn(vectors, set(args.holdout), args.turn_recall)
     else:
         weights, dev_scores = train(

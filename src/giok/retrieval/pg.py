@@ -481,7 +481,7 @@ class PgIndex(SearchIndex):
                 (self.table,),
             ).fetchone()
             self._halfvec = str(kind[0]).startswith("halfvec") if kind else version >= HALFVEC_SINCE
-            self._create(half=self._halfvec)
+            self._create()
 
     @contextlib.contextmanager
     def _talk(self, seconds: float | None = None) -> Iterator[None]:
@@ -559,12 +559,12 @@ class PgIndex(SearchIndex):
         self._conn, self._cut, self._published, self._ids = None, None, None, None
         self._mean, self._df, self._n = None, {}, None
 
-    def _create(self, half: bool = True) -> None:
+    def _create(self) -> None:
         """The workspace's table, with `halfvec` columns, or `vector` where pgvector has no
-        halfvec (`half` False: older than 0.7, as Ubuntu 24.04 packages it)."""
+        halfvec (`_halfvec` False: older than 0.7, as Ubuntu 24.04 packages it)."""
         dim = int(self.local.embedder.dim)
         t = self.table
-        column, ops = ("HALFVEC", "halfvec_ip_ops") if half else ("VECTOR", "vector_ip_ops")
+        column, ops = ("HALFVEC", "halfvec_ip_ops") if self._halfvec else ("VECTOR", "vector_ip_ops")
         self.conn.execute(
             f"""CREATE TABLE IF NOT EXISTS {t} (
             ws TEXT NOT NULL, cid BIGINT NOT NULL, content TEXT NOT NULL, key TEXT, path TEXT,
@@ -688,7 +688,7 @@ class PgIndex(SearchIndex):
                     f"SET LOCAL maintenance_work_mem = '{mem // (1 << 20)}MB';"
                     f" SET LOCAL statement_timeout = {int(allowance * 1000)}"
                 )
-                self._create(half=self._halfvec)
+                self._create()
 
     def _vacuum(self) -> None:
         with self._talk():

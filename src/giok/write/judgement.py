@@ -443,18 +443,16 @@ def turns(texts: Sequence[str]) -> list[bool]:
     name speaks as "I" or to "you" in one of the texts, and at least two people speak so. One
     line alone is no conversation, and a note's label ("TODO: …", "Note: …", "교훈: …") is no
     speaker (`statements.speaker`), so a diary of notes has no turns."""
-    speakers = {statements.speaker(t) for t in texts if statements.spoken(t)}
-    if len(speakers) < 2:
-        return [False] * len(texts)
-    return [statements.speaker(t) in speakers for t in texts]
+    who = [statements.speaker(t) for t in texts]
+    speakers = {name for name, t in zip(who, texts, strict=True) if name and statements.spoken(t)}
+    return [len(speakers) >= 2 and name in speakers for name in who]
 
 
 def turn_features(text: str, kept: int) -> list[float]:
     """What a turn's sentence vectors do not say, for the turn head: its length, the share of
     its sentences that are questions or greetings, the share of them left to judge (`kept`),
     whether it holds a number."""
-    label = statements.speaker(text)
-    body = text.split(":", 1)[1] if label else text
+    body = statements.said(text)
     said = sentences(body) or [body]
     return [
         math.log1p(len(body.split())) / 4,

@@ -622,21 +622,34 @@ def said_by_others(new: str, old: str) -> bool:
 _ADDRESSED = frozenset({"you", "your", "yours", "너", "네", "니", "당신"})  # the one spoken to
 
 
+def _led(text: str) -> re.Match | None:
+    """The speaker's name leading a text, where a name does (a note's label is none)."""
+    found = _SPEAKER_LABEL.match(text)
+    return found if found and found.group(1).lower() not in _NOTE_LABELS else None
+
+
 def speaker(text: str) -> str | None:
     """The name a text is led by as its speaker ("Joanna: …" → "Joanna"), or None; a note's
     label ("TODO: …", "Note: …", "교훈: …") is no speaker."""
-    found = _SPEAKER_LABEL.match(text)
-    return found.group(1) if found and found.group(1).lower() not in _NOTE_LABELS else None
+    found = _led(text)
+    return found.group(1) if found else None
+
+
+def said(text: str) -> str:
+    """What a text says after its speaker's name ("Joanna: I can't have dairy" → "I can't have
+    dairy"); the whole text where no speaker leads it."""
+    found = _led(text)
+    return text[found.end() :] if found else text
 
 
 def spoken(text: str) -> bool:
     """Is the text a turn of a conversation: led by its speaker's name, and speaking as "I" or
     to "you" ("Joanna: Thanks, Nate! Your support means a lot", "서준: 나 이사했어")? A note's
     label is no speaker ("Correction: Lucas is allergic to cashews, not walnuts")."""
-    found = _SPEAKER_LABEL.match(text)
-    if found is None or speaker(text) is None:
-        return False
-    return any(stem in _SELF or stem in _ADDRESSED for _, stem in _tokens(text[found.end() :]))
+    found = _led(text)
+    return found is not None and any(
+        stem in _SELF or stem in _ADDRESSED for _, stem in _tokens(text[found.end() :])
+    )
 
 
 def _speaker(stem: str) -> str:
