@@ -21,7 +21,11 @@ Tune on dev, report test and fresh. `--rules` answers with the keyword rules alo
    compete. A change is found when its own `old` is among what it replaces; a wrong link is an
    entry replaced that is not its own old (any entry, for a trap); items with a wrong link are
    counted.
-4. cost: CPU to judge one day's diary (the sentences as diary items) by the offline judge.
+4. shown: is a change's own `old` among the entries a judge that reads pairs (the host agent
+   through `giok distill --plan`, an LLM panel) is shown beside its `new`, in a real workspace
+   holding every `old` of the split and language (`shown_to_a_judge`): the most such a judge
+   can find.
+5. cost: CPU to judge one day's diary (the sentences as diary items) by the offline judge.
 """
 
 from __future__ import annotations
@@ -166,6 +170,46 @@ def changes_in_store(items: list[dict]) -> dict:
     }
 
 
+def shown_to_a_judge(items: list[dict]) -> dict:
+    """Is a change's own `old` among the entries a judge that reads pairs is shown beside its
+    `new` (`giok distill --plan`'s may_replace, the LLM panel's "may replace":
+    `distill.rivals`, words then the workspace's search)? The most such a judge can find. Every
+    `old` of the split and language is one entry of a real workspace's MEMORY.md, indexed."""
+    import tempfile
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import retrieval_sets
+
+    from giok.lifecycle import distill
+    from giok.write import policy
+
+    true = shown = offered_n = 0
+    misses = []
+    for lang in ("en", "ko"):
+        mine = [i for i in items if i["lang"].split("-")[0] == lang]
+        facts = [{"id": f"{n:06d}", "text": policy.normalize(i["old"])} for n, i in enumerate(mine)]
+        with tempfile.TemporaryDirectory(prefix="giok-rivals-") as tmp:
+            ws = retrieval_sets.build({"user": "Jin", "facts": facts}, Path(tmp))
+            mf = ws.memory()
+            index = policy.Index(mf)
+            for n, item in enumerate(mine):
+                if not item["change"]:
+                    continue
+                offered = [e.id for e in distill.rivals(ws, mf, policy.normalize(item["new"]), None, index)]
+                true += 1
+                offered_n += len(offered)
+                if retrieval_sets.entry_id(f"{n:06d}") in offered:
+                    shown += 1
+                else:
+                    misses.append(f"[{item['kind']}] {item['new']} → not shown {item['old']}")
+    return {
+        "changes": true,
+        "shown": shown / max(1, true),
+        "offered": offered_n / max(1, true),
+        "misses": misses,
+    }
+
+
 def cost(items: list[dict]) -> dict:
     from giok.write import judgement, judges, policy
 
@@ -196,6 +240,7 @@ def main() -> None:
         "keep": keep_refuse(sentences) if sentences else None,
         "changes": changes(load("changes.json", args.split)),
         "store": changes_in_store(load("changes.json", args.split)),
+        "shown": shown_to_a_judge(load("changes.json", args.split)),
         "cost": cost(sentences) if sentences else None,
     }
     if args.json:
@@ -218,10 +263,15 @@ def main() -> None:
         f"in a store   n={st['n']}  found {st['changes_found']:.3f}  items with a wrong link "
         f"{st['items_with_wrong_links']:.3f} ({st['wrong_links']} links; traps linked {st['traps_linked']})"
     )
+    sh = result["shown"]
+    print(
+        f"shown        a change's own old among what a judge reading pairs is shown {sh['shown']:.3f} "
+        f"({sh['offered']:.1f} entries a line)"
+    )
     spent = result["cost"]
     if spent is not None:
         print(f"cost         {spent['lines']} diary lines judged in {spent['cpu_ms']:.0f} ms CPU")
-    for name in ("keep", "changes", "store"):
+    for name in ("keep", "changes", "store", "shown"):
         for line in (result[name] or {"misses": []})["misses"][: args.misses]:
             print(f"  {name} miss: {line}")
 

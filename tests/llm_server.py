@@ -1,7 +1,8 @@
 """A local HTTP server that speaks the OpenAI chat-completions and Anthropic Messages wire
 formats, for testing the LLM judges and the flush summary at the seam. The model name picks
 the behaviour: good-<DECISION>, partial, garbage, slow, error, summary, empty; `recorded`
-answers from `FakeLLM.recorded` (a text fragment → the decision for the item holding it);
+answers from `FakeLLM.recorded` (a text fragment → the decision for the item holding it; "M90|replaces:
+TEXT" also names the entry of the item's "may replace" list holding TEXT, "M90|replaces:" none);
 `no-schema-<MODEL>` refuses (HTTP 400) a request for structured output, as servers without it
 do, and answers as MODEL otherwise.
 
@@ -68,12 +69,16 @@ def _items(prompt: str) -> list[tuple[str, str, str]]:
 
 
 def _recorded(recorded: dict[str, str], prompt: str) -> str:
-    rows = [
-        {"item": int(n), "decision": decision, "reason": f"recorded: {fragment}"}
-        for n, text, _ in _items(prompt)
-        for fragment, decision in recorded.items()
-        if fragment in text
-    ]
+    rows = []
+    for n, text, _ in _items(prompt):
+        for fragment, answer in recorded.items():
+            if fragment in text:
+                decision, _, replaced = answer.partition("|replaces:")
+                row = {"item": int(n), "decision": decision, "reason": f"recorded: {fragment}"}
+                if "|replaces:" in answer:  # the entry of the item's "may replace" list holding this text
+                    found = re.search(rf'(m-[0-9a-f]+) \(\w*\) "[^"]*{re.escape(replaced)}', text)
+                    row["replaces"] = found.group(1) if replaced and found else None
+                rows.append(row)
     return json.dumps({"decisions": rows})
 
 

@@ -68,7 +68,13 @@ def test_plan_lists_the_nights_items_and_writes_nothing(night):
     assert diary["kind"] == "diary"
     assert diary["day"] == DAY
     assert diary["choices"] == ["drop", "M30", "M90", "M365", "M0", "lesson"]
-    assert diary["suggestion"] == {"decision": "M90", "reason": "a decision: keep it for 90 days"}
+    assert diary["suggestion"] == {
+        "decision": "M90",
+        "reason": "a decision: keep it for 90 days",
+        "replaces": None,
+    }
+    # the one entry there is: it shares no word with the line, but the search finds it at some score
+    assert [e["text"] for e in diary["may_replace"]] == ["The staging server runs on port 8443"]
     assert items["hi"]["suggestion"]["decision"] == "drop"
     entry = items["The staging server runs on port 8443"]
     assert entry["key"] == f"entry:{night.used}"
@@ -284,3 +290,77 @@ def test_the_plan_id_covers_memory_and_the_ledger():
     assert base != distill_plan.plan_id(day, b"memory", b"ledger!")
     assert base != distill_plan.plan_id(day, b"memoryl", b"edger")  # parts are length-prefixed
     assert distill_plan.day_of(base) == day
+
+
+@pytest.fixture
+def moves(ws, monkeypatch):
+    """Kept facts, and a day whose diary changes one in words the write policy reads as no change
+    (cycling since she sold her car, against commuting by car) and one it reads as a change that
+    the agent knows is not (she is in Seoul for the summer: the rules read "moved")."""
+    at(monkeypatch, "2026-03-01T09:00")
+    ws.busan = ws.remember("Mina lives in Busan", layer="M365").entry.id
+    ws.car = ws.remember("Mina commutes by car", layer="M90").entry.id
+    ws.cat = ws.remember("Mina's cat is called Nabi", layer="M365").entry.id
+    at(monkeypatch, f"{DAY}T10:00")
+    ws.diary("Mina has been cycling to work ever since she sold her car")
+    ws.diary("Mina moved to Seoul last week")
+    at(monkeypatch, f"{DAY}T23:00")
+    return ws
+
+
+def _state(ws) -> dict[str, tuple[str, str | None]]:
+    return {e.text: (e.layer, e.fields.get("superseded_by")) for e in ws.memory().entries()}
+
+
+CYCLING = "Mina has been cycling to work ever since she sold her car"
+SUMMER = "Mina moved to Seoul last week"
+
+
+def test_the_plan_shows_what_a_line_may_replace_and_the_agents_word_on_it_is_applied(moves):
+    plan = distill_mod.plan(moves)
+    items = keys(plan)
+    cycling, summer = items[CYCLING], items[SUMMER]
+    assert {"id": moves.car, "layer": "M90", "text": "Mina commutes by car"} == cycling["may_replace"][0]
+    assert cycling["suggestion"]["replaces"] is None  # the write policy sees no change here
+    assert moves.busan in [e["id"] for e in summer["may_replace"]]  # shares "Mina"
+    assert summer["suggestion"]["replaces"] == moves.busan  # and a change here ("moved")
+    assert '"replaces"' in plan["instructions"]
+    answer = {
+        "plan": plan["plan"],
+        "decisions": {
+            cycling["key"]: {"decision": "M90", "reason": "a new commute", "replaces": moves.car},
+            summer["key"]: {"decision": "M90", "reason": "only there until August", "replaces": None},
+        },
+    }
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(answer, plan["answer_schema"])
+    report = distill_mod.apply(moves, json.dumps(answer))
+    assert report.fallback == []
+    state = _state(moves)
+    new = next(e.id for e in moves.memory().entries() if e.text == CYCLING)
+    assert state["Mina commutes by car"] == ("M90", new)  # replaced, as the agent said
+    assert state["Mina lives in Busan"] == ("M365", None)  # kept, as the agent said
+    assert state["Mina's cat is called Nabi"] == ("M365", None)
+    assert state[SUMMER] == ("M90", None)
+    assert [(s["id"], s["by"]) for s in report.superseded] == [(moves.car, new)]
+    assert "said by the agent: a new commute" in report.superseded[0]["why"]
+
+
+def test_an_answer_that_names_no_live_entry_leaves_the_change_to_the_write_policy(moves):
+    plan = distill_mod.plan(moves)
+    items = keys(plan)
+    answer = {
+        "plan": plan["plan"],
+        "decisions": {
+            items[CYCLING]["key"]: {"decision": "M90", "replaces": 42},
+            items[SUMMER]["key"]: {"decision": "M90", "replaces": "m-00000000"},
+        },
+    }
+    report = distill_mod.apply(moves, answer)
+    assert report.fallback == []  # the decisions themselves stand
+    state = _state(moves)
+    assert state[CYCLING] == ("M90", None)
+    assert state["Mina commutes by car"][1] is None  # the write policy saw no change
+    assert state["Mina lives in Busan"][1] is not None  # it saw one here
+    assert any("replaces 42 is no entry id" in n for n in report.notes)
+    assert any("'m-00000000' is no live entry of MEMORY.md" in n for n in report.notes)

@@ -585,8 +585,12 @@ def test_the_agent_judges_the_night_over_mcp(server):
     ws.diary("Decided to ship the MCP distill tools this week")
     ws.diary("Seojun's favourite editor is Helix")
     ws.diary("hi")
+    vim = ws.remember("Seojun writes his code in Vim", layer="M90").entry.id
+    ws.diary("These days Seojun is all about Helix")
     plan = server.ok("memory_distill_plan")
     items = {i["text"]: i for i in plan["items"]}
+    helix = items["These days Seojun is all about Helix"]
+    assert vim in [e["id"] for e in helix["may_replace"]]  # the entries a kept line may replace
     assert {"Decided to ship the MCP distill tools this week", "hi"} <= set(items)
     assert items["hi"]["suggestion"]["decision"] == "drop"
     assert "decisions" in plan["instructions"]
@@ -597,6 +601,7 @@ def test_the_agent_judges_the_night_over_mcp(server):
     decisions = {
         ship["key"]: {"decision": "M365", "reason": "a milestone"},
         editor["key"]: "M7",  # not a choice: the offline judge decides it
+        helix["key"]: {"decision": "M90", "reason": "his editor now", "replaces": vim},
     }
     stale = plan["plan"].split(".")[0] + ".00000000000000000000"
     assert "is stale" in server.error("memory_distill_apply", plan=stale, decisions=decisions)
@@ -608,4 +613,6 @@ def test_the_agent_judges_the_night_over_mcp(server):
     assert editor["key"] in {f["key"] for f in report["fallback"]}
     layers = {e.text: e.layer for e in ws.memory().entries()}
     assert layers["Decided to ship the MCP distill tools this week"] == "M365"
+    assert ws.memory().find(vim).superseded  # as the agent said
+    assert vim in {s["id"] for s in report["superseded"]}
     assert "is stale" in server.error("memory_distill_apply", plan=plan["plan"], decisions=decisions)

@@ -40,7 +40,7 @@ def test_openai_judge_requests_a_json_schema_and_reads_the_answer(server):
     assert form["json_schema"]["name"] == "record_decisions"
     assert form["json_schema"]["strict"] is True
     row = _decisions_schema(form["json_schema"]["schema"])
-    assert row["required"] == ["item", "decision", "reason"]
+    assert row["required"] == ["item", "decision", "reason", "replaces"]  # strict: every field, null allowed
     assert row["additionalProperties"] is False
     assert row["properties"]["item"]["type"] == "integer"
     assert row["properties"]["decision"]["enum"] == ["drop", "keep", "M30", "lesson", "M90", "M365", "M0"]
@@ -121,3 +121,47 @@ def test_the_night_applies_the_models_recorded_answers(ws, server, monkeypatch):
     assert openai["body"]["response_format"]["type"] == "json_schema"
     assert anthropic["body"]["tool_choice"]["name"] == "record_decisions"
     assert "gpt says M0" in anthropic["body"]["messages"][-1]["content"]
+
+
+def test_a_model_says_what_a_kept_line_replaces_among_the_entries_it_is_shown(ws, server, monkeypatch):
+    monkeypatch.setenv("GIOK_NOW", "2026-03-01T10:00")
+    car = ws.remember("Mina commutes by car", layer="M90").entry.id
+    busan = ws.remember("Mina lives in Busan", layer="M365").entry.id
+    monkeypatch.setenv("GIOK_NOW", "2026-03-05T10:00")
+    ws.diary("Mina has been cycling to work ever since she sold her car")  # no change to the write policy
+    ws.diary("Mina moved to Seoul last week")  # a move to the rules; the model knows it is a summer away
+    server.recorded.update({"cycling": "M90|replaces:commutes by car", "moved to Seoul": "M90|replaces:"})
+    ws.home.update(lambda c: c.update({"judges": {"panel": [server.spec("recorded", name="gpt")]}}))
+    monkeypatch.setenv("GIOK_NOW", "2026-03-05T23:00")
+    report = distill_mod.distill(ws)
+    entries = {e.text: e for e in ws.memory().entries()}
+    cycling = entries["Mina has been cycling to work ever since she sold her car"]
+    assert entries["Mina commutes by car"].fields.get("superseded_by") == cycling.id  # as the model said
+    assert not entries["Mina lives in Busan"].superseded  # the model said it replaces nothing
+    assert entries["Mina moved to Seoul last week"].layer == "M90"
+    assert [(s["id"], s["by"]) for s in report.superseded] == [(car, cycling.id)]
+    assert "said by the panel" in report.superseded[0]["why"]
+    prompt = server.requests[-1]["body"]["messages"][-1]["content"]
+    assert f'may replace: {car} (M90) "Mina commutes by car"' in prompt
+    assert f'{busan} (M365) "Mina lives in Busan"' in prompt
+    row = _decisions_schema(server.requests[-1]["body"]["response_format"]["json_schema"]["schema"])
+    assert "replaces" in row["required"]
+    assert row["properties"]["replaces"]["type"] == ["string", "null"]
+
+
+def test_an_id_the_model_was_not_shown_leaves_the_change_to_the_write_policy():
+    item = Item(
+        "d1",
+        "diary",
+        "Mina moved to Seoul",
+        day="2026-03-05",
+        rivals=(("m-aaaaaa", "M365", "Mina lives in Busan"),),
+    )
+    answer = '{"decisions": [{"item": 1, "decision": "M90", "reason": "r", "replaces": "m-bbbbbb"}]}'
+    assert judges.parse_answer(answer, [item], "gpt")["d1"].replaces is None  # not shown: the policy decides
+    answer = answer.replace("m-bbbbbb", "m-aaaaaa")
+    assert judges.parse_answer(answer, [item], "gpt")["d1"].replaces == "m-aaaaaa"
+    answer = answer.replace('"m-aaaaaa"', "null")
+    assert judges.parse_answer(answer, [item], "gpt")["d1"].replaces == ""  # none
+    bare = Item("d2", "diary", "Mina moved to Seoul", day="2026-03-05")  # shown no entry
+    assert judges.parse_answer(answer.replace('"d1"', '"d2"'), [bare], "gpt")["d2"].replaces is None

@@ -471,7 +471,8 @@ _DATE = _str("Distill as of this day, YYYY-MM-DD (default today).", pattern=r"^\
     "memory_distill_plan",
     "Be the judge of tonight's distillation: lists, without writing, what the night would judge (new "
     "diary lines, entries near a promotion) with each item's key, text, evidence, allowed choices and "
-    "the offline judge's suggestion, a plan id, and instructions. Decide each item, then call "
+    "the offline judge's suggestion, for a diary line the live entries it may replace (`may_replace`), "
+    "a plan id, and instructions. Decide each item, then call "
     "memory_distill_apply with {plan, decisions}.",
     {"date": _DATE},
     read_only=True,
@@ -493,14 +494,20 @@ def _distill_plan(ws: Workspace, args: dict):
         "plan": _str("The plan id memory_distill_plan returned.", minLength=1),
         "decisions": {
             "type": "object",
-            "description": 'Item key -> {"decision": one of the item\'s choices, "reason": short}; a bare '
-            "decision string is read too.",
+            "description": 'Item key -> {"decision": one of the item\'s choices, "reason": short, '
+            '"replaces": for a diary line kept, the id of the live entry it replaces (one of its '
+            "`may_replace`, or any live entry), or null for none; left out, the write policy decides}; a "
+            "bare decision string is read too.",
             "additionalProperties": {
                 "oneOf": [
                     {"type": "string"},
                     {
                         "type": "object",
-                        "properties": {"decision": {"type": "string"}, "reason": {"type": "string"}},
+                        "properties": {
+                            "decision": {"type": "string"},
+                            "reason": {"type": "string"},
+                            "replaces": {"type": ["string", "null"]},
+                        },
                         "required": ["decision"],
                     },
                 ]

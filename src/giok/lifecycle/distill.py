@@ -118,6 +118,7 @@ SUMMARY = {
 
 
 LASTING = ("M90", "M365", "M0")  # the layers whose lines may give a kept slot a new value
+KEPT = ("M30", *LASTING)  # a line kept in MEMORY.md: a judge that read the pair may say what it replaces
 
 
 @dataclass
@@ -337,6 +338,21 @@ ARCHIVE_HEADING = {  # the first line of memory/archive/YYYY-MM.md, in the works
 }
 
 
+def rivals(ws, mf: MemoryFile, text: str, day=None, index: policy.Index | None = None) -> list[MemoryEntry]:
+    """The live entries of `mf` (the workspace's MEMORY.md) a line may give a new value, as a judge
+    that reads pairs is shown them: `policy.rivals`, with the workspace's own search naming the
+    entries nearest in meaning (ten results of any score, MEMORY.md's only; no reference is
+    recorded). Where the search cannot answer, the words alone."""
+    from giok.retrieval import search
+
+    try:
+        found = search.search_full(ws, text, k=10, min_score=0.0, relative=None, record=None).results
+    except GiokError:
+        found = []
+    near = [r.id for r in found if r.path == MEMORY and r.workspace == ws.name and r.id]
+    return policy.rivals(mf, text, "workspace", day, index, near)
+
+
 class _Run:
     def __init__(self, ws, snap: _Snapshot, day: dt.date, panel: judges.Panel, cache: dict):
         self.ws, self.snap, self.day, self.panel, self.cache = ws, snap, day, panel, cache
@@ -357,6 +373,8 @@ class _Run:
     def plan(self) -> tuple[Report, dict[str, bytes]]:
         self._write_back_refs()
         diary = self._diary_items()
+        if self.panel.reads_pairs:
+            self._with_rivals(diary)
         candidates = self._candidates()
         decided = self._judge(diary + candidates)
         self._apply_diary(diary, decided)
@@ -405,6 +423,13 @@ class _Run:
                 judges.Item(key=f"diary:{day}#{n}", kind="diary", text=text, day=day) for n, text in new
             ]
         return items
+
+    def _with_rivals(self, items: list[judges.Item]) -> None:
+        """Each diary line with the live entries it may give a new value (`rivals`), for a judge
+        that reads pairs: MEMORY.md as the night found it."""
+        for item in items:
+            found = rivals(self.ws, self.mf, policy.normalize(item.text), self.day, self._policy_index())
+            item.rivals = tuple((e.id, e.layer or "", e.text) for e in found)
 
     def _diary_days(self) -> list[tuple[str, str]]:
         return [
@@ -478,6 +503,8 @@ class _Run:
         lessons_text = self.snap.text(LESSONS)
         for item in items:
             verdict, changes = self._in_context(item, decided[item.key])
+            if self.panel.reads_pairs and verdict.decision in KEPT:
+                self.panel.saw(item, changes[0] if changes and changes[1].startswith("replaces ") else None)
             self.report.judged += 1
             if verdict.decision == "drop":
                 self.report.dropped.append({"day": item.day, "text": item.text, "reason": verdict.reason})
@@ -513,6 +540,10 @@ class _Run:
         22 numbers that change by nature and 11 trivia lines on the 90-day life, for a fifth of
         the night's CPU on LoCoMo (docs/distill.md). The review pass reads the pairs the write
         policy does not settle."""
+        if verdict.replaces is not None and verdict.decision in KEPT:
+            said = self._said(item, verdict)
+            if said is not None:
+                return verdict, said or None
         if verdict.decision not in LASTING:
             return verdict, None  # dropped, a lesson, or a fact of the day: no lasting slot's new value
         text = policy.normalize(item.text)
@@ -520,6 +551,23 @@ class _Run:
         if found != "supersede" or target is None:
             return verdict, None
         return verdict, (target, why)
+
+    def _said(self, item: judges.Item, verdict: judges.Verdict) -> tuple[MemoryEntry, str] | tuple[()] | None:
+        """The entry a judge that read the pair says a kept line replaces (`verdict.replaces`):
+        (entry, why), () where it says none, or None where it names no live entry of MEMORY.md
+        (then the write policy's compare decides, and the report says so)."""
+        if not verdict.replaces:
+            return ()
+        live = [
+            e for e in self.mf.entries() if e.id == verdict.replaces and policy.live(e, "workspace", self.day)
+        ]
+        if not live:
+            self.report.notes.append(
+                f"{verdict.judge}: {verdict.replaces!r} is no live entry of MEMORY.md; what "
+                f'"{item.text[:60]}" replaces was left to the write policy'
+            )
+            return None
+        return live[-1], f"replaces {verdict.replaces} (said by the {verdict.judge}: {verdict.reason})"
 
     def _policy_index(self) -> policy.Index | None:
         """The write policy's index of MEMORY.md as this run changes it (built at the first

@@ -22,13 +22,15 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 from typing import Any
 
 from giok.errors import ConflictError, InvalidInput
 from giok.store.layout import LEDGER, MEMORY
-from giok.write import judges
+from giok.write import judges, policy
 
 AGENT = "agent"
+_ENTRY_ID = re.compile(r"m-[0-9a-f]{6,12}")
 MAX_ANSWER = 20 * 1024 * 1024  # bytes: far more than any night's decisions
 
 LAYERS = {
@@ -50,6 +52,12 @@ of its `choices`:
 An entry can only stay (keep) or move up. `suggestion` is the offline judge's rule-based answer:
 take it, or do better. Answer with one JSON object and nothing else, each item's `key` copied exactly:
   {{"plan": "<this plan's id>", "decisions": {{"<key>": {{"decision": "M90", "reason": "short"}}}}}}
+A diary line you keep may give a memory a new value (a move, a switch, a new number, "no
+longer"): its `may_replace` lists the live entries it shares the most words with. Say which one
+it replaces with "replaces": "<id>" (any live entry of MEMORY.md; the old one stays, marked
+superseded), or "replaces": null when it replaces none; leave `replaces` out to let the write
+policy decide (`suggestion.replaces` is what it found). Two values that both hold (a second
+hobby, another person's address) replace nothing.
 Give it to `giok distill --apply FILE` (or `-` for stdin) or the memory_distill_apply tool.
 Items you leave out, or answer with a choice they do not allow, are decided by the offline judge,
 and the report says which. If MEMORY.md changed since this plan, the answer is refused: make a
@@ -110,6 +118,17 @@ class CapturePanel(judges.Panel):
         super().__init__()
         self.items: list[judges.Item] = []
         self.suggested: dict[str, judges.Verdict] = {}
+        self.replaces: dict[str, Any] = {}  # diary item key → the entry the night replaced with it
+
+    @property
+    def reads_pairs(self) -> bool:
+        """The host agent reads a diary line beside the entries it may replace."""
+        return True
+
+    def saw(self, item: judges.Item, replaces: Any) -> None:
+        """What the write policy found a kept diary line replaces (the plan's suggestion)."""
+        if replaces is not None:
+            self.replaces[item.key] = replaces
 
     def decide(self, items: list[judges.Item], context: dict) -> judges.Decisions:
         """The offline judge's verdicts; `items` kept for the plan."""
@@ -125,7 +144,7 @@ def render(ws, day: dt.date, snap, panel: CapturePanel, report) -> dict[str, Any
         "plan": plan_id(day, snap.read(MEMORY), snap.read(LEDGER)),
         "workspace": ws.name,
         "date": day.isoformat(),
-        "items": [describe(i, panel.suggested[i.key]) for i in items],
+        "items": [describe(i, panel.suggested[i.key], panel) for i in items],
         "instructions": INSTRUCTIONS,
         "layers": LAYERS,
         "answer_schema": answer_schema(items),
@@ -134,8 +153,11 @@ def render(ws, day: dt.date, snap, panel: CapturePanel, report) -> dict[str, Any
     }
 
 
-def describe(item: judges.Item, suggestion: judges.Verdict) -> dict[str, Any]:
-    """One item of the plan, as the agent reads it."""
+def describe(
+    item: judges.Item, suggestion: judges.Verdict, panel: CapturePanel | None = None
+) -> dict[str, Any]:
+    """One item of the plan, as the agent reads it: a diary line with the entries it may
+    replace (`may_replace`) and, in its suggestion, the one the write policy found."""
     out: dict[str, Any] = {"key": key_of(item), "kind": item.kind, "text": item.text, "day": item.day}
     if item.kind == "entry":
         out["layer"] = item.layer
@@ -151,6 +173,16 @@ def describe(item: judges.Item, suggestion: judges.Verdict) -> dict[str, Any]:
         }
     out["choices"] = list(item.choices())
     out["suggestion"] = {"decision": suggestion.decision, "reason": suggestion.reason}
+    if item.kind == "diary":
+        found = panel.replaces.get(item.key) if panel is not None else None
+        rivals = list(item.rivals)
+        if found is not None:  # the one the write policy found, first
+            rivals = [(found.id, found.layer, found.text), *(r for r in rivals if r[0] != found.id)]
+        out["may_replace"] = [
+            {"id": i, "layer": layer, "text": text}
+            for i, layer, text in rivals[: policy.RIVALS + policy.RIVALS_NEAR]
+        ]
+        out["suggestion"]["replaces"] = found.id if found is not None else None
     return out
 
 
@@ -161,7 +193,14 @@ def answer_schema(items: list[judges.Item]) -> dict[str, Any]:
     choice = {"type": "string", "enum": sorted(allowed, key=lambda c: (judges.RANK[c], c))}
     decision = {
         "type": "object",
-        "properties": {"decision": choice, "reason": {"type": "string"}},
+        "properties": {
+            "decision": choice,
+            "reason": {"type": "string"},
+            "replaces": {
+                "type": ["string", "null"],
+                "description": "a diary line kept: the id of the live entry it replaces, or null for none",
+            },
+        },
         "required": ["decision"],
     }
     return {
@@ -222,6 +261,7 @@ class RecordedJudge(judges.Judge):
         self.name = name
         self.why: dict[str, str] = {}
         self.asked: set[str] = set()
+        self.notes: list[str] = []  # answers used but for a part: said in the report
 
     def decide(self, items: list[judges.Item], context: dict) -> dict[str, judges.Verdict]:
         """The recorded verdict of every item it holds a valid decision for."""
@@ -250,7 +290,21 @@ class RecordedJudge(judges.Judge):
             )
             return None
         reason = " ".join(str(row.get("reason") or "").split())[:300] or f"decided by the {self.name}"
-        return judges.Verdict(decision, reason, self.name)
+        return judges.Verdict(decision, reason, self.name, self._replaces(item, row))
+
+    def _replaces(self, item: judges.Item, row: dict) -> str | None:
+        """What the answer says a diary line replaces: an entry id, "" for none (`null`, "",
+        "none"), or None where it says nothing or something that is no id (then the write policy
+        decides; distill._said names an id that is no live entry in the report)."""
+        if item.kind != "diary" or "replaces" not in row:
+            return None
+        given = row["replaces"]
+        if judges.says_none(given):
+            return ""
+        if isinstance(given, str) and _ENTRY_ID.fullmatch(given.strip()):
+            return given.strip()
+        self.notes.append(f"{key_of(item)}: replaces {given!r} is no entry id; the write policy decided")
+        return None
 
     def unknown(self) -> list[str]:
         """Keys of the answer that were not among the night's items."""
@@ -296,6 +350,7 @@ class AgentPanel(judges.Panel):
                 f"the offline judge decided {len(report.fallback)} item(s) the {self.judge.name} "
                 f"left out ({left}) or answered invalidly ({len(report.fallback) - left}): see fallback"
             )
+        report.notes += self.judge.notes
         unknown = self.judge.unknown()
         if unknown:
             names = ", ".join(unknown[:20])

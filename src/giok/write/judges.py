@@ -56,6 +56,9 @@ class Item:
     links: int = 0
     role: float = 0.0
     expired: bool = False
+    # a diary line: the live entries it may give a new value, (id, layer, text), shown to a judge
+    # that reads pairs (an LLM panel, the host agent), which may say which one it replaces
+    rivals: tuple[tuple[str, str, str], ...] = ()
 
     def choices(self) -> tuple[str, ...]:
         if self.kind == "diary":
@@ -65,7 +68,10 @@ class Item:
 
     def describe(self) -> str:
         if self.kind == "diary":
-            return f"diary {self.day}: {self.text}"
+            replaceable = "; ".join(f'{i} ({layer}) "{text}"' for i, layer, text in self.rivals)
+            return f"diary {self.day}: {self.text}" + (
+                f" [may replace: {replaceable}]" if replaceable else ""
+            )
         return (
             f"entry in {self.layer} since {self.day}{' (expired)' if self.expired else ''}: {self.text} "
             f"[type {self.type or '?'}; refs 14d {self.refs_14d}, 30d {self.refs_30d} "
@@ -79,6 +85,9 @@ class Verdict:
     decision: str
     reason: str
     judge: str
+    # the MEMORY.md entry a kept diary line replaces, as the judge says: an id, "" for none, or
+    # None where the judge did not say (the write policy's compare decides: distill._in_context)
+    replaces: str | None = None
 
 
 @dataclass
@@ -162,8 +171,11 @@ M30 = 30 days (facts of the day worth a month); lesson = a pattern learned from 
 (goes to the lessons file); drop = not worth keeping (greetings, chatter, trivia, questions).
 For an existing entry choose keep or a higher layer; choose M0 only when you are sure.
 Weigh how often it was referenced, how linked it is to other memories and how close it is to
-the agent's role. Answer with JSON only:
-{"decisions": [{"item": 1, "decision": "M30", "reason": "short reason"}]}"""
+the agent's role. A diary line may give a kept memory a new value (a move, a switch, a new
+number, "no longer"): where it lists what it may replace, say which one with "replaces": its id,
+or null when it replaces none (two values that both hold, another person's, a passing state).
+Answer with JSON only:
+{"decisions": [{"item": 1, "decision": "M30", "reason": "short reason", "replaces": null}]}"""
 
 
 def _prompt(items: list[Item], context: dict, opinions: dict[str, list[Verdict]] | None = None) -> str:
@@ -201,10 +213,28 @@ def parse_answer(text: str, items: list[Item], judge: str) -> dict[str, Verdict]
         item = items[index - 1]
         decision = normal_decision(row.get("decision"))
         if decision in item.choices():
-            out[item.key] = Verdict(decision, " ".join(str(row.get("reason") or "").split())[:300], judge)
+            reason = " ".join(str(row.get("reason") or "").split())[:300]
+            out[item.key] = Verdict(decision, reason, judge, replaced(item, row.get("replaces", ...)))
     if not out:
         raise ProviderError(f"{judge}: answered nonsense (no valid decision)")
     return out
+
+
+def says_none(given: Any) -> bool:
+    """Does a judge's `replaces` say the line replaces nothing (null, "", "none")?"""
+    return given is None or (isinstance(given, str) and given.strip().lower() in ("", "none", "null"))
+
+
+def replaced(item: Item, given: Any) -> str | None:
+    """What a model says a diary line replaces, among the entries it was shown (`Item.rivals`):
+    an id, "" for none (null), or None where it said nothing, or named no entry it was shown
+    (the write policy decides then)."""
+    if item.kind != "diary" or not item.rivals or given is ...:
+        return None
+    if says_none(given):
+        return ""
+    wanted = given.strip() if isinstance(given, str) else None
+    return wanted if any(wanted == i for i, _, _ in item.rivals) else None
 
 
 def json_in(text: str):
@@ -260,8 +290,13 @@ def answer_schema(items: list[Item]) -> llm.Schema:
             "item": {"type": "integer", "description": "the item's number in the list"},
             "decision": {"type": "string", "enum": choices},
             "reason": {"type": "string", "description": "a short reason"},
+            "replaces": {
+                "type": ["string", "null"],
+                "description": "a diary line kept: the id of the entry of its 'may replace' it gives a new"
+                " value, or null",
+            },
         },
-        "required": ["item", "decision", "reason"],
+        "required": ["item", "decision", "reason", "replaces"],
         "additionalProperties": False,
     }
     return llm.Schema(
@@ -295,6 +330,16 @@ class Panel:
         self.workers = max(1, workers)
         self.offline = OfflineJudge()
         self.setup_notes = list(notes or [])
+
+    @property
+    def reads_pairs(self) -> bool:
+        """Does a judge of this panel read a diary line beside the entries it may replace (the
+        night then fills `Item.rivals`)? The LLM judges do; the offline judge does not."""
+        return bool(self.judges)
+
+    def saw(self, item: Item, replaces: Any) -> None:
+        """The night's reading of a kept diary line: the entry it replaces (a MemoryEntry), or
+        None. A panel that shows the night to someone keeps it (distill_plan.CapturePanel)."""
 
     @property
     def names(self) -> list[str]:
@@ -372,7 +417,11 @@ class Panel:
         fallback = self.offline.one(item).decision
         pick = fallback if fallback in tied else min(tied, key=lambda d: RANK[d])
         reasons = "; ".join(f"{v.judge}: {v.reason}" for v in verdicts if v.decision == pick)
-        return Verdict(pick, f"panel vote {best}/{len(verdicts)} — {reasons}"[:300], "panel")
+        said = {
+            v.replaces for v in verdicts if v.decision == pick
+        }  # the pick's judges all say the same, or no word
+        replaces = said.pop() if len(said) == 1 else None
+        return Verdict(pick, f"panel vote {best}/{len(verdicts)} — {reasons}"[:300], "panel", replaces)
 
 
 def from_config(ws) -> Panel:
