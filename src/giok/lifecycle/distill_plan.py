@@ -19,18 +19,18 @@ text (`key_of`), so a decision never lands on another line after a hand edit of 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
-import re
 from typing import Any
 
 from giok.errors import ConflictError, InvalidInput
 from giok.store.layout import LEDGER, MEMORY
+from giok.store.workspace import check_id
 from giok.write import judges, policy
 
 AGENT = "agent"
-_ENTRY_ID = re.compile(r"m-[0-9a-f]{6,12}")
 MAX_ANSWER = 20 * 1024 * 1024  # bytes: far more than any night's decisions
 
 LAYERS = {
@@ -53,11 +53,12 @@ An entry can only stay (keep) or move up. `suggestion` is the offline judge's ru
 take it, or do better. Answer with one JSON object and nothing else, each item's `key` copied exactly:
   {{"plan": "<this plan's id>", "decisions": {{"<key>": {{"decision": "M90", "reason": "short"}}}}}}
 A diary line you keep may give a memory a new value (a move, a switch, a new number, "no
-longer"): its `may_replace` lists the live entries it shares the most words with. Say which one
-it replaces with "replaces": "<id>" (any live entry of MEMORY.md; the old one stays, marked
-superseded), or "replaces": null when it replaces none; leave `replaces` out to let the write
-policy decide (`suggestion.replaces` is what it found). Two values that both hold (a second
-hobby, another person's address) replace nothing.
+longer"): its `may_replace` lists the live entries nearest to it (shared words, then meaning),
+the one the write policy found first. Say which one it replaces with "replaces": "<id>" (any
+live entry of MEMORY.md; the old one stays, marked superseded), or "replaces": null when it
+replaces none; leave `replaces` out to let the write policy decide (`suggestion.replaces` is
+what it found). Two values that both hold (a second hobby, another person's address) replace
+nothing.
 Give it to `giok distill --apply FILE` (or `-` for stdin) or the memory_distill_apply tool.
 Items you leave out, or answer with a choice they do not allow, are decided by the offline judge,
 and the report says which. If MEMORY.md changed since this plan, the answer is refused: make a
@@ -301,8 +302,9 @@ class RecordedJudge(judges.Judge):
         given = row["replaces"]
         if judges.says_none(given):
             return ""
-        if isinstance(given, str) and _ENTRY_ID.fullmatch(given.strip()):
-            return given.strip()
+        if isinstance(given, str):
+            with contextlib.suppress(InvalidInput):
+                return check_id(given)
         self.notes.append(f"{key_of(item)}: replaces {given!r} is no entry id; the write policy decided")
         return None
 
