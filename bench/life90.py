@@ -18,6 +18,9 @@ heart rate, battery) through the day, plus some trivia the agent over-eagerly `r
 - changes: for every fact that changed, is its current value in `giok boot` and is no stale
   statement there (the old line, shown as live; an old value boot folds into the newer line as
   "(earlier, DATE: …)" is history, counted apart: `boot.without_history`);
+- shown: for each change told (a diary line, or a remember) while its value before is a live
+  entry, is that entry among what a judge reading pairs (an LLM panel, the host agent's
+  `distill --plan`) is shown beside the line (`distill.rivals`, MEMORY.md as it is then);
 - one-offs: important one-offs still live in MEMORY.md (any layer), and in boot as current or
   only as the history of another line (a false pairing of `giok.lifecycle.slots`);
 - trivia above M30: share of live M90/M365/M0 entries that are trivia;
@@ -120,6 +123,12 @@ class Agent:
         self.during = Counter()
         self.during_misses: list[str] = []
         self.actions = Counter()
+        # a change step → the step before it; and, for each step told in the diary while the
+        # step before was live, whether that entry was among what a judge reading pairs is shown
+        self.before_step = {
+            st["key"]: c["steps"][n - 1]["key"] for c in s["changes"] for n, st in enumerate(c["steps"]) if n
+        }
+        self.shown: list[dict] = []
         for event in s["events"]:
             if "key" in event:
                 self.key_text[event["key"]] = event.get("remember") or event.get("diary")
@@ -210,6 +219,8 @@ class Life:
 
     def do_remember(self, a: Agent, day: int, event: dict) -> None:
         text = event["remember"]
+        if "key" in event:
+            self.m_shown(a, day, [(event["key"], text)])
         kw = {k: event[k] for k in ("layer", "type") if event.get(k)}
         result = a.ws.remember(text, **kw)
         a.actions[f"remember:{result.action}"] += 1
@@ -247,6 +258,7 @@ class Life:
 
         self.at(day, dt.time(23, 30))
         self.snapshot(a)
+        self.m_shown(a, day)
         c0, w0 = cpu(), time.perf_counter()
         report = distill.distill(a.ws)
         self.distill_cpu += cpu() - c0
@@ -264,6 +276,30 @@ class Life:
                 a.flags.append(pair)
                 now = {e.id: e.text for e in entries}
                 a.flag_text.setdefault(pair, [now.get(i) or a.id_text.get(i, i) for i in sorted(pair)])
+
+    def m_shown(self, a: Agent, day: int, told: list[tuple[str, str]] | None = None) -> None:
+        """For each change told (today's diary, or a remember about to be written) whose value
+        before is a live entry: is that entry among what a judge reading pairs (an LLM panel,
+        the host agent's plan) is shown beside the line (`distill.rivals`, MEMORY.md as it is
+        then)? Outside the nights' timing."""
+        from giok.lifecycle import distill
+        from giok.write import policy
+
+        mf = None
+        for key, text in a.pending_diary if told is None else told:
+            before = a.before_step.get(key)
+            if before is None:
+                continue
+            mf = mf or a.ws.memory()
+            live = {e.id for e in mf.entries() if not e.superseded}
+            old = a.key_ids[before] & live
+            if not old:
+                continue
+            offered = {
+                e.id
+                for e in distill.rivals(a.ws, mf, policy.normalize(text), START + dt.timedelta(days=day - 1))
+            }
+            a.shown.append({"key": key, "text": text, "ok": bool(old & offered), "entries": len(live)})
 
     @staticmethod
     def snapshot(a: Agent) -> list:
@@ -303,6 +339,7 @@ class Life:
             r["during"] = {**a.during, "misses": a.during_misses}
             r["actions"] = dict(a.actions)
             r["flag_kinds"] = dict(a.flag_kinds)
+            r["shown"] = a.shown
             out["agents"][a.name] = r
         return out
 
@@ -563,6 +600,7 @@ def summarise(m: dict, days: int, model: str, seed: int, elapsed: float, cpu_s: 
             "stale_as_history": sum(1 for c in changes if c["stale_as_history"]),
             "stale_live_in_memory": sum(1 for c in changes if c["stale_live_in_memory"]),
         },
+        "changes_shown": share([x for r in ag.values() for x in r["shown"]]),
         "important_kept": share(imp, "kept"),
         "important_in_boot": share(imp, "in_boot"),
         "important_history_only": sum(1 for x in imp if x["history_only"]),
@@ -593,6 +631,10 @@ def render(s: dict, verbose: bool = False) -> str:
         ("  a stale statement in boot (shown as current)", f"{ch['stale_in_boot']}/{ch['n']}"),
         ("  an older value shown as history only", f"{ch['stale_as_history']}/{ch['n']}"),
         ("  stale entry still live in MEMORY.md", f"{ch['stale_live_in_memory']}/{ch['n']}"),
+        (
+            "changes told (diary or remember): the old entry among what a pair-reading judge is shown",
+            pct(s["changes_shown"]),
+        ),
         ("important one-offs kept (live, any layer)", pct(s["important_kept"])),
         ("  in boot as current", pct(s["important_in_boot"])),
         ("  in boot only as another line's history", str(s["important_history_only"])),
@@ -648,6 +690,9 @@ def render(s: dict, verbose: bool = False) -> str:
                 why = [] if c["current_in_boot"] else [f"current {c['current']} not in boot"]
                 why += [f"stale in boot: {x!r}" for x in c["stale_in_boot"]]
                 lines.append(f"  change {c['fact']} ({c['phrasing']}): " + "; ".join(why))
+        for x in a["shown"]:
+            if not x["ok"]:
+                lines.append(f"  change not shown beside its old entry: {x['text'][:120]}")
         for x in a["important"]:
             if not x["kept"]:
                 lines.append(f"  one-off lost: {x['what']}")
