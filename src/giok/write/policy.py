@@ -429,8 +429,9 @@ def _compare(
 # meaning (the search's ranking, given by the caller as `near`), RIVALS + RIVALS_NEAR in all. On
 # the dev split of bench/data/judgement/changes.json in a store, a change's own old entry was
 # among those shown 0.696 / 0.804 / 0.804 of the time at 3 / 5 / 12 by words alone (the rest
-# share no content word), 0.870 / 0.913 / 0.935 with 1 / 2 / 3 more by the search
-# (docs/distill.md, "What a kept line replaces").
+# share no content word), 0.870 / 0.913 / 0.935 with 1 / 2 / 3 more by the search after five by
+# words; as built (the search filling up to eight) 0.957 (docs/distill.md, "What a kept line
+# replaces").
 RIVALS = 5
 RIVALS_NEAR = 3
 
