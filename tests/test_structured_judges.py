@@ -6,6 +6,7 @@ import pytest
 
 from giok.lifecycle import distill as distill_mod
 from giok.providers import llm
+from giok.store import git
 from giok.write import judges
 from giok.write.judges import Item, LLMJudge
 from llm_server import FakeLLM
@@ -165,3 +166,41 @@ def test_an_id_the_model_was_not_shown_leaves_the_change_to_the_write_policy():
     assert judges.parse_answer(answer, [item], "gpt")["d1"].replaces == ""  # none
     bare = Item("d2", "diary", "Mina moved to Seoul", day="2026-03-05")  # shown no entry
     assert judges.parse_answer(answer.replace('"d1"', '"d2"'), [bare], "gpt")["d2"].replaces is None
+
+
+def test_remember_asks_the_configured_panel_what_a_text_replaces(ws, server, monkeypatch):
+    monkeypatch.setenv("GIOK_NOW", "2026-03-01T10:00")
+    car = ws.remember("Mina commutes by car", layer="M90").entry.id
+    busan = ws.remember("Mina lives in Busan", layer="M365").entry.id
+    server.recorded.update({"cycling": "M90|replaces:commutes by car", "moved to Seoul": "M90|replaces:"})
+    ws.home.update(lambda c: c.update({"judges": {"panel": [server.spec("recorded", name="gpt")]}}))
+    monkeypatch.setenv("GIOK_NOW", "2026-03-05T10:00")
+    cycling = ws.remember(
+        "Mina has been cycling to work ever since she sold her car"
+    )  # no change to the policy
+    assert cycling.action == "superseded"
+    assert cycling.entry.fields["supersedes"] == car
+    assert ws.memory().find(car).fields["superseded_by"] == cycling.entry.id
+    assert "said by the panel" in cycling.reason
+    assert (
+        f'may replace: {car} (M90) "Mina commutes by car"'
+        in server.requests[-1]["body"]["messages"][-1]["content"]
+    )
+    moved = ws.remember(
+        "Mina moved to Seoul last week"
+    )  # a move to the rules; the model says it replaces nothing
+    assert moved.action == "written"
+    assert not ws.memory().find(busan).superseded
+    assert "said it replaces nothing" in moved.reason
+    log = git.log(ws.root, ["MEMORY.md"], 5)
+    assert f"Supersedes: {car}" in next(c["message"] for c in log if "cycling" in c["message"])
+
+
+def test_remember_without_an_answering_panel_is_the_write_policys(ws, server, monkeypatch):
+    monkeypatch.setenv("GIOK_NOW", "2026-03-01T10:00")
+    busan = ws.remember("Mina lives in Busan", layer="M365").entry.id
+    ws.home.update(lambda c: c.update({"judges": {"panel": [server.spec("error", name="gpt")]}}))
+    moved = ws.remember("Mina moved to Seoul last week")
+    assert moved.action == "superseded"  # the rules' reading of "moved", as without a panel
+    assert moved.entry.fields["supersedes"] == busan
+    assert server.requests  # it was asked

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import datetime as dt
 import functools
 import hashlib
 import json
 import weakref
+from typing import TYPE_CHECKING
 
 from giok.errors import GiokError, InvalidInput, NotFound
 from giok.store import memoryfile, refs, trace
@@ -33,6 +35,9 @@ from giok.text import likeness
 from giok.text.lazy import lazy
 from giok.write import policy
 from giok.write.notes import safe_text
+
+if TYPE_CHECKING:
+    from giok.write import judges
 
 
 def remember(
@@ -74,6 +79,7 @@ def remember(
         raise InvalidInput(f"invalid type {type!r}: choose one of {', '.join(TYPES)}")
     scope = check_scope(policy.scope_for(scope, user, thread, task))
     conf = check_confidence(confidence)
+    said = _judged(ws, text, scope) if supersedes is None else None  # before the lock: a model may be slow
 
     def change(before: bytes):
         mf, index = _parsed(ws, before)
@@ -95,6 +101,8 @@ def remember(
             index = _new_index(mf)
             decision = decide(index=index)
         find = mf.find if index is None else (lambda i: next(iter(index.with_id(i)), None))
+        if said is not None and decision.action in ("write", "supersede"):
+            decision = _as_said(decision, said, find(said.replaces) if said.replaces else None)
         if supersedes:  # the caller's own link: an id that names nothing is an error, not a no-op
             named = find(supersedes)
             if named is None:
@@ -186,6 +194,55 @@ def remember(
     rid, sha = trace.record(ws, decision, source, via)
     notes.append(f"decision recorded as {rid} (`giok trace {rid}`)")
     return WriteResult(trace.ACTIONS[decision.action], decision.target, decision.reason, sha, tuple(notes))
+
+
+# -- a judge that reads pairs ---------------------------------------------------------------------
+def _judged(ws: Workspace, text: str, scope: str) -> judges.Verdict | None:
+    """With an LLM panel configured (home config `judges`, as the nightly distill's), its word on
+    what `text` replaces among the live entries it may give a new value (`distill.rivals`), as the
+    night asks it of a diary line: a verdict whose `replaces` is an id or "" (none), or None where
+    no panel is configured, nothing is near, the scope is not the workspace's, or no model answered
+    (the write policy decides alone). The text goes to the model redacted."""
+    if scope != "workspace":
+        return None
+    from giok.providers import llm
+
+    try:
+        if not llm.configured(ws, "judges"):
+            return None
+        from giok.lifecycle import distill
+        from giok.write import judges
+
+        panel = judges.from_config(ws)
+        if not panel.judges:
+            return None
+        redacted = policy.redact(text)[0]
+        found = distill.rivals(ws, ws.memory(), policy.normalize(redacted), today())
+        if not found:
+            return None
+        rivals = tuple((e.id, e.layer or "", e.text) for e in found)
+        item = judges.Item("remember", "diary", redacted, day=today().isoformat(), rivals=rivals)
+        verdict = panel.decide([item], {"workspace": ws.name, "today": today().isoformat()}).verdicts.get(
+            "remember"
+        )
+    except GiokError:  # a broken judges config: the night reports it; a remember goes on without
+        return None
+    return verdict if verdict is not None and verdict.replaces is not None else None
+
+
+def _as_said(decision: policy.Decision, said: judges.Verdict, named: MemoryEntry | None) -> policy.Decision:
+    """The policy's decision with the panel's word on what the text replaces: the entry it named
+    (live, of the decision's scope), or none; a named entry that is gone leaves the decision as it
+    was."""
+    if not said.replaces:
+        if decision.action != "supersede":
+            return decision
+        why = f"{decision.reason}; the {said.judge} said it replaces nothing ({said.reason})"
+        return dataclasses.replace(decision, action="write", target=None, also=[], reason=why)
+    if named is None or named.superseded or named.scope != decision.scope:
+        return decision
+    why = f"replaces {named.id} (said by the {said.judge}: {said.reason})"
+    return dataclasses.replace(decision, action="supersede", target=named, also=[], reason=why)
 
 
 # -- the write path at scale (docs/architecture.md) -----------------------------------------------

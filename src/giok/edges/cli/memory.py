@@ -207,6 +207,8 @@ def remember(
     (with the reason); an exact duplicate is not written again; an update or contradiction of
     an entry of the same subject supersedes it; secrets are redacted. `giok trace ID` shows why.
     Where the policy does not see the change, `--supersedes ID` says what the new memory replaces.
+    With an LLM panel configured (home config `judges`, as for the nightly distill), the panel is
+    asked which nearby entry the text replaces, and its answer settles it (docs/distill.md).
     A refusal is a decision, not an error: it prints `refused: REASON` and exits 0 (`--json` gives the action:
     written, refused, duplicate or superseded).
     """
