@@ -364,3 +364,14 @@ def test_an_answer_that_names_no_live_entry_leaves_the_change_to_the_write_polic
     assert state["Mina lives in Busan"][1] is not None  # it saw one here
     assert any("replaces 42 is no entry id" in n for n in report.notes)
     assert any("'m-00000000' is no live entry of MEMORY.md" in n for n in report.notes)
+
+
+def test_a_fact_of_the_day_replaces_nothing_whatever_the_answer_says(moves):
+    plan = distill_mod.plan(moves)
+    cycling = keys(plan)[CYCLING]
+    answer = {"plan": plan["plan"], "decisions": {cycling["key"]: {"decision": "M30", "replaces": moves.car}}}
+    report = distill_mod.apply(moves, answer)
+    assert moves.car not in {s["id"] for s in report.superseded}
+    state = _state(moves)
+    assert state[CYCLING] == ("M30", None)
+    assert state["Mina commutes by car"] == ("M90", None)  # not promoted into a year by a day's fact

@@ -2,6 +2,8 @@
 forced tool — and read it; a server that refuses it is asked again in plain text, whose parser
 stays the fallback. The real HTTP client against the local stand-in server (tests/llm_server.py)."""
 
+import json
+
 import pytest
 
 from giok.lifecycle import distill as distill_mod
@@ -204,3 +206,44 @@ def test_remember_without_an_answering_panel_is_the_write_policys(ws, server, mo
     assert moved.action == "superseded"  # the rules' reading of "moved", as without a panel
     assert moved.entry.fields["supersedes"] == busan
     assert server.requests  # it was asked
+
+
+def test_remember_takes_no_replacement_from_a_panel_that_would_not_keep_the_text_beyond_a_day(
+    ws, server, monkeypatch
+):
+    monkeypatch.setenv("GIOK_NOW", "2026-03-01T10:00")
+    car = ws.remember("Mina commutes by car", layer="M90").entry.id
+    secret = "sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"
+    path = ws.root / "MEMORY.md"  # a line written by hand, past the write path's redaction
+    path.write_text(
+        path.read_text().replace("Mina commutes by car", f"Mina commutes by car; car key {secret}")
+    )
+    server.recorded.update({"cycling": "M30|replaces:commutes by car"})  # a fact of the day
+    ws.home.update(lambda c: c.update({"judges": {"panel": [server.spec("recorded", name="gpt")]}}))
+    done = ws.remember("Mina has been cycling to work ever since she sold her car")
+    assert done.action == "written"  # a fact of the day replaces nothing
+    assert not ws.memory().find(car).superseded
+    asked = server.requests[-1]["body"]["messages"][-1]["content"]
+    assert f"may replace: {car} (M90)" in asked
+    assert secret not in json.dumps(server.requests)  # the entry's secret never went to the model
+
+
+def test_a_panels_none_refuses_trivia_kept_only_as_a_change_and_leaves_a_near_duplicate_alone():
+    from giok.store.memoryfile import MemoryEntry
+    from giok.write import policy, remember
+
+    old = MemoryEntry(text="Coffee with oat milk", layer="M90", fields={"id": "m-aaaaaa"})
+    none = judges.Verdict("M90", "both hold", "panel", replaces="")
+    trivial = policy.Decision("supersede", "replaces m-aaaaaa (the same slot)", target=old, trivial=True)
+    assert remember._as_said(trivial, none, None).action == "refuse"
+    changed = policy.Decision("supersede", "replaces m-aaaaaa (the same slot)", target=old)
+    assert remember._as_said(changed, none, None).action == "write"
+    near = policy.Decision("supersede", "near-duplicate of m-aaaaaa (similarity 0.91)", target=old)
+    assert remember._as_said(near, none, None) is near
+
+
+def test_an_item_number_no_integer_can_hold_is_skipped():
+    answer = (
+        '{"decisions": [{"item": 1e400, "decision": "M90"}, {"item": 1, "decision": "M30", "reason": "r"}]}'
+    )
+    assert judges.parse_answer(answer, ITEMS[:1], "gpt")["d1"].decision == "M30"

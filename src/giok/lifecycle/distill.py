@@ -117,8 +117,9 @@ SUMMARY = {
 }
 
 
-LASTING = ("M90", "M365", "M0")  # the layers whose lines may give a kept slot a new value
-KEPT = ("M30", *LASTING)  # a line kept in MEMORY.md: a judge that read the pair may say what it replaces
+# the layers whose lines may give a kept slot a new value, by the policy's reading or a judge's
+# that read the pair: a fact of the day ("Mina is in Seoul this week") replaces nothing
+LASTING = ("M90", "M365", "M0")
 
 
 @dataclass
@@ -367,6 +368,7 @@ class _Run:
         self.touched_memory = False
         self.queue = ReviewFile()  # state/review.md, read by the review pass
         self.review_changed = False
+        self.first_ids: set[str] = set()  # MEMORY.md's ids as the night found them (_with_rivals)
         self.policy_index: policy.Index | None = None  # built at the first compare
         self.indexed = False
 
@@ -427,9 +429,12 @@ class _Run:
     def _with_rivals(self, items: list[judges.Item]) -> None:
         """Each diary line with the live entries it may give a new value (`rivals`), for a judge
         that reads pairs: MEMORY.md as the night found it."""
+        self.first_ids = set(self.mf.ids())  # an entry this night adds has an id no plan can know
         for item in items:
-            found = rivals(self.ws, self.mf, policy.normalize(item.text), self.day, self._policy_index())
-            item.rivals = tuple((e.id, e.layer or "", e.text) for e in found)
+            if item.text not in self.panel.rivals:  # a retry of the night asks the search no more
+                found = rivals(self.ws, self.mf, policy.normalize(item.text), self.day, self._policy_index())
+                self.panel.rivals[item.text] = judges.shown(found)
+            item.rivals = self.panel.rivals[item.text]
 
     def _diary_days(self) -> list[tuple[str, str]]:
         return [
@@ -503,8 +508,9 @@ class _Run:
         lessons_text = self.snap.text(LESSONS)
         for item in items:
             verdict, changes = self._in_context(item, decided[item.key])
-            if self.panel.reads_pairs and verdict.decision in KEPT:
-                self.panel.saw(item, changes[0] if changes and changes[1].startswith("replaces ") else None)
+            if self.panel.reads_pairs and verdict.decision in LASTING:
+                found = changes[0] if changes and changes[1].startswith("replaces ") else None
+                self.panel.saw(item, found if found is not None and found.id in self.first_ids else None)
             self.report.judged += 1
             if verdict.decision == "drop":
                 self.report.dropped.append({"day": item.day, "text": item.text, "reason": verdict.reason})
@@ -540,7 +546,7 @@ class _Run:
         22 numbers that change by nature and 11 trivia lines on the 90-day life, for a fifth of
         the night's CPU on LoCoMo (docs/distill.md). The review pass reads the pairs the write
         policy does not settle."""
-        if verdict.replaces is not None and verdict.decision in KEPT:
+        if verdict.replaces is not None and verdict.decision in LASTING:
             said = self._said(item, verdict)
             if said is not None:
                 return verdict, said or None

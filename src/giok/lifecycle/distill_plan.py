@@ -52,13 +52,13 @@ of its `choices`:
 An entry can only stay (keep) or move up. `suggestion` is the offline judge's rule-based answer:
 take it, or do better. Answer with one JSON object and nothing else, each item's `key` copied exactly:
   {{"plan": "<this plan's id>", "decisions": {{"<key>": {{"decision": "M90", "reason": "short"}}}}}}
-A diary line you keep may give a memory a new value (a move, a switch, a new number, "no
-longer"): its `may_replace` lists the live entries nearest to it (shared words, then meaning),
-the one the write policy found first. Say which one it replaces with "replaces": "<id>" (any
-live entry of MEMORY.md; the old one stays, marked superseded), or "replaces": null when it
-replaces none; leave `replaces` out to let the write policy decide (`suggestion.replaces` is
-what it found). Two values that both hold (a second hobby, another person's address) replace
-nothing.
+A diary line you keep beyond a day (M90, M365, M0) may give a memory a new value (a move, a
+switch, a new number, "no longer"): its `may_replace` lists the live entries nearest to it
+(shared words, then meaning), the one the write policy found first. Say which one it replaces
+with "replaces": "<id>" (any live entry of MEMORY.md; the old one stays, marked superseded), or
+"replaces": null when it replaces none; leave `replaces` out to let the write policy decide
+(`suggestion.replaces` is what it found). Two values that both hold (a second hobby, another
+person's address) replace nothing; a fact of the day (M30) replaces nothing.
 Give it to `giok distill --apply FILE` (or `-` for stdin) or the memory_distill_apply tool.
 Items you leave out, or answer with a choice they do not allow, are decided by the offline judge,
 and the report says which. If MEMORY.md changed since this plan, the answer is refused: make a
@@ -178,7 +178,7 @@ def describe(
         found = panel.replaces.get(item.key) if panel is not None else None
         rivals = list(item.rivals)
         if found is not None:  # the one the write policy found, first
-            rivals = [(found.id, found.layer, found.text), *(r for r in rivals if r[0] != found.id)]
+            rivals = [*judges.shown([found]), *(r for r in rivals if r[0] != found.id)]
         out["may_replace"] = [
             {"id": i, "layer": layer, "text": text}
             for i, layer, text in rivals[: policy.RIVALS + policy.RIVALS_NEAR]
@@ -305,7 +305,9 @@ class RecordedJudge(judges.Judge):
         if isinstance(given, str):
             with contextlib.suppress(InvalidInput):
                 return check_id(given)
-        self.notes.append(f"{key_of(item)}: replaces {given!r} is no entry id; the write policy decided")
+        self.notes.append(
+            f"{key_of(item)}: replaces {repr(given)[:60]} is no entry id; the write policy decided"
+        )
         return None
 
     def unknown(self) -> list[str]:

@@ -186,7 +186,10 @@ def _prompt(items: list[Item], context: dict, opinions: dict[str, list[Verdict]]
     for n, item in enumerate(items, 1):
         lines.append(f"{n}. {item.describe()} — choose one of: {', '.join(item.choices())}")
         for verdict in (opinions or {}).get(item.key, []):
-            lines.append(f"   - {verdict.judge} says {verdict.decision}: {verdict.reason}")
+            said = {None: "", "": " (replaces nothing)"}.get(
+                verdict.replaces, f" (replaces {verdict.replaces})"
+            )
+            lines.append(f"   - {verdict.judge} says {verdict.decision}{said}: {verdict.reason}")
     if opinions is not None:
         lines.append("You are the final judge: weigh the panel's answers above and decide each item.")
     return "\n".join(lines)
@@ -206,7 +209,7 @@ def parse_answer(text: str, items: list[Item], judge: str) -> dict[str, Verdict]
         try:
             raw: Any = row.get("item", row.get("i", 0))  # None or nonsense: skipped below
             index = int(raw)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # 1e400 is infinity, which has no int
             continue
         if not 1 <= index <= len(items):
             continue
@@ -218,6 +221,15 @@ def parse_answer(text: str, items: list[Item], judge: str) -> dict[str, Verdict]
     if not out:
         raise ProviderError(f"{judge}: answered nonsense (no valid decision)")
     return out
+
+
+RIVAL_CHARS = 300  # of an entry's text shown to a model beside a line
+
+
+def shown(entries: list) -> tuple[tuple[str, str, str], ...]:
+    """Entries as `Item.rivals`: (id, layer, text), the text redacted (an entry written by hand may
+    hold a secret the write path would have caught) and cut to RIVAL_CHARS."""
+    return tuple((e.id, e.layer or "", policy.redact(e.text)[0][:RIVAL_CHARS]) for e in entries)
 
 
 def says_none(given: Any) -> bool:
@@ -330,6 +342,9 @@ class Panel:
         self.workers = max(1, workers)
         self.offline = OfflineJudge()
         self.setup_notes = list(notes or [])
+        self.rivals: dict[
+            str, tuple[tuple[str, str, str], ...]
+        ] = {}  # a line's, kept across a night's retries
 
     @property
     def reads_pairs(self) -> bool:

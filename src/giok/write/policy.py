@@ -70,6 +70,7 @@ class Decision:
     layer: str | None = None  # the judgement's layer for a kept text (None: refused)
     importance: float = 0.0
     judge: str = ""  # what judged it: surface, model, rules, tag
+    trivial: bool = False  # kept only because it changes `target` (trivia on its own)
 
     def to_dict(self) -> dict:
         """The decision as JSON-ready data."""
@@ -979,12 +980,14 @@ def decide(
         )
 
     nothing: tuple[str, MemoryEntry | None, str, list[MemoryEntry]] = ("", None, "", [])
+    extra: dict[str, Any] = {}
     verdict, target, because, also = _compare(memory, text, scope, today, index) if ok or force else nothing
     if not ok and not force and judged.kind == "trivia":
         # in context: what changes a kept memory is worth keeping ("I now prefer coffee")
         verdict, target, because, also = _compare(memory, text, scope, today, index, trivial=True)
         if verdict == "supersede" and target is not None:
             ok, why = True, f"kept: it changes {target.id} ({judged.reason})"
+            extra = {"trivial": True}
     if not ok and not force:
         return made("refuse", why)
     forced = not ok and force
@@ -993,5 +996,5 @@ def decide(
     if forced:
         why = f"forced past the policy ({why})"
     if verdict == "supersede" and target is not None:
-        return made("supersede", because, target=target, also=also, forced=forced)
+        return made("supersede", because, target=target, also=also, forced=forced, **extra)
     return made("write", why, forced=forced)

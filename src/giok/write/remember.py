@@ -79,7 +79,25 @@ def remember(
         raise InvalidInput(f"invalid type {type!r}: choose one of {', '.join(TYPES)}")
     scope = check_scope(policy.scope_for(scope, user, thread, task))
     conf = check_confidence(confidence)
-    said = _judged(ws, text, scope) if supersedes is None else None  # before the lock: a model may be slow
+    # a configured panel's word on what the text replaces, asked before the lock (a model may be
+    # slow); not for an import's bulk of items, nor where the caller named the entry itself
+    said = None
+    if supersedes is None and via != "import":
+        said = _judged(
+            ws,
+            text,
+            functools.partial(
+                policy.decide,
+                text=text,
+                type=type,
+                scope=scope,
+                confidence=None if conf is None else float(conf),
+                force=force,
+                today=today(),
+                explicit=asked is not None or type is not None,
+                voice=voice,
+            ),
+        )
 
     def change(before: bytes):
         mf, index = _parsed(ws, before)
@@ -197,14 +215,14 @@ def remember(
 
 
 # -- a judge that reads pairs ---------------------------------------------------------------------
-def _judged(ws: Workspace, text: str, scope: str) -> judges.Verdict | None:
+def _judged(ws: Workspace, text: str, decide) -> judges.Verdict | None:
     """With an LLM panel configured (home config `judges`, as the nightly distill's), its word on
     what `text` replaces among the live entries it may give a new value (`distill.rivals`), as the
-    night asks it of a diary line: a verdict whose `replaces` is an id or "" (none), or None where
-    no panel is configured, nothing is near, the scope is not the workspace's, or no model answered
-    (the write policy decides alone). The text goes to the model redacted."""
-    if scope != "workspace":
-        return None
+    night asks it of a diary line: a verdict whose `replaces` is an id or "" (none). None where no
+    panel is configured, the policy (`decide`, on MEMORY.md as it is now) refuses the text or finds
+    it a duplicate, it is not for the workspace's scope, MEMORY.md holds no live entry, the panel
+    would keep it only for a day (a fact of the day replaces nothing), or no model answered: the
+    write policy decides alone. What goes to the model is redacted."""
     from giok.providers import llm
 
     try:
@@ -216,33 +234,46 @@ def _judged(ws: Workspace, text: str, scope: str) -> judges.Verdict | None:
         panel = judges.from_config(ws)
         if not panel.judges:
             return None
-        redacted = policy.redact(text)[0]
-        found = distill.rivals(ws, ws.memory(), policy.normalize(redacted), today())
+        memory = ws.memory()
+        first = decide(memory)
+        if first.action in ("refuse", "duplicate") or first.scope != "workspace":
+            return None
+        found = distill.rivals(ws, memory, first.text, today())
         if not found:
             return None
-        rivals = tuple((e.id, e.layer or "", e.text) for e in found)
-        item = judges.Item("remember", "diary", redacted, day=today().isoformat(), rivals=rivals)
+        item = judges.Item(
+            "remember", "diary", first.text, day=today().isoformat(), rivals=judges.shown(found)
+        )
         verdict = panel.decide([item], {"workspace": ws.name, "today": today().isoformat()}).verdicts.get(
             "remember"
         )
     except GiokError:  # a broken judges config: the night reports it; a remember goes on without
         return None
-    return verdict if verdict is not None and verdict.replaces is not None else None
+    if verdict is None or verdict.replaces is None or verdict.decision not in distill.LASTING:
+        return None
+    return verdict
 
 
 def _as_said(decision: policy.Decision, said: judges.Verdict, named: MemoryEntry | None) -> policy.Decision:
-    """The policy's decision with the panel's word on what the text replaces: the entry it named
-    (live, of the decision's scope), or none; a named entry that is gone leaves the decision as it
-    was."""
+    """The policy's decision with the panel's word on what the text replaces. None: a slot's
+    new value the policy read ("replaces …") is no change, and a text kept only because it
+    changed that entry (trivia on its own) is refused; a near-duplicate stays an update. An id:
+    that entry (live, of the decision's scope) is replaced; one gone since leaves the decision as
+    it was."""
     if not said.replaces:
-        if decision.action != "supersede":
+        if decision.action != "supersede" or not decision.reason.startswith("replaces "):
             return decision
+        if decision.trivial:
+            why = f"trivia kept only as a change; the {said.judge} said it replaces nothing ({said.reason})"
+            return dataclasses.replace(
+                decision, action="refuse", target=None, also=[], reason=why, layer=None
+            )
         why = f"{decision.reason}; the {said.judge} said it replaces nothing ({said.reason})"
         return dataclasses.replace(decision, action="write", target=None, also=[], reason=why)
-    if named is None or named.superseded or named.scope != decision.scope:
+    if named is None or not policy.live(named, decision.scope, today()):
         return decision
     why = f"replaces {named.id} (said by the {said.judge}: {said.reason})"
-    return dataclasses.replace(decision, action="supersede", target=named, also=[], reason=why)
+    return dataclasses.replace(decision, action="supersede", target=named, also=[], reason=why, trivial=False)
 
 
 # -- the write path at scale (docs/architecture.md) -----------------------------------------------
