@@ -58,6 +58,11 @@ class Workspace(store.Workspace):
         conversation (giok.write.judgement). See giok.write.remember.remember."""
         from giok.write import remember as remembering
 
+        def nearest(found: str) -> list[str]:  # asked only where an LLM panel is configured
+            from giok.retrieval import search
+
+            return search.nearest_entries(self, found)
+
         return remembering.remember(
             self,
             text,
@@ -75,6 +80,7 @@ class Workspace(store.Workspace):
             date=date,
             supersedes=supersedes,
             voice=voice,
+            nearest=nearest,
         )
 
     def edit_entry(

@@ -117,9 +117,7 @@ SUMMARY = {
 }
 
 
-# the layers whose lines may give a kept slot a new value, by the policy's reading or a judge's
-# that read the pair: a fact of the day ("Mina is in Seoul this week") replaces nothing
-LASTING = ("M90", "M365", "M0")
+LASTING = judges.LASTING  # the layers whose lines may give a kept slot a new value
 
 
 @dataclass
@@ -342,16 +340,10 @@ ARCHIVE_HEADING = {  # the first line of memory/archive/YYYY-MM.md, in the works
 def rivals(ws, mf: MemoryFile, text: str, day=None, index: policy.Index | None = None) -> list[MemoryEntry]:
     """The live entries of `mf` (the workspace's MEMORY.md) a line may give a new value, as a judge
     that reads pairs is shown them: `policy.rivals`, with the workspace's own search naming the
-    entries nearest in meaning (ten results of any score, MEMORY.md's only; no reference is
-    recorded). Where the search cannot answer, the words alone."""
+    entries nearest in meaning (`search.nearest_entries`)."""
     from giok.retrieval import search
 
-    try:
-        found = search.search_full(ws, text, k=10, min_score=0.0, relative=None, record=None).results
-    except GiokError:
-        found = []
-    near = [r.id for r in found if r.path == MEMORY and r.workspace == ws.name and r.id]
-    return policy.rivals(mf, text, "workspace", day, index, near)
+    return policy.rivals(mf, text, "workspace", day, index, search.nearest_entries(ws, text))
 
 
 class _Run:

@@ -26,7 +26,7 @@ from typing import TypedDict
 
 import numpy as np
 
-from giok.errors import InvalidInput, PermissionDenied
+from giok.errors import GiokError, InvalidInput, PermissionDenied
 from giok.retrieval.backend import SearchIndex
 from giok.retrieval.chunks import is_own_line, successors
 from giok.retrieval.index import Index, Reader
@@ -411,6 +411,17 @@ def search_full(ws, query: str, k: int = 5, **opts) -> Response:
     if o.record:
         _record(ws, response.results, o.record)
     return response
+
+
+def nearest_entries(ws, text: str, k: int = 10) -> list[str]:
+    """The ids of the workspace's MEMORY.md entries nearest to `text` by this search, best first,
+    whatever their score (the candidates a judge that reads pairs is shown beside a line:
+    giok.write.policy.rivals); no reference is recorded. Empty where the search cannot answer."""
+    try:
+        found = search_full(ws, text, k=k, min_score=0.0, relative=None, record=None).results
+    except GiokError:
+        return []
+    return [r.id for r in found if r.path == MEMORY and r.workspace == ws.name and r.id]
 
 
 def used(result: Result) -> bool:

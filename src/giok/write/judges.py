@@ -36,6 +36,9 @@ DIARY_CHOICES = ("drop", "M30", "M90", "M365", "M0", "lesson")
 ENTRY_CHOICES = ("keep", "M90", "M365", "M0")
 RANK = {"drop": 0, "keep": 0, "M30": 1, "lesson": 2, "M90": 3, "M365": 4, "M0": 5}
 _LAYER_RANK = {"M30": 1, "M90": 3, "M365": 4, "M0": 5}
+# the layers whose lines may give a kept slot a new value, by the policy's reading or a judge's
+# that read the pair: a fact of the day ("Mina is in Seoul this week") replaces nothing
+LASTING = ("M90", "M365", "M0")
 
 
 @dataclass

@@ -12,6 +12,7 @@ import functools
 import hashlib
 import json
 import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from giok.errors import GiokError, InvalidInput, NotFound
@@ -58,6 +59,7 @@ def remember(
     date: str | dt.date | None = None,
     supersedes: str | None = None,
     voice: str = "note",
+    nearest: Callable[[str], list[str]] | None = None,
 ) -> WriteResult:
     """Decide (giok.write.policy), then add an entry to MEMORY.md and commit, with the decision in
     the commit message. Greetings, questions and guesses are refused (force=True overrides);
@@ -68,7 +70,9 @@ def remember(
     the expiry still counts from today. Default expiry: today + the layer's days.
     `supersedes`: the id of an entry the new one replaces (marked in the same commit), when
     the policy did not find it an update by itself. `voice`: how the text was said, for the
-    judgement ("chat" for what the flush keeps of a conversation)."""
+    judgement ("chat" for what the flush keeps of a conversation). `nearest`: the ids of the
+    entries nearest to a text in meaning (the search's; giok.Workspace gives it), shown with
+    those sharing its words to a configured LLM panel, which says what the text replaces."""
     text = clean_text(text, "memory text")
     if source:  # every field is redacted, not only the text: source lands in MEMORY.md, the trace and git
         source = policy.redact(source)[0]
@@ -85,7 +89,7 @@ def remember(
     if supersedes is None and via != "import":
         said = _judged(
             ws,
-            text,
+            nearest,
             functools.partial(
                 policy.decide,
                 text=text,
@@ -215,20 +219,20 @@ def remember(
 
 
 # -- a judge that reads pairs ---------------------------------------------------------------------
-def _judged(ws: Workspace, text: str, decide) -> judges.Verdict | None:
+def _judged(ws: Workspace, nearest: Callable[[str], list[str]] | None, decide) -> judges.Verdict | None:
     """With an LLM panel configured (home config `judges`, as the nightly distill's), its word on
-    what `text` replaces among the live entries it may give a new value (`distill.rivals`), as the
-    night asks it of a diary line: a verdict whose `replaces` is an id or "" (none). None where no
-    panel is configured, the policy (`decide`, on MEMORY.md as it is now) refuses the text or finds
-    it a duplicate, it is not for the workspace's scope, MEMORY.md holds no live entry, the panel
-    would keep it only for a day (a fact of the day replaces nothing), or no model answered: the
-    write policy decides alone. What goes to the model is redacted."""
+    what the text replaces among the live entries it may give a new value (`policy.rivals`, with
+    `nearest`'s ids by meaning), as the night asks it of a diary line: a verdict whose `replaces`
+    is an id or "" (none). None where no panel is configured, the policy (`decide`, on MEMORY.md
+    as it is now) refuses the text or finds it a duplicate, it is not for the workspace's scope,
+    MEMORY.md holds no live entry, the panel would keep it only for a day (a fact of the day
+    replaces nothing), or no model answered: the write policy decides alone. What goes to the
+    model is redacted."""
     from giok.providers import llm
 
     try:
         if not llm.configured(ws, "judges"):
             return None
-        from giok.lifecycle import distill
         from giok.write import judges
 
         panel = judges.from_config(ws)
@@ -238,7 +242,8 @@ def _judged(ws: Workspace, text: str, decide) -> judges.Verdict | None:
         first = decide(memory)
         if first.action in ("refuse", "duplicate") or first.scope != "workspace":
             return None
-        found = distill.rivals(ws, memory, first.text, today())
+        near = nearest(first.text) if nearest is not None else []
+        found = policy.rivals(memory, first.text, "workspace", today(), None, near)
         if not found:
             return None
         item = judges.Item(
@@ -249,7 +254,7 @@ def _judged(ws: Workspace, text: str, decide) -> judges.Verdict | None:
         )
     except GiokError:  # a broken judges config: the night reports it; a remember goes on without
         return None
-    if verdict is None or verdict.replaces is None or verdict.decision not in distill.LASTING:
+    if verdict is None or verdict.replaces is None or verdict.decision not in judges.LASTING:
         return None
     return verdict
 
