@@ -10,6 +10,7 @@ below this module imports it (docs/architecture.md)."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Unpack
 
 from giok.store import workspace as store
@@ -45,6 +46,7 @@ class Workspace(store.Workspace):
         date: str | dt.date | None = None,
         supersedes: str | None = None,
         voice: str = "note",
+        nearest: Callable[[str], list[str]] | None = None,
     ) -> WriteResult:
         """Decide (giok.write.policy), then add an entry to MEMORY.md and commit, with the decision in
         the commit message. Greetings, questions and guesses are refused (force=True overrides);
@@ -55,10 +57,12 @@ class Workspace(store.Workspace):
         the expiry still counts from today. Default expiry: today + the layer's days.
         `supersedes`: the id of an entry the new one replaces (marked in the same commit), when
         the policy did not find it an update by itself. `voice`: "chat" for what was said in a
-        conversation (giok.write.judgement). See giok.write.remember.remember."""
+        conversation (giok.write.judgement). `nearest`: the ids of the entries nearest to a text
+        in meaning, for a configured LLM panel (default: this workspace's search). See
+        giok.write.remember.remember."""
         from giok.write import remember as remembering
 
-        def nearest(found: str) -> list[str]:  # asked only where an LLM panel is configured
+        def searched(found: str) -> list[str]:  # asked only where an LLM panel is configured
             from giok.retrieval import search
 
             return search.nearest_entries(self, found)
@@ -80,7 +84,7 @@ class Workspace(store.Workspace):
             date=date,
             supersedes=supersedes,
             voice=voice,
-            nearest=nearest,
+            nearest=nearest or searched,
         )
 
     def edit_entry(
