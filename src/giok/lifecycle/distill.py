@@ -500,9 +500,13 @@ class _Run:
         lessons_text = self.snap.text(LESSONS)
         for item in items:
             verdict, changes = self._in_context(item, decided[item.key])
+            # a slot's new value; a line merely near another in its characters ("Priya's phone
+            # battery at 96%" / "… watch battery at 95%") is left to the review pass
+            replaced = changes[0] if changes is not None and changes[1].startswith("replaces ") else None
             if self.panel.reads_pairs and verdict.decision in LASTING:
-                found = changes[0] if changes and changes[1].startswith("replaces ") else None
-                self.panel.saw(item, found if found is not None and found.id in self.first_ids else None)
+                self.panel.saw(
+                    item, replaced if replaced is not None and replaced.id in self.first_ids else None
+                )
             self.report.judged += 1
             if verdict.decision == "drop":
                 self.report.dropped.append({"day": item.day, "text": item.text, "reason": verdict.reason})
@@ -518,11 +522,9 @@ class _Run:
                     continue
                 entry = self._add_entry(item, verdict)
                 index.add(entry)
-                if changes is not None and changes[1].startswith("replaces ") and not changes[0].superseded:
-                    # a slot's new value; a line merely near another in its characters ("Priya's
-                    # phone battery at 96%" / "… watch battery at 95%") is left to the review pass
-                    review.supersede(self.mf, changes[0], entry, self.day)
-                    self.report.superseded.append({"id": changes[0].id, "by": entry.id, "why": changes[1]})
+                if changes is not None and replaced is not None and not replaced.superseded:
+                    review.supersede(self.mf, replaced, entry, self.day)
+                    self.report.superseded.append({"id": replaced.id, "by": entry.id, "why": changes[1]})
             self.report.decisions[verdict.decision] += 1
 
     def _in_context(
@@ -565,7 +567,7 @@ class _Run:
                 f'"{item.text[:60]}" replaces was left to the write policy'
             )
             return None
-        return live[-1], f"replaces {verdict.replaces} (said by the {verdict.judge}: {verdict.reason})"
+        return live[-1], verdict.why_replaced()
 
     def _policy_index(self) -> policy.Index | None:
         """The write policy's index of MEMORY.md as this run changes it (built at the first

@@ -92,6 +92,10 @@ class Verdict:
     # None where the judge did not say (the write policy's compare decides: distill._in_context)
     replaces: str | None = None
 
+    def why_replaced(self) -> str:
+        """Why the entry `replaces` names is superseded, for the report and the commit."""
+        return f"replaces {self.replaces} (said by the {self.judge}: {self.reason})"
+
 
 @dataclass
 class Decisions:
@@ -345,9 +349,8 @@ class Panel:
         self.workers = max(1, workers)
         self.offline = OfflineJudge()
         self.setup_notes = list(notes or [])
-        self.rivals: dict[
-            str, tuple[tuple[str, str, str], ...]
-        ] = {}  # a line's, kept across a night's retries
+        # each diary line's rivals (by its text), kept across a night's retries
+        self.rivals: dict[str, tuple[tuple[str, str, str], ...]] = {}
 
     @property
     def reads_pairs(self) -> bool:

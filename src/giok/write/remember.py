@@ -277,8 +277,9 @@ def _as_said(decision: policy.Decision, said: judges.Verdict, named: MemoryEntry
         return dataclasses.replace(decision, action="write", target=None, also=[], reason=why)
     if named is None or not policy.live(named, decision.scope, today()):
         return decision
-    why = f"replaces {named.id} (said by the {said.judge}: {said.reason})"
-    return dataclasses.replace(decision, action="supersede", target=named, also=[], reason=why, trivial=False)
+    return dataclasses.replace(
+        decision, action="supersede", target=named, also=[], reason=said.why_replaced(), trivial=False
+    )
 
 
 # -- the write path at scale (docs/architecture.md) -----------------------------------------------
