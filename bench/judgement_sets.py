@@ -25,7 +25,14 @@ Tune on dev, report test and fresh. `--rules` answers with the keyword rules alo
    through `giok distill --plan`, an LLM panel) is shown beside its `new`, in a real workspace
    holding every `old` of the split and language (`shown_to_a_judge`): the most such a judge
    can find.
-5. cost: CPU to judge one day's diary (the sentences as diary items) by the offline judge.
+5. diary log (diarylog/lines.json, dev and test only): keep / refuse as in 1, on the terse lines
+   an agent writes in its diary through a day (readings, weather, parcels, housekeeping among
+   work events, appointments and life events told as briefly), by its own author (README there).
+6. lasting facts (dev only): of the facts of a lasting attribute written for the slot head
+   (tools/data/raw/slots_*.json: a person's home, job, car, phone, pet, habits …, three authors,
+   not the keep head's training material), the share the offline judge keeps. Read while choosing
+   the keep head's training material, so a dev figure.
+7. cost: CPU to judge one day's diary (the sentences as diary items) by the offline judge.
 """
 
 from __future__ import annotations
@@ -43,6 +50,10 @@ DATA = ROOT / "bench" / "data" / "judgement"
 
 
 def load(name: str, split: str) -> list[dict]:
+    if "/" in name:  # diarylog/lines.json: its own folder, dev and test inside
+        path = DATA / name
+        items = json.loads(path.read_text("utf-8"))["items"] if path.exists() else []
+        return [i for i in items if i["split"] == split]
     if split.startswith("fresh"):  # fresh/, fresh2/: each its own folder, and not every file in each
         path = DATA / split / name
         return json.loads(path.read_text("utf-8"))["items"] if path.exists() else []
@@ -86,6 +97,35 @@ def keep_refuse(items: list[dict]) -> dict:
     for lang in ("ko", "en"):
         out[f"remember_{lang}"] = right[f"remember {lang}"] / max(1, total[lang])
     return out
+
+
+def lasting_facts() -> dict:
+    from giok.write import judgement
+
+    passing = {"daily", "travel", "appointment"}  # no lasting attribute (judgement.PASSING)
+    items = [
+        i
+        for path in sorted((ROOT / "tools" / "data" / "raw").glob("slots_*.json"))
+        for i in json.loads(path.read_text("utf-8"))
+        if i["form"] == "fact" and i["slot"] not in passing
+    ]
+    verdicts = judgement.judge_many([i["text"] for i in items])
+    kept = defaultdict(int)
+    total = defaultdict(int)
+    dropped: dict[str, int] = defaultdict(int)
+    for item, verdict in zip(items, verdicts, strict=True):
+        for group in ("all", item["lang"]):
+            total[group] += 1
+            kept[group] += verdict.keep
+        if not verdict.keep:
+            dropped[item["slot"]] += 1
+    return {
+        "n": total["all"],
+        "kept": kept["all"] / max(1, total["all"]),
+        "kept_ko": kept["ko"] / max(1, total["ko"]),
+        "kept_en": kept["en"] / max(1, total["en"]),
+        "dropped_by_attribute": dict(sorted(dropped.items(), key=lambda kv: -kv[1])),
+    }
 
 
 def changes(items: list[dict]) -> dict:
@@ -238,6 +278,8 @@ def main() -> None:
         "split": args.split,
         "judge": "rules" if args.rules else "model",
         "keep": keep_refuse(sentences) if sentences else None,
+        "diarylog": keep_refuse(log) if (log := load("diarylog/lines.json", args.split)) else None,
+        "lasting": lasting_facts() if args.split == "dev" else None,
         "changes": changes(load("changes.json", args.split)),
         "store": changes_in_store(load("changes.json", args.split)),
         "shown": shown_to_a_judge(load("changes.json", args.split)),
@@ -253,6 +295,19 @@ def main() -> None:
             f"keep/refuse  n={k['n']}  remember {k['remember']:.3f} (ko {k['remember_ko']:.3f}, en "
             f"{k['remember_en']:.3f})  distill {k['distill']:.3f}  agree {k['agree']:.3f}  "
             f"layer {k['layer']:.3f} (±1 {k['layer_within_one']:.3f})"
+        )
+    d = result["diarylog"]
+    if d is not None:
+        print(
+            f"diary log    n={d['n']}  remember {d['remember']:.3f} (ko {d['remember_ko']:.3f}, en "
+            f"{d['remember_en']:.3f})  distill {d['distill']:.3f}  agree {d['agree']:.3f}  "
+            f"layer {d['layer']:.3f} (±1 {d['layer_within_one']:.3f})"
+        )
+    lasting = result["lasting"]
+    if lasting is not None:
+        print(
+            f"lasting      n={lasting['n']}  facts of a lasting attribute kept {lasting['kept']:.3f} "
+            f"(ko {lasting['kept_ko']:.3f}, en {lasting['kept_en']:.3f})"
         )
     print(
         f"changes      n={c['n']}  accuracy {c['accuracy']:.3f}  found {c['changes_found']:.3f}  "
@@ -271,7 +326,7 @@ def main() -> None:
     spent = result["cost"]
     if spent is not None:
         print(f"cost         {spent['lines']} diary lines judged in {spent['cpu_ms']:.0f} ms CPU")
-    for name in ("keep", "changes", "store", "shown"):
+    for name in ("keep", "diarylog", "changes", "store", "shown"):
         for line in (result[name] or {"misses": []})["misses"][: args.misses]:
             print(f"  {name} miss: {line}")
 

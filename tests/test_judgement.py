@@ -374,12 +374,12 @@ def test_the_old_value_a_change_names(text, old):
 
 
 def test_a_kept_line_about_a_lasting_attribute_stands_at_least_in_m90(monkeypatch):
-    # the layer head files a person's car as a fact of the day; the attribute head knows a car
-    # is a lasting attribute of a life (docs/judgement.md, "Lasting attributes")
-    car = "Mara drives a blue Skoda Octavia"
-    assert judgement.judge(car).layer == "M90"
+    # the layer head files how someone gets to school as a fact of the day; the attribute head
+    # knows a commute is a lasting attribute of a life (docs/judgement.md, "Lasting attributes")
+    commute = "Ethan started riding an e-scooter to campus."
+    assert judgement.judge(commute).layer == "M90"
     monkeypatch.setattr(judgement, "LASTING_SURE", 1.0)
-    assert judgement.judge(car).layer == "M30"
+    assert judgement.judge(commute).layer == "M30"
 
 
 def test_trivia_is_kept_as_a_change_only_on_the_pair_heads_own_verdict(monkeypatch):

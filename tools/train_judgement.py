@@ -6,6 +6,7 @@
     .venv/bin/python tools/train_judgement.py --pair-only --pair-joint [--with-judgement-dev] [--pair-l2 L]
     .venv/bin/python tools/train_judgement.py --holdout conv-42 conv-43 [--written-weight trivia=W]
     .venv/bin/python tools/train_judgement.py --holdout conv-42 conv-43 --turn-only
+    .venv/bin/python tools/train_judgement.py --holdout conv-42 conv-43 --note-only   # as shipped
     .venv/bin/python tools/train_judgement.py --contradiction --nli DIR [--pair-classic] [--pair-hidden H]
                                               [--standing S] [--contradiction-out PATH]
 
@@ -15,7 +16,9 @@ Training material, none of it the evaluation sets (bench/data/judgement/, writte
   `--holdout` leaves conversations out, so bench/judgement_locomo.py can score them unseen.
   The turn head (a turn of talk kept as a diary line, judgement.turns) is trained on these turns
   alone, cited or not; `--turn-only` retrains it and leaves every other array as shipped.
-- tools/data/judgement_train.json: sentences in Korean and English labelled with layer and type.
+- tools/data/judgement_train.json: sentences in Korean and English labelled with layer and type,
+  among them terse diary log lines (raw/j_log*.txt). `--note-only` retrains the note voice's keep,
+  layer and type heads (and the sentences their vote reads) and leaves every other array as shipped.
 - tests/data/policy_set.json: lines the write policy refuses or keeps.
 - tools/data/change_train.json and the dev split of tests/data/change_pairs.json: pairs labelled
   change / no change, for the pair head; with `--nli DIR`, public NLI pairs as well (KorNLI,
@@ -266,6 +269,19 @@ def nli_pairs(folder: Path | None) -> list[tuple[str, str, int]]:
     if folder is None:
         return []
     return kornli_pairs(folder, NLI_SHARE["kornli"]) + sick_pairs(folder, NLI_SHARE["sick"])
+
+
+def dev_log_lines() -> list[dict]:
+    """The dev split of the diary-log lines (bench/data/judgement/diarylog/): the note voice's
+    keep threshold is chosen on them beside the dev sentences."""
+    path = ROOT / "bench" / "data" / "judgement" / "diarylog" / "lines.json"
+    if not path.exists():
+        return []
+    return [
+        dict(i, text=clean(i["text"]))
+        for i in json.loads(path.read_text("utf-8"))["items"]
+        if i["split"] == "dev"
+    ]
 
 
 def dev_sentences() -> list[dict]:
@@ -682,17 +698,19 @@ def tune(
     evaluation sets; `dev_scores`: the pair head's scores on the dev change pairs when it was
     trained on them (out of fold), read instead of its own. Every voice's threshold is chosen on
     the same dev sentences (bench/data/judgement/sentences.json, statements, no chat): a chat
-    head must keep what a note keeps."""
+    head must keep what a note keeps. The note voice's also on the dev diary log lines
+    (bench/data/judgement/diarylog/): a diary is written tersely."""
     heads = judgement.Heads(weights)
     voices = list(heads.readings) if voices is None else voices
     dev = [i for i in dev_sentences() if model_text(i["text"])] if voices else []
     for voice in voices if dev else ():
-        p = np.array([max(heads.keep_p(v, voice) for v in vectors.of(parts(i["text"]))) for i in dev])
-        y = np.array([bool(i["keep"]) for i in dev])
+        mine = dev + ([i for i in dev_log_lines() if model_text(i["text"])] if voice == "note" else [])
+        p = np.array([max(heads.keep_p(v, voice) for v in vectors.of(parts(i["text"]))) for i in mine])
+        y = np.array([bool(i["keep"]) for i in mine])
         best = max(np.arange(0.2, 0.96, 0.02), key=lambda t: (np.mean((p >= t) == y), -abs(t - 0.5)))
         key = "keep_at" if voice == "note" else f"{voice}_keep_at"
         weights[key] = np.float32(best)
-        print(f"{key} {best:.2f}: dev accuracy (model part) {np.mean((p >= best) == y):.3f} on {len(dev)}")
+        print(f"{key} {best:.2f}: dev accuracy (model part) {np.mean((p >= best) == y):.3f} on {len(mine)}")
     changes = dev_changes() if change else []
     if changes:
         if dev_scores is None:
@@ -784,6 +802,10 @@ def tune_contradiction(weights: dict[str, np.ndarray]) -> None:
     )
 
 
+# the note voice's heads and the written sentences their vote reads (`--note-only`)
+NOTE_ARRAYS = ("keep_w", "keep_b", "layer_w", "layer_b", "near_x", "near_y", "type_w", "type_b")
+
+
 def shipped_except(prefix: str) -> dict[str, np.ndarray]:
     """The shipped weights but the arrays named with `prefix`: what a head retrained alone keeps."""
     with np.load(ROOT / "src" / "giok" / "write" / judgement.WEIGHTS) as shipped:
@@ -866,6 +888,12 @@ def main() -> None:
         help="retrain the chat voice's heads alone; the other heads as shipped",
     )
     only.add_argument(
+        "--note-only",
+        action="store_true",
+        help="retrain the note voice's keep, layer and type heads alone (and the sentences their vote "
+        "reads); the chat voice, the turn head and the pair head as shipped",
+    )
+    only.add_argument(
         "--turn-only",
         action="store_true",
         help="retrain the turn head (a turn of talk kept as a note) alone; the other heads as shipped",
@@ -926,6 +954,13 @@ def main() -> None:
     elif args.turn_only:
         weights = shipped_except("turn_")
         weights |= train_turn(vectors, set(args.holdout), args.turn_recall)
+    elif args.note_only:
+        weights = shipped_except("\0")  # every shipped array
+        trained, _ = train(
+            set(args.holdout), vectors, pair, source_weight, args.chat_weight, args.turn_recall
+        )
+        weights |= {k: trained[k] for k in NOTE_ARRAYS}
+        tune(weights, vectors, voices=("note",), change=False)
     else:
         weights, dev_scores = train(
             set(args.holdout), vectors, pair, source_weight, args.chat_weight, args.turn_recall
