@@ -271,28 +271,26 @@ def nli_pairs(folder: Path | None) -> list[tuple[str, str, int]]:
     return kornli_pairs(folder, NLI_SHARE["kornli"]) + sick_pairs(folder, NLI_SHARE["sick"])
 
 
+def _dev_split(name: str) -> list[dict]:
+    """The dev split of bench/data/judgement/NAME, each text cleaned as training reads it."""
+    path = ROOT / "bench" / "data" / "judgement" / name
+    if not path.exists():
+        return []
+    return [
+        dict(i, text=clean(i["text"]))
+        for i in json.loads(path.read_text("utf-8"))["items"]
+        if i["split"] == "dev"
+    ]
+
+
 def dev_log_lines() -> list[dict]:
     """The dev split of the diary-log lines (bench/data/judgement/diarylog/): the note voice's
     keep threshold is chosen on them beside the dev sentences."""
-    path = ROOT / "bench" / "data" / "judgement" / "diarylog" / "lines.json"
-    if not path.exists():
-        return []
-    return [
-        dict(i, text=clean(i["text"]))
-        for i in json.loads(path.read_text("utf-8"))["items"]
-        if i["split"] == "dev"
-    ]
+    return _dev_split("diarylog/lines.json")
 
 
 def dev_sentences() -> list[dict]:
-    path = ROOT / "bench" / "data" / "judgement" / "sentences.json"
-    if not path.exists():
-        return []
-    return [
-        dict(i, text=clean(i["text"]))
-        for i in json.loads(path.read_text("utf-8"))["items"]
-        if i["split"] == "dev"
-    ]
+    return _dev_split("sentences.json")
 
 
 def dev_changes() -> list[dict]:
