@@ -25,9 +25,10 @@ Tune on dev, report test and fresh. `--rules` answers with the keyword rules alo
    through `giok distill --plan`, an LLM panel) is shown beside its `new`, in a real workspace
    holding every `old` of the split and language (`shown_to_a_judge`): the most such a judge
    can find.
-5. diary log (diarylog/lines.json, dev and test only): keep / refuse as in 1, on the terse lines
+5. diary log (diarylog/lines.json, dev and test; diarylog_fresh/lines.json for `--split fresh`,
+   written after the note heads learnt this register): keep / refuse as in 1, on the terse lines
    an agent writes in its diary through a day (readings, weather, parcels, housekeeping among
-   work events, appointments and life events told as briefly), by its own author (README there).
+   work events, appointments and life events told as briefly), each by its own author (README there).
 6. lasting facts (dev only): of the facts of a lasting attribute written for the slot head
    (tools/data/raw/slots_*.json: a person's home, job, car, phone, pet, habits …, three authors,
    not the keep head's training material), the share the offline judge keeps. Read while choosing
@@ -50,8 +51,9 @@ DATA = ROOT / "bench" / "data" / "judgement"
 
 
 def load(name: str, split: str) -> list[dict]:
-    if "/" in name:  # diarylog/lines.json: its own folder, dev and test inside
-        path = DATA / name
+    if "/" in name:  # diarylog/lines.json: its own folder, dev and test inside; fresh beside it
+        folder, file = name.split("/")
+        path = DATA / (f"{folder}_{split}" if split.startswith("fresh") else folder) / file
         items = json.loads(path.read_text("utf-8"))["items"] if path.exists() else []
         return [i for i in items if i["split"] == split]
     if split.startswith("fresh"):  # fresh/, fresh2/: each its own folder, and not every file in each
