@@ -29,11 +29,13 @@ Tune on dev, report test and fresh. `--rules` answers with the keyword rules alo
    written after the note heads learnt this register): keep / refuse as in 1, on the terse lines
    an agent writes in its diary through a day (readings, weather, parcels, housekeeping among
    work events, appointments and life events told as briefly), each by its own author (README there).
-6. lasting facts (dev only): of the facts of a lasting attribute written for the slot head
+6. short lines (short/lines.json, dev and test): keep / refuse as in 1 on lines of 2–7 words
+   ("Got laid off.", "나 카카오 다녀", "so tired today"), by its own author (README there).
+7. lasting facts (dev only): of the facts of a lasting attribute written for the slot head
    (tools/data/raw/slots_*.json: a person's home, job, car, phone, pet, habits …, three authors,
    not the keep head's training material), the share the offline judge keeps. Read while choosing
    the keep head's training material, so a dev figure.
-7. cost: CPU to judge one day's diary (the sentences as diary items) by the offline judge.
+8. cost: CPU to judge one day's diary (the sentences as diary items) by the offline judge.
 """
 
 from __future__ import annotations
@@ -281,6 +283,7 @@ def main() -> None:
         "judge": "rules" if args.rules else "model",
         "keep": keep_refuse(sentences) if sentences else None,
         "diarylog": keep_refuse(log) if (log := load("diarylog/lines.json", args.split)) else None,
+        "short": keep_refuse(few) if (few := load("short/lines.json", args.split)) else None,
         "lasting": lasting_facts() if args.split == "dev" else None,
         "changes": changes(load("changes.json", args.split)),
         "store": changes_in_store(load("changes.json", args.split)),
@@ -305,6 +308,13 @@ def main() -> None:
             f"{d['remember_en']:.3f})  distill {d['distill']:.3f}  agree {d['agree']:.3f}  "
             f"layer {d['layer']:.3f} (±1 {d['layer_within_one']:.3f})"
         )
+    few = result["short"]
+    if few is not None:
+        print(
+            f"short lines  n={few['n']}  remember {few['remember']:.3f} (ko {few['remember_ko']:.3f}, en "
+            f"{few['remember_en']:.3f})  distill {few['distill']:.3f}  agree {few['agree']:.3f}  "
+            f"layer {few['layer']:.3f} (±1 {few['layer_within_one']:.3f})"
+        )
     lasting = result["lasting"]
     if lasting is not None:
         print(
@@ -328,7 +338,7 @@ def main() -> None:
     spent = result["cost"]
     if spent is not None:
         print(f"cost         {spent['lines']} diary lines judged in {spent['cpu_ms']:.0f} ms CPU")
-    for name in ("keep", "diarylog", "changes", "store", "shown"):
+    for name in ("keep", "diarylog", "short", "changes", "store", "shown"):
         for line in (result[name] or {"misses": []})["misses"][: args.misses]:
             print(f"  {name} miss: {line}")
 
