@@ -106,12 +106,11 @@ def keep_refuse(items: list[dict]) -> dict:
 def lasting_facts() -> dict:
     from giok.write import judgement
 
-    passing = {"daily", "travel", "appointment"}  # no lasting attribute (judgement.PASSING)
     items = [
         i
         for path in sorted((ROOT / "tools" / "data" / "raw").glob("slots_*.json"))
         for i in json.loads(path.read_text("utf-8"))
-        if i["form"] == "fact" and i["slot"] not in passing
+        if i["form"] == "fact" and i["slot"] not in judgement.PASSING  # a lasting attribute
     ]
     verdicts = judgement.judge_many([i["text"] for i in items])
     kept = defaultdict(int)
@@ -293,28 +292,15 @@ def main() -> None:
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=1))
         return
-    k, c = result["keep"], result["changes"]
+    c = result["changes"]
     print(f"split {args.split}, judge {result['judge']}")
-    if k is not None:
-        print(
-            f"keep/refuse  n={k['n']}  remember {k['remember']:.3f} (ko {k['remember_ko']:.3f}, en "
-            f"{k['remember_en']:.3f})  distill {k['distill']:.3f}  agree {k['agree']:.3f}  "
-            f"layer {k['layer']:.3f} (±1 {k['layer_within_one']:.3f})"
-        )
-    d = result["diarylog"]
-    if d is not None:
-        print(
-            f"diary log    n={d['n']}  remember {d['remember']:.3f} (ko {d['remember_ko']:.3f}, en "
-            f"{d['remember_en']:.3f})  distill {d['distill']:.3f}  agree {d['agree']:.3f}  "
-            f"layer {d['layer']:.3f} (±1 {d['layer_within_one']:.3f})"
-        )
-    few = result["short"]
-    if few is not None:
-        print(
-            f"short lines  n={few['n']}  remember {few['remember']:.3f} (ko {few['remember_ko']:.3f}, en "
-            f"{few['remember_en']:.3f})  distill {few['distill']:.3f}  agree {few['agree']:.3f}  "
-            f"layer {few['layer']:.3f} (±1 {few['layer_within_one']:.3f})"
-        )
+    for label, name in (("keep/refuse", "keep"), ("diary log", "diarylog"), ("short lines", "short")):
+        if (k := result[name]) is not None:
+            print(
+                f"{label:<12} n={k['n']}  remember {k['remember']:.3f} (ko {k['remember_ko']:.3f}, en "
+                f"{k['remember_en']:.3f})  distill {k['distill']:.3f}  agree {k['agree']:.3f}  "
+                f"layer {k['layer']:.3f} (±1 {k['layer_within_one']:.3f})"
+            )
     lasting = result["lasting"]
     if lasting is not None:
         print(
