@@ -32,7 +32,7 @@ DATA = ROOT / "bench" / "data" / "retrieval" / "current_values.json"
 AFTER = "2026-06-25T12:00:00"  # the clock of the questions: after every entry, none expired
 
 
-def build(base: Path):
+def build(base: Path, linked_by_agent: bool = False):
     os.environ["GIOK_HOME"] = str(base / "home")
     os.environ.pop("GIOK_EMBEDDINGS", None)  # the default model, as a user has it
     for key in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):
@@ -45,9 +45,15 @@ def build(base: Path):
     ws, _ = Workspace.init(base / "cv", name="cv", user="Seojun", home=Home())
     entries = [tuple(d) for d in data["distractors"]]
     entries += [tuple(p["old"]) for p in data["pairs"]] + [tuple(p["new"]) for p in data["pairs"]]
+    replaces = {p["new"][1]: p["old"][1] for p in data["pairs"]} if linked_by_agent else {}
+    ids: dict[str, str] = {}
     for day, text in sorted(entries):
         os.environ["GIOK_NOW"] = f"{day}T12:00:00"
-        ws.remember(text, layer="M365")
+        old = ids.get(replaces.get(text, ""))
+        live = old and not any(e.id == old and e.superseded for e in ws.memory().entries())
+        found = ws.remember(text, layer="M365", supersedes=old if live else None)
+        if found.entry is not None:
+            ids[text] = found.entry.id
     os.environ["GIOK_NOW"] = AFTER
     linked = ws.path("MEMORY.md").read_text("utf-8").count("superseded_by")
     return ws, data, linked
@@ -75,11 +81,17 @@ def main() -> None:
     parser.add_argument("--verbose", action="store_true", help="print the misses")
     parser.add_argument("--near", default="", help="SLOT_NEAR values to sweep (comma-separated)")
     parser.add_argument("--tie", default="", help="SLOT_TIE values to sweep (comma-separated)")
+    parser.add_argument(
+        "--linked",
+        action="store_true",
+        help="each new entry is remembered as replacing its old one (supersedes=ID), as an agent or "
+        "a judge that reads pairs links it: the old one is then superseded, no longer live",
+    )
     opts = parser.parse_args()
     sys.path.insert(0, str(ROOT / "src"))
     base = Path(tempfile.mkdtemp(prefix="giok-current-"))
     try:
-        ws, data, linked = build(base)
+        ws, data, linked = build(base, opts.linked)
         from giok.retrieval import search
 
         report: dict = {"pairs": len(data["pairs"]), "linked_by_the_write_policy": linked}

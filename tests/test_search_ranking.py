@@ -4,6 +4,8 @@ rests on counted as references, and colloquial Korean questions finding their fa
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from conftest import stocked_workspace
@@ -202,3 +204,63 @@ def test_standing_orders_layers_types_and_status():
     )  # expired, not moved yet
     assert standing(_row("M90", "fact", superseded=1)) < standing(_row("M90", "fact"))
     assert standing(_row("M90", "fact", superseded=1), past=True) == standing(_row("M90", "fact"), past=True)
+
+
+MINHO = [
+    "민호가 지난달 인천 송도로 이사했다.",
+    "민호는 매일 아침 녹차를 마신다.",
+    "민호의 누나는 대구에서 약사로 일한다.",
+    "민호는 주말마다 북한산에 등산을 간다.",
+    "Priya moved to York in May.",
+    "Priya's brother Dev works as a nurse in Leeds.",
+    "Priya takes her coffee black.",
+]
+
+
+@pytest.fixture(scope="module")
+def replaced(tmp_path_factory):
+    for ws in stocked_workspace(tmp_path_factory, MINHO, prefix="r", name="min", user="민호", lang="ko"):
+        with (ws.root / "MEMORY.md").open("a", encoding="utf-8") as f:  # what each move replaced
+            f.write("- 민호는 대구 수성구에 산다. <!-- id: r-old001; superseded_by: r-000000 -->\n")
+            f.write("- Priya lives in a flat in Leeds. <!-- id: r-old002; superseded_by: r-000004 -->\n")
+        ws.search("warm up", record=None)
+        yield ws
+
+
+@pytest.mark.parametrize(
+    ("query", "before", "current", "old"),
+    [
+        ("민호 어디 살아?", "민호 예전에 어디 살았어?", "r-000000", "r-old001"),
+        ("민호는 어디에 살지?", "민호는 전에 어디 살았지?", "r-000000", "r-old001"),
+        ("Where does Priya live?", "Where did Priya live before she moved?", "r-000004", "r-old002"),
+    ],
+)
+def test_a_present_question_worded_like_the_replaced_entry_finds_what_replaced_it(
+    replaced, monkeypatch, query, before, current, old
+):
+    # the question shares its predicate with the entry a move replaced ("산다", "lives"), not with
+    # the move; the replaced entry says which slot is asked, the live end of its chain answers
+    monkeypatch.setenv("GIOK_HOME", str(replaced.home.path))
+    found = search_full(replaced, query, k=3, record=None).results
+    assert found and found[0].id == current, [(r.id, round(r.score, 3)) for r in found]
+    assert found[0].evidence.get("via") == old
+    assert old not in [r.id for r in found]
+    past = [r.id for r in search(replaced, before, k=3, record=None)]
+    assert past[:2] == [old, current], past  # the past is still answered from the chain
+
+
+def test_a_change_linked_after_a_search_is_followed_by_the_next_one(ws, fake_embeddings, cli):
+    old = ws.remember("Jonas lives in Hamburg, near the Alster.", layer="M365").entry
+    ws.remember("Jonas takes his coffee with oat milk.", layer="M365")
+    assert old is not None
+    before = search(ws, "Where does Jonas live?", k=3, record=None)
+    assert before and before[0].id == old.id
+    moved = ws.remember("Jonas moved to Munich last month.", layer="M365", supersedes=old.id).entry
+    assert moved is not None
+    found = search(ws, "Where does Jonas live?", k=3, record=None)
+    assert found and found[0].id == moved.id and found[0].evidence.get("via") == old.id, found
+    out = cli("-w", "zeon", "search", "Where does Jonas live?", "--json")
+    first = json.loads(out.output)["results"][0]
+    assert (first["id"], first["via"]) == (moved.id, old.id), first
+    shown = cli("-w", "zeon", "search", "Where does Jonas live?").output
+    assert f"(found through {old.id}, the entry it replaced)" in shown, shown

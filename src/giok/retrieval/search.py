@@ -230,7 +230,7 @@ class Result:
         return self.score if self.relevance is None else self.relevance
 
     def to_dict(self) -> dict:
-        return {
+        out = {
             "id": self.id,
             "workspace": self.workspace,
             "path": self.path,
@@ -242,6 +242,9 @@ class Result:
             "text": self.text,
             "source": self.source,
         }
+        if via := self.evidence.get("via"):
+            out["via"] = via  # found through the entry it replaced (`_forward`)
+        return out
 
 
 class SearchOptions(TypedDict, total=False):
@@ -516,13 +519,39 @@ def _score(
         scored.slots = _slot_agreement(index, qvec, ids, every, entries)
     on_dates = {cid for day_ids in dated.values() for cid in day_ids}
     asked_of = _named_among(undated, terms, [fact.speaker for fact in facts.values()])
+    chained = root is not None and (question.past or o.include_superseded)
+    scored.forward = root is not None and not chained
     out, langs, kept = scored.results(candidates, ws_name, o, question.past, on_dates, asked_of, content)
+    if scored.replaced:
+        _forward(out, scored.standings, scored.replaced, _successors(index, root))
     if o.mode != "keyword":
         _by_lead(out, langs)
         _by_date(out, kept, ids, every, question.past)
-    if root is not None and (question.past or o.include_superseded):
-        _by_chain(out, successors(root), past=question.past)
+    if chained:
+        _by_chain(out, _successors(index, root), past=question.past)
     return out
+
+
+_CHAINS: dict[str, tuple[int, dict[str, str]]] = {}  # root → (index generation, successors)
+
+
+def _successors(index: SearchIndex, root) -> dict[str, str]:
+    """`chunks.successors(root)`, read again only when the index has changed since (its
+    generation: the files it reads are the index's): a question about the present reads the
+    chain whenever a replaced entry is among its candidates, and parsing MEMORY.md costs ~27 ms
+    at 5,000 entries."""
+    changes = getattr(index, "generation", None)  # both indexes count their changes
+    if changes is None:
+        return successors(root)
+    generation, key = int(changes()), str(root)
+    kept = _CHAINS.get(key)
+    if kept is not None and kept[0] == generation:
+        return kept[1]
+    found = successors(root)
+    if len(_CHAINS) >= 64:
+        _CHAINS.clear()
+    _CHAINS[key] = (generation, found)
+    return found
 
 
 def _query_vector(embedder, text: str, vectors: dict | None) -> np.ndarray:
@@ -542,6 +571,11 @@ class _Scored:
     def __init__(self, rows: dict, facts: dict, vec: dict, kw: dict, mode: str):
         self.rows, self.facts, self.vec, self.kw = rows, facts, vec, kw
         self.slots: dict[int, float] = {}
+        # A question about the present reads a superseded entry too, for the entry that replaced
+        # it (`_forward`): its matches, by source id (score before standing, relevance, evidence).
+        self.forward = False
+        self.replaced: list[tuple[str, float, float, dict]] = []
+        self.standings: list[float] = []  # each result's standing, beside `results`' list
         if mode == "hybrid":  # `_fuse`, written out: it runs for every row read
             self.own = {
                 cid: 1.0 - (1.0 - W_VEC * vec.get(cid, 0.0)) * (1.0 - W_KW * kw.get(cid, 0.0)) for cid in rows
@@ -568,7 +602,7 @@ class _Scored:
         kept: list[int] = []
         for cid in candidates:
             row = rows.get(cid)
-            if row is None or not _visible(row, o, past, scopes):
+            if row is None or not _visible(row, o, past or self.forward, scopes):
                 continue
             fact = facts[cid]
             prior = o.identity if fact.identity else 1.0
@@ -589,7 +623,12 @@ class _Scored:
             evidence["shared"] = not fact.have.isdisjoint(content)
             if slot:
                 evidence["slot"] = round(slot, 4)
+            if self.forward and state == "superseded":
+                if row["source"]:
+                    self.replaced.append((row["source"], score, relevance, evidence))
+                continue
             standing = _standing(state, fact.layer_weight, fact.type_weight, past)
+            self.standings.append(standing)
             out.append(_result(row, ws_name, score * standing, evidence, relevance=relevance))
             langs.append("ko" if fact.ko else "en")
             kept.append(cid)
@@ -657,6 +696,39 @@ def _layer_weight(row: dict) -> float:
 
 def _type_weight(row: dict) -> float:
     return TYPE_WEIGHT.get(row.get("category") or "", 1.0)
+
+
+def _forward(
+    results: list[Result],
+    standings: list[float],
+    replaced: list[tuple[str, float, float, dict]],
+    successors: dict[str, str],
+) -> None:
+    """A question about the present, answered through the supersede chain: a replaced entry that
+    matches the question ("하윤은 대전 유성구에 산다" for "하윤이 어디 살지?") says which slot is
+    asked; the answer is the entry that now fills it ("하윤이 수원 광교로 이사했다"). The live
+    end of the chain takes the replaced entry's score (before standing, times its own standing)
+    and relevance where they are better than its own, with `via` naming the replaced entry; the
+    replaced entry itself is not shown. The live end must bear on the question itself, however
+    faintly (some evidence of its own: "Team standup is at 9:30", replaced, does not make "which
+    football team does she support?" a question about the standup's new time), and be among the
+    candidates; otherwise the question is answered, or not, without the chain."""
+    by_source = {r.source: i for i, r in enumerate(results) if r.source}
+    for source, score, relevance, evidence in replaced:
+        head, seen = source, {source}
+        while head not in by_source and head in successors and successors[head] not in seen:
+            head = successors[head]
+            seen.add(head)
+        i = by_source.get(head)
+        if i is None or not results[i].relevant > 0:
+            continue
+        current = results[i]
+        lifted = score * standings[i]
+        if lifted > current.score:
+            current.score = lifted
+            current.evidence["via"] = source
+        current.relevance = max(current.relevant, relevance)
+        current.evidence["shared"] = bool(current.evidence.get("shared")) or bool(evidence.get("shared"))
 
 
 def _by_chain(results: list[Result], successors: dict[str, str], past: bool) -> None:

@@ -143,6 +143,8 @@ def _text(data: dict) -> str:
             f"{style.good(format(r['score'], '.3f'))}  {style.name(where)}  {style.dim('[' + tag + ']')}"
         )
         lines.extend("       " + line for line in body.splitlines())
+        if r.get("via"):
+            lines.append("       " + style.dim(f"(found through {r['via']}, the entry it replaced)"))
     return "\n".join(lines)
 
 
