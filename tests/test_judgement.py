@@ -684,6 +684,26 @@ def test_a_diary_kept_as_a_conversation_keeps_the_turns_that_say_something():
     assert judgement.turns(["Joanna: I can't have dairy."]) == [False]  # one person: no conversation
 
 
+@pytest.mark.parametrize(("turn_b", "kept"), [(-20.0, False), (-0.4, True), (20.0, True)])
+def test_a_turn_the_note_heads_call_a_life_event_needs_some_chance_from_the_turn_head(turn_b, kept):
+    """The note heads put a turn in M365 (a life event): it is kept under the turn head's own
+    threshold, but not where the turn head gives it next to no chance (under TURN_EVENT_FLOOR:
+    "Thanks, Maria! Your support means a lot" reads as lasting to the note heads)."""
+    v = np.ones((2, 384), np.float32) / np.sqrt(384)
+    said = "John: Thanks, Maria! Your support means a lot."
+    events = {
+        "keep_b": np.float32(20),
+        "layer_b": np.array([0, 0, 0, 20, 0], np.float32),  # M365
+        "turn_w": np.zeros(389, np.float32),
+        "turn_b": np.float32(turn_b),  # the turn head's chance: sigmoid(turn_b)
+        "turn_at": np.float32(0.9),  # above every chance here: the turn head alone keeps nothing
+    }
+    heads = judgement.Heads(_weights(**events))
+    assert judgement.TURN_EVENT_FLOOR < 1 / (1 + np.exp(0.4)) < 0.9
+    assert heads.verdict(v, turn=said).keep is kept
+    assert heads.verdict(v).keep  # as a note, the note heads alone decide
+
+
 @pytest.mark.parametrize(
     "notes",
     [

@@ -466,7 +466,12 @@ def turn_features(text: str, kept: int) -> list[float]:
 # -- the learned heads ---------------------------------------------------------------------------
 CHAT_ARRAYS = ("keep_w", "keep_b", "layer_w", "layer_b", "keep_at")  # the chat voice needs them all
 TURN_ARRAYS = ("turn_w", "turn_b", "turn_at")  # the turn head: a turn of talk kept as a note
-TURN_EVENTS = ("M365", "M0")  # a turn the note heads keep in these layers is kept whatever the turn head says
+# A turn the note heads keep in these layers is kept under the turn head's threshold, as long as
+# the turn head gives it at least TURN_EVENT_FLOOR: the note heads read "Thanks, Maria! Your
+# support means a lot" as lasting too. Chosen on LoCoMo conv-41 with a turn head trained without
+# it (docs/judgement.md, "Turns of talk kept as a diary").
+TURN_EVENTS = ("M365", "M0")
+TURN_EVENT_FLOOR = 0.3
 
 
 @dataclass(frozen=True)
@@ -603,8 +608,8 @@ class Heads:
         """The verdict on a text from its sentences' vectors: the sentence most worth keeping
         speaks for the text ("Hey Mel! Good to see you! I'm swamped with the kids & work.").
         For a turn of talk (`turn`, its text) the turn head decides whether it is kept, where
-        the weights carry one, unless the note heads keep it in a layer of TURN_EVENTS; the layer
-        is read as for any line."""
+        the weights carry one, unless the note heads keep it in a layer of TURN_EVENTS and the
+        turn head gives it at least TURN_EVENT_FLOOR; the layer is read as for any line."""
         import numpy as np
 
         keep = [self.keep_p(v, voice) for v in vectors]
@@ -616,9 +621,11 @@ class Heads:
         importance = float(layers @ np.array([0.1, 0.4, 0.75, 1.0]))
         best = int(np.argmax(layers))
         kept, why = p >= self.reading(voice).keep_at, TRIVIA
-        if turn is not None and self.turn is not None and not (kept and LAYERS[1 + best] in TURN_EVENTS):
-            p = self.turn_p(vectors, turn)
-            kept, why = p >= self.turn[2], SMALL_TALK
+        if turn is not None and self.turn is not None:
+            q = self.turn_p(vectors, turn)
+            if not (kept and LAYERS[1 + best] in TURN_EVENTS and q >= TURN_EVENT_FLOOR):
+                p = q
+                kept, why = p >= self.turn[2], SMALL_TALK
         if not kept:
             return Judgement(False, "drop", kind_of, importance * p, why, "trivia", "model")
         layer = LAYERS[1 + best]
