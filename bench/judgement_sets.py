@@ -31,11 +31,15 @@ Tune on dev, report test and fresh. `--rules` answers with the keyword rules alo
    work events, appointments and life events told as briefly), each by its own author (README there).
 6. short lines (short/lines.json, dev and test): keep / refuse as in 1 on lines of 2–7 words
    ("Got laid off.", "나 카카오 다녀", "so tired today"), by its own author (README there).
-7. lasting facts (dev only): of the facts of a lasting attribute written for the slot head
+7. old value (oldvalue/pairs.json, dev and test): changes as in 2, on pairs whose new text names
+   the value it leaves ("no longer works at X", "X 대신 Y", "X에서 Y로 옮겼다"), changes and
+   traps alike (a one-day exception, another person, another attribute, a homonym, the past or
+   a supposition), by its own author (README there).
+8. lasting facts (dev only): of the facts of a lasting attribute written for the slot head
    (tools/data/raw/slots_*.json: a person's home, job, car, phone, pet, habits …, three authors,
    not the keep head's training material), the share the offline judge keeps. Read while choosing
    the keep head's training material, so a dev figure.
-8. cost: CPU to judge one day's diary (the sentences as diary items) by the offline judge.
+9. cost: CPU to judge one day's diary (the sentences as diary items) by the offline judge.
 """
 
 from __future__ import annotations
@@ -285,6 +289,7 @@ def main() -> None:
         "short": keep_refuse(few) if (few := load("short/lines.json", args.split)) else None,
         "lasting": lasting_facts() if args.split == "dev" else None,
         "changes": changes(load("changes.json", args.split)),
+        "oldvalue": changes(named) if (named := load("oldvalue/pairs.json", args.split)) else None,
         "store": changes_in_store(load("changes.json", args.split)),
         "shown": shown_to_a_judge(load("changes.json", args.split)),
         "cost": cost(sentences) if sentences else None,
@@ -311,6 +316,11 @@ def main() -> None:
         f"changes      n={c['n']}  accuracy {c['accuracy']:.3f}  found {c['changes_found']:.3f}  "
         f"false supersedes on traps {c['false_supersedes']:.3f}"
     )
+    if (o := result["oldvalue"]) is not None:
+        print(
+            f"old value    n={o['n']}  accuracy {o['accuracy']:.3f}  found {o['changes_found']:.3f}  "
+            f"false supersedes on traps {o['false_supersedes']:.3f}  (the new text names the value it leaves)"
+        )
     st = result["store"]
     print(
         f"in a store   n={st['n']}  found {st['changes_found']:.3f}  items with a wrong link "
@@ -324,7 +334,7 @@ def main() -> None:
     spent = result["cost"]
     if spent is not None:
         print(f"cost         {spent['lines']} diary lines judged in {spent['cpu_ms']:.0f} ms CPU")
-    for name in ("keep", "diarylog", "short", "changes", "store", "shown"):
+    for name in ("keep", "diarylog", "short", "changes", "oldvalue", "store", "shown"):
         for line in (result[name] or {"misses": []})["misses"][: args.misses]:
             print(f"  {name} miss: {line}")
 
