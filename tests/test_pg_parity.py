@@ -216,3 +216,17 @@ def test_nearer_rows_of_another_workspace_do_not_hide_a_workspaces_own(corpus, g
     finally:
         index.conn.execute("RESET enable_sort")
         index.conn.execute(f"DELETE FROM {index.table} WHERE ws = 'another-team'")
+
+
+def test_a_present_question_is_answered_through_the_chain_on_both_backends(corpus, giok_home, pg_dsn):
+    # "lives" is in the replaced entry only: the live one is found through it on either backend
+    old = corpus.remember("Jonas lives in Hamburg, near the Alster", layer="M365").entry
+    assert old is not None
+    moved = corpus.remember("Jonas moved to Munich last month", layer="M365", supersedes=old.id).entry
+    assert moved is not None
+    on_sqlite = search(corpus, "Where does Jonas live?", k=3, record=None)
+    _use_pg(giok_home, pg_dsn)
+    on_pg = search(corpus, "Where does Jonas live?", k=3, record=None)
+    for found in (on_sqlite, on_pg):
+        assert found and found[0].id == moved.id and found[0].evidence.get("via") == old.id, found
+        assert old.id not in [r.id for r in found]
