@@ -724,9 +724,9 @@ def _forward(
             continue
         current = results[i]
         lifted = score * standings[i]
-        if lifted > current.score:
-            current.score = lifted
-            current.evidence["via"] = source
+        if lifted > current.score or relevance > current.relevant:
+            current.evidence["via"] = source  # what the answer owes to the replaced entry
+        current.score = max(current.score, lifted)
         current.relevance = max(current.relevant, relevance)
         current.evidence["shared"] = bool(current.evidence.get("shared")) or bool(evidence.get("shared"))
 
