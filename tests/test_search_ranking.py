@@ -128,13 +128,20 @@ SEOJUN = [
 ]
 
 
-@pytest.fixture(scope="module")
-def korean(tmp_path_factory):
-    for ws in stocked_workspace(tmp_path_factory, SEOJUN, prefix="q", name="seo", user="서준", lang="ko"):
-        with (ws.root / "MEMORY.md").open("a", encoding="utf-8") as f:  # where 서준 lived before 해운대
-            f.write("- 서준은 서울 마포에 산다. <!-- id: q-old001; superseded_by: q-000000 -->\n")
+def with_replaced(tmp_path_factory, entries, replaced: list[str], *, prefix: str, name: str, user: str):
+    """A module's workspace (`stocked_workspace`) whose MEMORY.md also holds `replaced`: entries
+    already superseded, each line with its own id and `superseded_by`."""
+    for ws in stocked_workspace(tmp_path_factory, entries, prefix=prefix, name=name, user=user, lang="ko"):
+        with (ws.root / "MEMORY.md").open("a", encoding="utf-8") as f:
+            f.writelines(f"- {line}\n" for line in replaced)
         ws.search("warm up", record=None)
         yield ws
+
+
+@pytest.fixture(scope="module")
+def korean(tmp_path_factory):
+    where_before = "서준은 서울 마포에 산다. <!-- id: q-old001; superseded_by: q-000000 -->"  # before 해운대
+    yield from with_replaced(tmp_path_factory, SEOJUN, [where_before], prefix="q", name="seo", user="서준")
 
 
 @pytest.mark.parametrize(
@@ -219,12 +226,11 @@ MINHO = [
 
 @pytest.fixture(scope="module")
 def replaced(tmp_path_factory):
-    for ws in stocked_workspace(tmp_path_factory, MINHO, prefix="r", name="min", user="민호", lang="ko"):
-        with (ws.root / "MEMORY.md").open("a", encoding="utf-8") as f:  # what each move replaced
-            f.write("- 민호는 대구 수성구에 산다. <!-- id: r-old001; superseded_by: r-000000 -->\n")
-            f.write("- Priya lives in a flat in Leeds. <!-- id: r-old002; superseded_by: r-000004 -->\n")
-        ws.search("warm up", record=None)
-        yield ws
+    moves = [  # what each move replaced
+        "민호는 대구 수성구에 산다. <!-- id: r-old001; superseded_by: r-000000 -->",
+        "Priya lives in a flat in Leeds. <!-- id: r-old002; superseded_by: r-000004 -->",
+    ]
+    yield from with_replaced(tmp_path_factory, MINHO, moves, prefix="r", name="min", user="민호")
 
 
 @pytest.mark.parametrize(
