@@ -20,6 +20,7 @@ import datetime as dt
 import functools
 import math
 import re
+import weakref
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TypedDict
@@ -532,25 +533,27 @@ def _score(
     return out
 
 
-_CHAINS: dict[str, tuple[int, dict[str, str]]] = {}  # root → (index generation, successors)
+# index → (workspace root, index generation, successors), kept as long as the index object is
+_CHAINS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _successors(index: SearchIndex, root) -> dict[str, str]:
     """`chunks.successors(root)`, read again only when the index has changed since (its
     generation: the files it reads are the index's): a question about the present reads the
     chain whenever a replaced entry is among its candidates, and parsing MEMORY.md costs ~27 ms
-    at 5,000 entries."""
+    at 5,000 entries. Kept with the index object, as its rows are (`Index.rows`)."""
     changes = getattr(index, "generation", None)  # both indexes count their changes
     if changes is None:
         return successors(root)
-    generation, key = int(changes()), str(root)
-    kept = _CHAINS.get(key)
-    if kept is not None and kept[0] == generation:
-        return kept[1]
+    generation, where = int(changes()), str(root)
+    try:
+        kept = _CHAINS.get(index)
+    except TypeError:  # an index that cannot be weakly referenced
+        return successors(root)
+    if kept is not None and kept[:2] == (where, generation):
+        return kept[2]
     found = successors(root)
-    if len(_CHAINS) >= 64:
-        _CHAINS.clear()
-    _CHAINS[key] = (generation, found)
+    _CHAINS[index] = (where, generation, found)
     return found
 
 
