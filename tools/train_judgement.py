@@ -804,10 +804,11 @@ def tune_contradiction(weights: dict[str, np.ndarray]) -> None:
 NOTE_ARRAYS = ("keep_w", "keep_b", "layer_w", "layer_b", "near_x", "near_y", "type_w", "type_b")
 
 
-def shipped_except(prefix: str) -> dict[str, np.ndarray]:
-    """The shipped weights but the arrays named with `prefix`: what a head retrained alone keeps."""
-    with np.load(ROOT / "src" / "giok" / "write" / judgement.WEIGHTS) as shipped:
-        return {k: shipped[k] for k in shipped.files if not k.startswith(prefix)}
+def shipped(without: str | None = None) -> dict[str, np.ndarray]:
+    """The shipped weights, but the arrays named with the prefix `without`: what a head retrained
+    alone keeps of the rest."""
+    with np.load(ROOT / "src" / "giok" / "write" / judgement.WEIGHTS) as weights:
+        return {k: weights[k] for k in weights.files if without is None or not k.startswith(without)}
 
 
 def main() -> None:
@@ -938,22 +939,22 @@ def main() -> None:
         print(f"wrote {out} ({out.stat().st_size:,} bytes)")
         return
     if args.pair_only:
-        weights = shipped_except("pair_")
+        weights = shipped("pair_")
         head, dev_scores = train_pair(vectors, **pair)
         weights.update(head)
         tune(weights, vectors, voices=(), dev_scores=dev_scores)
     elif args.chat_only:
         if not args.chat_weight:
             parser.error("--chat-only needs a --chat-weight above 0")
-        weights = shipped_except("chat_")
+        weights = shipped("chat_")
         turns, events = locomo(set(args.holdout))
         weights |= train_chat(vectors, turns, events, written(), source_weight, args.chat_weight)
         tune(weights, vectors, voices=("chat",), change=False)
     elif args.turn_only:
-        weights = shipped_except("turn_")
+        weights = shipped("turn_")
         weights |= train_turn(vectors, set(args.holdout), args.turn_recall)
     elif args.note_only:
-        weights = shipped_except("\0")  # every shipped array
+        weights = shipped()
         trained, _ = train(
             set(args.holdout), vectors, pair, source_weight, args.chat_weight, args.turn_recall
         )

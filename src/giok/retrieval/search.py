@@ -521,8 +521,10 @@ def _score(
     on_dates = {cid for day_ids in dated.values() for cid in day_ids}
     asked_of = _named_among(undated, terms, [fact.speaker for fact in facts.values()])
     chained = root is not None and (question.past or o.include_superseded)
-    scored.forward = root is not None and not chained
-    out, langs, kept = scored.results(candidates, ws_name, o, question.past, on_dates, asked_of, content)
+    forward = root is not None and not chained
+    out, langs, kept = scored.results(
+        candidates, ws_name, o, question.past, on_dates, asked_of, content, forward=forward
+    )
     if scored.replaced:
         _forward(out, scored.standings, scored.replaced, _successors(index, root))
     if o.mode != "keyword":
@@ -576,7 +578,6 @@ class _Scored:
         self.slots: dict[int, float] = {}
         # A question about the present reads a superseded entry too, for the entry that replaced
         # it (`_forward`): its matches, by source id (score before standing, relevance, evidence).
-        self.forward = False
         self.replaced: list[tuple[str, float, float, dict]] = []
         self.standings: list[float] = []  # each result's standing, beside `results`' list
         if mode == "hybrid":  # `_fuse`, written out: it runs for every row read
@@ -595,8 +596,11 @@ class _Scored:
         on_dates: set[int],
         asked_of: set[str],
         content: frozenset[str],
+        *,
+        forward: bool = False,
     ) -> tuple[list[Result], list[str], list[int]]:
-        """The candidates' results (visible ones only), their languages and their ids."""
+        """The candidates' results (visible ones only), their languages and their ids. With
+        `forward`, the superseded rows go to `replaced` instead (`_forward`)."""
         rows, facts, vec, kw = self.rows, self.facts, self.vec, self.kw
         speakers = asked_of | {None}
         scopes: dict[str | None, bool] = {}
@@ -605,7 +609,7 @@ class _Scored:
         kept: list[int] = []
         for cid in candidates:
             row = rows.get(cid)
-            if row is None or not _visible(row, o, past or self.forward, scopes):
+            if row is None or not _visible(row, o, past or forward, scopes):
                 continue
             fact = facts[cid]
             prior = o.identity if fact.identity else 1.0
@@ -626,7 +630,7 @@ class _Scored:
             evidence["shared"] = not fact.have.isdisjoint(content)
             if slot:
                 evidence["slot"] = round(slot, 4)
-            if self.forward and state == "superseded":
+            if forward and state == "superseded":
                 if row["source"]:
                     self.replaced.append((row["source"], score, relevance, evidence))
                 continue
