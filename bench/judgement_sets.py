@@ -5,7 +5,9 @@
 Sets: bench/data/judgement/ (written by an author with no access to the rules; see its README),
 and `fresh/` beside it when present (written after the rules were done, never tuned on);
 `--split fresh2` reads the change pairs of `fresh2/` (written on 2026-12-07, after the rules of
-the 6th; changes only, so the keep / refuse and cost lines are left out).
+the 6th; changes only, so the keep / refuse and cost lines are left out). `--split dev5` and
+`--split fresh3` read the change pairs of `dev5/` and `fresh3/` (100 each, written apart on
+2026-12-07 by two authors, after the pair reader's first version; dev5 for tuning, fresh3 never).
 Tune on dev, report test and fresh. `--rules` answers with the keyword rules alone
 ($GIOK_JUDGEMENT=rules), the baseline of the same run.
 
@@ -62,7 +64,7 @@ def load(name: str, split: str) -> list[dict]:
         path = DATA / (f"{folder}_{split}" if split.startswith("fresh") else folder) / file
         items = json.loads(path.read_text("utf-8"))["items"] if path.exists() else []
         return [i for i in items if i["split"] == split]
-    if split.startswith("fresh"):  # fresh/, fresh2/: each its own folder, and not every file in each
+    if split.startswith("fresh") or split == "dev5":  # fresh/, fresh2/, …: each its own folder
         path = DATA / split / name
         return json.loads(path.read_text("utf-8"))["items"] if path.exists() else []
     return [i for i in json.loads((DATA / name).read_text("utf-8"))["items"] if i["split"] == split]
@@ -272,7 +274,9 @@ def cost(items: list[dict]) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", choices=("dev", "test", "fresh", "fresh2"), default="test")
+    parser.add_argument(
+        "--split", choices=("dev", "test", "fresh", "fresh2", "dev5", "fresh3"), default="test"
+    )
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--rules", action="store_true", help="the keyword rules alone (baseline)")
     parser.add_argument("--misses", type=int, default=0, help="print this many misses of each set")

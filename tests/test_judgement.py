@@ -382,6 +382,15 @@ def test_the_second_reader_does_not_replace_anothers_or_a_mere_mention(ws):
     assert not ws.get(old.id).superseded
 
 
+def test_the_second_readers_word_needs_the_same_subject(ws):
+    # the reader is sure that another household's rent going up contradicts mine; it reads
+    # whether a claim changed, not whose it is
+    mine, theirs = "월세 100만원", "지민이네 월세 120으로 올랐대"
+    assert judgement.read_pair(theirs, mine) >= policy.READ_AT
+    ws.remember(mine, type="fact")
+    assert policy.decide(ws.memory(), theirs).action == "write"
+
+
 def test_the_second_reader_is_silent_without_the_learned_judgement(monkeypatch):
     monkeypatch.setenv("GIOK_JUDGEMENT", "rules")
     assert (
