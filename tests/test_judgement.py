@@ -352,24 +352,20 @@ def test_a_change_that_names_the_value_it_leaves_replaces_only_an_entry_holding_
     assert not ws.get(tea.id).superseded
 
 
-def test_a_change_the_second_reader_is_sure_of_replaces_its_slot(ws):
+@pytest.mark.parametrize("reader", [True, False])
+def test_a_change_the_second_reader_is_sure_of_replaces_its_slot(ws, monkeypatch, reader):
     # the pair head reads no change in "Moved my phone plan over to KT" (no word it weighs); the
-    # reader over USE's vectors is sure of it, and the plan is the nearest entry
+    # reader over USE's vectors is sure of it, and the plan is the nearest entry; without the
+    # reader the change is not found
     plan = "My phone plan is with SKT."
     moved = "Moved my phone plan over to KT last week."
     assert judgement.read_pair(moved, plan) >= policy.READ_AT
+    if not reader:
+        monkeypatch.setattr(policy, "READ_AT", 1.01)
     old = ws.remember(plan, type="fact").entry
     result = ws.remember(moved, type="fact")
-    assert result.action == "superseded", result
-    assert ws.get(old.id).superseded
-
-
-def test_without_the_second_reader_that_change_is_not_found(ws, monkeypatch):
-    monkeypatch.setattr(policy, "READ_AT", 1.01)
-    old = ws.remember("My phone plan is with SKT.", type="fact").entry
-    result = ws.remember("Moved my phone plan over to KT last week.", type="fact")
-    assert result.action == "written", result
-    assert not ws.get(old.id).superseded
+    assert result.action == ("superseded" if reader else "written"), result
+    assert bool(ws.get(old.id).superseded) is reader
 
 
 def test_the_second_reader_does_not_replace_anothers_or_a_mere_mention(ws):

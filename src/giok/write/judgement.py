@@ -849,6 +849,7 @@ def change_score(new: str, old: str) -> Change | None:
 READER_WEIGHTS = "pair_reader.npz"
 READER_MODEL = "use:multilingual-v3:512"  # the vectors the reader was trained on
 _READER: list = []  # [USE] once loaded, [None] when it cannot load
+_READER_LOCK = threading.Lock()  # its own: loading USE (~1.6 s) must not hold up vectors_of
 
 
 @functools.lru_cache(maxsize=1)
@@ -868,7 +869,7 @@ def _reader_head() -> tuple[np.ndarray, float] | None:
 
 
 def _reader():
-    with _ENCODER_LOCK:
+    with _READER_LOCK:
         if not _READER:
             try:
                 from giok.providers.embeddings import get
