@@ -189,6 +189,13 @@ def test_the_written_forms_of_a_spoken_predicate():
         ("What does he do before bed?", False),
         ("자기 전에 뭘 들어?", False),
         ("Where does Seojun live?", False),
+        # the past tense of any verb (잤 = 자 + 았), a thing of the past named (old, former, -던)
+        ("서준이 전에는 몇 시에 잤어?", True),
+        ("전에 있던 회사 어디야?", True),
+        ("What was Lena's old number?", True),
+        ("Who was her former manager?", True),
+        ("How old is Lena?", False),
+        ("전에 뭐 있어?", False),
     ],
 )
 def test_questions_about_the_past(query, past):

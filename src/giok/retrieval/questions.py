@@ -35,16 +35,16 @@ from giok.write import judgement
 
 # -- the past ------------------------------------------------------------------------------------
 # Cues that say "the past" on their own, and cues that also make time clauses ("before bed",
-# "자기 전에"): those count only with a verb in the past tense ("before he moved", "전에 살았지").
+# "자기 전에") or name a thing of now ("my old laptop", "the former office"): those count only with
+# a verb in the past tense ("before he moved", "what was her old number?", "전에 살았지").
 _PAST_ALONE = lazy(
     r"\b(used to|did\b.*\buse to|previously|formerly|originally|no longer|any ?more|in the past|back then|"
     r"at first)\b|"
     r"예전|옛날|원래|이전에|처음엔|처음에는|그 전에|그전에",
     re.I,
 )
-_PAST_CLAUSE = lazy(r"\b(before|earlier|prior)\b|전에|전엔", re.I)
+_PAST_CLAUSE = lazy(r"\b(before|earlier|prior|old|former|previous)\b|전에|전엔", re.I)
 _PAST_TENSE_EN = lazy(r"\b(did|was|were|had|used|\w{3,}ed)\b", re.I)
-_PAST_TENSE_KO = lazy(r"[았었였했셨났갔왔췄웠렸혔켰쳤]")
 
 
 def asks_past(query: str) -> bool:
@@ -54,7 +54,16 @@ def asks_past(query: str) -> bool:
         return True
     if not _PAST_CLAUSE.search(query):
         return False
-    return bool(_PAST_TENSE_EN.search(query) or any(_PAST_TENSE_KO.search(w) for w in words(query)))
+    return bool(_PAST_TENSE_EN.search(query) or any(_past_tense_ko(w) for w in words(query)))
+
+
+def _past_tense_ko(word: str) -> bool:
+    """A Korean word in the past tense: a syllable closed by ㅆ, the past's 았/었 fused with the
+    stem (살았, 마셨, 했, 잤, 갔), except 있 (to be, have) and 겠 (the conjectural); or a verb in
+    the retrospective -던 before a noun (살던, 다니던, 있던)."""
+    if len(word) >= 2 and word.endswith("던"):
+        return True
+    return any((p := _split(ch)) is not None and p[2] == _SS and ch not in "있겠" for ch in word)
 
 
 _PAST_CUE_WORD = lazy(r"^(예전|옛날|원래|이전|처음|전에|전엔)")
