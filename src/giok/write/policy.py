@@ -505,15 +505,15 @@ LEARNED_CANDIDATES = 6  # entries sharing the most words, then the newest (dev: 
 # "Every kind of evidence at once").
 NAMED_FLOOR = 0.5
 NAMED_SURE = 0.4
-# Where none of that passes, an entry at least READ_FLOOR near (and the nearest, within
-# SLOT_BAND) whose text starts with the same subject (`statements.same_lead`: "지민이네 월세
+# Where none of that passes, an entry the loop reads (at least NAMED_FLOOR near and the nearest,
+# within SLOT_BAND) whose text starts with the same subject (`statements.same_lead`: "지민이네 월세
 # 120으로 올랐대" is another's rent, not "월세 100만원") is replaced when the second reader of the
 # pair (judgement.read_pair: USE, the model trained on NLI) gives it READ_AT: a change said
 # without the words the pair head weighs ("Moved my phone plan over to KT last week" after "My
 # phone plan is with SKT"). Chosen on the dev sets (bench/data/judgement/changes.json's and
-# oldvalue/pairs.json's dev splits, dev5/changes.json): more found, no more traps superseded
-# (docs/judgement.md, "A second reader of the pair").
-READ_FLOOR = 0.5
+# oldvalue/pairs.json's dev splits, dev5/changes.json): more found, no more traps superseded; a
+# floor of its own above NAMED_FLOOR (0.55, 0.6) found less (docs/judgement.md, "A second reader
+# of the pair").
 READ_AT = 0.98
 _DIGIT = re.compile(r"\d")
 
@@ -576,12 +576,7 @@ def _slot(
             ) or (
                 not trivial and _one_attribute(text, entry.text, by_event=True, one_value=True)
             )  # "Seojun and Hana broke up" / "Seojun is dating Hana"
-        if passes or (
-            not trivial
-            and x >= READ_FLOOR
-            and same_lead(text, entry.text)
-            and _read_as_change(text, entry.text)
-        ):
+        if passes or (not trivial and same_lead(text, entry.text) and _read_as_change(text, entry.text)):
             learned.append((x, entry))
     if not learned:
         return None
