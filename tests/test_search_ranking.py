@@ -196,6 +196,10 @@ def test_the_written_forms_of_a_spoken_predicate():
         ("Who was her former manager?", True),
         ("How old is Lena?", False),
         ("전에 뭐 있어?", False),
+        # 전 and 이전 before a noun: the former one, with a verb in the past
+        ("도윤이 전 담임 선생님은 누구였어?", True),
+        ("이전 회사 이름이 뭐였지?", True),
+        ("도윤이 전 담임 선생님이 누구야?", False),
     ],
 )
 def test_questions_about_the_past(query, past):
@@ -260,6 +264,42 @@ def test_a_present_question_worded_like_the_replaced_entry_finds_what_replaced_i
     assert old not in [r.id for r in found]
     past = [r.id for r in search(replaced, before, k=3, record=None)]
     assert past[:2] == [old, current], past  # the past is still answered from the chain
+
+
+ASHA = [
+    "Asha's sister Meera lives in Toronto.",
+    "Asha takes the train to work.",
+    "Asha moved to Bristol last weekend.",
+    "지우의 생일은 7월 12일이다.",
+    "지우는 요즘 성수동 투룸에서 지낸다.",
+    "도윤이 새 담임은 이정민 선생님이다.",
+    "도윤이는 수영을 배운다.",
+]
+
+
+@pytest.fixture(scope="module")
+def histories(tmp_path_factory):
+    befores = [
+        "Asha lives in Leeds, in Headingley. <!-- id: h-old001; superseded_by: h-000002 -->",
+        "지우는 망원동 원룸에 산다. <!-- id: h-old002; superseded_by: h-000004 -->",
+        "도윤이 담임 선생님은 박선희 선생님이다. <!-- id: h-old003; superseded_by: h-000005 -->",
+    ]
+    yield from with_replaced(tmp_path_factory, ASHA, befores, prefix="h", name="his", user="Asha")
+
+
+@pytest.mark.parametrize(
+    ("query", "old"),
+    [
+        # the sister's home is live and shares "live"; the question presupposes a change
+        ("Where did Asha live before she moved?", "h-old001"),
+        ("지우가 예전에 어디 살았지?", "h-old002"),  # not the birthday, which never changed
+        ("도윤이 전 담임 선생님은 누구였어?", "h-old003"),  # 전 before a noun: the former one
+    ],
+)
+def test_a_question_about_the_past_prefers_what_changed_to_what_never_did(histories, monkeypatch, query, old):
+    monkeypatch.setenv("GIOK_HOME", str(histories.home.path))
+    found = search(histories, query, k=3, record=None)
+    assert found and found[0].id == old, [(r.id, round(r.score, 3)) for r in found]
 
 
 def test_a_change_linked_after_a_search_is_followed_by_the_next_one(ws, fake_embeddings, cli):

@@ -43,7 +43,9 @@ _PAST_ALONE = lazy(
     r"예전|옛날|원래|이전에|처음엔|처음에는|그 전에|그전에",
     re.I,
 )
-_PAST_CLAUSE = lazy(r"\b(before|earlier|prior|old|former|previous)\b|전에|전엔", re.I)
+_PAST_CLAUSE = lazy(
+    r"\b(before|earlier|prior|old|former|previous)\b|전에|전엔|(?<!\w)(?:이전|전)(?=\s)", re.I
+)
 _PAST_TENSE_EN = lazy(r"\b(did|was|were|had|used|\w{3,}ed)\b", re.I)
 
 

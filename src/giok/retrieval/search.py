@@ -158,6 +158,10 @@ CROSS_WEIGHT = 0.95
 # at this share of its weight.
 STEM_SHARE = 0.9
 CHAIN_STEP = 1e-4  # how far the second of a chained pair sits below the first
+# A question about the past presupposes a change: where a superseded entry is among its results, a
+# live entry that no chain pairs scores this much of itself (docs/search.md, "A question about
+# the past presupposes a change").
+PAST_UNCHANGED = 0.9
 # Two live memories of one slot (`_by_date`): near in meaning (the cosine of the entries' own
 # vectors, neutral view) and in score, of different dates; chosen on a dev set of everyday
 # changes the write policy does not link (bench/current_values.py, docs/search.md "Standing").
@@ -743,8 +747,12 @@ def _by_chain(results: list[Result], successors: dict[str, str], past: bool) -> 
     of the two: for a question about the past the replaced entry first and the current one
     CHAIN_STEP after it; otherwise (include_superseded) the current one first, then what it
     replaced. A pair's relevance is the question's to either end: "where did he live before he
-    moved?" finds the current address and, through it, the one before."""
+    moved?" finds the current address and, through it, the one before. For a question about the
+    past with a superseded entry among the results, the live entries no chain pairs score
+    PAST_UNCHANGED of themselves: the sister's address never changed, so it is no answer to
+    "before she moved"."""
     by_source = {r.source: r for r in results if r.source}
+    paired: set[int] = set()
     for old in results:
         new = by_source.get(successors.get(old.source or "", ""))
         if (
@@ -757,6 +765,12 @@ def _by_chain(results: list[Result], successors: dict[str, str], past: bool) -> 
         first, second = (old, new) if past else (new, old)
         first.score, second.score = top, top - CHAIN_STEP
         old.relevance = new.relevance = relevance
+        paired.update((id(old), id(new)))
+    if not past or not any(r.evidence.get("status") == "superseded" for r in results):
+        return
+    for r in results:
+        if id(r) not in paired and r.layer in LAYER_WEIGHT and r.evidence.get("status") == "live":
+            r.score *= PAST_UNCHANGED
 
 
 def _by_date(results: list[Result], cids: list[int], ids, every, past: bool) -> None:
