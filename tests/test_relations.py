@@ -1,0 +1,97 @@
+"""Another person named by a relation (docs/judgement.md, "Another person named by a relation"):
+"Priya's sister moved to Bristol" is no change of where Priya lives."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from giok.write import persons
+from giok.write.statements import relation
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize(
+    ("text", "rel"),
+    [
+        ("Priya's sister Meera lives in Toronto", "sister"),
+        ("My boss moved the standup to Thursdays", "boss"),
+        ("하윤 언니가 지난주에 서울로 이사했다", "언니"),
+        ("하윤의 동생은 대전에 산다", "동생"),
+        ("채원 전 남친이 요즘 클라이밍에 빠졌다", "남친"),  # the head of the phrase, after 전 (former)
+        ("서아 회사 동기도 크로스핏으로 바꿨다", "동기"),
+        # a thing of the owner's, not a person
+        ("Priya's new flat is in Bristol", None),
+        ("하윤 회사가 판교로 옮겼다", None),
+        ("하윤의 월세는 이제 110만원이다", None),
+        # the person noun does not carry the sentence, or is a slot of the owner's
+        ("하윤 엄마랑 통화했다", None),  # with mom: 하윤 is the subject
+        ("Grandpa's doctor is Dr. Patel", None),  # who Grandpa's doctor is: Grandpa's slot
+        ("김 과장님 퇴사하시고 이제 박 부장님이 팀장", None),  # a surname before a title is the person
+        ("Priya moved to Bristol last weekend", None),
+    ],
+)
+def test_the_relation_a_text_names_its_person_by(text, rel):
+    assert relation(text) == rel
+
+
+@pytest.mark.parametrize(
+    ("old", "relative", "own"),
+    [
+        (
+            "Priya lives in Leeds.",
+            "Priya's sister moved to Bristol last weekend.",
+            "Priya moved to Bristol last weekend.",
+        ),
+        ("하윤은 대전에 산다.", "하윤 언니가 지난주에 서울로 이사했다.", "하윤이 지난주에 서울로 이사했다."),
+    ],
+)
+def test_a_relatives_change_does_not_replace_the_owners_fact(ws, old, relative, own):
+    # the keyword rules (the tests' default judge): "priya s sister" once counted as Priya
+    entry = ws.remember(old, layer="M90").entry
+    assert entry is not None
+    assert ws.remember(relative).action == "written"
+    assert not ws.get(entry.id).superseded
+    assert ws.remember(own).action == "superseded"
+    assert ws.get(entry.id).superseded
+
+
+@pytest.mark.judgement_model
+@pytest.mark.parametrize(
+    ("old", "relative"),
+    [
+        (
+            "하은은 지하철로 출근한다.",
+            "하은 남자친구는 요즘 자전거로 출근한다.",
+        ),  # the slot head read one slot
+        ("Noah lives in Leeds.", "Noah's stepmother moved to Bristol last month."),  # a relation not listed
+    ],
+)
+def test_the_learned_judge_keeps_a_relatives_change_apart_too(ws, old, relative):
+    entry = ws.remember(old, layer="M90").entry
+    assert entry is not None
+    assert ws.remember(relative).action == "written"
+    assert not ws.get(entry.id).superseded
+
+
+@pytest.mark.judgement_model
+def test_the_person_head_reads_relations_it_was_not_shown():
+    unlisted = ["stepmother", "godmother", "시어머니", "새엄마"]
+    assert not any(w in persons._head()[2] for w in unlisted)
+    assert all(persons.is_person(w) for w in unlisted)
+    assert not any(persons.is_person(w) for w in ["mortgage", "scooter", "적금", "오피스텔"])
+
+
+def test_without_the_model_the_shipped_list_answers():
+    assert persons.is_person("sister") and persons.is_person("언니")
+    assert not persons.is_person("stepmother")  # the head's to read, and the rules do not run it
+    assert not persons.is_person("rent")
+
+
+def test_the_shipped_list_is_the_materials_persons():
+    data = json.loads((ROOT / "tools" / "data" / "raw" / "persons.json").read_text("utf-8"))
+    listed = {w.casefold() for lang in ("en", "ko") for w in data["person"][lang]}
+    assert persons._head()[2] == listed
