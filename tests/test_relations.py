@@ -95,3 +95,13 @@ def test_the_shipped_list_is_the_materials_persons():
     data = json.loads((ROOT / "tools" / "data" / "raw" / "persons.json").read_text("utf-8"))
     listed = {w.casefold() for lang in ("en", "ko") for w in data["person"][lang]}
     assert persons._head()[2] == listed
+
+
+@pytest.mark.judgement_model
+def test_a_relatives_value_is_no_contradiction_of_the_owners():
+    from giok.lifecycle import review
+
+    # the same words around another value ("대전에" / "언니는 서울에") once read as a contradiction
+    assert review.classify("하윤은 대전에 산다.", "하윤 언니는 서울에 산다.") is None
+    assert review.classify("하윤 언니는 서울에 산다.", "하윤은 대전에 산다.") is None
+    assert review.classify("하윤은 대전에 산다.", "하윤은 서울에 산다.") is not None

@@ -63,6 +63,8 @@ def classify(old: str, new: str) -> tuple[str, str] | None:
     "unsure-change", why), or None when they may both be true. The write policy's rules find
     the candidates; the learned judgement, where it answers, refines them: a change needs both
     to agree, the rules alone (no model) only raise it, and the judgement alone raises nothing."""
+    if statements.about_another(new, old) or statements.about_another(old, new):
+        return None  # "하윤 언니는 서울에 산다" / "하윤은 대전에 산다": two people, both may hold
     if judgement.volatile(new, old):
         return "reading", _WHY["reading"]
     if judgement.labels_only(new, old):

@@ -605,6 +605,14 @@ def relation(text: str) -> str | None:
     words, carrying the sentence (in Korean bare or with a subject or topic particle: not 하윤
     엄마랑, with mom), that names a person (`giok.write.persons`: "Priya's new flat", 하윤 회사가
     name things). None otherwise."""
+    from giok.write import judgement
+
+    return _relation(text, judgement.available())
+
+
+@functools.lru_cache(maxsize=1 << 13)
+def _relation(text: str, model: bool) -> str | None:
+    """`relation`, memoised per judgement mode (the person head reads words only with the model)."""
     from giok.write import persons
 
     lead = _lead(text)
