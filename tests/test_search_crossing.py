@@ -24,6 +24,8 @@ FACTS = [
     "Gate 12 closes forty minutes before departure.",  # 8
     "The staging cluster moved to a new region in March.",  # 9
     "서준이는 주말마다 테니스를 친다.",  # 10
+    "하윤은 판교 게임회사에서 UI 디자이너로 일한다.",  # 11
+    "민호는 평범한 회사원이다.",  # 12
 ]
 
 
@@ -63,6 +65,13 @@ def test_a_name_with_any_particle_finds_the_other_particles_in_keyword_mode(home
     assert FACTS[3] in found  # 서준이가
     assert FACTS[4] in found  # 서준이랑
     assert FACTS[10] in found  # the literal form too
+
+
+@pytest.mark.parametrize("query", ["회사", "회사가"])
+def test_a_korean_noun_finds_the_compound_it_heads(home, query):
+    found = _texts(home, query, mode="keyword")
+    assert FACTS[11] in found  # a 게임회사 is a 회사: compounds put their head last
+    assert FACTS[12] not in found  # a 회사원 (office worker) is not
 
 
 @pytest.mark.parametrize(

@@ -36,7 +36,7 @@ from giok.store import refs
 from giok.store.clock import today
 from giok.store.fsutil import check_binary
 from giok.store.layout import MEMORY
-from giok.text.analysis import has_hangul, romanize
+from giok.text.analysis import has_hangul, is_hangul, romanize
 from giok.text.crossing import Crossing, query_alternatives
 from giok.text.lazy import lazy
 from giok.text.terms import inflected, language, query_terms, quote_fts
@@ -157,6 +157,9 @@ CROSS_WEIGHT = 0.95
 # A Korean noun with a particle counts where its stem is (`서준이는` in `서준은`: `terms.inflected`),
 # at this share of its weight.
 STEM_SHARE = 0.9
+# A Korean noun that ends a compound the chunk holds (회사 in 게임회사: `_compound_head`) counts at
+# this share of its weight.
+COMPOUND_SHARE = 0.8
 CHAIN_STEP = 1e-4  # how far the second of a chained pair sits below the first
 # A question about the past presupposes a change: where a superseded entry is among its results, a
 # live entry that no chain pairs scores this much of itself (docs/search.md, "A question about
@@ -1178,7 +1181,17 @@ def _present(
         return 1.0
     if stem and not have.isdisjoint(stem):
         return STEM_SHARE
-    return CROSS_WEIGHT if cross and not have.isdisjoint(cross) else 0.0
+    if cross and not have.isdisjoint(cross):
+        return CROSS_WEIGHT
+    return COMPOUND_SHARE if COMPOUND_SHARE and _compound_head(term, stem, have) else 0.0
+
+
+def _compound_head(term: str, stem: tuple[str, ...], have: frozenset[str] | set[str]) -> bool:
+    """Is the Korean noun (or its stem) the head of a compound the chunk holds: the end of a
+    longer word (회사 of 게임회사, 교사 of 보건교사)? Korean compounds put their head last, so a
+    게임회사 is a 회사; a word that only starts with the term (회사원) is another thing."""
+    heads = [w for w in (term, *stem) if len(w) >= 2 and is_hangul(w)]
+    return bool(heads) and any(len(h) > len(w) and h.endswith(w) for h in have for w in heads)
 
 
 def _phrased(groups: dict[str, tuple[str, ...]], crossing: Crossing) -> dict[str, tuple[str, ...]]:
