@@ -415,6 +415,15 @@ def test_the_old_value_a_change_names(text, old):
         assert not holds_old_value("A line about something else entirely", old_value(text))
 
 
+def test_a_korean_old_value_is_read_as_written_too():
+    from giok.write.statements import holds_old_value, old_value
+
+    # 요가's stem is read as 요 + the particle 가: the entry holding 요가를 is still the one it leaves
+    left = old_value("엄마가 요가 대신 수영을 시작하셨다")
+    assert holds_old_value("엄마는 저녁마다 요가를 하신다.", left)
+    assert not holds_old_value("엄마는 요즘 바쁘시다.", left)
+
+
 def test_a_kept_line_about_a_lasting_attribute_stands_at_least_in_m90(monkeypatch):
     # the layer head files how someone gets to school as a fact of the day; the attribute head
     # knows a commute is a lasting attribute of a life (docs/judgement.md, "Lasting attributes")

@@ -444,6 +444,8 @@ def old_value(text: str) -> frozenset[str]:
     for pattern in _OLD_VALUE:
         for m in pattern.finditer(text):
             words |= analysis.content_words(m.group("x"))
+            # a Korean noun as written too: its stem can take a syllable for a particle (요가 → 요)
+            words |= {w for w in analysis.words(m.group("x")) if analysis.is_hangul(w) and len(w) >= 2}
     return frozenset(words)
 
 
