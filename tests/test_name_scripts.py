@@ -63,6 +63,33 @@ def test_particles_still_come_off_first(word, stem):
     assert stem_ko(word) == stem
 
 
+@pytest.mark.parametrize(
+    ("word", "stem"),
+    [
+        # a particle read only where it agrees with the syllable before it: 이, 은, 과 after a final
+        # consonant, 가, 는, 를 after a vowel
+        ("나이", "나이"),  # age, not 나 (I) + 이
+        ("오이", "오이"),
+        ("하은", "하은"),  # a name, not 하 + 은
+        ("하은은", "하은"),
+        ("사과는", "사과"),  # not 사 + 과는
+        ("서준이가", "서준"),  # the name's 이 still comes off
+        ("책과", "책"),
+        ("민지가", "민지"),
+    ],
+)
+def test_a_particle_comes_off_only_where_it_agrees_with_the_syllable_before_it(word, stem):
+    assert stem_ko(word) == stem
+
+
+def test_age_is_no_line_that_says_i(tmp_path, giok_home):
+    from giok import Workspace
+
+    ws, _ = Workspace.init(tmp_path / "w", name="w", user="서준", home=giok_home)
+    ws.remember("나는 아침마다 커피를 마신다", layer="M365", force=True)
+    assert ws.search("나이", k=3, mode="keyword", record=None) == []  # 나이 once read as 나 + 이
+
+
 def test_a_korean_question_naming_a_latin_registered_user_is_not_carried_by_the_name(store, monkeypatch):
     monkeypatch.setenv("GIOK_HOME", str(store.home.path))
     assert [r.text for r in store.search("서준의 자동차 색깔", k=3)] == []  # no car among the facts

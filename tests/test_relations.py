@@ -89,6 +89,9 @@ def test_without_the_model_the_shipped_list_answers():
     assert persons.is_person("sister") and persons.is_person("언니")
     assert not persons.is_person("stepmother")  # the head's to read, and the rules do not run it
     assert not persons.is_person("rent")
+    # a compound whose head is listed: Korean compounds put it last, English after a hyphen
+    assert persons.is_person("새언니") and persons.is_person("외할머니") and persons.is_person("ex-wife")
+    assert not persons.is_person("season")  # a Latin word's bare ending is no head
 
 
 def test_the_shipped_list_is_the_materials_persons():

@@ -127,8 +127,27 @@ def stem_ko(word: str) -> str:
     for suffix in _KO_SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= max(1, len(suffix) if len(word) <= 2 else 1):
             stem = word[: -len(suffix)]
+            if not _agrees(stem, suffix):
+                continue
             return stem[:-1] if _name_i(stem) and suffix != "이" else stem
     return _reu_stem(word) or word
+
+
+# A particle whose form follows the syllable before it: these after a final consonant (서준이,
+# 책을, 집으로), their twins after a vowel (민지가, 차를, 학교로). A word whose last syllables do
+# not agree is no noun with that particle: 나이 (age) is not 나 + 이, 오이 (cucumber) not 오 + 이.
+_AFTER_CONSONANT = _split("이 은 을 과 과는 으로 으론 으로는 으로도 이랑 이나")
+_AFTER_VOWEL = _split("가 는 를 와 랑 와는")
+
+
+def _agrees(stem: str, suffix: str) -> bool:
+    if suffix not in _AFTER_CONSONANT and suffix not in _AFTER_VOWEL:
+        return True
+    code = ord(stem[-1]) - 0xAC00
+    if not 0 <= code < 11172:
+        return True  # not a Hangul syllable: no rule to read
+    closed = code % 28 != 0
+    return closed if suffix in _AFTER_CONSONANT else not closed
 
 
 # 르 verbs (부르다, 모르다, 고르다, 빠르다) keep 르 before a consonant ending (부르면, 부른다,

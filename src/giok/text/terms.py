@@ -37,10 +37,11 @@ from giok.text.lazy import lazy
 
 # What the index's keyword terms are made of: raise it whenever `terms()` or `grams()` gives
 # another output for some word (a new stop word, suffix or stemming rule), or the index's extra
-# terms change (`crossing.index_terms`: name keys, lexicon phrases; 3). An index whose terms
+# terms change (`crossing.index_terms`: name keys, lexicon phrases; 3; a Korean particle read only
+# where it agrees with the syllable before it, `analysis._agrees`: 4). An index whose terms
 # were made under another version re-derives them from its files (retrieval/index.py), and a
 # PostgreSQL copy re-publishes its rows: keyword search never mixes two analyses.
-VERSION = "3"
+VERSION = "4"
 
 __all__ = [
     "VERSION",

@@ -47,8 +47,19 @@ def _is_person(word: str, model: bool) -> bool:
     if head is None or not word:
         return False
     w, b, listed = head
-    if word in listed:
+    if word in listed or _heads_listed(word, listed):
         return True
     if not model:
         return False
     return float(judgement.vectors_of([word])[0] @ w + b) >= math.log(AT / (1.0 - AT))
+
+
+def _heads_listed(word: str, listed: frozenset[str]) -> bool:
+    """A compound whose head is a listed relation: in Korean its last two syllables or more
+    (새언니, 외할머니, 회사동기: compounds put their head last), in English the part after its last
+    hyphen (ex-wife, step-son). A Latin word's bare ending is no head (season is no son)."""
+    if "-" in word:
+        return word.rsplit("-", 1)[1] in listed
+    if not all("\uac00" <= c <= "\ud7a3" for c in word):
+        return False
+    return any(word[i:] in listed for i in range(1, len(word) - 1))

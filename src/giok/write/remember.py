@@ -292,7 +292,7 @@ _INDEXES: weakref.WeakKeyDictionary[MemoryFile, policy.Index] = weakref.WeakKeyD
 # keeps it there with its write for the next process. JSON only: .giok/ may be written by others,
 # so a file that is not such an index, or of other bytes, is ignored (and replaced), never an error.
 INDEX_FILE = "policy-index.json"
-_INDEX_VERSION = 1
+_INDEX_VERSION = 2  # 2: Korean stems read a particle only where it agrees with the syllable before it
 _INDEX_MAX = 64 << 20  # bytes: a larger file is not one giok wrote
 _TO_STORE: weakref.WeakSet[MemoryFile] = weakref.WeakSet()  # parses whose index goes to .giok/
 
