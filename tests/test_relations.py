@@ -108,3 +108,28 @@ def test_a_relatives_value_is_no_contradiction_of_the_owners():
     assert review.classify("하윤은 대전에 산다.", "하윤 언니는 서울에 산다.") is None
     assert review.classify("하윤 언니는 서울에 산다.", "하윤은 대전에 산다.") is None
     assert review.classify("하윤은 대전에 산다.", "하윤은 서울에 산다.") is not None
+
+
+@pytest.fixture(scope="module")
+def family(tmp_path_factory):
+    from conftest import stocked_workspace
+
+    entries = [
+        "[2026-03-01] Priya lives in Leeds, in Headingley.",
+        "[2026-03-02] Priya takes the train to work.",
+        "[2026-05-12] Priya's sister Meera lives in Bristol.",
+        "[2026-03-03] 하윤은 대전 유성구에 산다.",
+        "[2026-05-11] 하윤 언니는 수원 광교에 산다.",
+    ]
+    yield from stocked_workspace(tmp_path_factory, entries, prefix="f", name="family", user="Priya")
+
+
+@pytest.mark.parametrize(
+    ("query", "own"), [("Where does Priya live?", "f-000000"), ("하윤이 어디 살지?", "f-000003")]
+)
+def test_a_relatives_newer_entry_is_no_newer_value_of_the_owners(family, monkeypatch, query, own):
+    # two live entries near in meaning and score are ordered newest first (search._by_date): the
+    # sister's home, written later, once came first for where Priya lives
+    monkeypatch.setenv("GIOK_HOME", str(family.home.path))
+    found = family.search(query, k=3, record=None)
+    assert found and found[0].id == own, [(r.id, round(r.score, 3)) for r in found]

@@ -41,6 +41,7 @@ from giok.text.crossing import Crossing, query_alternatives
 from giok.text.lazy import lazy
 from giok.text.terms import inflected, language, query_terms, quote_fts
 from giok.write import attributes, policy
+from giok.write.statements import about_another
 
 MIN_SCORE = 0.35
 DYNAMIC_GAP = 0.15  # the seed's gap rule, when a search asks for it (`gap=DYNAMIC_GAP`); off by default
@@ -808,6 +809,8 @@ def _by_date(results: list[Result], cids: list[int], ids, every, past: bool) -> 
             high, low = results[live[x]], results[live[y]]
             if near[x, y] < SLOT_NEAR or high.date == low.date or high.score - low.score > SLOT_TIE:
                 continue
+            if about_another(high.text, low.text) or about_another(low.text, high.text):
+                continue  # "Priya's sister lives in Bristol" is no newer value of where Priya lives
             if (str(low.date) > str(high.date)) != past:  # the newer, or for the past the older
                 low.score, high.score = high.score, high.score - CHAIN_STEP
                 low.relevance = max(low.relevant, high.relevant)
