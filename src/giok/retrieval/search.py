@@ -809,7 +809,7 @@ def _by_date(results: list[Result], cids: list[int], ids, every, past: bool) -> 
             high, low = results[live[x]], results[live[y]]
             if near[x, y] < SLOT_NEAR or high.date == low.date or high.score - low.score > SLOT_TIE:
                 continue
-            if about_another(high.text, low.text) or about_another(low.text, high.text):
+            if about_another(high.text, low.text, False) or about_another(low.text, high.text, False):
                 continue  # "Priya's sister lives in Bristol" is no newer value of where Priya lives
             if (str(low.date) > str(high.date)) != past:  # the newer, or for the past the older
                 low.score, high.score = high.score, high.score - CHAIN_STEP

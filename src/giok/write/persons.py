@@ -35,22 +35,25 @@ def _head():
         return None
 
 
-def is_person(word: str) -> bool:
-    """Does the word (a stem: 언니 of 언니가, sister) name a person? The list, then the head
-    where the learned judgement answers."""
-    return _is_person(word.casefold(), judgement.available())
+def is_person(word: str, learned: bool = True) -> bool:
+    """Does the word (a stem: 언니 of 언니가, sister) name a person? The list and the compounds
+    it heads, then the head where the learned judgement answers (unless `learned` is False: no
+    model is loaded for it)."""
+    head = _head()
+    key = word.casefold()
+    if head is None or not key:
+        return False
+    if key in head[2] or _heads_listed(key, head[2]):
+        return True
+    return learned and _read_as_person(key, judgement.available())
 
 
 @functools.lru_cache(maxsize=1 << 12)
-def _is_person(word: str, model: bool) -> bool:
+def _read_as_person(word: str, model: bool) -> bool:
     head = _head()
-    if head is None or not word:
+    if not model or head is None:
         return False
-    w, b, listed = head
-    if word in listed or _heads_listed(word, listed):
-        return True
-    if not model:
-        return False
+    w, b, _ = head
     return float(judgement.vectors_of([word])[0] @ w + b) >= math.log(AT / (1.0 - AT))
 
 

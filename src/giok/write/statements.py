@@ -575,13 +575,14 @@ def lead_key(text: str) -> str | None:
     return _speaker(lead[1]) if lead else None
 
 
-def about_another(new: str, old: str) -> bool:
+def about_another(new: str, old: str, learned: bool = True) -> bool:
     """Is `new` about a relative of the subject it shares with `old` ("Priya's sister moved to
     Bristol" against "Priya lives in Leeds", "하윤 언니가 …" against "하윤은 대전에 산다"): it names a
     relation (`relation`) that `old` does not? "Grandpa's doctor is Dr. Patel" is a slot of
-    Grandpa's, so "Grandpa isn't seeing Dr. Patel anymore" is not about another."""
-    found = relation(new)
-    return found is not None and found != relation(old)
+    Grandpa's, so "Grandpa isn't seeing Dr. Patel anymore" is not about another. `learned`: False
+    reads relations by the shipped list alone (no model load: the search's use)."""
+    found = relation(new, learned)
+    return found is not None and found != relation(old, learned)
 
 
 _POSSESSIVE_EN = lazy(r"(?:['’]s?|^(?:my|our|his|her|their|your))$", re.I)
@@ -598,7 +599,7 @@ def _filled_by_name(text: str, noun: str) -> bool:
     )
 
 
-def relation(text: str) -> str | None:
+def relation(text: str, learned: bool = True) -> str | None:
     """The relation by which a text names the person it is about, after its lead: "Priya's
     sister Meera lives in Toronto" → sister, "my boss moved the meeting" → boss, "하윤 언니가 서울로
     이사했다" → 언니, "민지 친구 유나가 …" → 친구, "채원 전 남친이 …" and "서아 회사 동기도 …" → 남친,
@@ -606,40 +607,42 @@ def relation(text: str) -> str | None:
     Korean the bare name, or with 의, 네 or a topic or subject particle), one of the next two
     words, carrying the sentence (in Korean bare or with a subject or topic particle: not 하윤
     엄마랑, with mom), that names a person (`giok.write.persons`: "Priya's new flat", 하윤 회사가
-    name things). None otherwise."""
-    from giok.write import judgement
+    name things; `learned` False: by the shipped list alone). None otherwise."""
+    from giok.write import persons
 
-    return _relation(text, judgement.available())
+    for stem, word, english, last in _owned(text):
+        if persons.is_person(stem, learned):
+            return None if english and _filled_by_name(text, word) else stem
+        if last:
+            break
+    return None
 
 
 @functools.lru_cache(maxsize=1 << 13)
-def _relation(text: str, model: bool) -> str | None:
-    """`relation`, memoised per judgement mode (the person head reads words only with the model)."""
-    from giok.write import persons
-
+def _owned(text: str) -> tuple[tuple[str, str, bool, bool], ...]:
+    """The words that may head the noun phrase the text's lead owns, in order: (stem, word,
+    English, the phrase ends with it). Empty where the lead owns nothing."""
     lead = _lead(text)
-    tokens = _tokens(text)
     if lead is None:
-        return None
+        return ()
+    tokens = _tokens(text)
     word, stem = tokens[lead[0]]
     korean = analysis.is_hangul(word)
     if korean and not (stem in _KO_SELF or (word.startswith(stem) and word[len(stem) :] in _KO_OWNER)):
-        return None
+        return ()
     if korean and len(word) == 1 and stem not in _KO_SELF:
-        return None  # a surname before a title is the person titled: 김 과장님, 이 선생님
+        return ()  # a surname before a title is the person titled: 김 과장님, 이 선생님
     if not korean and not _POSSESSIVE_EN.search(word):
-        return None
+        return ()
+    out = []
     for after, after_stem in tokens[lead[0] + 1 : lead[0] + 3]:
         if analysis.is_hangul(after) != korean:
-            return None
+            break
         ending = after[len(after_stem) :] if after.startswith(after_stem) else None
         if korean and ending not in _KO_CARRIES:
-            return None
-        if persons.is_person(after_stem):
-            return None if not korean and _filled_by_name(text, after) else after_stem
-        if korean and ending:
-            return None  # a noun with its particle ends the phrase: 하윤 회사가 …
-    return None
+            break
+        out.append((after_stem, after, not korean, bool(korean and ending)))  # 하윤 회사가 …: ends there
+    return tuple(out)
 
 
 def _lead_stem(text: str) -> str | None:
