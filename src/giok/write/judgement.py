@@ -655,16 +655,24 @@ NEAR = 10  # written sentences that vote
 NEAR_TEMPERATURE = 0.02  # cosine gap that weighs a voter e times less
 
 
-@functools.lru_cache(maxsize=1)
-def _load_heads() -> Heads | None:
+def shipped(name: str) -> dict[str, np.ndarray] | None:
+    """The arrays of a weights file shipped in this package (giok/write/NAME), or None where it
+    cannot be read."""
     import numpy as np
 
     try:
         from importlib import resources  # here: it loads tempfile (~10 ms a command that reads pays)
 
-        with resources.files("giok.write").joinpath(WEIGHTS).open("rb") as f:
-            data = dict(np.load(f))
+        with resources.files("giok.write").joinpath(name).open("rb") as f:
+            return dict(np.load(f))
     except (FileNotFoundError, OSError, ValueError, KeyError):
+        return None
+
+
+@functools.lru_cache(maxsize=1)
+def _load_heads() -> Heads | None:
+    data = shipped(WEIGHTS)
+    if data is None:
         return None
     try:
         return Heads(data)
@@ -854,16 +862,10 @@ READER_MODEL = "use:multilingual-v3:512"  # the vectors the reader was trained o
 def _reader_head() -> tuple[np.ndarray, float] | None:
     import numpy as np
 
-    try:
-        from importlib import resources
-
-        with resources.files("giok.write").joinpath(READER_WEIGHTS).open("rb") as f:
-            data = dict(np.load(f))
-        if str(data["model"]) != READER_MODEL:
-            return None
-        return data["w"].astype(np.float32), float(data["b"])
-    except (FileNotFoundError, OSError, ValueError, KeyError):
+    data = shipped(READER_WEIGHTS)
+    if data is None or not {"model", "w", "b"} <= data.keys() or str(data["model"]) != READER_MODEL:
         return None
+    return data["w"].astype(np.float32), float(data["b"])
 
 
 @functools.lru_cache(maxsize=1)

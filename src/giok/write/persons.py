@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import functools
 import math
-from importlib import resources
 
+from giok.text.analysis import is_hangul
 from giok.write import judgement
 
 WEIGHTS = "persons.npz"
@@ -27,12 +27,10 @@ def _head():
     """(w, b, the listed person words), or None where the file cannot be read."""
     import numpy as np
 
-    try:
-        with resources.files("giok.write").joinpath(WEIGHTS).open("rb") as f:
-            data = np.load(f)
-            return data["w"].astype(np.float32), float(data["b"]), frozenset(str(w) for w in data["words"])
-    except (OSError, KeyError, ValueError):
+    data = judgement.shipped(WEIGHTS)
+    if data is None or not {"w", "b", "words"} <= data.keys():
         return None
+    return data["w"].astype(np.float32), float(data["b"]), frozenset(str(w) for w in data["words"])
 
 
 def is_person(word: str, learned: bool = True) -> bool:
@@ -63,6 +61,6 @@ def _heads_listed(word: str, listed: frozenset[str]) -> bool:
     hyphen (ex-wife, step-son). A Latin word's bare ending is no head (season is no son)."""
     if "-" in word:
         return word.rsplit("-", 1)[1] in listed
-    if not all("\uac00" <= c <= "\ud7a3" for c in word):
+    if not is_hangul(word):
         return False
     return any(word[i:] in listed for i in range(1, len(word) - 1))
