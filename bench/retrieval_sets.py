@@ -39,9 +39,10 @@ from pathlib import Path
 from typing import Any
 
 DATA = Path(__file__).resolve().parent / "data" / "retrieval"
-SETS = ("bilingual", "associative", "korean_keywords", "cjk", "colloquial")
+SETS = ("bilingual", "associative", "korean_keywords", "cjk", "colloquial", "verb_forms_ko")
 SPLIT_SALT = "giok-retrieval-117:"
 SALTS = {"colloquial": "giok-colloquial-15:"}  # a set written later chose its own salt (its README)
+BY_NUMBER = frozenset({"verb_forms_ko"})  # split by its author: odd group numbers dev (its README)
 K = 5
 LAYER_HEADING = "## 🌳 M365"
 FLOORS = tuple(round(0.2 + 0.025 * i, 3) for i in range(17))  # 0.20 … 0.60
@@ -51,7 +52,10 @@ GAPS = (None, 0.1, 0.15, 0.2, 0.3)
 
 def split_of(group: str, name: str = "") -> str:
     """The split rule: a hash of the query's group (the fact or pair it was written for), salted
-    per set (`SALTS`, else SPLIT_SALT)."""
+    per set (`SALTS`, else SPLIT_SALT); for a set in `BY_NUMBER`, its author's rule: an odd
+    group number is dev, an even one test."""
+    if name in BY_NUMBER:
+        return "dev" if int(re.sub(r"\D", "", group) or 0) % 2 else "test"
     salt = SALTS.get(name, SPLIT_SALT)
     return "dev" if hashlib.sha256((salt + group).encode()).digest()[0] % 2 == 0 else "test"
 

@@ -24,6 +24,7 @@ MINIMUM = {
     "korean_keywords": {"ALL": 40, "ALL-nothing": 20},
     "cjk": {"ALL": 20},
     "colloquial": {"ko-ko": 50, "en-en": 50, "ko-en": 12, "en-ko": 12, "ALL-nothing": 36},
+    "verb_forms_ko": {"colloquial": 70, "ALL-nothing": 12},
 }
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 

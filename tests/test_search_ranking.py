@@ -177,6 +177,50 @@ def test_the_written_forms_of_a_spoken_predicate():
     assert "뭘" in Question.of("뭘 마셔?").asking
 
 
+JIHO = [
+    "지호 엄마는 엄마 친구들과 주말마다 북한산에 오르신다.",
+    "지호 엄마는 전주에 산다.",
+    "하윤은 주말마다 한강에서 자전거를 탄다.",
+    "하윤은 넥스트플레이에 다니지 않는다.",
+    "도윤은 매일 저녁 여섯 시에 퇴근한다.",
+    "도윤이 다니던 학원은 강남에 있었다.",
+]
+
+
+@pytest.fixture(scope="module")
+def jiho(tmp_path_factory):
+    for ws in stocked_workspace(tmp_path_factory, JIHO, prefix="j", name="jiho", user="지호", lang="ko"):
+        ws.search("warm up", record=None)
+        yield ws
+
+
+@pytest.mark.parametrize(
+    ("query", "answer"),
+    [
+        ("엄마 어디 사셔?", "j-000001"),  # the honorific 사셔 (살 + 시 + 어) finds the plain 산다
+        ("하윤 어디 다녀?", "j-000003"),  # the negation: 다니지 않는다
+        ("도윤이 어디 다니니?", "j-000005"),  # the attributive: 다니던
+    ],
+)
+def test_a_spoken_predicate_finds_a_memory_holding_the_verb_in_another_written_form(
+    jiho, monkeypatch, query, answer
+):
+    monkeypatch.setenv("GIOK_HOME", str(jiho.home.path))
+    found = [r.id for r in search(jiho, query, k=2, record=None)]
+    assert found[:1] == [answer], found
+
+
+def test_the_forms_a_memory_holds_inside_a_sentence():
+    said = Question.of("하윤 어디 다녀?").groups(["다녀"])["다녀"]
+    assert {"다니지", "다니는", "다니던", "다닌", "다니며", "다니면서", "다녔고"} <= set(said)
+    assert {"산다", "사는", "살았다"} <= set(Question.of("엄마 어디 사셔?").groups(["사셔"])["사셔"])
+    assert "먹은" in Question.of("뭘 먹어?").groups(["먹어"])["먹어"]
+    # a one-syllable attributive is as often a noun (산 mountain, 한 one): not a form of 살, 하
+    assert "산" not in Question.of("어디 살지?").groups(["살지"])["살지"]
+    # a plain question is not read into the honorific (the mother's 사신다 for 서준이 어디 사니?)
+    assert "사신다" not in Question.of("서준이 어디 사니?").groups(["사니"])["사니"]
+
+
 @pytest.mark.parametrize(
     ("query", "past"),
     [

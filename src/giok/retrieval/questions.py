@@ -216,24 +216,58 @@ def _uncontracted(word: str) -> set[str]:
 
 def _forms(stem: str) -> list[str]:
     """The written forms of a verb stem: the dictionary form, the plain present (산다, 먹는다),
-    the connective (살고), the formal present (삽니다, 먹습니다) and the past (살았다, 마셨다)."""
+    the connective (살고), the formal present (삽니다, 먹습니다) and the past (살았다, 마셨다);
+    and the forms a memory holds inside a longer sentence: the negation (다니지 않는다), the
+    attributive (다니는 회사, 다닌, 다니던), the connective of two facts (다니며, 다니면서,
+    먹으며) and the past connective (다녔고, 살았고)."""
     parts = _split(stem[-1])
     if parts is None:
         return []
     initial, vowel, final = parts
     body, last = stem[:-1], stem[-1]
-    out = [stem + "다", stem + "고", stem + "는"]
-    if final in (_NONE, _L):  # 마시 → 마신다, 마십니다; 살 → 산다, 삽니다, 사는
+    out = [stem + "다", stem + "고", stem + "는", stem + "지", stem + "던"]
+    if final in (_NONE, _L):  # 마시 → 마신다, 마십니다, 마시며, 마신; 살 → 산다, 삽니다, 사는, 살며
         out += [body + _join(initial, vowel, _N) + "다", body + _join(initial, vowel, _B) + "니다"]
+        out += [stem + "며", stem + "면서"]
+        if body:  # 다닌, 마신; not 산, 한, 간: one syllable is as often a noun (mountain, one)
+            out.append(body + _join(initial, vowel, _N))
         if final == _L:
             out.append(body + _join(initial, vowel, _NONE) + "는")
-    else:  # 먹 → 먹는다, 먹습니다
-        out += [stem + "는다", stem + "습니다"]
+    else:  # 먹 → 먹는다, 먹습니다, 먹은, 먹으며
+        out += [stem + "는다", stem + "습니다", stem + "은", stem + "으며", stem + "으면서"]
     if final == _NONE:
-        out += [body + _join(initial, v, _SS) + "다" for v in _contracted(last, vowel)]
+        past = [body + _join(initial, v, _SS) for v in _contracted(last, vowel)]
     else:
-        out.append(stem + ("았다" if vowel in _BRIGHT else "었다"))
+        past = [stem + ("았" if vowel in _BRIGHT else "었")]
+    out += [p + ending for p in past for ending in ("다", "고")]
     return out
+
+
+# The honorific -(으)시- (사셔 = 살 + 시 + 어, 다니셔, 읽으셔): a question about an elder asks in it
+# while the memory may be written plainly ("엄마는 전주에 산다"). A ㄹ stem drops its ㄹ before 시
+# (사시 is 살's). Not the other way: a plain question ("서준이 어디 사니?") is about a peer, and
+# reading it into "서준의 어머니는 대구에 사신다" put the mother first (colloquial Korean dev).
+def _plain_stems(stems: set[str]) -> set[str]:
+    """The plain stems under an honorific one (사시 → 사, 살; 다니시 → 다니; 읽으시 → 읽)."""
+    out: set[str] = set()
+    for stem in stems:
+        if len(stem) < 2 or stem[-1] != "시":
+            continue
+        body = stem[:-2] if stem[-2] == "으" else stem[:-1]  # 읽으시 → 읽; 사시 → 사
+        if not body:
+            continue
+        out.add(body)
+        parts = _split(body[-1])
+        if parts and parts[2] == _NONE:  # 사시: 살다's too
+            out.add(body[:-1] + _with_final(body[-1], _L))
+    return out
+
+
+def _plain_forms(stem: str) -> list[str]:
+    """The forms of a plain stem found under an honorific one that stand for the predicate alone
+    (산다, 삽니다, 사는, 살았다): not 살고 or 살지, whose shapes are as often other words (마시 →
+    마, 말: "커피 말고")."""
+    return [f for f in _forms(stem)[1:] if f.endswith(("다", "는"))]
 
 
 def _contracted(syllable: str, vowel: int) -> tuple[int, ...]:
@@ -262,11 +296,10 @@ class Question:
             if not is_hangul(word) or _asking(word):
                 continue
             own = terms(word)
-            written = [
-                t
-                for stem in sorted(_stems(word, n == len(found) - 1))
-                for f in _forms(stem)
-                for t in terms(f)
+            stems_of = _stems(word, n == len(found) - 1)
+            written = [t for stem in sorted(stems_of) for f in _forms(stem) for t in terms(f)]
+            written += [  # the whole written form only: a one-syllable stem (사, 마) is no evidence
+                terms(f)[0] for stem in sorted(_plain_stems(stems_of)) for f in _plain_forms(stem) if terms(f)
             ]
             extra = tuple(dict.fromkeys(t for t in written if t not in own))
             if own and extra:
