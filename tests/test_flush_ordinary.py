@@ -307,6 +307,32 @@ def test_the_sentences_of_one_point_are_kept_together(said, kept):
 
 @pytest.mark.judgement_model
 @pytest.mark.parametrize(
+    "said, kind, words",
+    [
+        (
+            "드디어 이사 날짜 정했어!! 다음 달 12일 금요일. 합정동에서 성수동으로 가 ㅋㅋ",
+            "decisions",
+            ("12일", "성수동"),
+        ),
+        (
+            "their main contact is Ottilie. she only does email, never phone her",
+            "constraints",
+            ("Ottilie", "email"),
+        ),
+    ],
+)
+def test_a_point_is_kept_whole_though_its_sentences_were_filed_apart(said, kind, words):
+    """The judgement files "합정동에서 성수동으로 가" apart from the date it follows, and "she only
+    does email" as a rule beside the fact that names her: one point, kept as one memory, a rule
+    where one joins it."""
+    gist = extract(_talk(("user", said)), today=DAY)
+    kept = [t for items in gist.values() for t in items]
+    assert len(kept) == 1 and all(w in kept[0] for w in words), gist
+    assert gist[kind] == kept, gist
+
+
+@pytest.mark.judgement_model
+@pytest.mark.parametrize(
     "said",
     [
         "I start at Brightwater on January 11. Also my sister is getting married in May.",

@@ -729,11 +729,14 @@ _NEW_POINT = lazy(
 
 
 def _points(found: list[list]) -> list[list]:
-    """One point per run of a user's sentences kept in one category within one turn ("i handed in
-    my notice at Halvorsen Logistics today. last day is dec 23."), so the sentence that says when
-    is not kept apart from the one that says what; a sentence that opens another point ("also …",
-    "아 그리고 …") or a sentence not kept between them ends the run, and so does a point that
-    would grow past CLIP characters (a whole biography in one turn is several points, none cut)."""
+    """One point per run of a user's sentences kept within one turn ("i handed in my notice at
+    Halvorsen Logistics today. last day is dec 23."), so the sentence that says when is not kept
+    apart from the one that says what, though the judgement filed them apart ("이사 날짜 잡았어,
+    19일" a decision, "망원동에서 연희동으로 가" a fact; "their contact is Marisol" a fact, "she only
+    does email" a rule): memory with memory, the state memo's kinds with theirs. The point keeps
+    the kind it opened with, or a rule's where one joins it. A sentence that opens another point
+    ("also …", "아 그리고 …") or a sentence not kept between them ends the run, and so does a point
+    that would grow past CLIP characters (a whole biography in one turn is several points, none cut)."""
     points: list[list] = []
     for item in found:
         last = points[-1] if points else None
@@ -741,7 +744,8 @@ def _points(found: list[list]) -> list[list]:
         if (
             last is not None
             and item[0]
-            and last[0] == item[0]
+            and last[0]
+            and (last[0] in KEPT) == (item[0] in KEPT)
             and last[2] == item[2]
             and item[3] != "assistant"
             and last[3] == item[3]
@@ -749,6 +753,8 @@ def _points(found: list[list]) -> list[list]:
             and len(joined) <= CLIP  # a long run is several points, none clipped
         ):
             last[1] = joined
+            if item[0] == "constraints":  # a rule stays a rule; otherwise the point is what it opened with
+                last[0] = item[0]
             continue
         points.append(item)
     return points
