@@ -409,3 +409,15 @@ def test_a_long_turn_of_facts_is_several_points_and_none_is_cut():
     facts = extract(_talk(("user", said)), today=DAY)["facts"]
     assert len(facts) >= 2 and not any(f.endswith("…") for f in facts), facts
     assert any("allergic to peanuts and to kiwi" in f for f in facts), facts
+
+
+def test_no_point_of_one_flush_replaces_another_it_kept(ws):
+    """All the points one flush keeps were said in one talk: the write policy's reading of a
+    slot does not let one replace another (`remember(apart=…)`), though the same text said later
+    does replace it."""
+    first = ws.remember("Our standup is at 9:30.", source="flush:s9")
+    kept = ws.remember("Our standup is at 10:00 now.", source="flush:s9", apart=[first.entry.id])
+    assert kept.action == "written" and "kept beside" in kept.reason, kept
+    assert {"Our standup is at 9:30.", "Our standup is at 10:00 now."} <= set(_live(ws))
+    later = ws.remember("Our standup is at 10:30 now.", source="flush:s10")
+    assert later.action == "superseded", later

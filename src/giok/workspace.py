@@ -10,7 +10,7 @@ below this module imports it (docs/architecture.md)."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Unpack
 
 from giok.store import workspace as store
@@ -47,6 +47,7 @@ class Workspace(store.Workspace):
         supersedes: str | None = None,
         voice: str = "note",
         nearest: Callable[[str], list[str]] | None = None,
+        apart: Collection[str] = (),
     ) -> WriteResult:
         """Decide (giok.write.policy), then add an entry to MEMORY.md and commit, with the decision in
         the commit message. Greetings, questions and guesses are refused (force=True overrides);
@@ -58,7 +59,8 @@ class Workspace(store.Workspace):
         `supersedes`: the id of an entry the new one replaces (marked in the same commit), when
         the policy did not find it an update by itself. `voice`: "chat" for what was said in a
         conversation (giok.write.judgement). `nearest`: the ids of the entries nearest to a text
-        in meaning, for a configured LLM panel (default: this workspace's search). See
+        in meaning, for a configured LLM panel (default: this workspace's search). `apart`: ids
+        of entries the text does not replace (the points one flush keeps of a talk). See
         giok.write.remember.remember."""
         from giok.write import remember as remembering
 
@@ -85,6 +87,7 @@ class Workspace(store.Workspace):
             supersedes=supersedes,
             voice=voice,
             nearest=nearest or searched,
+            apart=apart,
         )
 
     def edit_entry(

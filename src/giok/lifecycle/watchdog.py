@@ -350,8 +350,12 @@ def keep(ws, gist: dict[str, list[str]], session: str) -> list[dict]:
     even a trace; the rest is `Workspace.remember`ed with the flush as its source — rules,
     likings and decisions in M90, a fact in the layer judgement gives it (M30 a fact of the
     day, M365 a life event, M0 a lasting truth). The text says its kind (`constraint: …`), so
-    the agent sees at boot that it is a rule; a fact is the sentence as said, its dates resolved."""
+    the agent sees at boot that it is a rule; a fact is the sentence as said, its dates resolved.
+    No point replaces another this flush kept: all were said in one talk (a correction is written
+    into its point, `_corrects`; in the tuning sets' flushes every such replacement was wrong: a
+    friend's wedding replaced by the toast's deadline, a dog's diabetes by a work trip)."""
     out = []
+    written: list[str] = []  # this flush's own points: all said in one talk, none replaces another
     for category, kind in KEPT.items():
         for said in gist.get(category, []):
             text = said if category == "facts" else f"{_LABEL[category]}: {said}"
@@ -371,8 +375,11 @@ def keep(ws, gist: dict[str, list[str]], session: str) -> list[dict]:
                 via="watchdog",
                 supersedes=grown,
                 voice=VOICE,
+                apart=written,
             )
             entry = result.entry.id if result.entry else None
+            if entry:
+                written.append(entry)
             out.append(_kept(category, text, result.action, entry, result.reason, layer))
     return out
 

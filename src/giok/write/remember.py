@@ -12,7 +12,7 @@ import functools
 import hashlib
 import json
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
 from giok.errors import GiokError, InvalidInput, NotFound
@@ -34,7 +34,7 @@ from giok.store.workspace import (
 )
 from giok.text import likeness
 from giok.text.lazy import lazy
-from giok.write import policy
+from giok.write import judgement, policy
 from giok.write.notes import safe_text
 
 if TYPE_CHECKING:
@@ -60,6 +60,7 @@ def remember(
     supersedes: str | None = None,
     voice: str = "note",
     nearest: Callable[[str], list[str]] | None = None,
+    apart: Collection[str] = (),
 ) -> WriteResult:
     """Decide (giok.write.policy), then add an entry to MEMORY.md and commit, with the decision in
     the commit message. Greetings, questions and guesses are refused (force=True overrides);
@@ -72,7 +73,10 @@ def remember(
     the policy did not find it an update by itself. `voice`: how the text was said, for the
     judgement ("chat" for what the flush keeps of a conversation). `nearest`: the ids of the
     entries nearest to a text in meaning (the search's; giok.Workspace gives it), shown with
-    those sharing its words to a configured LLM panel, which says what the text replaces."""
+    those sharing its words to a configured LLM panel, which says what the text replaces.
+    `apart`: ids of entries the text does not replace whatever the policy reads (the points one
+    flush keeps of a talk, all said at once): a change of one is written beside it, and a text
+    kept only as such a change is refused as the trivia it is alone."""
     text = clean_text(text, "memory text")
     if source:  # every field is redacted, not only the text: source lands in MEMORY.md, the trace and git
         source = policy.redact(source)[0]
@@ -125,6 +129,8 @@ def remember(
         find = mf.find if index is None else (lambda i: next(iter(index.with_id(i)), None))
         if said is not None and decision.action in ("write", "supersede"):
             decision = _as_said(decision, said, find(said.replaces) if said.replaces else None)
+        if apart and decision.action == "supersede" and decision.target is not None:
+            decision = _kept_apart(decision, apart)
         if supersedes:  # the caller's own link: an id that names nothing is an error, not a no-op
             named = find(supersedes)
             if named is None:
@@ -216,6 +222,21 @@ def remember(
     rid, sha = trace.record(ws, decision, source, via)
     notes.append(f"decision recorded as {rid} (`giok trace {rid}`)")
     return WriteResult(trace.ACTIONS[decision.action], decision.target, decision.reason, sha, tuple(notes))
+
+
+def _kept_apart(decision: policy.Decision, apart: Collection[str]) -> policy.Decision:
+    """`decision` without the replacements of entries in `apart` (`remember`'s)."""
+    also = [e for e in decision.also if e.id not in apart]
+    if decision.target is not None and decision.target.id not in apart:
+        return dataclasses.replace(decision, also=also)
+    said_with = decision.target.id if decision.target is not None else ""
+    if decision.trivial:
+        why = f"{judgement.TRIVIA} (said beside {said_with}, which it does not replace)"
+        return dataclasses.replace(decision, action="refuse", reason=why, target=None, also=[])
+    if also:
+        return dataclasses.replace(decision, target=also[0], also=also[1:])
+    why = f"kept beside {said_with}: both were said in one talk"
+    return dataclasses.replace(decision, action="write", reason=why, target=None, also=[])
 
 
 # -- a judge that reads pairs ---------------------------------------------------------------------
