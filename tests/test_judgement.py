@@ -433,6 +433,23 @@ def test_a_kept_line_about_a_lasting_attribute_stands_at_least_in_m90(monkeypatc
     assert judgement.judge(commute).layer == "M30"
 
 
+def test_a_line_of_two_statements_joined_by_a_semicolon_is_as_worth_keeping_as_its_best():
+    # read whole, a job change said with its start day is a fact of the day (M30); its halves
+    # are a standing fact and a life event, and the whole stays a part ("Be blunt with me; skip
+    # the pleasantries." is a style rule whole, two bare imperatives apart)
+    moved = (
+        "Priya no longer works at Harrow & Finch; she starts at Kestrel Health as head of analytics on Monday"
+    )
+    assert judgement.clauses(moved)[1:] == [
+        "Priya no longer works at Harrow & Finch;",
+        "she starts at Kestrel Health as head of analytics on Monday",
+    ]
+    assert judgement.judge(moved).layer in ("M90", "M365", "M0")
+    blunt = judgement.judge("Be blunt with me; skip the pleasantries.")
+    assert blunt.keep and blunt.layer == "M90"
+    assert judgement.clauses("No semicolon here. Nor here.") == ["No semicolon here.", "Nor here."]
+
+
 def test_trivia_is_kept_as_a_change_only_on_the_pair_heads_own_verdict(monkeypatch):
     # a kept text may replace an entry the pair head gives 0.5 and meaning puts in its slot;
     # trivia kept only because it "changes" something needs the head's verdict itself: a lunch

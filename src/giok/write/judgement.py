@@ -321,6 +321,24 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text) if s.strip()]
 
 
+_CLAUSE = lazy(r"(?<=;)\s+")
+
+
+def clauses(text: str) -> list[str]:
+    """The sentences the heads read: `sentences`, and beside a sentence that a semicolon joins
+    from two statements, each of them ("Priya no longer works at Harrow & Finch; she starts at
+    Kestrel Health as head of analytics on Monday" is M30 read whole, its halves M90 and M365).
+    The line is as worth keeping as its best part, and the whole stays one of them ("Be blunt
+    with me; skip the pleasantries." is a style rule whole, two bare imperatives apart)."""
+    out: list[str] = []
+    for sentence in sentences(text):
+        out.append(sentence)
+        halves = [c.strip() for c in _CLAUSE.split(sentence) if c.strip()]
+        if len(halves) > 1:
+            out += halves
+    return out
+
+
 def _flag(sentence: str, type: str | None, confidence: float | None) -> str | None:
     if is_greeting(sentence):
         return "greeting"
@@ -426,7 +444,7 @@ def judge_many(
             for n in ask:
                 out[n] = _rules(texts[n], types[n])
         else:
-            parts = {n: [p for p in sentences(rests[n]) if substance(p)[0]] or [rests[n]] for n in ask}
+            parts = {n: [p for p in clauses(rests[n]) if substance(p)[0]] or [rests[n]] for n in ask}
             vectors = vectors_of([p for n in ask for p in parts[n]])
             talk = turns(texts) if voice == "note" and heads.turn is not None else [False] * len(texts)
             row = 0
