@@ -204,6 +204,29 @@ def test_a_short_answer_to_the_agents_question_completes_the_point_it_asked_abou
     assert any("30만원" in t and "은찬이" in t for t in kept), kept
 
 
+@pytest.mark.judgement_model
+def test_answers_to_the_agents_questions_one_after_another_complete_one_point():
+    """The agent asks where, then when, then with whom: each short answer is of the same point,
+    not only the first (the second was kept apart from the place it goes with)."""
+    gist = extract(
+        "user: 다음 달에 여행 가기로 했어\nassistant: 좋다! 어디로 가?\nuser: 삿포로\n"
+        "assistant: 언제 가?\nuser: 2월 3일 출발 3박\nassistant: 누구랑 가?\nuser: 동생 서윤이랑",
+        today=dt.date(2026, 12, 3),
+    )
+    kept = everything(gist)
+    assert any("삿포로" in t and "2월 3일" in t and "서윤" in t for t in kept), kept
+    assert len(kept) == 1, kept
+
+
+@pytest.mark.judgement_model
+def test_a_two_word_korean_fact_is_kept_and_two_words_of_trivia_are_not():
+    """A Korean word carries its particle: "회사는 판교야" says as much as "my office is in Pangyo"."""
+    kept = everything(extract("user: 회사는 판교야", today=dt.date(2026, 12, 3)))
+    assert kept == ["회사는 판교야"], kept
+    for trivia in ("user: 오늘 좀 춥다", "user: 점심은 김밥", "user: 배고파 죽겠다"):
+        assert not everything(extract(trivia, today=dt.date(2026, 12, 3))), trivia
+
+
 def test_a_yes_to_an_offer_adds_nothing():
     gist = extract(
         "user: We're picking up our new dog on Saturday\n"

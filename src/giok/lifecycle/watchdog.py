@@ -604,7 +604,8 @@ def classify_sentence(
     if dates.dated(sentence, day or today()):
         return "facts"
     if verdict.judge == "model":  # the model's type, where no cue spoke; a fact needs some words
-        return _BY_TYPE.get(verdict.type, "facts") if len(analysis.key_words(sentence)) >= 3 else None
+        enough = 2 if has_hangul(sentence) else 3  # a Korean word carries its particle: "센터는 볼더하임이야"
+        return _BY_TYPE.get(verdict.type, "facts") if len(analysis.key_words(sentence)) >= enough else None
     return "facts" if verdict.kind in ("life-event", "lasting") else None  # the rules' milestones
 
 
@@ -702,11 +703,13 @@ def extract(
         asked = [q for q in map(policy.normalize, parts) if judgement.is_question(q) and asks_for(q)]
         question = asked[-1] if speaker == "assistant" and asked else None
     verdicts = judgement.judge_many([_probe(s.text) for s in said], voice=VOICE)
-    found: list[list] = []  # [category, text as kept, the turn it was said in, the speaker]
+    # [category, text as kept, the turn it was said in, the speaker, the turn its last answer was said in]
+    found: list[list] = []
     for item, verdict in zip(said, verdicts, strict=True):
-        home = next((f for f in reversed(found) if f[0] and f[2] == item.turn - 2), None)
+        home = next((f for f in reversed(found) if f[0] and f[4] == item.turn - 2), None)
         if item.answers and home is not None:  # "What's her name?" "Pickle." completes the point asked about
             _beside(home, f"{item.answers} {item.kept}")
+            home[4] = item.turn  # the agent's next question may ask on about it ("언제 가?" "누구랑 가?")
             continue
         if item.speaker != "assistant" and _corrects(item.text):
             wrong = next(
@@ -715,13 +718,12 @@ def extract(
             if wrong is not None:  # "1월 22일" … "아 잠깐, 22일 아니고 23일이다": one memory, corrected
                 _beside(wrong, item.kept)
                 continue
-        found.append(
-            [classify_sentence(item.text, item.speaker, verdict, day), item.kept, item.turn, item.speaker]
-        )
+        category = classify_sentence(item.text, item.speaker, verdict, day)
+        found.append([category, item.kept, item.turn, item.speaker, item.turn])
     gist: dict[str, list[str]] = {c: [] for c in CATEGORIES}
     for point in found:
         point[1] = dates.resolve(point[1], day)  # before the runs are joined: their length is what is kept
-    for category, sentence, _, _ in _points(found):
+    for category, sentence, *_ in _points(found):
         if category:
             gist[category].append(_clip(sentence))
     return {c: items[:MAX_KEPT] if c in KEPT else items[-per_category:] for c, items in gist.items()}
