@@ -227,6 +227,36 @@ def test_a_two_word_korean_fact_is_kept_and_two_words_of_trivia_are_not():
         assert not everything(extract(trivia, today=dt.date(2026, 12, 3))), trivia
 
 
+@pytest.mark.judgement_model
+@pytest.mark.parametrize(
+    "said",
+    [
+        "turn these notes into three bullet points for me",
+        "이 문단 좀 세 줄로 요약해 줘",
+        "이 문장 일본어로 바꿔 줘: '회의 자료는 메일로 보내 드렸습니다'",
+        "shorten this paragraph for me: 'We are pleased to announce our new office hours for winter'",
+    ],
+)
+def test_a_task_for_now_is_no_memory(said):
+    """The agent does it in the talk and nothing is left to remember: not the request, not the
+    text handed over with it (the learned request head, judgement.request)."""
+    assert not everything(extract(f"user: {said}", today=dt.date(2026, 12, 3)))
+
+
+@pytest.mark.judgement_model
+@pytest.mark.parametrize(
+    "said",
+    [
+        "please always answer me in British English",
+        "답장은 항상 존댓말로 써 줘",
+        "my landlord raised the rent to 1,200 a month",
+        "동생이 제주도로 이사 갔어",
+    ],
+)
+def test_a_lasting_request_or_a_statement_is_still_kept(said):
+    assert everything(extract(f"user: {said}", today=dt.date(2026, 12, 3)))
+
+
 def test_a_yes_to_an_offer_adds_nothing():
     gist = extract(
         "user: We're picking up our new dog on Saturday\n"

@@ -589,6 +589,8 @@ def classify_sentence(
     if verdict.kind in _REFUSED:
         return None
     user = speaker != "assistant"
+    if user and _for_now(sentence, day):
+        return None
     category = _rule_or_liking(sentence) if user else None
     for cue in ("decisions", "failures", "discoveries", "pending"):
         if category is None and _CUE_RE[cue].search(sentence):
@@ -607,6 +609,28 @@ def classify_sentence(
         enough = 2 if has_hangul(sentence) else 3  # a Korean word carries its particle: "센터는 볼더하임이야"
         return _BY_TYPE.get(verdict.type, "facts") if len(analysis.key_words(sentence)) >= enough else None
     return "facts" if verdict.kind in ("life-event", "lasting") else None  # the rules' milestones
+
+
+# How sure the request head must be that a sentence is a task for now (tools/train_requests.py),
+# chosen on the flush's tuning sets (docs/routines.md, "A task for now is no memory").
+ONE_OFF_AT = 0.5
+
+
+def _for_now(sentence: str, day: dt.date | None) -> bool:
+    """Whether the user asks for a task the agent does in this talk and that leaves nothing to
+    remember ("이 문장 영어로 좀 바꿔주세요: '…'", "fix this sentence for me: '…'", "목차 좀 짜줘"),
+    by the request head (`judgement.request`). Never a sentence with a standing cue ("never",
+    "앞으로", "you must"), a decision's cue or a day in it: those say themselves that they hold."""
+    if _CONSTRAINT_RE.search(sentence) or _PREFERENCE_RE.search(sentence) or _STANDING_KO.search(sentence):
+        return False
+    if (
+        _MUST_KO.search(sentence)
+        or _CUE_RE["decisions"].search(sentence)
+        or dates.dated(sentence, day or today())
+    ):
+        return False
+    read = judgement.request(_probe(sentence))
+    return read is not None and read[0] == "oneoff" and read[1] >= ONE_OFF_AT
 
 
 def _agent_cue(sentence: str) -> bool:

@@ -921,6 +921,32 @@ def read_pair(new: str, old: str) -> float | None:
     return float(_sigmoid(float(reader_features(u, v, new, old) @ w) + b))
 
 
+# -- a request: a task for now, or something that should hold ------------------------------------
+REQUEST_WEIGHTS = "requests.npz"  # tools/train_requests.py
+REQUEST_LABELS = ("oneoff", "standing", "statement")
+
+
+@functools.lru_cache(maxsize=1)
+def _request_head() -> tuple[np.ndarray, np.ndarray] | None:
+    data = shipped(REQUEST_WEIGHTS)
+    if data is None or not {"w", "b", "labels"} <= data.keys() or tuple(data["labels"]) != REQUEST_LABELS:
+        return None
+    return data["w"], data["b"]
+
+
+def request(text: str) -> tuple[str, float] | None:
+    """What a sentence typed to the agent is: a task for now ("oneoff": "이 문장 영어로 바꿔 줘:
+    '…'", "fix this sentence for me"), something that should hold after the talk ("standing": a
+    style, a rule, a request for later) or no request ("statement"), with its probability; None
+    where the learned judgement is off or the head is not shipped."""
+    if _heads() is None or (head := _request_head()) is None:
+        return None
+    w, b = head
+    p = _softmax(vectors_of([substance(text)[0] or text])[0] @ w + b)  # the text `judge` embedded
+    best = int(p.argmax())
+    return REQUEST_LABELS[best], float(p[best])
+
+
 _NEUTRAL: list = []  # [the encoder's language-neutral view] once built
 
 
