@@ -105,6 +105,16 @@ def test_agent_echoes_questions_and_guesses_are_not_rules():
     assert gist["preferences"] == []
 
 
+def test_a_no_that_answers_is_no_ban():
+    """ "no mushrooms" bans something; "no thats it", typed in haste to "anything else?", does not."""
+    gist = extract(
+        "user: can you plan my dinners this week\nassistant: Sure. Anything to avoid?\n"
+        "user: no mushrooms.\nassistant: Done. Anything else?\nuser: no thats it.\n"
+        "assistant: Great.\nuser: no i'm good, thanks"
+    )
+    assert gist["constraints"] == ["no mushrooms."]
+
+
 def test_plain_text_speaker_labels_and_korean_pending():
     gist = extract(
         "사용자: 고객 이메일은 로그에 남기면 안 돼\n에이전트: 원인은 프록시였어요.\n내일 테스트를 더 해야 "
