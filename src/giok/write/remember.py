@@ -227,15 +227,15 @@ def remember(
 def _kept_apart(decision: policy.Decision, apart: Collection[str]) -> policy.Decision:
     """`decision` without the replacements of entries in `apart` (`remember`'s)."""
     also = [e for e in decision.also if e.id not in apart]
-    if decision.target is not None and decision.target.id not in apart:
+    target = decision.target
+    if target is None or target.id not in apart:
         return dataclasses.replace(decision, also=also)
-    said_with = decision.target.id if decision.target is not None else ""
     if decision.trivial:
-        why = f"{judgement.TRIVIA} (said beside {said_with}, which it does not replace)"
+        why = f"{judgement.TRIVIA} (said beside {target.id}, which it does not replace)"
         return dataclasses.replace(decision, action="refuse", reason=why, target=None, also=[])
     if also:
         return dataclasses.replace(decision, target=also[0], also=also[1:])
-    why = f"kept beside {said_with}: both were said in one talk"
+    why = f"kept beside {target.id}: both were said in one talk"
     return dataclasses.replace(decision, action="write", reason=why, target=None, also=[])
 
 
