@@ -851,12 +851,30 @@ def reader_x(vectors: Vectors, rows: list[tuple[str, str, int]]) -> np.ndarray:
     )
 
 
-def train_reader(nli: Path | None, nli_weight: float, cross: int, seed: int) -> dict[str, np.ndarray]:
+READER_PAIRS = ("rp_pairs_en.txt", "rp_pairs_ko.txt")  # --reader-pairs: a design measured, not shipped
+
+
+def reader_pairs() -> list[tuple[str, str, int]]:
+    """The pairs written for the reader alone (raw/rp_pairs_*.txt: changes, traps of eight kinds
+    and restatements, traps included), as (new, old, change)."""
+    out = []
+    for name in READER_PAIRS:
+        for line in (ROOT / "tools" / "data" / "raw" / name).read_text("utf-8").splitlines():
+            if line.strip() and not line.startswith("#"):
+                flag, old, new = (part.strip() for part in line.split(" || "))
+                out.append((clean(new), clean(old), int(flag == "T")))
+    return out
+
+
+def train_reader(
+    nli: Path | None, nli_weight: float, cross: int, seed: int, more: bool = False
+) -> dict[str, np.ndarray]:
     """The reader's weights, trained on the pair head's pairs (change_pairs, no slot traps), with
-    `cross` pairs of another slot per change (cross_negatives) and the NLI pairs of `nli`
-    weighing `nli_weight` times the project's pairs in all."""
+    `more`, the pairs written for the reader (reader_pairs), `cross` pairs of another slot per
+    change (cross_negatives) and the NLI pairs of `nli` weighing `nli_weight` times the project's
+    pairs in all."""
     vectors = reader_vectors()
-    own = change_pairs()
+    own = change_pairs() + (reader_pairs() if more else [])
     own += cross_negatives(own, cross, seed)
     public = nli_pairs(nli) if nli_weight else []
     rows = own + public
@@ -970,6 +988,12 @@ def main() -> None:
         action="store_true",
         help="train the second reader of a pair (USE's vectors) into src/giok/write/pair_reader.npz alone",
     )
+    parser.add_argument(
+        "--reader-pairs",
+        action="store_true",
+        help="with --reader: add the pairs written for the reader (raw/rp_pairs_*.txt) and write "
+        "tools/.cache/pair_reader_more.npz instead (measured, not shipped: docs/judgement.md)",
+    )
     only.add_argument(
         "--turn-only",
         action="store_true",
@@ -1004,9 +1028,10 @@ def main() -> None:
     }
     if args.reader:
         nli_weight = args.nli_weight if args.nli else 0.0
-        weights = train_reader(args.nli, nli_weight, args.cross_negatives, args.seed)
-        np.savez_compressed(READER_OUT, **weights)
-        print(f"wrote {READER_OUT} ({READER_OUT.stat().st_size:,} bytes)")
+        weights = train_reader(args.nli, nli_weight, args.cross_negatives, args.seed, args.reader_pairs)
+        out = ROOT / "tools" / ".cache" / "pair_reader_more.npz" if args.reader_pairs else READER_OUT
+        np.savez_compressed(out, **weights)
+        print(f"wrote {out} ({out.stat().st_size:,} bytes)")
         return
     vectors = Vectors()
     if args.contradiction:
