@@ -373,11 +373,16 @@ def test_a_change_the_second_reader_is_sure_of_replaces_its_slot(ws, monkeypatch
 @pytest.mark.parametrize(
     "before, after",
     [
-        ("I get my groceries from Marlo Mart.", "Cancelled my Marlo Mart membership, everything comes from the co-op now."),
+        (
+            "I get my groceries from Marlo Mart.",
+            "Cancelled my Marlo Mart membership, everything comes from the co-op now.",
+        ),
         ("관리비 12만 원", "관리인이 관리비 올렸어. 다음 달부터 15"),
     ],
 )
-def test_a_change_naming_its_subject_replaces_it_when_the_reader_is_all_but_certain(ws, monkeypatch, sure, before, after):
+def test_a_change_naming_its_subject_replaces_it_when_the_reader_is_all_but_certain(
+    ws, monkeypatch, sure, before, after
+):
     # neither text starts where the other does ("Cancelled …" / "I …", 관리인이 / 관리비), so the
     # reader's ordinary bar does not apply; the new text names the old one's subject (the speaker,
     # 관리비) and the reader is all but certain: the change is found, and not without that path
