@@ -8,8 +8,11 @@ and `fresh/` beside it when present (written after the rules were done, never tu
 the 6th; changes only, so the keep / refuse and cost lines are left out). `--split dev5` and
 `--split fresh3` read the change pairs of `dev5/` and `fresh3/` (100 each, written apart on
 2026-12-07 by two authors, after the pair reader's first version; dev5 for tuning, fresh3 never).
-Tune on dev, report test and fresh. `--rules` answers with the keyword rules alone
-($GIOK_JUDGEMENT=rules), the baseline of the same run.
+`--split fresh4` and `--split fresh5` read the change pairs of `fresh4/` and `fresh5/` (100
+each, written apart on 2026-12-08: fresh4 after the sure reader's path, which it showed taking
+traps of a day and of the past, so the veto of that path was added after reading it; fresh5
+after the veto, never tuned on). Tune on dev, report test and fresh. `--rules` answers with the
+keyword rules alone ($GIOK_JUDGEMENT=rules), the baseline of the same run.
 
 1. keep / refuse (sentences.json): `remember`'s decision (policy.decide on an empty
    MEMORY.md) and the nightly distill's (the offline judge on the same line as a diary item),
@@ -275,7 +278,9 @@ def cost(items: list[dict]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--split", choices=("dev", "test", "fresh", "fresh2", "dev5", "fresh3"), default="test"
+        "--split",
+        choices=("dev", "test", "fresh", "fresh2", "dev5", "fresh3", "fresh4", "fresh5"),
+        default="test",
     )
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--rules", action="store_true", help="the keyword rules alone (baseline)")

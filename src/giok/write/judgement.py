@@ -947,6 +947,42 @@ def request(text: str) -> tuple[str, float] | None:
     return REQUEST_LABELS[best], float(p[best])
 
 
+# -- what one sentence says of a lasting fact ----------------------------------------------------
+SHIFT_WEIGHTS = "shifts.npz"  # tools/train_shift.py
+SHIFT_LABELS = ("change", "state", "same", "passing", "unreal", "past", "addition")
+# Read as an exception for a while, a plan or question, or a time gone by: no lasting new value.
+NOT_NOW = frozenset({"passing", "unreal", "past"})
+
+
+@functools.lru_cache(maxsize=1)
+def _shift_head() -> tuple[np.ndarray, np.ndarray] | None:
+    data = shipped(SHIFT_WEIGHTS)
+    if data is None or not {"w", "b", "labels"} <= data.keys() or tuple(data["labels"]) != SHIFT_LABELS:
+        return None
+    return data["w"], data["b"]
+
+
+def shift(text: str) -> dict[str, float] | None:
+    """What one sentence, read alone, says of a lasting fact, with the probability of each: it is
+    now different ("change": "Sold the hatchback and picked up an EV"), a plain fact ("state"),
+    it holds still ("same"), an exception for a while ("passing": "taking the train this week
+    while the car's in the shop"), a plan, question or guess ("unreal"), a time gone by ("past")
+    or one more value beside the others ("addition"). None where the learned judgement is off or
+    the head is not shipped."""
+    if _heads() is None or (head := _shift_head()) is None:
+        return None
+    w, b = head
+    p = _softmax(vectors_of([text])[0] @ w + b)
+    return {label: float(x) for label, x in zip(SHIFT_LABELS, p, strict=True)}
+
+
+def not_now(text: str, at: float) -> bool:
+    """Does the sentence read, at least `at`, as an exception for a while, a plan or question, or
+    a time gone by (NOT_NOW)? False where the head cannot answer."""
+    read = shift(text)
+    return read is not None and max(read[k] for k in NOT_NOW) >= at
+
+
 _NEUTRAL: list = []  # [the encoder's language-neutral view] once built
 
 
