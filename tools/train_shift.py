@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tools"))
 
-from train_judgement import Vectors, fit  # noqa: E402
+from train_judgement import train_sentence_head  # noqa: E402
 
 from giok.write import judgement  # noqa: E402
 
@@ -61,21 +61,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     rows = read()
-    vectors = Vectors(ROOT / "tools" / ".cache" / "shift-vectors.npz")
-    x = vectors.of([t for _, t, _, _ in rows]).astype(np.float64)
-    vectors.save()
-    y = np.array([label for _, _, label, _ in rows])
-    test = np.array([held for *_, held in rows])
-    w, b = fit(x[~test], y[~test], len(LABELS), args.l2, steps=600)
-    guess = (x[test] @ w + b).argmax(axis=1)
-    langs = np.array([lang for lang, *_ in rows])[test]
-    for lang in ("en", "ko", "all"):
-        mine = np.ones(len(guess), bool) if lang == "all" else langs == lang
-        truth, said = y[test][mine], guess[mine]
-        print(f"{lang:4} test n={mine.sum():3}  accuracy {np.mean(truth == said):.3f}")
-        for k, name in enumerate(LABELS):
-            counts = [int(np.sum((truth == k) & (said == j))) for j in range(len(LABELS))]
-            print(f"     {name:8} → " + " ".join(f"{LABELS[j][:4]} {c:2}" for j, c in enumerate(counts)))
+    w, b = train_sentence_head(rows, LABELS, ROOT / "tools" / ".cache" / "shift-vectors.npz", args.l2)
     if not args.dry_run:
         np.savez(args.out, w=w.astype(np.float32), b=b.astype(np.float32), labels=np.array(LABELS))
         print(f"wrote {args.out}")

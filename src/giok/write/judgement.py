@@ -926,10 +926,12 @@ REQUEST_WEIGHTS = "requests.npz"  # tools/train_requests.py
 REQUEST_LABELS = ("oneoff", "standing", "statement")
 
 
-@functools.lru_cache(maxsize=1)
-def _request_head() -> tuple[np.ndarray, np.ndarray] | None:
-    data = shipped(REQUEST_WEIGHTS)
-    if data is None or not {"w", "b", "labels"} <= data.keys() or tuple(data["labels"]) != REQUEST_LABELS:
+@functools.lru_cache(maxsize=4)
+def _labelled_head(name: str, labels: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The weights of a softmax head over one sentence's vector shipped as `name` (w, b and its
+    labels), or None where they cannot be read or name other labels."""
+    data = shipped(name)
+    if data is None or not {"w", "b", "labels"} <= data.keys() or tuple(data["labels"]) != labels:
         return None
     return data["w"], data["b"]
 
@@ -939,7 +941,7 @@ def request(text: str) -> tuple[str, float] | None:
     '…'", "fix this sentence for me"), something that should hold after the talk ("standing": a
     style, a rule, a request for later) or no request ("statement"), with its probability; None
     where the learned judgement is off or the head is not shipped."""
-    if _heads() is None or (head := _request_head()) is None:
+    if _heads() is None or (head := _labelled_head(REQUEST_WEIGHTS, REQUEST_LABELS)) is None:
         return None
     w, b = head
     p = _softmax(vectors_of([substance(text)[0] or text])[0] @ w + b)  # the text `judge` embedded
@@ -954,14 +956,6 @@ SHIFT_LABELS = ("change", "state", "same", "passing", "unreal", "past", "additio
 NOT_NOW = frozenset({"passing", "unreal", "past"})
 
 
-@functools.lru_cache(maxsize=1)
-def _shift_head() -> tuple[np.ndarray, np.ndarray] | None:
-    data = shipped(SHIFT_WEIGHTS)
-    if data is None or not {"w", "b", "labels"} <= data.keys() or tuple(data["labels"]) != SHIFT_LABELS:
-        return None
-    return data["w"], data["b"]
-
-
 def shift(text: str) -> dict[str, float] | None:
     """What one sentence, read alone, says of a lasting fact, with the probability of each: it is
     now different ("change": "Sold the hatchback and picked up an EV"), a plain fact ("state"),
@@ -969,7 +963,7 @@ def shift(text: str) -> dict[str, float] | None:
     while the car's in the shop"), a plan, question or guess ("unreal"), a time gone by ("past")
     or one more value beside the others ("addition"). None where the learned judgement is off or
     the head is not shipped."""
-    if _heads() is None or (head := _shift_head()) is None:
+    if _heads() is None or (head := _labelled_head(SHIFT_WEIGHTS, SHIFT_LABELS)) is None:
         return None
     w, b = head
     p = _softmax(vectors_of([text])[0] @ w + b)
