@@ -527,10 +527,11 @@ READ_AT = 0.98
 SURE_AT = 0.99
 SURE_FLOOR = 0.3
 # The weakest path: a text the shift head (judgement.not_now) reads at least SURE_NOT_NOW as an
-# exception for a while, a plan or question, or a time gone by, replaces nothing on it ("This
-# week only, we switched the sync to Thursday", "Back in college Ben lived in Westmere and
-# switched apartments every semester": the reader 0.99 and more). The lowest level at which
-# nothing this path found on the dev sets is lost (0.25 loses an old value).
+# exception for a while, a plan or question, or a time gone by, replaces nothing on it ("Marlo
+# Mart was closed today so I switched to the corner shop just this once": the reader 0.997).
+# The lowest level at which nothing this path found on the dev sets is lost (0.25 loses an old
+# value). Past traps the head reads under it still pass ("Back in college Ben lived in Westmere
+# and switched apartments …": docs/judgement.md, "What one sentence says of a lasting fact").
 SURE_NOT_NOW = 0.3
 _DIGIT = re.compile(r"\d")
 
