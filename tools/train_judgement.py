@@ -354,6 +354,23 @@ def fit(
     return (w[:, 0], b[0]) if k == 1 else (w, b)
 
 
+def labelled_lines(
+    files: dict[str, Path], labels: tuple[str, ...], sep: str
+) -> list[tuple[str, str, int, bool]]:
+    """(language, text, label index, in the test split) of every line `LABEL<sep>text` of `files`
+    (language → path; blank lines and "#" comments skipped): every fourth line of a file (the
+    4th, 8th, …) is its test split."""
+    rows = []
+    for lang, path in files.items():
+        lines = [ln for ln in path.read_text("utf-8").splitlines() if ln.strip() and not ln.startswith("#")]
+        for n, line in enumerate(lines, 1):
+            label, _, text = (part.strip() for part in line.partition(sep))
+            if label not in labels or not text:
+                raise SystemExit(f"{path.name}:{n}: not LABEL{sep!r}text with a label of {labels}")
+            rows.append((lang, text, labels.index(label), n % 4 == 0))
+    return rows
+
+
 def train_sentence_head(
     rows: list[tuple[str, str, int, bool]], labels: tuple[str, ...], cache: Path, l2: float
 ) -> tuple[np.ndarray, np.ndarray]:

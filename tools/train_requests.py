@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tools"))
 
-from train_judgement import train_sentence_head  # noqa: E402
+from train_judgement import labelled_lines, train_sentence_head  # noqa: E402
 
 from giok.write import judgement  # noqa: E402
 
@@ -38,19 +38,6 @@ FILES = {"en": RAW / "r_requests_en.txt", "ko": RAW / "r_requests_ko.txt"}
 LABELS = judgement.REQUEST_LABELS
 OUT = ROOT / "src" / "giok" / "write" / judgement.REQUEST_WEIGHTS
 L2 = 1e-3
-
-
-def read() -> list[tuple[str, str, int, bool]]:
-    """(language, text, label index, in the test split) of every line."""
-    rows = []
-    for lang, path in FILES.items():
-        lines = [ln for ln in path.read_text("utf-8").splitlines() if ln.strip()]
-        for n, line in enumerate(lines, 1):
-            label, _, text = line.partition("\t")
-            if label not in LABELS or not text.strip():
-                raise SystemExit(f"{path.name}:{n}: not LABEL<TAB>TEXT with a label of {LABELS}")
-            rows.append((lang, text.strip(), LABELS.index(label), n % 4 == 0))
-    return rows
 
 
 def statements() -> list[str]:
@@ -67,7 +54,7 @@ def main() -> None:
     parser.add_argument("--written-only", action="store_true", help="statements of the request files alone")
     parser.add_argument("--dry-run", action="store_true", help="report the test split, write nothing")
     args = parser.parse_args()
-    rows = read()
+    rows = labelled_lines(FILES, LABELS, "\t")
     if not args.written_only:
         rows += [("more", text, LABELS.index("statement"), False) for text in statements()]
     w, b = train_sentence_head(rows, LABELS, ROOT / "tools" / ".cache" / "request-vectors.npz", args.l2)

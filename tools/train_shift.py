@@ -8,7 +8,7 @@ now different (`change`: "Sold the hatchback and picked up an EV", "오늘 이�
 주민"), a plain fact (`state`), that it holds still (`same`), an exception for a day or a week
 (`passing`), a plan, a question or a guess (`unreal`), a time gone by (`past`), or one more value
 beside the others (`addition`). The write policy reads it on its weakest path to a change (the
-second reader, sure, of a text naming the subject: policy._sure_of_subject): a sentence read
+second reader, sure, of a text naming the subject: policy._read_as_change): a sentence read
 as an exception, a plan or question, or the past (judgement.not_now) replaces nothing there.
 
 Material: tools/data/raw/s_shift_en.txt and s_shift_ko.txt (`CLASS || sentence`, written apart
@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tools"))
 
-from train_judgement import train_sentence_head  # noqa: E402
+from train_judgement import labelled_lines, train_sentence_head  # noqa: E402
 
 from giok.write import judgement  # noqa: E402
 
@@ -41,26 +41,13 @@ OUT = ROOT / "src" / "giok" / "write" / judgement.SHIFT_WEIGHTS
 L2 = 1e-3
 
 
-def read() -> list[tuple[str, str, int, bool]]:
-    """(language, text, label index, in the test split) of every line."""
-    rows = []
-    for lang, path in FILES.items():
-        lines = [ln for ln in path.read_text("utf-8").splitlines() if ln.strip() and not ln.startswith("#")]
-        for n, line in enumerate(lines, 1):
-            label, _, text = (part.strip() for part in line.partition("||"))
-            if label not in LABELS or not text:
-                raise SystemExit(f"{path.name}:{n}: not 'CLASS || sentence' with a class of {LABELS}")
-            rows.append((lang, text, LABELS.index(label), n % 4 == 0))
-    return rows
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--l2", type=float, default=L2)
     parser.add_argument("--dry-run", action="store_true", help="report the test split, write nothing")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
-    rows = read()
+    rows = labelled_lines(FILES, LABELS, "||")
     w, b = train_sentence_head(rows, LABELS, ROOT / "tools" / ".cache" / "shift-vectors.npz", args.l2)
     if not args.dry_run:
         np.savez(args.out, w=w.astype(np.float32), b=b.astype(np.float32), labels=np.array(LABELS))

@@ -582,7 +582,7 @@ def _slot(
         ):
             continue
         if x < NAMED_FLOOR:  # far in meaning: only the second reader, sure, of a text naming its subject
-            if not trivial and _sure_of_subject(text, entry.text):
+            if not trivial and _read_as_change(text, entry.text, far=True):
                 learned.append((x, entry))
             continue
         found = judgement.change_score(text, entry.text)
@@ -603,13 +603,7 @@ def _slot(
             ) or (
                 not trivial and _one_attribute(text, entry.text, by_event=True, one_value=True)
             )  # "Seojun and Hana broke up" / "Seojun is dating Hana"
-        if passes or (
-            not trivial
-            and (
-                (same_lead(text, entry.text) and _read_as_change(text, entry.text))
-                or _sure_of_subject(text, entry.text)
-            )
-        ):
+        if passes or (not trivial and _read_as_change(text, entry.text)):
             learned.append((x, entry))
     if not learned:
         return None
@@ -617,21 +611,20 @@ def _slot(
     return "learned", entry, x, []
 
 
-def _read_as_change(text: str, old: str, at: float | None = None) -> bool:
-    """The second reader of a pair (judgement.read_pair, the model trained on NLI) gives it at
-    least `at` (READ_AT where None)."""
+def _read_as_change(text: str, old: str, far: bool = False) -> bool:
+    """The second reader of a pair (judgement.read_pair, the model trained on NLI), where no head
+    passed it: at least READ_AT where both texts start with one subject (`same_lead`), at least
+    SURE_AT where `text` names the subject of `old` anywhere (`names_subject_of`) and does not read
+    as an exception, a plan or the past (`judgement.not_now`). `far` (under NAMED_FLOOR near):
+    the second way only. The reader is asked once."""
+    lead = not far and same_lead(text, old)
+    named = names_subject_of(text, old)
+    if not (lead or named):
+        return False
     p = judgement.read_pair(text, old)
-    return p is not None and p >= (READ_AT if at is None else at)
-
-
-def _sure_of_subject(text: str, old: str) -> bool:
-    """`text` names the subject of `old`, does not read as an exception, a plan or the past, and
-    the second reader is all but certain of a change."""
-    return (
-        names_subject_of(text, old)
-        and _read_as_change(text, old, SURE_AT)
-        and not judgement.not_now(text, SURE_NOT_NOW)
-    )
+    if p is None:
+        return False
+    return (lead and p >= READ_AT) or (named and p >= SURE_AT and not judgement.not_now(text, SURE_NOT_NOW))
 
 
 def _two_numbers_apart(text: str, old: str) -> bool:
